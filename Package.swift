@@ -1,0 +1,19 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let package = Package(
+    name: "Sluice",
+    products: [
+        .library(name: "Sluice", targets: ["Sluice"]),
+        .executable(name: "sluice", targets: ["SluiceCLI"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        .target(name: "Sluice", dependencies: ["CZlib"]),
+        .target(name: "SluiceBenchmarks", dependencies: ["Sluice"]),
+        .executableTarget(name: "SluiceCLI", dependencies: ["Sluice", "SluiceBenchmarks"]),
+        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "CZlib"]),
+        .testTarget(name: "SluiceCLITests", dependencies: ["SluiceCLI", "Sluice"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

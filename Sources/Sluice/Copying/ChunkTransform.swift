@@ -1,0 +1,61 @@
+/// A stage that turns a stream of chunks into another stream of chunks (gzip, gunzip, ...).
+///
+/// The pipeline calls ``process(_:emit:)`` once per input chunk, in order, then
+/// ``finish(emit:)`` once at the end of the input. Each output chunk is handed to `emit`, which
+/// suspends while the next stage's buffer is full: a transform that awaits every `emit` before
+/// producing more output keeps memory bounded however much output one input chunk expands to
+/// (a decompression bomb). An output chunk should hold at most the transform's documented
+/// output chunk size.
+///
+/// Concurrency contract: a transform is confined to one stage (one task); it is not `Sendable`
+/// and its methods are never called concurrently. The pipeline runs the stage on a dedicated
+/// thread (zlib calls on large buffers are blocking work), so its methods may block for the
+/// duration of one bounded step.
+public protocol ChunkTransform {
+    /// Consumes one input chunk and emits zero or more output chunks.
+    ///
+    /// - Parameters:
+    ///   - chunk: the next input chunk (may be empty).
+    ///   - emit: hands one output chunk to the next stage; suspends under backpressure; throws
+    ///     when the pipeline stops (propagate that error unchanged).
+    /// - Throws: the transform's own typed error for bad input, or what `emit` threw.
+    mutating func process(_ chunk: Chunk, emit: (Chunk) async throws -> Void) async throws
+
+    /// Ends the input: emits the remaining output and checks that the input was complete.
+    ///
+    /// - Parameter emit: as in ``process(_:emit:)``.
+    /// - Returns: what the transform knows of the data it handled (CRC-32, warnings).
+    /// - Throws: the transform's own typed error (for example a truncated input), or what
+    ///   `emit` threw.
+    mutating func finish(emit: (Chunk) async throws -> Void) async throws -> TransformSummary
+}
+
+/// What a transform reports when its input ends.
+public struct TransformSummary: Sendable, Equatable {
+    /// The CRC-32 (ISO 3309, as in RFC 1952 §8) of the uncompressed data the transform saw or
+    /// produced, when it computed one; `nil` lets the pipeline compute it itself.
+    public var crc32: UInt32?
+    /// Conditions that did not stop the operation but that the user should hear about.
+    public var warnings: [CopyWarning]
+
+    /// Creates a summary.
+    public init(crc32: UInt32? = nil, warnings: [CopyWarning] = []) {
+        self.crc32 = crc32
+        self.warnings = warnings
+    }
+}
+
+/// A condition that did not fail an operation but that its user should hear about
+/// (for example trailing bytes after the last gzip member). The CLI prints it on standard error
+/// and exits with status 2.
+public struct CopyWarning: Sendable, Hashable, CustomStringConvertible {
+    /// A one-line, human-readable description without a program prefix.
+    public var message: String
+
+    /// Creates a warning with a one-line message.
+    public init(_ message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,8 @@
+import Sluice
+
+@main
+struct SluiceMain {
+    static func main() {
+        print("sluice")
+    }
+}
