@@ -1,0 +1,49 @@
+/// What a finished ``FileCopy`` did: bytes, checksum, time and flow-control figures.
+public struct CopyReport: Sendable, Hashable {
+    /// Bytes consumed from the source (compressed bytes for decompression).
+    public var bytesRead: Int64
+    /// Bytes handed to the sink (compressed bytes for compression).
+    public var bytesWritten: Int64
+    /// The CRC-32 (ISO 3309, RFC 1952 §8) of the uncompressed data: of the bytes copied, of the
+    /// input of a compression, of the output of a decompression (the gzip trailer's CRC).
+    /// `nil` when the copy was asked not to compute it (``FileCopy/Options/computesCRC32``).
+    public var crc32: UInt32?
+    /// Wall-clock time from the start of ``FileCopy/run()`` until the sink committed.
+    public var duration: Duration
+    /// The most bytes held in the pipeline's channels at any one time.
+    public var peakBufferedBytes: Int64
+    /// How long the reading stage waited, in all, for room in a full channel (backpressure):
+    /// large when the sink is the slow part.
+    public var producerSuspended: Duration
+    /// Conditions that did not fail the copy (for example trailing bytes after the last gzip
+    /// member); the CLI prints them and exits with status 2.
+    public var warnings: [CopyWarning]
+
+    /// Creates a report.
+    public init(
+        bytesRead: Int64, bytesWritten: Int64, crc32: UInt32?, duration: Duration,
+        peakBufferedBytes: Int64, producerSuspended: Duration, warnings: [CopyWarning]
+    ) {
+        self.bytesRead = bytesRead
+        self.bytesWritten = bytesWritten
+        self.crc32 = crc32
+        self.duration = duration
+        self.peakBufferedBytes = peakBufferedBytes
+        self.producerSuspended = producerSuspended
+        self.warnings = warnings
+    }
+
+    /// Average throughput over ``duration``, in source bytes per second (0 for a zero duration).
+    public var bytesPerSecond: Double {
+        let seconds = duration.seconds
+        return seconds > 0 ? Double(bytesRead) / seconds : 0
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        let (whole, fraction) = components
+        return Double(whole) + Double(fraction) / 1e18
+    }
+}

@@ -1,0 +1,56 @@
+/// A sink that streams chunks to an open descriptor: standard output, a pipe, a socket.
+///
+/// It cannot be atomic: what was written stays written. On an error the pipeline throws, and a
+/// command must say so with its exit status and message. A reader that went away shows up as a
+/// ``FileError`` with code ``FileError/Code/closed`` (`EPIPE`; the process must ignore
+/// `SIGPIPE` to see it), which the CLI turns into a quiet exit with status 141.
+///
+/// Writes run on the sink's own ``BlockingIOExecutor``. The descriptor is not closed.
+public actor DescriptorSink: ChunkSink {
+    nonisolated let executor = BlockingIOExecutor(label: "sluice.descriptor-sink")
+    /// The descriptor written to.
+    public nonisolated let descriptor: FileDescriptor
+    /// The name messages use (`-` for standard output).
+    public nonisolated let path: FilePath
+    private let system: SystemCalls
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor.asUnownedSerialExecutor()
+    }
+
+    /// Streams to `descriptor`.
+    ///
+    /// - Parameters:
+    ///   - descriptor: an open, writable descriptor (default standard output).
+    ///   - path: the name messages use.
+    public init(_ descriptor: FileDescriptor = .standardOutput, path: FilePath = "-") {
+        self.init(descriptor, path: path, system: .live)
+    }
+
+    init(_ descriptor: FileDescriptor, path: FilePath, system: SystemCalls) {
+        self.descriptor = descriptor
+        self.path = path
+        self.system = system
+    }
+
+    /// Writes every byte of `chunk` (`write(2)`, retried on `EINTR` and short writes).
+    ///
+    /// - Throws: ``FileError`` (operation `write`), e.g. code `closed` for `EPIPE`.
+    public func write(_ chunk: Chunk) throws {
+        let descriptor = self.descriptor
+        let system = self.system
+        do {
+            try chunk.withUnsafeBytes { (buffer) throws(Errno) in
+                try descriptor.write(contentsOf: buffer, system: system)
+            }
+        } catch {
+            throw FileError.system("write", path: path, errno: error)
+        }
+    }
+
+    /// Nothing to make final: the bytes are already written.
+    public func commit() {}
+
+    /// Nothing to take back.
+    public func abort() {}
+}

@@ -1,0 +1,239 @@
+/// A copy from any asynchronous sequence of chunks to any ``ChunkSink``, with lossless
+/// backpressure, an optional transform stage, and progress.
+///
+/// The pipeline, each stage its own task:
+/// ```
+/// source ──► [BoundedChannel] ──► (transform) ──► [BoundedChannel] ──► sink
+/// ```
+/// The reading stage pulls a chunk from the source only when there is room in the channel, so
+/// the slowest stage sets the pace and the memory held is at most `capacity` chunks per channel
+/// plus one chunk in each stage, whatever the size of the data. Nothing is dropped, duplicated
+/// or reordered. The transform stage (gzip, gunzip) runs on a dedicated thread.
+///
+/// Create the copy, subscribe to ``progress`` (before `run()`, so no snapshot is missed), then
+/// call ``run()``:
+/// ```swift
+/// let source = try await FileChunks.open("in.bin")
+/// let sink = try await FileSink.create(at: "out.bin", source: source.status)
+/// let copy = FileCopy(from: source, to: sink, totalBytes: source.expectedSize)
+/// let updates = copy.progress.subscribe()
+/// Task { for await snapshot in updates { print(snapshot.fraction ?? 0) } }
+/// let report = try await copy.run()
+/// ```
+///
+/// Concurrency contract: ``run()`` may be called once, from any task. Cancelling that task
+/// cancels every stage (a read waiting on an idle pipe included), aborts the sink (a file
+/// destination stays untouched, its temporary file removed) and throws `CancellationError`.
+/// The first real error wins: when the sink fails with `EFBIG`, `run()` throws that
+/// ``FileError``, not the cancellation it caused in the other stages.
+public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Sendable where Source.Element == Chunk {
+    /// How the pipeline is sized.
+    public struct Options: Sendable, Hashable {
+        /// The count of chunks each channel buffers (>= 1). Default 4.
+        public var capacity: Int
+        /// An optional bound, in bytes, on what each channel buffers, for sources whose chunks
+        /// vary in size. Default `nil` (the count bounds it).
+        public var byteBudget: Int?
+        /// Whether to compute the CRC-32 of the data for the report. Default `true`. It costs
+        /// one pass over the data (zlib's `crc32`, about 2 GiB/s here); a copy that prints no
+        /// report may skip it. A transform that reports its own CRC-32 (gzip) costs nothing extra.
+        public var computesCRC32: Bool
+
+        /// Creates options.
+        ///
+        /// - Precondition: `capacity >= 1`; `byteBudget`, when given, >= 1.
+        public init(capacity: Int = 4, byteBudget: Int? = nil, computesCRC32: Bool = true) {
+            precondition(capacity >= 1, "capacity must be at least 1 chunk")
+            precondition(byteBudget.map { $0 >= 1 } ?? true, "byteBudget must be at least 1 byte")
+            self.capacity = capacity
+            self.byteBudget = byteBudget
+            self.computesCRC32 = computesCRC32
+        }
+    }
+
+    /// Makes the transform stage's state, inside that stage.
+    public typealias TransformFactory = @Sendable () throws -> any ChunkTransform
+
+    private let source: Source
+    private let sink: Sink
+    private let totalBytes: Int64?
+    private let options: Options
+    private let makeTransform: TransformFactory?
+
+    /// The copy's progress: subscribe before calling ``run()``. Its last snapshot comes after the
+    /// sink committed (or failed), and then every subscriber's stream ends.
+    public let progress = ProgressHub()
+
+    /// Assembles a copy.
+    ///
+    /// - Parameters:
+    ///   - source: the chunks to copy, pulled one at a time (``FileChunks``, a ``PushBuffer``,
+    ///     any `AsyncSequence` of ``Chunk``).
+    ///   - sink: where they go; committed only if every stage succeeds.
+    ///   - totalBytes: the source's size in bytes when known, for progress; `nil` otherwise.
+    ///   - options: channel capacity and byte budget, CRC-32.
+    ///   - transform: makes a transform stage (``GzipEncoder``, ``GzipDecoder``); `nil` copies.
+    public init(
+        from source: Source, to sink: Sink, totalBytes: Int64?, options: Options = Options(),
+        transform: TransformFactory? = nil
+    ) {
+        self.source = source
+        self.sink = sink
+        self.totalBytes = totalBytes
+        self.options = options
+        self.makeTransform = transform
+    }
+
+    private enum StageResult: Sendable {
+        case read(bytes: Int64, crc32: UInt32?)
+        case transformed(TransformSummary)
+        case written
+    }
+
+    /// Runs the copy to the end.
+    ///
+    /// - Returns: the ``CopyReport`` once the sink has committed (for a file: data and directory
+    ///   synced, renamed into place).
+    /// - Throws: the first real error of any stage: the source's (``FileError`` for reads), the
+    ///   transform's (``GzipError``), the sink's (``FileError``: `EFBIG`, `ENOSPC`, ...), or the
+    ///   commit's; `CancellationError` when the calling task was cancelled. The sink is aborted
+    ///   first.
+    public func run() async throws -> CopyReport {
+        let start = ContinuousClock.now
+        let input = BoundedChannel<Chunk>(capacity: options.capacity, byteBudget: options.byteBudget)
+        let output = makeTransform.map { _ in
+            BoundedChannel<Chunk>(capacity: options.capacity, byteBudget: options.byteBudget)
+        }
+        let recorder = ProgressRecorder(hub: progress, totalBytes: totalBytes, start: start) {
+            let first = input.statistics
+            let second = output?.statistics
+            return (
+                buffered: first.bufferedBytes + (second?.bufferedBytes ?? 0),
+                peak: first.peakBufferedBytes + (second?.peakBufferedBytes ?? 0),
+                suspended: first.suspendedDuration
+            )
+        }
+        let source = self.source
+        let sink = self.sink
+        let computesCRC32 = options.computesCRC32 && makeTransform == nil
+        let makeTransform = self.makeTransform
+
+        var results: [StageResult] = []
+        var errors: [any Error] = []
+        await withTaskGroup(of: Result<StageResult, any Error>.self) { group in
+            group.addTask {
+                await Result { try await Self.read(source, into: input, recorder: recorder, computesCRC32: computesCRC32) }
+            }
+            if let makeTransform, let output {
+                group.addTask(executorPreference: BlockingIOExecutor(label: "sluice.transform")) {
+                    await Result { try await Self.transform(input, into: output, using: makeTransform) }
+                }
+            }
+            group.addTask {
+                await Result { try await Self.write(output ?? input, to: sink, recorder: recorder) }
+            }
+            for await result in group {
+                switch result {
+                case .success(let value): results.append(value)
+                case .failure(let error):
+                    if errors.isEmpty { group.cancelAll() }
+                    errors.append(error)
+                }
+            }
+        }
+
+        if errors.isEmpty {
+            do {
+                try Task.checkCancellation()
+                try await sink.commit()
+            } catch {
+                errors.append(error)
+            }
+        }
+        if let error = Self.primaryError(errors) {
+            await sink.abort()
+            recorder.finish(succeeded: false)
+            throw error
+        }
+
+        var report = CopyReport(
+            bytesRead: recorder.bytesCompleted.load(ordering: .relaxed),
+            bytesWritten: recorder.bytesWritten.load(ordering: .relaxed),
+            crc32: nil, duration: ContinuousClock.now - start,
+            peakBufferedBytes: input.statistics.peakBufferedBytes + (output?.statistics.peakBufferedBytes ?? 0),
+            producerSuspended: input.statistics.suspendedDuration, warnings: [])
+        for result in results {
+            switch result {
+            case .read(_, let crc32): report.crc32 = report.crc32 ?? crc32
+            case .transformed(let summary):
+                report.crc32 = options.computesCRC32 ? summary.crc32 : nil
+                report.warnings += summary.warnings
+            case .written: break
+            }
+        }
+        recorder.finish(succeeded: true)
+        return report
+    }
+
+    /// The error to report: the first that is not a consequence of another stage stopping
+    /// (a cancellation, or a send refused because the consumer went away).
+    static func primaryError(_ errors: [any Error]) -> (any Error)? {
+        errors.first { !($0 is CancellationError) && !($0 is ChannelSendError<Chunk>) }
+            ?? errors.first { $0 is CancellationError }
+            ?? errors.first
+    }
+
+    private static func read(
+        _ source: Source, into channel: BoundedChannel<Chunk>, recorder: ProgressRecorder, computesCRC32: Bool
+    ) async throws -> StageResult {
+        var crc = CRC32()
+        var bytes: Int64 = 0
+        do {
+            for try await chunk in source {
+                if computesCRC32 { chunk.withUnsafeBytes { crc.update($0) } }
+                bytes += Int64(chunk.count)
+                recorder.recordRead(chunk.count)
+                try await channel.send(chunk)
+            }
+            channel.finish()
+            return .read(bytes: bytes, crc32: computesCRC32 ? crc.value : nil)
+        } catch {
+            channel.fail(error)
+            throw error
+        }
+    }
+
+    private static func transform(
+        _ input: BoundedChannel<Chunk>, into output: BoundedChannel<Chunk>, using makeTransform: TransformFactory
+    ) async throws -> StageResult {
+        do {
+            var transform = try makeTransform()
+            let emit: (Chunk) async throws -> Void = { chunk in try await output.send(chunk) }
+            for try await chunk in input {
+                try await transform.process(chunk, emit: emit)
+            }
+            let summary = try await transform.finish(emit: emit)
+            output.finish()
+            return .transformed(summary)
+        } catch {
+            output.fail(error)
+            throw error
+        }
+    }
+
+    private static func write(
+        _ channel: BoundedChannel<Chunk>, to sink: Sink, recorder: ProgressRecorder
+    ) async throws -> StageResult {
+        for try await chunk in channel {
+            try await sink.write(chunk)
+            recorder.recordWritten(chunk.count)
+        }
+        return .written
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}

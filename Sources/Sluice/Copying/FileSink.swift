@@ -1,0 +1,264 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A file destination that is either complete or untouched.
+///
+/// For a regular (or absent) destination, chunks go to a temporary file created with
+/// `O_CREAT | O_EXCL` in the destination's own directory (never `$TMPDIR`, so the final
+/// `rename(2)` cannot cross file systems), named `.sluice-<12 random characters>.tmp`: the name
+/// does not grow with the destination's, so a 255-byte destination name works, and leftovers
+/// after `kill -9` can be found with `ls -A`. ``commit()`` sets the permission bits, `fsync(2)`s
+/// the file, renames it over the destination and `fsync(2)`s the directory (a rename without
+/// the fsyncs can leave an empty file after a crash); `synchronize: false` skips both fsyncs.
+/// On any error or cancellation ``abort()`` removes the temporary file and the destination keeps
+/// its old bytes.
+///
+/// Rules, in order (see ``create(at:source:options:)``):
+/// 1. A destination that is the source (same device and inode, following symbolic links) is
+///    refused: ``FileError/Code/sameFile``.
+/// 2. A directory is refused (``FileError/Code/isDirectory``); callers that mean "into the
+///    directory" append the source's name first.
+/// 3. An existing destination that is not a regular file (`/dev/null`, a FIFO, a terminal) is
+///    written in place, never replaced.
+/// 4. An existing regular file, or a symbolic link (dangling or not), is refused unless
+///    `overwrite` is set; then it is replaced atomically (a link is replaced, not written through).
+///
+/// Every system call runs on the sink's own ``BlockingIOExecutor``.
+public actor FileSink: ChunkSink {
+    /// How a ``FileSink`` treats an existing destination and durability.
+    public struct Options: Sendable, Hashable {
+        /// Replace an existing regular file or symbolic link (`--force`). Default `false`.
+        public var overwrite: Bool
+        /// `fsync(2)` the file and its directory before and after the rename. Default `true`;
+        /// `false` is `--no-fsync`.
+        public var synchronize: Bool
+        /// Keep the source's access and modification times, and its owner when running as root
+        /// (`--preserve`). Permission bits are kept in any case. Default `false`.
+        public var preserveAttributes: Bool
+
+        /// Creates options; the defaults are durable and refuse to overwrite.
+        public init(overwrite: Bool = false, synchronize: Bool = true, preserveAttributes: Bool = false) {
+            self.overwrite = overwrite
+            self.synchronize = synchronize
+            self.preserveAttributes = preserveAttributes
+        }
+    }
+
+    private enum Mode {
+        /// Writing a temporary file that replaces `destination` on commit.
+        case replacing(temporary: FilePath)
+        /// Writing an existing non-regular file in place.
+        case inPlace
+    }
+
+    private enum State {
+        case open(FileDescriptor, Mode)
+        case committed
+        case aborted
+    }
+
+    nonisolated let executor: BlockingIOExecutor
+    /// The path the data ends up at.
+    public nonisolated let destination: FilePath
+    private let source: FileStatus?
+    private let options: Options
+    private let system: SystemCalls
+    private var state: State = .aborted
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor.asUnownedSerialExecutor()
+    }
+
+    private init(destination: FilePath, source: FileStatus?, options: Options, system: SystemCalls) {
+        self.executor = BlockingIOExecutor(label: "sluice.file-sink")
+        self.destination = destination
+        self.source = source
+        self.options = options
+        self.system = system
+    }
+
+    /// Opens a destination by the rules above.
+    ///
+    /// - Parameters:
+    ///   - destination: the final path.
+    ///   - source: the source's status, for same-file detection, permission bits and
+    ///     `--preserve`; `nil` for a source that is not a file (standard input is given as its
+    ///     `fstat(2)`; a pipe's permission bits are not kept: new files get `0666 & ~umask`).
+    ///   - options: overwrite, durability and attribute preservation.
+    /// - Throws: ``FileError``: `sameFile`, `isDirectory`, `alreadyExists` (without
+    ///   `overwrite`), or the errno of `stat`, `open` (for example `permissionDenied`).
+    public static func create(
+        at destination: FilePath, source: FileStatus? = nil, options: Options = Options()
+    ) async throws -> FileSink {
+        try await create(at: destination, source: source, options: options, system: .live)
+    }
+
+    /// The seam for tests: the same, with the system calls to use for writes and fsyncs.
+    static func create(
+        at destination: FilePath, source: FileStatus?, options: Options, system: SystemCalls
+    ) async throws -> FileSink {
+        let sink = FileSink(destination: destination, source: source, options: options, system: system)
+        try await sink.prepare()
+        return sink
+    }
+
+    private func prepare() throws {
+        let followed = try? FileStatus.of(destination)
+        if let followed, let source, followed.isSameFile(as: source) {
+            throw FileError.sameFile(destination: destination)
+        }
+        let linkStatus: FileStatus?
+        do {
+            linkStatus = try FileStatus.of(destination, followingSymlinks: false)
+        } catch where error.errno == .noSuchFileOrDirectory {
+            linkStatus = nil
+        }
+        if let followed, followed.kind == .directory {
+            throw FileError.isDirectory("create", path: destination)
+        }
+        if let linkStatus {
+            let target = linkStatus.kind == .symbolicLink ? followed : linkStatus
+            if let target, target.kind != .regular {
+                // A device, FIFO or socket: written in place, never replaced.
+                let descriptor = try FileDescriptor.open(destination, O_WRONLY)
+                state = .open(descriptor, .inPlace)
+                return
+            }
+            if !options.overwrite { throw FileError.destinationExists(destination) }
+        }
+        let (descriptor, temporary) = try Self.createTemporaryFile(beside: destination)
+        TemporaryFiles.shared.register(temporary)
+        state = .open(descriptor, .replacing(temporary: temporary))
+    }
+
+    /// Creates `.sluice-<random>.tmp` with `O_CREAT | O_EXCL` and mode 0600 in the
+    /// destination's directory, retrying another name if one exists.
+    private static func createTemporaryFile(beside destination: FilePath) throws(FileError) -> (FileDescriptor, FilePath) {
+        let directory = destination.directory
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var generator = SystemRandomNumberGenerator()
+        while true {
+            let random = (0..<12).map { _ in alphabet.randomElement(using: &generator)! }
+            let name = FilePath(bytes: Array(".sluice-".utf8) + random + Array(".tmp".utf8))
+            let temporary = directory.appending(name)
+            do {
+                let descriptor = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, permissions: 0o600)
+                return (descriptor, temporary)
+            } catch where error.errno == .fileExists {
+                continue
+            } catch {
+                // Name the destination, not the temporary file, in the message.
+                throw FileError.system("create", path: destination, errno: error.errno ?? .ioError)
+            }
+        }
+    }
+
+    /// Writes every byte of `chunk` (`write(2)`, retried on `EINTR` and short writes).
+    ///
+    /// - Throws: ``FileError`` (operation `write`) with the destination path and errno, e.g.
+    ///   `EFBIG` (File too large) or `ENOSPC`.
+    public func write(_ chunk: Chunk) throws {
+        guard case .open(let descriptor, _) = state else {
+            preconditionFailure("FileSink.write after commit or abort")
+        }
+        let system = self.system
+        do {
+            try chunk.withUnsafeBytes { (buffer) throws(Errno) in
+                try descriptor.write(contentsOf: buffer, system: system)
+            }
+        } catch {
+            throw FileError.system("write", path: destination, errno: error)
+        }
+    }
+
+    /// Sets permissions (and, with `preserveAttributes`, times and owner), `fsync(2)`s,
+    /// closes, renames over the destination and `fsync(2)`s the directory.
+    ///
+    /// - Throws: ``FileError`` of the step that failed; the temporary file is then still there
+    ///   for ``abort()`` to remove.
+    public func commit() throws {
+        guard case .open(let descriptor, let mode) = state else {
+            preconditionFailure("FileSink.commit after commit or abort")
+        }
+        switch mode {
+        case .inPlace:
+            state = .committed
+            do { try descriptor.close() } catch {
+                throw FileError.system("close", path: destination, errno: error)
+            }
+        case .replacing(let temporary):
+            try applyAttributes(to: descriptor)
+            if options.synchronize {
+                do { try descriptor.synchronize(system: system) } catch {
+                    throw FileError.system("fsync", path: destination, errno: error)
+                }
+            }
+            do { try descriptor.close() } catch {
+                state = .open(FileDescriptor(rawValue: -1), mode)
+                throw FileError.system("close", path: destination, errno: error)
+            }
+            state = .open(FileDescriptor(rawValue: -1), mode)
+            let renamed = temporary.withCString { from in destination.withCString { to in rename(from, to) } }
+            if renamed != 0 { throw FileError.system("rename", path: destination, errno: .current) }
+            state = .committed
+            TemporaryFiles.shared.unregister(temporary)
+            if options.synchronize { try Self.synchronizeDirectory(destination.directory) }
+        }
+    }
+
+    /// Closes and removes the temporary file, if any. Idempotent.
+    public func abort() {
+        guard case .open(let descriptor, let mode) = state else { return }
+        state = .aborted
+        if descriptor.rawValue >= 0 { try? descriptor.close() }
+        if case .replacing(let temporary) = mode {
+            _ = temporary.withCString { unlink($0) }
+            TemporaryFiles.shared.unregister(temporary)
+        }
+    }
+
+    private func applyAttributes(to descriptor: FileDescriptor) throws {
+        let mask: UInt32 = options.preserveAttributes ? 0o7777 : 0o777
+        let permissions: UInt32
+        if let source, source.kind == .regular {
+            permissions = source.permissions & mask
+        } else {
+            permissions = 0o666 & ~TemporaryFiles.processUmask
+        }
+        if options.preserveAttributes, let source {
+            if geteuid() == 0 && fchown(descriptor.rawValue, source.userID, source.groupID) != 0 {
+                throw FileError.system("fchown", path: destination, errno: .current)
+            }
+            var times = [source.accessTime.timespec, source.modificationTime.timespec]
+            if futimens(descriptor.rawValue, &times) != 0 {
+                throw FileError.system("futimens", path: destination, errno: .current)
+            }
+        }
+        // After fchown, which may clear the set-user-ID and set-group-ID bits.
+        if fchmod(descriptor.rawValue, mode_t(permissions)) != 0 {
+            throw FileError.system("fchmod", path: destination, errno: .current)
+        }
+    }
+
+    private static func synchronizeDirectory(_ directory: FilePath) throws(FileError) {
+        let descriptor = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY)
+        try descriptor.closeAfter { () throws(FileError) in
+            do throws(Errno) { try descriptor.synchronize() } catch {
+                throw FileError.system("fsync", path: directory, errno: error)
+            }
+        }
+    }
+
+    deinit {
+        if case .open(let descriptor, let mode) = state {
+            if descriptor.rawValue >= 0 { try? descriptor.close() }
+            if case .replacing(let temporary) = mode {
+                _ = temporary.withCString { unlink($0) }
+                TemporaryFiles.shared.unregister(temporary)
+            }
+        }
+    }
+}

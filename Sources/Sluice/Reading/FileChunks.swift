@@ -1,0 +1,109 @@
+/// A file read as an asynchronous sequence of chunks, pull-based: a chunk is read only when the
+/// consumer asks for it.
+///
+/// Each call to `next()` performs the reads for at most one chunk of ``chunkSize`` bytes
+/// (default 1 MiB) and returns it, or `nil` at end of file. With no call to `next()`, the file
+/// offset does not move: there is no read-ahead, so a slow consumer slows the reads and memory
+/// holds at most the chunk in hand. The end of the file is where `read(2)` returns 0, never
+/// what `st_size` says: files in /proc report 0 bytes and still have content, files in /sys
+/// report 4096, files grow and shrink while they are read.
+///
+/// Works on regular files, pipes, FIFOs and character devices. Reads run on a dedicated thread
+/// (``BlockingIOExecutor``), never on the cooperative pool; a read that waits on an idle pipe
+/// is woken by task cancellation and throws `CancellationError`.
+///
+/// ```swift
+/// let chunks = try await FileChunks.open("data.bin", chunkSize: 256 * 1024)
+/// for try await chunk in chunks {
+///     print(chunk.count)
+/// }
+/// ```
+///
+/// Concurrency contract: the sequence is single-pass and has one consumer; iterating it twice
+/// continues where the first iteration stopped. It may be sent to another task before
+/// iteration. Iterators are not `Sendable`.
+public struct FileChunks: AsyncSequence, Sendable {
+    public typealias Element = Chunk
+
+    /// The default chunk size: 1 MiB.
+    public static let defaultChunkSize = 1 << 20
+
+    let reader: FileReader
+
+    /// The path read, or `-` for standard input.
+    public var path: FilePath { reader.path }
+    /// The largest chunk `next()` returns, in bytes.
+    public var chunkSize: Int { reader.chunkSize }
+    /// What `fstat(2)` said when the file was opened.
+    public let status: FileStatus
+
+    /// The source's size in bytes when it is meaningful (a regular file with a non-zero size),
+    /// for progress; `nil` for pipes, devices and files that report 0.
+    public var expectedSize: Int64? {
+        status.kind == .regular && status.size > 0 ? status.size : nil
+    }
+
+    private init(reader: FileReader, status: FileStatus) {
+        self.reader = reader
+        self.status = status
+    }
+
+    /// Opens `path` for reading (`open(2)` with `O_RDONLY`, on a dedicated thread: opening a
+    /// FIFO waits for its writer there, not on the cooperative pool).
+    ///
+    /// - Parameters:
+    ///   - path: the file to read; symbolic links are followed.
+    ///   - chunkSize: the largest chunk in bytes; at least 1.
+    /// - Returns: the open sequence; the descriptor closes at end of file or when the sequence
+    ///   and its iterators are gone.
+    /// - Throws: ``FileError`` (`open`, `fstat`; `isDirectory` for a directory).
+    public static func open(_ path: FilePath, chunkSize: Int = defaultChunkSize) async throws -> FileChunks {
+        try await open(path, descriptor: nil, ownsDescriptor: true, chunkSize: chunkSize, system: .live)
+    }
+
+    /// Reads an already open descriptor, such as standard input, which it does not close.
+    ///
+    /// - Parameters:
+    ///   - descriptor: an open descriptor readable from its current offset.
+    ///   - path: the name messages use (`-` for standard input).
+    ///   - chunkSize: the largest chunk in bytes; at least 1.
+    /// - Throws: ``FileError`` from `fstat(2)`.
+    public static func reading(
+        _ descriptor: FileDescriptor, path: FilePath = "-", chunkSize: Int = defaultChunkSize
+    ) async throws -> FileChunks {
+        try await open(path, descriptor: descriptor, ownsDescriptor: false, chunkSize: chunkSize, system: .live)
+    }
+
+    /// The seam for tests: the same, with the system calls to use.
+    static func open(
+        _ path: FilePath, descriptor: FileDescriptor?, ownsDescriptor: Bool, chunkSize: Int, system: SystemCalls
+    ) async throws -> FileChunks {
+        let reader = try FileReader(
+            path: path, descriptor: descriptor, ownsDescriptor: ownsDescriptor, chunkSize: chunkSize, system: system)
+        let status = try await reader.open()
+        return FileChunks(reader: reader, status: status)
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(reader: reader)
+    }
+
+    /// Pulls chunks from the file, one read per `next()`.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let reader: FileReader
+
+        /// Reads and returns the next chunk, or `nil` at end of file.
+        ///
+        /// - Throws: ``FileError`` (operation `read`) with path and errno; `CancellationError`
+        ///   when the task is cancelled (also while the read waits on an idle pipe).
+        public mutating func next() async throws -> Chunk? {
+            try Task.checkCancellation()
+            let reader = self.reader
+            return try await withTaskCancellationHandler {
+                try await reader.nextChunk()
+            } onCancel: {
+                reader.cancel()
+            }
+        }
+    }
+}

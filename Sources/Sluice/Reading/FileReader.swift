@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The state behind a ``FileChunks``: one descriptor, read on a dedicated thread.
+///
+/// An actor whose executor is its own ``BlockingIOExecutor``, so every `open(2)`, `poll(2)` and
+/// `read(2)` it makes runs off the cooperative pool. Reads happen only inside
+/// ``nextChunk()``: there is no read-ahead.
+actor FileReader {
+    nonisolated let executor: BlockingIOExecutor
+    nonisolated let path: FilePath
+    nonisolated let chunkSize: Int
+    nonisolated let system: SystemCalls
+    /// Wakes a blocked `poll(2)` on cancellation; only for files whose reads can block forever.
+    nonisolated let wake: WakePipe
+
+    private var descriptor: FileDescriptor?
+    private let ownsDescriptor: Bool
+    private(set) var status: FileStatus?
+    private var isAtEnd = false
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor.asUnownedSerialExecutor()
+    }
+
+    init(path: FilePath, descriptor: FileDescriptor?, ownsDescriptor: Bool, chunkSize: Int, system: SystemCalls) throws(FileError) {
+        precondition(chunkSize > 0, "chunkSize must be at least 1 byte")
+        self.executor = BlockingIOExecutor(label: "sluice.reader")
+        self.path = path
+        self.descriptor = descriptor
+        self.ownsDescriptor = ownsDescriptor
+        self.chunkSize = chunkSize
+        self.system = system
+        self.wake = try WakePipe()
+    }
+
+    /// Opens ``path`` read-only (if not given a descriptor) and reads its status.
+    ///
+    /// - Throws: ``FileError`` from `open(2)` or `fstat(2)`; `CancellationError` if cancelled
+    ///   while an `open(2)` of a FIFO waited for a writer and the task was cancelled before.
+    func open() throws -> FileStatus {
+        if descriptor == nil {
+            descriptor = try FileDescriptor.open(path, O_RDONLY)
+        }
+        do {
+            let status = try descriptor!.status()
+            if status.kind == .directory { throw FileError.isDirectory("read", path: path) }
+            self.status = status
+            return status
+        } catch let error as Errno {
+            throw FileError.system("fstat", path: path, errno: error)
+        }
+    }
+
+    /// Reads the next chunk: at most ``chunkSize`` bytes; `nil` at end of file.
+    ///
+    /// Regular files: reads until the chunk is full or the file ends (short reads retried), so
+    /// every chunk but the last is full. Pipes, FIFOs, terminals, sockets: returns what one
+    /// `read(2)` delivered as soon as there is data, so a slow writer's bytes flow on at once;
+    /// while no data is there it waits in `poll(2)`, and ``cancel()`` wakes it.
+    ///
+    /// - Throws: ``FileError`` (operation `read`) with the path and errno; `CancellationError`
+    ///   once cancelled.
+    func nextChunk() throws -> Chunk? {
+        if isAtEnd { return nil }
+        guard let descriptor else { preconditionFailure("FileReader used before open()") }
+        let waitsForData = status?.kind != .regular
+        let system = self.system
+        let wake = self.wake
+        let path = self.path
+        let chunk = try Chunk(capacity: chunkSize) { (buffer) throws -> Int in
+            do {
+                if waitsForData {
+                    guard try wake.waitUntilReadable(descriptor.rawValue) else { throw CancellationError() }
+                    return try descriptor.read(into: buffer, system: system)
+                }
+                return try descriptor.readFully(into: buffer, system: system)
+            } catch let error as Errno {
+                throw FileError.system(waitsForData ? "read" : "read", path: path, errno: error)
+            }
+        }
+        if chunk.isEmpty {
+            isAtEnd = true
+            closeIfOwned()
+            return nil
+        }
+        return chunk
+    }
+
+    /// Wakes a read blocked on an idle pipe; it then throws `CancellationError`.
+    nonisolated func cancel() {
+        wake.signal()
+    }
+
+    private func closeIfOwned() {
+        if ownsDescriptor, let descriptor {
+            try? descriptor.close()
+            self.descriptor = nil
+        }
+    }
+
+    deinit {
+        if ownsDescriptor, let descriptor { try? descriptor.close() }
+    }
+}

@@ -1,0 +1,130 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A raw file descriptor with typed wrappers over the system calls Sluice uses.
+///
+/// A plain value: it does not close itself. Whoever opens one owns it and must call
+/// ``close()`` exactly once (see ``closeAfter(_:)``). Every call retries `EINTR`; ``read(into:system:)``
+/// may return fewer bytes than asked, ``write(contentsOf:system:)`` writes everything.
+///
+/// These calls block: run them on a dedicated thread (``BlockingIOExecutor``), never on
+/// Swift's cooperative pool.
+public struct FileDescriptor: Sendable, Hashable {
+    /// The C descriptor number.
+    public let rawValue: CInt
+
+    /// Wraps an open descriptor number.
+    public init(rawValue: CInt) {
+        self.rawValue = rawValue
+    }
+
+    /// Standard input (descriptor 0).
+    public static let standardInput = FileDescriptor(rawValue: 0)
+    /// Standard output (descriptor 1).
+    public static let standardOutput = FileDescriptor(rawValue: 1)
+
+    /// `open(2)` with `O_CLOEXEC` added, retried on `EINTR`.
+    ///
+    /// - Parameters:
+    ///   - path: the file to open.
+    ///   - flags: `O_RDONLY`, `O_WRONLY | O_CREAT | O_EXCL`, ...
+    ///   - permissions: the mode for a created file (before the umask).
+    /// - Throws: ``FileError`` (operation `open`) with the path and errno.
+    public static func open(
+        _ path: FilePath, _ flags: CInt, permissions: mode_t = 0o666
+    ) throws(FileError) -> FileDescriptor {
+        while true {
+            let descriptor = path.withCString { Glibc.open($0, flags | O_CLOEXEC, permissions) }
+            if descriptor >= 0 { return FileDescriptor(rawValue: descriptor) }
+            let error = Errno.current
+            if error == .interrupted { continue }
+            throw .system("open", path: path, errno: error)
+        }
+    }
+
+    /// `read(2)` once into `buffer`, retried on `EINTR`.
+    ///
+    /// - Returns: the count of bytes read (0...buffer.count); 0 means end of file.
+    /// - Throws: the call's ``Errno``.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, system: SystemCalls = .live) throws(Errno) -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        while true {
+            switch system.read(rawValue, base, buffer.count) {
+            case .success(let count): return count
+            case .failure(.interrupted): continue
+            case .failure(let error): throw error
+            }
+        }
+    }
+
+    /// Reads until `buffer` is full or the file ends, retrying short reads and `EINTR`.
+    ///
+    /// - Returns: the count of bytes read; less than `buffer.count` only at end of file.
+    /// - Throws: the ``Errno`` of a failed `read(2)`.
+    public func readFully(into buffer: UnsafeMutableRawBufferPointer, system: SystemCalls = .live) throws(Errno) -> Int {
+        var filled = 0
+        while filled < buffer.count {
+            let count = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), system: system)
+            if count == 0 { break }
+            filled += count
+        }
+        return filled
+    }
+
+    /// `write(2)` until every byte of `buffer` is written, retrying short writes and `EINTR`.
+    ///
+    /// - Throws: the ``Errno`` of a failed `write(2)`; bytes before it were written.
+    public func write(contentsOf buffer: UnsafeRawBufferPointer, system: SystemCalls = .live) throws(Errno) {
+        guard let base = buffer.baseAddress else { return }
+        var written = 0
+        while written < buffer.count {
+            switch system.write(rawValue, base + written, buffer.count - written) {
+            case .success(let count): written += count
+            case .failure(.interrupted): continue
+            case .failure(let error): throw error
+            }
+        }
+    }
+
+    /// `fstat(2)`.
+    ///
+    /// - Throws: the call's ``Errno``.
+    public func status() throws(Errno) -> FileStatus {
+        var raw = stat()
+        guard fstat(rawValue, &raw) == 0 else { throw Errno.current }
+        return FileStatus(raw)
+    }
+
+    /// `fsync(2)`, retried on `EINTR`: the file's data and metadata reach the device.
+    ///
+    /// - Throws: the call's ``Errno``.
+    public func synchronize(system: SystemCalls = .live) throws(Errno) {
+        while true {
+            switch system.fsync(rawValue) {
+            case .success: return
+            case .failure(.interrupted): continue
+            case .failure(let error): throw error
+            }
+        }
+    }
+
+    /// `close(2)`. Not retried on `EINTR` (on Linux the descriptor is released anyway).
+    ///
+    /// - Throws: the call's ``Errno`` (for example a delayed write error on NFS); the descriptor
+    ///   is released either way.
+    public func close() throws(Errno) {
+        if Glibc.close(rawValue) < 0 {
+            let error = Errno.current
+            if error != .interrupted { throw error }
+        }
+    }
+
+    /// Runs `body`, then closes the descriptor whatever `body` did; a close error is ignored.
+    public func closeAfter<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        defer { try? close() }
+        return try body()
+    }
+}

@@ -1,0 +1,91 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// What `stat(2)` says of a file: identity, kind, size, permissions, owner and times.
+public struct FileStatus: Sendable, Hashable {
+    /// The kind of file, from the `S_IFMT` bits of `st_mode`.
+    public enum Kind: Sendable, Hashable {
+        case regular, directory, symbolicLink, fifo, characterDevice, blockDevice, socket, unknown
+    }
+
+    /// The device that holds the file (`st_dev`); with ``inode``, the file's identity.
+    public var device: UInt64
+    /// The inode number (`st_ino`).
+    public var inode: UInt64
+    /// The kind of file.
+    public var kind: Kind
+    /// The permission bits, including set-user-ID, set-group-ID and sticky (`st_mode & 07777`).
+    public var permissions: UInt32
+    /// The size in bytes that the kernel reports (`st_size`). Not to be trusted as the amount of
+    /// data: files in /proc report 0, files in /sys report 4096, and files grow and shrink.
+    public var size: Int64
+    /// The count of hard links (`st_nlink`).
+    public var linkCount: UInt64
+    /// The owner's user ID.
+    public var userID: UInt32
+    /// The owner's group ID.
+    public var groupID: UInt32
+    /// Last access time (`st_atim`).
+    public var accessTime: FileTime
+    /// Last modification time (`st_mtim`).
+    public var modificationTime: FileTime
+
+    init(_ raw: stat) {
+        device = UInt64(raw.st_dev)
+        inode = UInt64(raw.st_ino)
+        switch raw.st_mode & S_IFMT {
+        case S_IFREG: kind = .regular
+        case S_IFDIR: kind = .directory
+        case S_IFLNK: kind = .symbolicLink
+        case S_IFIFO: kind = .fifo
+        case S_IFCHR: kind = .characterDevice
+        case S_IFBLK: kind = .blockDevice
+        case S_IFSOCK: kind = .socket
+        default: kind = .unknown
+        }
+        permissions = UInt32(raw.st_mode & 0o7777)
+        size = Int64(raw.st_size)
+        linkCount = UInt64(raw.st_nlink)
+        userID = raw.st_uid
+        groupID = raw.st_gid
+        accessTime = FileTime(raw.st_atim)
+        modificationTime = FileTime(raw.st_mtim)
+    }
+
+    /// Whether `other` is the same file (same device and inode).
+    public func isSameFile(as other: FileStatus) -> Bool {
+        device == other.device && inode == other.inode
+    }
+
+    /// `stat(2)` (follows symbolic links) or `lstat(2)` (does not), retried on `EINTR`.
+    ///
+    /// - Throws: ``FileError`` with the call's errno.
+    public static func of(_ path: FilePath, followingSymlinks: Bool = true) throws(FileError) -> FileStatus {
+        var raw = stat()
+        let result = path.withCString { followingSymlinks ? stat($0, &raw) : lstat($0, &raw) }
+        if result < 0 {
+            throw .system(followingSymlinks ? "stat" : "lstat", path: path, errno: .current)
+        }
+        return FileStatus(raw)
+    }
+}
+
+/// A file time stamp with nanosecond resolution, as `struct timespec`.
+public struct FileTime: Sendable, Hashable {
+    /// Seconds since the Unix epoch.
+    public var seconds: Int64
+    /// Nanoseconds within the second (0..<1_000_000_000).
+    public var nanoseconds: Int64
+
+    init(_ raw: timespec) {
+        seconds = Int64(raw.tv_sec)
+        nanoseconds = Int64(raw.tv_nsec)
+    }
+
+    var timespec: Glibc.timespec {
+        Glibc.timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))
+    }
+}

@@ -1,0 +1,61 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A self-pipe that wakes a thread blocked in `poll(2)`: the way a cancellation reaches a
+/// read that waits on an idle pipe, FIFO or terminal.
+///
+/// ``signal()`` is safe from any thread (one non-blocking `write(2)` of one byte; it never
+/// blocks and takes no lock). Both descriptors are closed when the last reference goes away,
+/// so a cancellation handler that holds a reference can never write to a reused descriptor.
+final class WakePipe: Sendable {
+    /// The end that `poll(2)` watches.
+    let readEnd: CInt
+    private let writeEnd: CInt
+
+    /// - Throws: ``FileError`` (operation `pipe`) when the process is out of descriptors.
+    init() throws(FileError) {
+        var ends: [CInt] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw .system("pipe", path: nil, errno: .current) }
+        for end in ends {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        }
+        readEnd = ends[0]
+        writeEnd = ends[1]
+    }
+
+    /// Makes ``readEnd`` readable, once and for good.
+    func signal() {
+        var byte: UInt8 = 1
+        _ = Glibc.write(writeEnd, &byte, 1)
+    }
+
+    /// Blocks until `descriptor` is readable (or at end, or in error): `true`, or until
+    /// ``signal()`` was called: `false`. Retries `EINTR`.
+    ///
+    /// - Throws: the ``Errno`` of a failed `poll(2)`.
+    func waitUntilReadable(_ descriptor: CInt) throws(Errno) -> Bool {
+        var fds = [
+            pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0),
+        ]
+        while true {
+            let result = poll(&fds, 2, -1)
+            if result < 0 {
+                let error = Errno.current
+                if error == .interrupted { continue }
+                throw error
+            }
+            if fds[1].revents != 0 { return false }
+            if fds[0].revents != 0 { return true }
+        }
+    }
+
+    deinit {
+        Glibc.close(readEnd)
+        Glibc.close(writeEnd)
+    }
+}
