@@ -1,0 +1,71 @@
+import CZlib
+
+/// A running CRC-32 (ISO 3309, the check value of a gzip member's trailer, RFC 1952 §8).
+///
+/// Feed the bytes in order with ``update(_:)`` and read ``value`` at any point; splitting the
+/// input differently never changes the result. The computation is zlib's `crc32`.
+///
+/// ```swift
+/// var crc = CRC32()
+/// chunk.withUnsafeBytes { crc.update($0) }
+/// print(String(crc.value, radix: 16))
+/// ```
+///
+/// Concurrency: a plain value; `Sendable`. Each copy runs independently.
+public struct CRC32: Sendable, Hashable {
+    /// The CRC-32 of every byte passed to ``update(_:)`` so far; `0` for no bytes.
+    public private(set) var value: UInt32
+
+    /// Creates a CRC-32 of no bytes (value `0`).
+    public init() {
+        value = 0
+    }
+
+    /// Creates a CRC-32 of `bytes`.
+    ///
+    /// - Parameter bytes: the bytes to checksum.
+    public init(_ bytes: some Sequence<UInt8>) {
+        self.init()
+        update(bytes)
+    }
+
+    /// Adds `bytes` to the checksum.
+    ///
+    /// - Parameter bytes: the next bytes, in order; may be empty and of any length (zlib's
+    ///   `crc32` takes a 32-bit length, so longer buffers are fed in slices).
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        guard var base = bytes.baseAddress?.assumingMemoryBound(to: Bytef.self) else { return }
+        var remaining = bytes.count
+        var crc = uLong(value)
+        while remaining > 0 {
+            let slice = min(remaining, Int(UInt32.max))
+            crc = crc32(crc, base, uInt(slice))
+            base += slice
+            remaining -= slice
+        }
+        value = UInt32(truncatingIfNeeded: crc)
+    }
+
+    /// Adds `bytes` to the checksum.
+    ///
+    /// - Parameter bytes: the next bytes, in order.
+    public mutating func update(_ bytes: some Sequence<UInt8>) {
+        let done: Void? = bytes.withContiguousStorageIfAvailable { self.update(UnsafeRawBufferPointer($0)) }
+        if done == nil {
+            let copy = Array(bytes)
+            copy.withUnsafeBytes { self.update($0) }
+        }
+    }
+
+    /// The CRC-32 of the concatenation of two byte runs, from their CRC-32s (zlib's
+    /// `crc32_combine`).
+    ///
+    /// - Parameters:
+    ///   - first: the CRC-32 of the first run.
+    ///   - second: the CRC-32 of the second run.
+    ///   - secondLength: the second run's length in bytes (>= 0).
+    static func combine(_ first: UInt32, _ second: UInt32, secondLength: Int64) -> UInt32 {
+        precondition(secondLength >= 0, "negative length")
+        return UInt32(truncatingIfNeeded: crc32_combine(uLong(first), uLong(second), .init(secondLength)))
+    }
+}

@@ -1,0 +1,129 @@
+import CZlib
+
+/// A ``ChunkTransform`` that compresses its input into one gzip member (RFC 1952) with zlib.
+///
+/// The member's header carries no file name and an MTIME of 0 (RFC 1952 §2.3.1), so equal
+/// input at an equal level always gives equal bytes, as `gzip -n` does; XFL and OS are what
+/// zlib writes (OS 3, Unix). Empty input gives a valid 20-byte member. Output leaves in chunks
+/// of exactly ``outputChunkSize`` bytes, except the last, and each is awaited through `emit`
+/// before more is compressed, so the encoder holds at most one output chunk plus zlib's own
+/// state (about 256 KiB at memory level 8).
+///
+/// ```swift
+/// let encoder = try GzipEncoder(level: .default)
+/// for try await chunk in source { try await encoder.process(chunk) { try await channel.send($0) } }
+/// let summary = try await encoder.finish { try await channel.send($0) }
+/// ```
+///
+/// Concurrency: not `Sendable`; confined to one stage, which calls ``process(_:emit:)`` per
+/// input chunk and then ``finish(emit:)`` once, never concurrently. Each call compresses in
+/// synchronous steps of at most one output chunk between suspensions at `emit` (CPU work:
+/// run the stage on a dedicated thread, as the pipeline does). Cancellation is observed
+/// through `emit`, whose error is propagated unchanged.
+public final class GzipEncoder: ChunkTransform {
+    /// The compression level the member is written with.
+    public let level: CompressionLevel
+
+    /// The largest output chunk in bytes; every chunk but the last has exactly this size.
+    public let outputChunkSize: Int
+
+    private let stream: ZStream
+    private let scratch: UnsafeMutableRawBufferPointer
+    private var pending = 0
+    private var isFinished = false
+
+    /// Creates an encoder that starts a new gzip member.
+    ///
+    /// - Parameters:
+    ///   - level: the deflate level, 1...9; `.default` (6) as `gzip`.
+    ///   - outputChunkSize: the largest output chunk in bytes; must be > 0. Default 1 MiB.
+    /// - Throws: ``GzipError`` of kind ``GzipError/Kind/zlib(code:)`` when zlib cannot allocate
+    ///   its state (`Z_MEM_ERROR`) or is an incompatible version.
+    public convenience init(level: CompressionLevel = .default, outputChunkSize: Int = 1 << 20) throws(GzipError) {
+        try self.init(level: level, outputChunkSize: outputChunkSize, allocator: nil)
+    }
+
+    init(level: CompressionLevel, outputChunkSize: Int, allocator: ZStream.Allocator?) throws(GzipError) {
+        precondition(outputChunkSize > 0, "outputChunkSize must be > 0")
+        self.level = level
+        self.outputChunkSize = outputChunkSize
+        stream = try ZStream(.deflate(level), allocator: allocator)
+        scratch = .allocate(byteCount: outputChunkSize, alignment: 16)
+    }
+
+    deinit {
+        scratch.deallocate()
+    }
+
+    /// Compresses one input chunk, emitting every output chunk that fills up.
+    ///
+    /// Compressed bytes that do not yet fill a chunk are kept for the next call or for
+    /// ``finish(emit:)``.
+    ///
+    /// - Parameters:
+    ///   - chunk: the next uncompressed bytes (may be empty).
+    ///   - emit: receives each full output chunk; suspends under backpressure.
+    /// - Throws: only what `emit` throws (deflate cannot fail on any input).
+    /// - Precondition: ``finish(emit:)`` has not been called.
+    public func process(_ chunk: Chunk, emit: (Chunk) async throws -> Void) async throws {
+        precondition(!isFinished, "GzipEncoder.process called after finish")
+        var position = 0
+        while position < chunk.count {
+            let step = chunk.withUnsafeBytes { input in
+                stream.deflate(
+                    UnsafeRawBufferPointer(rebasing: input[position...]),
+                    into: UnsafeMutableRawBufferPointer(rebasing: scratch[pending...]),
+                    flush: Z_NO_FLUSH)
+            }
+            precondition(step.code == Z_OK || step.code == Z_BUF_ERROR, "deflate failed with \(step.code)")
+            precondition(step.consumed > 0 || step.produced > 0 || pending == scratch.count, "deflate made no progress")
+            position += step.consumed
+            pending += step.produced
+            if pending == scratch.count {
+                try await emitPending(emit)
+            }
+        }
+    }
+
+    /// Ends the member: emits the rest of the compressed data and the 8-byte trailer
+    /// (CRC-32 and ISIZE, RFC 1952 §2.3.1), then frees zlib's state.
+    ///
+    /// - Parameter emit: receives each remaining output chunk.
+    /// - Returns: a summary whose `crc32` is the CRC-32 of all uncompressed input (the value
+    ///   stored in the trailer); no warnings.
+    /// - Throws: only what `emit` throws.
+    /// - Precondition: called once.
+    public func finish(emit: (Chunk) async throws -> Void) async throws -> TransformSummary {
+        precondition(!isFinished, "GzipEncoder.finish called twice")
+        isFinished = true
+        while true {
+            let step = stream.deflate(
+                UnsafeRawBufferPointer(start: nil, count: 0),
+                into: UnsafeMutableRawBufferPointer(rebasing: scratch[pending...]),
+                flush: Z_FINISH)
+            pending += step.produced
+            if step.code == Z_STREAM_END { break }
+            precondition(step.code == Z_OK || step.code == Z_BUF_ERROR, "deflate failed with \(step.code)")
+            precondition(step.produced > 0 || pending == scratch.count, "deflate made no progress")
+            if pending == scratch.count {
+                try await emitPending(emit)
+            }
+        }
+        let crc32 = stream.checkValue
+        stream.end()
+        if pending > 0 {
+            try await emitPending(emit)
+        }
+        return TransformSummary(crc32: crc32)
+    }
+
+    private func emitPending(_ emit: (Chunk) async throws -> Void) async throws {
+        let count = pending
+        pending = 0
+        let chunk = Chunk(capacity: count) { buffer in
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+            return count
+        }
+        try await emit(chunk)
+    }
+}

@@ -1,0 +1,71 @@
+extension ProgressSnapshot {
+    /// The snapshot as one line of JSON (RFC 8259), as printed by `sluice --progress=json`.
+    ///
+    /// Keys come in this fixed order, with no whitespace between tokens:
+    /// `bytesCompleted`, `bytesWritten`, `totalBytes` (`null` when unknown), `fraction` (`null`
+    /// when unknown), `elapsedSeconds`, `bytesPerSecond`, `bufferedBytes`, `peakBufferedBytes`,
+    /// `producerSuspendedSeconds`; then `"done":true` on the last line, and `"error":"…"` when the
+    /// operation failed.
+    ///
+    /// ```
+    /// {"bytesCompleted":1048576,"bytesWritten":1048576,"totalBytes":4194304,"fraction":0.25,"elapsedSeconds":0.5,"bytesPerSecond":2097152.0,"bufferedBytes":0,"peakBufferedBytes":2097152,"producerSuspendedSeconds":0.0}
+    /// ```
+    ///
+    /// Numbers are always finite: a NaN or infinite `Double` field (only possible in a snapshot
+    /// not made by a ``ProgressTracker``) is written as `0`. Strings escape `"` and `\`, and
+    /// control characters (U+0000...U+001F) as `\uXXXX`; other characters, non-ASCII included,
+    /// are written as UTF-8.
+    ///
+    /// - Parameters:
+    ///   - done: whether to add `"done":true` (the operation's last line).
+    ///   - error: a message for a failed operation; when not `nil`, adds `"error":"<message>"` and
+    ///     implies `done`.
+    /// - Returns: the JSON object, without a trailing newline.
+    public func jsonLine(done: Bool = false, error: String? = nil) -> String {
+        var out = "{"
+        out.reserveCapacity(256)
+        out += "\"bytesCompleted\":\(bytesCompleted)"
+        out += ",\"bytesWritten\":\(bytesWritten)"
+        out += ",\"totalBytes\":" + (totalBytes.map { String($0) } ?? "null")
+        out += ",\"fraction\":" + (fraction.map(Self.jsonNumber) ?? "null")
+        out += ",\"elapsedSeconds\":" + Self.jsonNumber(elapsed.sluiceSeconds)
+        out += ",\"bytesPerSecond\":" + Self.jsonNumber(bytesPerSecond)
+        out += ",\"bufferedBytes\":\(bufferedBytes)"
+        out += ",\"peakBufferedBytes\":\(peakBufferedBytes)"
+        out += ",\"producerSuspendedSeconds\":" + Self.jsonNumber(producerSuspended.sluiceSeconds)
+        if done || error != nil {
+            out += ",\"done\":true"
+        }
+        if let error {
+            out += ",\"error\":"
+            Self.appendJSONString(error, to: &out)
+        }
+        out += "}"
+        return out
+    }
+
+    /// A finite `Double` in JSON number syntax; NaN and infinities become `0`.
+    ///
+    /// Swift's shortest round-trip `description` (`0.25`, `1.0`, `1e-05`, `1e+20`) is valid JSON
+    /// for every finite value.
+    internal static func jsonNumber(_ value: Double) -> String {
+        value.isFinite ? value.description : "0"
+    }
+
+    /// Appends `string` as a quoted JSON string (RFC 8259 §7).
+    internal static func appendJSONString(_ string: String, to out: inout String) {
+        out += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\u{0}"..."\u{1F}":
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default:
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+}

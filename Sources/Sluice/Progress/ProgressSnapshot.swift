@@ -1,0 +1,118 @@
+/// A complete, self-contained reading of an operation's progress at one instant.
+///
+/// A snapshot is never a delta: each one replaces the one before it, which is why a
+/// ``ProgressHub`` subscriber may skip stale snapshots and lose nothing (the data path, by
+/// contrast, never drops a chunk).
+///
+/// Besides counters and rate, a snapshot carries flow-control telemetry (``bufferedBytes``,
+/// ``peakBufferedBytes``, ``producerSuspended``) that says *why* an operation is slow: a producer
+/// that spends most of its time suspended on backpressure is waiting for a slow sink, not a slow
+/// source.
+///
+/// Snapshots are made by a ``ProgressTracker``, which enforces the rules documented on each
+/// property (clamping, monotonic fraction, the final snapshot's truth).
+///
+/// ```swift
+/// for await snapshot in hub.subscribe() {
+///     if let fraction = snapshot.fraction {
+///         print("\(Int(fraction * 100)) %, \(snapshot.bytesPerSecond) B/s")
+///     }
+/// }
+/// ```
+///
+/// - Note: `Sendable` and `Hashable`; safe to hand to any task.
+public struct ProgressSnapshot: Sendable, Hashable {
+    /// Bytes consumed from the source so far.
+    ///
+    /// For decompression these are compressed bytes, so ``fraction`` follows the input file.
+    /// Never decreases from one snapshot to the next of the same operation.
+    public var bytesCompleted: Int64
+
+    /// Bytes written to the sink so far (for compression: compressed bytes).
+    public var bytesWritten: Int64
+
+    /// The source's size in bytes when it is known, `nil` otherwise.
+    ///
+    /// `nil` for pipes, character devices and files whose reported size cannot be trusted, and
+    /// also once the source has yielded more bytes than its announced size (a growing file), until
+    /// the final snapshot. The final snapshot of a successful operation sets it to
+    /// ``bytesCompleted``.
+    public var totalBytes: Int64?
+
+    /// ``bytesCompleted`` / ``totalBytes``, clamped to `0...1`; `nil` while the total is unknown
+    /// or 0.
+    ///
+    /// Never NaN or infinite. A non-nil fraction never decreases from one snapshot to the next.
+    /// The final snapshot of a successful operation has exactly `1.0` (a 0-byte source included).
+    public var fraction: Double?
+
+    /// Time since the operation started, measured on `ContinuousClock`.
+    public var elapsed: Duration
+
+    /// Average throughput since the start: ``bytesCompleted`` divided by ``elapsed`` in seconds.
+    ///
+    /// 0 when ``elapsed`` is 0; always finite and >= 0.
+    public var bytesPerSecond: Double
+
+    /// Bytes held between pipeline stages (in bounded channels) at the instant of the snapshot.
+    public var bufferedBytes: Int64
+
+    /// The largest ``bufferedBytes`` seen since the operation started.
+    public var peakBufferedBytes: Int64
+
+    /// Total time the producer has spent suspended on backpressure (waiting for room in a full
+    /// channel) since the operation started.
+    public var producerSuspended: Duration
+
+    /// Whether this is the operation's last snapshot (success or failure).
+    public var isFinal: Bool
+
+    /// Creates a snapshot from its fields, as given.
+    ///
+    /// This initialiser enforces none of the rules documented on the properties; use a
+    /// ``ProgressTracker`` to make snapshots that follow them.
+    ///
+    /// - Parameters:
+    ///   - bytesCompleted: bytes consumed from the source.
+    ///   - bytesWritten: bytes written to the sink.
+    ///   - totalBytes: the source's size in bytes, or `nil` when unknown.
+    ///   - fraction: completion in `0...1`, or `nil` when unknown.
+    ///   - elapsed: time since the start.
+    ///   - bytesPerSecond: average throughput since the start, in bytes per second.
+    ///   - bufferedBytes: bytes between stages now.
+    ///   - peakBufferedBytes: the largest `bufferedBytes` so far.
+    ///   - producerSuspended: total time the producer waited on backpressure.
+    ///   - isFinal: whether this is the last snapshot.
+    public init(
+        bytesCompleted: Int64,
+        bytesWritten: Int64,
+        totalBytes: Int64?,
+        fraction: Double?,
+        elapsed: Duration,
+        bytesPerSecond: Double,
+        bufferedBytes: Int64,
+        peakBufferedBytes: Int64,
+        producerSuspended: Duration,
+        isFinal: Bool
+    ) {
+        self.bytesCompleted = bytesCompleted
+        self.bytesWritten = bytesWritten
+        self.totalBytes = totalBytes
+        self.fraction = fraction
+        self.elapsed = elapsed
+        self.bytesPerSecond = bytesPerSecond
+        self.bufferedBytes = bufferedBytes
+        self.peakBufferedBytes = peakBufferedBytes
+        self.producerSuspended = producerSuspended
+        self.isFinal = isFinal
+    }
+}
+
+extension Duration {
+    /// The duration in seconds as a `Double` (attosecond precision folded in).
+    @usableFromInline
+    internal var sluiceSeconds: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
+    }
+}
