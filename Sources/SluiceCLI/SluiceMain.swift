@@ -1,8 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Sluice
 
+/// The `sluice` command: parses the subcommand, runs it in a task that SIGINT and SIGTERM
+/// cancel, and exits with the status of DESIGN.md's table.
 @main
 struct SluiceMain {
-    static func main() {
-        print("sluice")
+    static let help = HelpText(
+        overview: "Copy and compress files as streams of chunks with lossless backpressure.",
+        usage: ["sluice <command> [options] ..."],
+        arguments: [
+            ("copy", "copy files (sluice copy --help)"),
+        ],
+        options: [("-h, --help", "show this help"), ("--version", "show the version")],
+        discussion: """
+            Exit status: 0 success, 1 failure, 2 success with a warning, 64 bad usage,
+            130 interrupted (SIGINT), 143 terminated (SIGTERM), 141 reader of standard output went away.
+            """)
+
+    static func main() async {
+        let arguments = (1..<Int(CommandLine.argc)).map { index in
+            FilePath(cString: CommandLine.unsafeArgv[index]!).bytes
+        }
+        let watcher = SignalWatcher()
+        let command = Task.detached { await run(arguments) }
+        watcher.onSignal { command.cancel() }
+        var status = await command.value
+        if let signal = watcher.receivedSignal { status = ExitStatus.signal(signal) }
+        exit(status)
+    }
+
+    static func run(_ arguments: [[UInt8]]) async -> Int32 {
+        guard let first = arguments.first else {
+            Console.writeError(help.render())
+            return ExitStatus.usage
+        }
+        let name = String(decoding: first, as: UTF8.self)
+        let rest = Array(arguments.dropFirst())
+        do throws(UsageError) {
+            switch name {
+            case "copy": return try await CopyCommand.run(rest)
+            case "-h", "--help", "help":
+                Console.writeOutput(help.render())
+                return ExitStatus.success
+            case "--version": return printVersion()
+            default: throw UsageError("unknown command '\(name)'")
+            }
+        } catch {
+            Console.message(error.message)
+            let known = ["copy"].contains(name)
+            Console.writeError("See 'sluice \(known ? name + " " : "")--help'.\n")
+            return ExitStatus.usage
+        }
     }
 }

@@ -113,6 +113,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
                 suspended: first.suspendedDuration
             )
         }
+        // A first snapshot at once, so a subscriber sees the operation start even when the
+        // source is an idle pipe.
+        recorder.recordWritten(0)
         let source = self.source
         let sink = self.sink
         let computesCRC32 = options.computesCRC32 && makeTransform == nil

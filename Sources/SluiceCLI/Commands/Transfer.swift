@@ -1,0 +1,143 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Sluice
+
+/// One source to one destination through the Sluice pipeline: what `copy`, `compress` and
+/// `decompress` each run per operand.
+struct Transfer {
+    enum Source: Equatable {
+        case standardInput
+        case file(FilePath)
+
+        var name: FilePath {
+            switch self {
+            case .standardInput: return "-"
+            case .file(let path): return path
+            }
+        }
+    }
+
+    enum Destination: Equatable {
+        case standardOutput
+        case file(FilePath)
+        /// `--test`: decode and verify, write nothing.
+        case discard
+    }
+
+    var source: Source
+    var destination: Destination
+    /// The verb of messages: `copy`, `compress`, `decompress`, `test`.
+    var verb: String
+    var transform: FileCopy<FileChunks, AnySink>.TransformFactory?
+
+    /// What happened, for the exit status.
+    enum Outcome {
+        case success(warnings: [CopyWarning])
+        case failure
+        case brokenPipe
+        case cancelled
+    }
+
+    /// Runs the transfer and reports on standard error.
+    func run(options: CommonOptions) async -> Outcome {
+        let display: ProgressDisplay
+        do {
+            let chunks: FileChunks
+            switch source {
+            case .standardInput: chunks = try await FileChunks.reading(.standardInput, chunkSize: options.chunkSize)
+            case .file(let path): chunks = try await FileChunks.open(path, chunkSize: options.chunkSize)
+            }
+            let sink: AnySink
+            switch destination {
+            case .standardOutput: sink = AnySink(DescriptorSink())
+            case .discard: sink = AnySink(DiscardingSink())
+            case .file(let path):
+                sink = AnySink(try await FileSink.create(at: path, source: chunks.status, options: options.sinkOptions))
+            }
+            let copy = FileCopy(
+                from: chunks, to: sink, totalBytes: chunks.expectedSize,
+                options: .init(capacity: options.capacity, computesCRC32: options.verbose || transform != nil),
+                transform: transform)
+            display = ProgressDisplay(hub: copy.progress, mode: options.progress, label: "\(verb) '\(source.name)'")
+            do {
+                let report = try await copy.run()
+                await display.finish(error: nil)
+                if options.verbose { Console.message(describe(report)) }
+                if !options.quiet {
+                    for warning in report.warnings { Console.message("\(source.name): \(warning)") }
+                }
+                return .success(warnings: report.warnings)
+            } catch {
+                let outcome = classify(error)
+                await display.finish(error: outcome.message)
+                if let message = outcome.message { Console.message(message) }
+                return outcome.result
+            }
+        } catch {
+            let outcome = classify(error)
+            if let message = outcome.message { Console.message(message) }
+            return outcome.result
+        }
+    }
+
+    private func classify(_ error: any Error) -> (result: Outcome, message: String?) {
+        if error is CancellationError { return (.cancelled, nil) }
+        if let error = error as? FileError {
+            if error.code == .closed && error.path == "-" && destination == .standardOutput {
+                return (.brokenPipe, nil)
+            }
+            return (.failure, error.description)
+        }
+        return (.failure, "cannot \(verb) '\(source.name)': \(error)")
+    }
+
+    private func describe(_ report: CopyReport) -> String {
+        var text = "\(verb) '\(source.name)'"
+        switch destination {
+        case .file(let path): text += " to '\(path)'"
+        case .standardOutput: text += " to standard output"
+        case .discard: break
+        }
+        text += ": \(report.bytesRead) bytes read, \(report.bytesWritten) bytes written"
+        if let crc = report.crc32 { text += ", CRC-32 " + hex(crc) }
+        let seconds = Double(report.duration.components.seconds) + Double(report.duration.components.attoseconds) / 1e18
+        text += ", " + String(format3(seconds)) + " s"
+        text += " (" + ProgressDisplay.formatBytes(Int64(report.bytesPerSecond)) + "/s)"
+        return text
+    }
+
+    private func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 8 - digits.count) + digits
+    }
+
+    private func format3(_ value: Double) -> String {
+        let thousandths = Int((value * 1000).rounded())
+        let fraction = thousandths % 1000
+        return "\(thousandths / 1000)." + (fraction < 10 ? "00" : fraction < 100 ? "0" : "") + "\(fraction)"
+    }
+}
+
+extension Transfer.Outcome {
+    var isFailure: Bool {
+        if case .success = self { return false }
+        return true
+    }
+}
+
+/// A type-erased ``ChunkSink``, so one pipeline type serves files, standard output and `--test`.
+struct AnySink: ChunkSink {
+    private let base: any ChunkSink
+    init(_ base: any ChunkSink) { self.base = base }
+    func write(_ chunk: Chunk) async throws { try await base.write(chunk) }
+    func commit() async throws { try await base.commit() }
+    func abort() async { await base.abort() }
+}
+
+/// A sink that drops every chunk: `--test` decodes and verifies without writing.
+struct DiscardingSink: ChunkSink {
+    func write(_ chunk: Chunk) async throws {}
+    func commit() async throws {}
+    func abort() async {}
+}

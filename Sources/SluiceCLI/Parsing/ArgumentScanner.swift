@@ -1,0 +1,90 @@
+import Sluice
+
+/// Walks a command line's arguments as bytes: options are ASCII, operands keep every byte
+/// (so a file name that is not UTF-8 reaches the system call unchanged).
+///
+/// Understands `--name value`, `--name=value`, clustered short flags (`-qf`), `-` as an operand
+/// and `--` as the end of options.
+struct ArgumentScanner {
+    enum Item: Equatable {
+        /// A long option without its leading `--`, with an attached `=value` if there was one.
+        case long(String, attached: String?)
+        /// One short option letter (or digit).
+        case short(Character)
+        /// An operand, as bytes.
+        case operand(FilePath)
+    }
+
+    private var arguments: [[UInt8]]
+    private var index = 0
+    private var pendingShorts: [Character] = []
+    private var optionsEnded = false
+
+    init(_ arguments: [[UInt8]]) {
+        self.arguments = arguments
+    }
+
+    /// The next item, or `nil` at the end.
+    mutating func next() -> Item? {
+        if !pendingShorts.isEmpty { return .short(pendingShorts.removeFirst()) }
+        guard index < arguments.count else { return nil }
+        let argument = arguments[index]
+        index += 1
+        if optionsEnded || argument.first != UInt8(ascii: "-") || argument.count == 1 {
+            return .operand(FilePath(bytes: argument))
+        }
+        if argument == Array("--".utf8) {
+            optionsEnded = true
+            return next()
+        }
+        let text = String(decoding: argument, as: UTF8.self)
+        if text.hasPrefix("--") {
+            let body = text.dropFirst(2)
+            if let equals = body.firstIndex(of: "=") {
+                return .long(String(body[..<equals]), attached: String(body[body.index(after: equals)...]))
+            }
+            return .long(String(body), attached: nil)
+        }
+        pendingShorts = Array(text.dropFirst())
+        return .short(pendingShorts.removeFirst())
+    }
+
+    /// The value of an option that takes one: the attached `=value`, or the next argument.
+    ///
+    /// - Throws: ``UsageError`` when there is none.
+    mutating func value(for option: String, attached: String?) throws(UsageError) -> String {
+        if let attached { return attached }
+        if !pendingShorts.isEmpty {
+            defer { pendingShorts.removeAll() }
+            return String(pendingShorts)
+        }
+        guard index < arguments.count else { throw UsageError("option '\(option)' needs a value") }
+        index += 1
+        return String(decoding: arguments[index - 1], as: UTF8.self)
+    }
+}
+
+/// Parses a size with an optional binary unit: `4096`, `256K` (KiB), `1M` (MiB), `2G` (GiB);
+/// `KiB`, `MiB`, `GiB` and a trailing `B` are accepted too.
+///
+/// - Throws: ``UsageError`` for anything else, or a value that overflows.
+func parseSize(_ text: String, option: String) throws(UsageError) -> Int64 {
+    var digits = Substring(text)
+    var multiplier: Int64 = 1
+    let units: [(String, Int64)] = [
+        ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40),
+        ("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30), ("TB", 1 << 40),
+        ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30), ("T", 1 << 40), ("B", 1),
+    ]
+    for (suffix, value) in units where digits.uppercased().hasSuffix(suffix.uppercased()) {
+        digits = digits.dropLast(suffix.count)
+        multiplier = value
+        break
+    }
+    guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let number = Int64(digits), number >= 0 else {
+        throw UsageError("invalid size '\(text)' for \(option) (examples: 4096, 256K, 1M, 2G)")
+    }
+    let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
+    guard !overflow else { throw UsageError("size '\(text)' for \(option) is too large") }
+    return product
+}

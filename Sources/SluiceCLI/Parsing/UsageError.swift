@@ -1,0 +1,17 @@
+/// A command line that cannot be run as written: exit status 64, the message, a usage line and
+/// a hint to `--help`.
+struct UsageError: Error, CustomStringConvertible {
+    var message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
+}
+
+/// The program exit statuses (DESIGN.md, "The CLI").
+enum ExitStatus {
+    static let success: Int32 = 0
+    static let failure: Int32 = 1
+    static let warning: Int32 = 2
+    static let usage: Int32 = 64
+    static let brokenPipe: Int32 = 141
+    static func signal(_ number: Int32) -> Int32 { 128 + number }
+}
