@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A race-safe, run-once link between a request to stop and a producer's cancellation closure.
 ///
 /// A producer often learns how to stop only after it has started: a callback source returns its
@@ -21,10 +19,9 @@ import Synchronization
 ///
 /// ## Concurrency contract
 /// Every method may be called from any thread or task, concurrently; none suspends or blocks
-/// beyond a short critical section. The gate's lock (a `Mutex` from the `Synchronization`
-/// module) is never held while the handler runs, so a handler may call back into the gate or
-/// into code that takes other locks (for example an `AsyncStream` `onTermination` handler)
-/// without deadlocking.
+/// beyond a short critical section. The gate's lock (a `pthread_mutex_t`) is never held while the
+/// handler runs, so a handler may call back into the gate or into code that takes other locks
+/// (for example an `AsyncStream` `onTermination` handler) without deadlocking.
 ///
 /// - Important: A gate takes at most one handler. Installing a second one is a programming
 ///   error and traps, whether or not the gate was cancelled: a silently replaced handler would
@@ -40,7 +37,7 @@ public final class CancellationGate: Sendable {
         var isCancelled = false
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// Creates a gate that is neither installed nor cancelled.
     public init() {}

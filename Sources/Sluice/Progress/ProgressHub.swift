@@ -65,7 +65,7 @@ public final class ProgressHub: Sendable {
         var isEmpty: Bool { yields.isEmpty && finishes.isEmpty }
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let nextSubscriberID = Atomic<Int>(0)
 
     /// Creates a hub with no subscribers and no snapshot.
