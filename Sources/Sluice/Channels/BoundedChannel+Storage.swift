@@ -28,6 +28,13 @@ extension BoundedChannel {
     ///
     /// Each operation decides inside `machine.withLock` and acts after it returns: no
     /// continuation is resumed, and no hook is called, while the lock is held.
+    ///
+    /// - Note: On Linux with Swift 6.3, `swift test --sanitize=thread` reports races on the
+    ///   state inside `Mutex.withLock`: `Synchronization.Mutex` waits on a futex in the
+    ///   uninstrumented runtime, so the sanitizer does not see the lock. A 10-line program that
+    ///   appends to a `Mutex<[Int]>` from two threads gets the same report. Every report
+    ///   here has both accesses inside `machine.withLock`; with a pthread-based lock in its
+    ///   place the channel's tests run clean under the sanitizer.
     @usableFromInline
     final class Storage: Sendable {
         @usableFromInline typealias SenderContinuation = CheckedContinuation<Result<Void, ChannelSendError<Element>>, Never>

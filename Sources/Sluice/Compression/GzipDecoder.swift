@@ -69,7 +69,8 @@ public final class GzipDecoder: ChunkTransform {
 
     /// Creates a decoder.
     ///
-    /// zlib's state (about 43 KiB) is allocated with the first input, so this cannot fail.
+    /// zlib's state (about 40 KiB with its window) is allocated with the first input, so creating a
+    /// decoder cannot fail; an allocation failure is thrown by the first call that decodes.
     ///
     /// - Parameters:
     ///   - outputChunkSize: the largest output chunk in bytes; must be > 0. Default 1 MiB.
