@@ -29,25 +29,22 @@ extension BoundedChannel {
     /// Each operation decides inside `machine.withLock` and acts after it returns: no
     /// continuation is resumed, and no hook is called, while the lock is held.
     ///
-    /// - Note: On Linux with Swift 6.3, `swift test --sanitize=thread` reports races on the
-    ///   state inside `Mutex.withLock`: `Synchronization.Mutex` waits on a futex in the
-    ///   uninstrumented runtime, so the sanitizer does not see the lock. A 10-line program that
-    ///   appends to a `Mutex<[Int]>` from two threads gets the same report. Every report
-    ///   here has both accesses inside `machine.withLock`; with a pthread-based lock in its
-    ///   place the channel's tests run clean under the sanitizer.
+    /// - Note: The lock is a ``LockedValue`` (a `pthread_mutex_t`), not `Synchronization.Mutex`:
+    ///   on Linux with Swift 6.3 `Mutex` waits on a futex that ThreadSanitizer does not see, so
+    ///   `swift test --sanitize=thread` reported every contended critical section here as a race.
     @usableFromInline
     final class Storage: Sendable {
         @usableFromInline typealias SenderContinuation = CheckedContinuation<Result<Void, ChannelSendError<Element>>, Never>
         @usableFromInline typealias ConsumerContinuation = CheckedContinuation<Result<Element?, any Error>, Never>
         @usableFromInline typealias Machine = StateMachine<SenderContinuation, ConsumerContinuation>
 
-        @usableFromInline let machine: Mutex<Machine>
+        @usableFromInline let machine: LockedValue<Machine>
         @usableFromInline let weight: @Sendable (Element) -> Int
         @usableFromInline let hooks: Hooks
 
         @inlinable
         init(capacity: Int, byteBudget: Int?, weight: @escaping @Sendable (Element) -> Int, hooks: Hooks) {
-            self.machine = Mutex(Machine(capacity: capacity, byteBudget: byteBudget))
+            self.machine = LockedValue(Machine(capacity: capacity, byteBudget: byteBudget))
             self.weight = weight
             self.hooks = hooks
         }

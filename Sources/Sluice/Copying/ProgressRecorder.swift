@@ -9,7 +9,7 @@ final class ProgressRecorder: Sendable {
     let hub: ProgressHub
     let bytesCompleted = Atomic<Int64>(0)
     let bytesWritten = Atomic<Int64>(0)
-    private let tracker: Mutex<ProgressTracker>
+    private let tracker: LockedValue<ProgressTracker>
     private let statistics: @Sendable () -> (buffered: Int64, peak: Int64, suspended: Duration)
 
     init(
@@ -17,7 +17,7 @@ final class ProgressRecorder: Sendable {
         statistics: @escaping @Sendable () -> (buffered: Int64, peak: Int64, suspended: Duration)
     ) {
         self.hub = hub
-        self.tracker = Mutex(ProgressTracker(totalBytes: totalBytes, clock: start))
+        self.tracker = LockedValue(ProgressTracker(totalBytes: totalBytes, clock: start))
         self.statistics = statistics
     }
 

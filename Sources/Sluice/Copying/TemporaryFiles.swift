@@ -13,7 +13,7 @@ public final class TemporaryFiles: Sendable {
     /// The process-wide registry.
     public static let shared = TemporaryFiles()
 
-    private let paths = Mutex<Set<FilePath>>([])
+    private let paths = LockedValue<Set<FilePath>>([])
 
     /// The process's file mode creation mask (`umask(2)`), read once.
     static let processUmask: UInt32 = {

@@ -6,10 +6,12 @@ import Musl
 import Darwin
 #endif
 
-/// A value guarded by a `pthread_mutex_t`, with the same `withLock` shape as `Mutex`.
+/// A value guarded by a `pthread_mutex_t`, with the same `withLock` shape as `Mutex` (the value
+/// goes in as `sending` and results come out as `sending`, so non-`Sendable` state such as a
+/// state machine holding continuations can live inside, as with `Mutex`).
 ///
-/// Sluice's small synchronisation points (``CancellationGate``, ``ProgressHub``) keep their state
-/// here rather than in `Synchronization.Mutex` for one reason: on Linux, `Mutex` hands a contended
+/// Sluice's synchronisation points (``BoundedChannel``, ``CancellationGate``, ``ProgressHub``, the
+/// chunk pool) keep their state here rather than in `Synchronization.Mutex` for one reason: on Linux, `Mutex` hands a contended
 /// lock over through `FUTEX_LOCK_PI`/`FUTEX_UNLOCK_PI` system calls, which ThreadSanitizer does
 /// not see, so `swift test --sanitize=thread` reports every contended critical section as a race
 /// (a 20-line program that appends to an array under a `Mutex` from 8 tasks reproduces it).
@@ -23,13 +25,15 @@ import Darwin
 /// its own `body`. The lock is not recursive: calling `withLock(_:)` on the same value from inside
 /// `body` deadlocks. As everywhere in Sluice, `body` only decides: it must not resume
 /// continuations, yield to streams, call user closures or await.
-internal final class LockedValue<Value: Sendable>: @unchecked Sendable {
+@usableFromInline
+internal final class LockedValue<Value>: @unchecked Sendable {
     // Heap-allocated so the mutex has a stable address (a `pthread_mutex_t` may not move).
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline var value: Value
 
     /// Creates a lock guarding `initialValue`.
-    internal init(_ initialValue: Value) {
+    @usableFromInline
+    internal init(_ initialValue: sending Value) {
         value = initialValue
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -48,9 +52,10 @@ internal final class LockedValue<Value: Sendable>: @unchecked Sendable {
     /// - Parameter body: reads or changes the value; runs with the lock held.
     /// - Returns: what `body` returns.
     /// - Throws: what `body` throws; the lock is released either way.
+    @inlinable
     internal func withLock<Result, Failure: Error>(
-        _ body: (inout Value) throws(Failure) -> Result
-    ) throws(Failure) -> Result {
+        _ body: (inout sending Value) throws(Failure) -> sending Result
+    ) throws(Failure) -> sending Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
