@@ -12,6 +12,8 @@ struct SluiceMain {
         usage: ["sluice <command> [options] ..."],
         arguments: [
             ("copy", "copy files (sluice copy --help)"),
+            ("compress", "compress files to gzip (sluice compress --help)"),
+            ("decompress", "decompress gzip files (sluice decompress --help)"),
         ],
         options: [("-h, --help", "show this help"), ("--version", "show the version")],
         discussion: """
@@ -41,6 +43,8 @@ struct SluiceMain {
         do throws(UsageError) {
             switch name {
             case "copy": return try await CopyCommand.run(rest)
+            case "compress": return try await GzipCommand.run(.compress, rest)
+            case "decompress": return try await GzipCommand.run(.decompress, rest)
             case "-h", "--help", "help":
                 Console.writeOutput(help.render())
                 return ExitStatus.success
@@ -49,7 +53,7 @@ struct SluiceMain {
             }
         } catch {
             Console.message(error.message)
-            let known = ["copy"].contains(name)
+            let known = ["copy", "compress", "decompress"].contains(name)
             Console.writeError("See 'sluice \(known ? name + " " : "")--help'.\n")
             return ExitStatus.usage
         }

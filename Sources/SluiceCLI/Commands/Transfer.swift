@@ -30,6 +30,8 @@ struct Transfer {
     /// The verb of messages: `copy`, `compress`, `decompress`, `test`.
     var verb: String
     var transform: FileCopy<FileChunks, AnySink>.TransformFactory?
+    /// `--rm`: remove the source once the destination is committed (durably).
+    var removesSource = false
 
     /// What happened, for the exit status.
     enum Outcome {
@@ -63,6 +65,12 @@ struct Transfer {
             do {
                 let report = try await copy.run()
                 await display.finish(error: nil)
+                if removesSource, case .file(let path) = source {
+                    if path.withCString({ unlink($0) }) != 0 {
+                        Console.message(FileError.system("unlink", path: path, errno: Errno(rawValue: errno)).description)
+                        return .failure
+                    }
+                }
                 if options.verbose { Console.message(describe(report)) }
                 if !options.quiet {
                     for warning in report.warnings { Console.message("\(source.name): \(warning)") }
