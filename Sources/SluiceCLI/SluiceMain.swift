@@ -14,6 +14,7 @@ struct SluiceMain {
             ("copy", "copy files (sluice copy --help)"),
             ("compress", "compress files to gzip (sluice compress --help)"),
             ("decompress", "decompress gzip files (sluice decompress --help)"),
+            ("bench", "measure memory and speed of the designs (sluice bench --help)"),
         ],
         options: [("-h, --help", "show this help"), ("--version", "show the version")],
         discussion: """
@@ -45,6 +46,8 @@ struct SluiceMain {
             case "copy": return try await CopyCommand.run(rest)
             case "compress": return try await GzipCommand.run(.compress, rest)
             case "decompress": return try await GzipCommand.run(.decompress, rest)
+            case "bench": return try await BenchCommand.run(rest)
+            case "bench-run": return await BenchCommand.runChild(rest)
             case "-h", "--help", "help":
                 Console.writeOutput(help.render())
                 return ExitStatus.success
@@ -53,7 +56,7 @@ struct SluiceMain {
             }
         } catch {
             Console.message(error.message)
-            let known = ["copy", "compress", "decompress"].contains(name)
+            let known = ["copy", "compress", "decompress", "bench"].contains(name)
             Console.writeError("See 'sluice \(known ? name + " " : "")--help'.\n")
             return ExitStatus.usage
         }

@@ -1,0 +1,178 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Sluice
+import Synchronization
+
+/// Runs one design once, in the current process (the child that `sluice bench` starts for it).
+public enum BenchmarkScenario {
+    /// What a run needs.
+    public struct Parameters: Sendable {
+        /// The design to run.
+        public var design: BenchmarkDesign
+        /// The consumer to use.
+        public var consumer: BenchmarkConsumer
+        /// The file to read.
+        public var input: FilePath
+        /// The file to write (replaced; no fsync).
+        public var output: FilePath
+        /// The slow consumer's rate in bytes per second.
+        public var sinkRate: Int64
+        /// Bytes per chunk.
+        public var chunkSize: Int
+        /// Chunks buffered between stages (bounded-pull) or in the push buffer.
+        public var capacity: Int
+        /// The spill directory for `push-spill`.
+        public var spillDirectory: FilePath
+
+        /// Creates parameters.
+        public init(
+            design: BenchmarkDesign, consumer: BenchmarkConsumer, input: FilePath, output: FilePath,
+            sinkRate: Int64, chunkSize: Int = 1 << 20, capacity: Int = 4, spillDirectory: FilePath
+        ) {
+            self.design = design
+            self.consumer = consumer
+            self.input = input
+            self.output = output
+            self.sinkRate = sinkRate
+            self.chunkSize = chunkSize
+            self.capacity = capacity
+            self.spillDirectory = spillDirectory
+        }
+    }
+
+    /// Runs the design and measures it. Writes with `--no-fsync` semantics (no fsync of the
+    /// output or its directory), so the disk's flush time is not measured.
+    public static func run(_ parameters: Parameters) async -> BenchmarkRun {
+        let gauge = BufferGauge()
+        let sampler = MemorySampler { gauge.current }
+        let start = ContinuousClock.now
+        var inputBytes: Int64 = 0
+        var outcome = BenchmarkOutcome.ok
+        do {
+            let sink = ThrottledSink(
+                try await FileSink.create(at: parameters.output, options: .init(overwrite: true, synchronize: false)),
+                bytesPerSecond: parameters.consumer == .slow ? parameters.sinkRate : nil)
+            switch parameters.design {
+            case .unboundedStream:
+                inputBytes = try await runUnboundedStream(parameters, sink: sink, gauge: gauge)
+            case .boundedPull:
+                inputBytes = try await runBoundedPull(parameters, sink: sink, gauge: gauge)
+            case .pushFail, .pushSpill:
+                inputBytes = try await runPush(parameters, sink: sink, gauge: gauge)
+            }
+        } catch is CapacityExceededError {
+            outcome = .capacityExceeded
+        } catch {
+            outcome = .error(String(describing: error))
+        }
+        let elapsed = ContinuousClock.now - start
+        let samples = sampler.stop()
+        if let status = try? FileStatus.of(parameters.input) { inputBytes = max(inputBytes, status.size) }
+        return BenchmarkRun(
+            design: parameters.design, consumer: parameters.consumer, inputBytes: inputBytes,
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
+            peakResidentBytes: ProcessMemory.peakResidentBytes(),
+            peakBufferedBytes: max(samples.map(\.bufferedBytes).max() ?? 0, gauge.peak),
+            outcome: outcome, samples: samples)
+    }
+
+    /// The unbounded design: a producer task reads as fast as it can and yields into an
+    /// `AsyncStream` with its default `.unbounded` buffering; the consumer writes.
+    static func runUnboundedStream(
+        _ parameters: Parameters, sink: some ChunkSink, gauge: BufferGauge
+    ) async throws -> Int64 {
+        let (stream, continuation) = AsyncStream<Chunk>.makeStream()
+        let source = try await FileChunks.open(parameters.input, chunkSize: parameters.chunkSize)
+        let producer = Task {
+            var total: Int64 = 0
+            do {
+                for try await chunk in source {
+                    gauge.produced(chunk.count)
+                    total += Int64(chunk.count)
+                    continuation.yield(chunk)
+                }
+            } catch {}
+            continuation.finish()
+            return total
+        }
+        do {
+            for await chunk in stream {
+                try await sink.write(chunk)
+                gauge.consumed(chunk.count)
+            }
+            try await sink.commit()
+        } catch {
+            producer.cancel()
+            await sink.abort()
+            throw error
+        }
+        return await producer.value
+    }
+
+    /// The Sluice design: ``FileChunks`` → ``FileCopy`` (bounded channel) → sink.
+    static func runBoundedPull(
+        _ parameters: Parameters, sink: some ChunkSink, gauge: BufferGauge
+    ) async throws -> Int64 {
+        let source = try await FileChunks.open(parameters.input, chunkSize: parameters.chunkSize)
+        let copy = FileCopy(
+            from: source, to: sink, totalBytes: source.expectedSize,
+            options: .init(capacity: parameters.capacity, byteBudget: parameters.capacity * parameters.chunkSize, computesCRC32: false))
+        let updates = copy.progress.subscribe()
+        let watcher = Task {
+            for await snapshot in updates { gauge.set(snapshot.bufferedBytes) }
+        }
+        let report = try await copy.run()
+        await watcher.value
+        gauge.raisePeak(to: report.peakBufferedBytes)
+        return report.bytesRead
+    }
+
+    static func runPush(
+        _ parameters: Parameters, sink: some ChunkSink, gauge: BufferGauge
+    ) async throws -> Int64 {
+        throw BenchmarkUnavailableError(design: parameters.design)
+    }
+}
+
+/// A design this build cannot run.
+struct BenchmarkUnavailableError: Error, CustomStringConvertible {
+    var design: BenchmarkDesign
+    var description: String { "design \(design.rawValue) is not available" }
+}
+
+/// Bytes produced minus bytes consumed, and the peak of that; thread-safe.
+final class BufferGauge: Sendable {
+    private let buffered = Atomic<Int64>(0)
+    private let peakValue = Atomic<Int64>(0)
+
+    var current: Int64 { buffered.load(ordering: .relaxed) }
+    var peak: Int64 { peakValue.load(ordering: .relaxed) }
+
+    func produced(_ count: Int) {
+        let now = buffered.wrappingAdd(Int64(count), ordering: .relaxed).newValue
+        raisePeak(to: now)
+    }
+
+    func consumed(_ count: Int) {
+        buffered.wrappingSubtract(Int64(count), ordering: .relaxed)
+    }
+
+    func set(_ value: Int64) {
+        buffered.store(value, ordering: .relaxed)
+        raisePeak(to: value)
+    }
+
+    func raisePeak(to value: Int64) {
+        var seen = peakValue.load(ordering: .relaxed)
+        while value > seen {
+            let (exchanged, original) = peakValue.compareExchange(expected: seen, desired: value, ordering: .relaxed)
+            if exchanged { return }
+            seen = original
+        }
+    }
+}
+
+/// Placeholder until ``PushBuffer`` lands in this build.
+struct CapacityExceededError: Error {}

@@ -1,0 +1,86 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Sluice
+
+/// Runs a program as a child process and measures it with `wait4(2)` on that child alone.
+///
+/// Peak RSS comes from that child's `ru_maxrss` (the kernel's high-water mark), not from
+/// `getrusage(RUSAGE_CHILDREN)`, which reports the largest child ever reaped by this process.
+/// Standard output and standard error go to files, so nothing can fill a pipe and stall.
+public enum ChildProcess {
+    /// What a child did.
+    public struct Result: Sendable {
+        /// The exit status (128 + signal number if it was killed by a signal).
+        public var status: Int32
+        /// Its standard output.
+        public var standardOutput: String
+        /// Its standard error.
+        public var standardError: String
+        /// Its peak resident set size in bytes (`ru_maxrss` × 1024).
+        public var peakResidentBytes: Int64
+        /// Wall-clock seconds from spawn to exit.
+        public var seconds: Double
+    }
+
+    /// Spawns `executable` with `arguments` (`posix_spawn(3)`), waits for it with `wait4(2)` on a
+    /// dedicated thread (never on the cooperative pool) and returns what it did.
+    ///
+    /// - Throws: ``FileError`` if the program cannot be started.
+    public static func run(_ executable: String, _ arguments: [String], scratch: FilePath) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Swift.Result { try runBlocking(executable, arguments, scratch: scratch) })
+            }
+            thread.start()
+        }
+    }
+
+    static func runBlocking(_ executable: String, _ arguments: [String], scratch: FilePath) throws -> Result {
+        let outPath = scratch.appending(FilePath("child-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).out"))
+        let errPath = FilePath(bytes: outPath.bytes + Array(".err".utf8))
+        defer {
+            _ = outPath.withCString { unlink($0) }
+            _ = errPath.withCString { unlink($0) }
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        _ = outPath.withCString { posix_spawn_file_actions_addopen(&actions, 1, $0, O_WRONLY | O_CREAT | O_TRUNC, 0o600) }
+        _ = errPath.withCString { posix_spawn_file_actions_addopen(&actions, 2, $0, O_WRONLY | O_CREAT | O_TRUNC, 0o600) }
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let start = ContinuousClock.now
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard spawned == 0 else {
+            throw FileError.system("posix_spawn", path: FilePath(executable), errno: Errno(rawValue: spawned))
+        }
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 {
+            guard errno == EINTR else { throw FileError.system("wait4", path: FilePath(executable), errno: Errno(rawValue: errno)) }
+        }
+        let elapsed = ContinuousClock.now - start
+        let exitStatus: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return Result(
+            status: exitStatus, standardOutput: try readAll(outPath), standardError: try readAll(errPath),
+            peakResidentBytes: Int64(usage.ru_maxrss) * 1024,
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    static func readAll(_ path: FilePath) throws -> String {
+        let descriptor = try FileDescriptor.open(path, O_RDONLY)
+        defer { try? descriptor.close() }
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = try buffer.withUnsafeMutableBytes { (raw) throws(Errno) -> Int in try descriptor.read(into: raw) }
+            if count == 0 { break }
+            data += buffer[..<count]
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
