@@ -54,12 +54,12 @@ public enum SVGPlot {
             var tick = 0.0
             while tick <= yMax + yStep / 2 {
                 out += "<line x1=\"\(f(x0))\" y1=\"\(f(py(tick)))\" x2=\"\(f(x0 + panelWidth))\" y2=\"\(f(py(tick)))\" stroke=\"#e5e5e5\"/>\n"
-                out += "<text x=\"\(f(x0 - 6))\" y=\"\(f(py(tick) + 4))\" text-anchor=\"end\">\(label(tick))</text>\n"
+                out += "<text x=\"\(f(x0 - 6))\" y=\"\(f(py(tick) + 4))\" text-anchor=\"end\">\(label(tick, step: yStep))</text>\n"
                 tick += yStep
             }
             tick = 0
             while tick <= xMax + xStep / 2 {
-                out += "<text x=\"\(f(px(tick)))\" y=\"\(f(top + panelHeight + 16))\" text-anchor=\"middle\">\(label(tick))</text>\n"
+                out += "<text x=\"\(f(px(tick)))\" y=\"\(f(top + panelHeight + 16))\" text-anchor=\"middle\">\(label(tick, step: xStep))</text>\n"
                 tick += xStep
             }
             out += "<rect x=\"\(f(x0))\" y=\"\(f(top))\" width=\"\(f(panelWidth))\" height=\"\(f(panelHeight))\" fill=\"none\" stroke=\"#333\"/>\n"
@@ -91,8 +91,15 @@ public enum SVGPlot {
         return magnitude * 10
     }
 
-    static func label(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : CSVWriter.format(value, digits: 1)
+    /// A tick label with as many decimals as the step needs (0.05 → 2).
+    static func label(_ value: Double, step: Double) -> String {
+        var digits = 0
+        var scaled = step
+        while digits < 6 && abs(scaled - scaled.rounded()) > 1e-9 {
+            scaled *= 10
+            digits += 1
+        }
+        return CSVWriter.format(value, digits: digits)
     }
 
     static func f(_ value: Double) -> String { CSVWriter.format(value, digits: 1) }
