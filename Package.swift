@@ -14,6 +14,7 @@ let package = Package(
         .executableTarget(name: "SluiceCLI", dependencies: ["Sluice", "SluiceBenchmarks"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "CZlib"]),
         .testTarget(name: "SluiceCLITests", dependencies: ["SluiceCLI", "Sluice"]),
+        .testTarget(name: "SluiceBenchmarksTests", dependencies: ["SluiceBenchmarks", "Sluice"]),
     ],
     swiftLanguageModes: [.v6]
 )

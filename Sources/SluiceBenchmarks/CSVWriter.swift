@@ -35,9 +35,11 @@ public enum CSVWriter {
         for _ in 0..<digits { scale *= 10 }
         let scaled = Int64((abs(value) * scale).rounded())
         let whole = scaled / Int64(scale)
+        let sign = value < 0 && scaled != 0 ? "-" : ""
+        guard digits > 0 else { return sign + String(whole) }
         var fraction = String(scaled % Int64(scale))
         fraction = String(repeating: "0", count: digits - fraction.count) + fraction
-        return (value < 0 && scaled != 0 ? "-" : "") + String(whole) + (digits > 0 ? "." + fraction : "")
+        return sign + String(whole) + "." + fraction
     }
 }
 

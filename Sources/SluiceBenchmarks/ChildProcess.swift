@@ -8,6 +8,10 @@ import Sluice
 ///
 /// Peak RSS comes from that child's `ru_maxrss` (the kernel's high-water mark), not from
 /// `getrusage(RUSAGE_CHILDREN)`, which reports the largest child ever reaped by this process.
+/// One Linux quirk remains: `posix_spawn` starts the child on this process's memory
+/// (`CLONE_VM | CLONE_VFORK`) and `execve(2)` records that memory's high-water mark in the child's
+/// `ru_maxrss`, so a child never reports less than this process's own peak. A child that can
+/// report its own `VmHWM` (as `sluice bench-run` does) is the better measure of itself.
 /// Standard output and standard error go to files, so nothing can fill a pipe and stall.
 public enum ChildProcess {
     /// What a child did.
@@ -18,7 +22,8 @@ public enum ChildProcess {
         public var standardOutput: String
         /// Its standard error.
         public var standardError: String
-        /// Its peak resident set size in bytes (`ru_maxrss` × 1024).
+        /// Its peak resident set size in bytes (`ru_maxrss` × 1024): at least the spawning
+        /// process's own peak (see above).
         public var peakResidentBytes: Int64
         /// Wall-clock seconds from spawn to exit.
         public var seconds: Double
@@ -52,9 +57,21 @@ public enum ChildProcess {
         _ = errPath.withCString { posix_spawn_file_actions_addopen(&actions, 2, $0, O_WRONLY | O_CREAT | O_TRUNC, 0o600) }
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
+        // The child starts with no blocked signals and default dispositions, whatever this
+        // process blocks or ignores (SIGPIPE, for one).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var emptySet = sigset_t()
+        sigemptyset(&emptySet)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &emptySet)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
         let start = ContinuousClock.now
-        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         guard spawned == 0 else {
             throw FileError.system("posix_spawn", path: FilePath(executable), errno: Errno(rawValue: spawned))
         }

@@ -66,8 +66,10 @@ struct BenchRunner {
                         run = decoded
                         // Wall time from spawn to exit, as for cp and cat: what a user waits for.
                         run.seconds = result.seconds
-                        // The kernel's high-water mark for that child alone (wait4), never RUSAGE_CHILDREN.
-                        run.peakResidentBytes = max(result.peakResidentBytes, decoded.peakResidentBytes)
+                        // The child's own high-water mark (VmHWM at exit). wait4's ru_maxrss on that
+                        // child is kept for children that could not report: after posix_spawn it
+                        // also counts this process's peak (see ChildProcess).
+                        run.peakResidentBytes = decoded.peakResidentBytes > 0 ? decoded.peakResidentBytes : result.peakResidentBytes
                     } else {
                         let message = result.standardError.split(separator: "\n").last.map(String.init) ?? "exit status \(result.status)"
                         run = BenchmarkRun(

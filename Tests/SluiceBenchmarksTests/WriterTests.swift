@@ -1,0 +1,104 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Sluice
+@testable import SluiceBenchmarks
+import Testing
+
+@Suite struct CSVWriterTests {
+    static func run(_ design: BenchmarkDesign, _ consumer: BenchmarkConsumer, outcome: BenchmarkOutcome = .ok) -> BenchmarkRun {
+        BenchmarkRun(
+            design: design, consumer: consumer, inputBytes: 256 << 20, seconds: 0.5, peakResidentBytes: 30 << 20,
+            peakBufferedBytes: 4 << 20, outcome: outcome,
+            samples: [MemorySample(seconds: 0, residentBytes: 10 << 20, bufferedBytes: 0),
+                      MemorySample(seconds: 0.25, residentBytes: 30 << 20, bufferedBytes: 4 << 20)])
+    }
+
+    /// Splits RFC 4180 text into records of fields (quoted fields may hold commas, quotes, newlines).
+    static func parse(_ text: String) -> [[String]] {
+        var records: [[String]] = []
+        var record: [String] = []
+        var field = ""
+        var quoted = false
+        var characters = Array(text)
+        var index = 0
+        while index < characters.count {
+            let character = characters[index]
+            if quoted {
+                if character == "\"" {
+                    if index + 1 < characters.count && characters[index + 1] == "\"" {
+                        field.append("\"")
+                        index += 1
+                    } else {
+                        quoted = false
+                    }
+                } else {
+                    field.append(character)
+                }
+            } else if character == "\"" {
+                quoted = true
+            } else if character == "," {
+                record.append(field)
+                field = ""
+            } else if character == "\r\n" || character == "\n" {
+                record.append(field)
+                records.append(record)
+                record = []
+                field = ""
+            } else {
+                field.append(character)
+            }
+            index += 1
+        }
+        characters.removeAll()
+        return records
+    }
+
+    @Test func headerAndOneRowPerRun() {
+        let runs = [Self.run(.unboundedStream, .fast), Self.run(.boundedPull, .slow), Self.run(.pushFail, .slow, outcome: .capacityExceeded)]
+        let records = Self.parse(CSVWriter.csv(for: runs))
+        #expect(records.count == 4)
+        #expect(records[0] == ["design", "consumer", "input_bytes", "seconds", "mib_per_s", "peak_rss_bytes", "peak_buffered_bytes", "outcome"])
+        #expect(records[1] == ["unbounded-stream", "fast", "268435456", "0.5000", "512.0", "31457280", "4194304", "ok"])
+        #expect(records[3].last == "capacity-exceeded")
+        #expect(records.allSatisfy { $0.count == 8 })
+    }
+
+    @Test func errorMessagesWithCommasQuotesAndNewlinesAreQuoted() {
+        let message = "cannot write to 'a,b': \"x\"\nsecond line"
+        let text = CSVWriter.csv(for: [Self.run(.boundedPull, .fast, outcome: .error(message))])
+        #expect(text.hasSuffix("\r\n"))
+        let records = Self.parse(text)
+        #expect(records.count == 2)
+        #expect(records[1].last == "error: " + message)
+    }
+}
+
+@Suite struct SVGPlotTests {
+    @Test func plotIsWellFormedXMLWithAxesAndLegend() throws {
+        let series = [
+            SVGPlot.Series(label: "unbounded-stream", panel: "slow consumer", points: [(0, 20), (0.5, 240), (1.2, 30)]),
+            SVGPlot.Series(label: "bounded-pull", panel: "slow consumer", points: [(0, 20), (0.5, 26), (1.2, 26)]),
+            SVGPlot.Series(label: "bounded-pull", panel: "fast consumer", points: [(0, 20), (0.1, 26)]),
+        ]
+        let svg = SVGPlot.svg(series, title: "Resident memory <over> time & more")
+        let document = try XMLDocument(xmlString: svg)
+        #expect(document.rootElement()?.name == "svg")
+        let polylines = try document.nodes(forXPath: "//*[local-name()='polyline']")
+        #expect(polylines.count == 3)
+        #expect(svg.contains("seconds"))
+        #expect(svg.contains("resident memory (MiB)"))
+        #expect(svg.contains(">unbounded-stream</text>"))
+        #expect(svg.contains(">bounded-pull</text>"))
+        #expect(svg.contains("&lt;over&gt; time &amp; more"))
+    }
+
+    @Test func tickStepsAreOneTwoOrFiveTimesAPowerOfTen() {
+        #expect(SVGPlot.niceStep(1.0) == 0.2)
+        #expect(SVGPlot.niceStep(240) == 50)
+        #expect(SVGPlot.niceStep(0.15) == 0.05)
+        #expect(SVGPlot.label(0.15, step: 0.05) == "0.15")
+        #expect(SVGPlot.label(100, step: 50) == "100")
+    }
+}
