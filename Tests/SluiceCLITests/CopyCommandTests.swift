@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 
@@ -132,5 +135,85 @@ struct CopyCommandTests {
         #expect(result.status == 1)
         #expect(result.stderr == #"sluice: cannot open 'caf\xE9.txt': No such file or directory"# + "\n")
         #expect(!sandbox.exists("copy.txt"))
+    }
+
+    @Test(arguments: ["1", "7", "4096", "64K", "1M"])
+    func everyChunkSizeCopiesTheSameBytes(chunkSize: String) async throws {
+        let sandbox = try Sandbox()
+        let data = pattern(count: 20_011)
+        try sandbox.write(data, to: "source")
+        let result = try await CLI.run(["copy", "--chunk-size", chunkSize, "--capacity", "2", "source", "copy"], in: sandbox)
+        #expect(result.status == 0)
+        #expect(sandbox.contents("copy") == data)
+    }
+
+    @Test func oneMissingSourceAmongSeveralFailsButTheOthersAreCopied() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("alpha\n", to: "a")
+        try sandbox.write("beta\n", to: "b")
+        try sandbox.makeDirectory("dir")
+        let result = try await CLI.run(["copy", "a", "missing", "b", "dir"], in: sandbox)
+        #expect(result.status == 1)
+        #expect(result.stderr == "sluice: cannot open 'missing': No such file or directory\n")
+        #expect(sandbox.listing("dir") == ["a", "b"])
+        #expect(sandbox.text("dir/b") == "beta\n")
+    }
+
+    @Test func permissionBitsOfTheSourceAreKept() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("#!/bin/sh\n", to: "script")
+        #expect(chmod(sandbox.path("script"), 0o750) == 0)
+        let result = try await CLI.run(["copy", "script", "copy"], in: sandbox)
+        #expect(result.status == 0)
+        #expect(sandbox.status("copy").map { $0.st_mode & 0o7777 } == 0o750)
+    }
+
+    @Test func directorySourceFailsAndLeavesNothing() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.makeDirectory("dir")
+        let result = try await CLI.run(["copy", "dir", "copy"], in: sandbox)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("'dir'"))
+        #expect(result.stderr.contains("Is a directory"))
+        #expect(sandbox.listing() == ["dir"])
+    }
+
+    @Test func standardInputIntoADirectoryIsRefused() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("data", to: "input")
+        try sandbox.makeDirectory("dir")
+        let result = try await CLI.run(["copy", "-", "dir"], in: sandbox, stdin: .file(sandbox.path("input")))
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("standard input"))
+        #expect(sandbox.listing("dir").isEmpty)
+    }
+
+    @Test func standardInputThatIsTheDestinationIsRefused() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("precious\n", to: "f.txt")
+        let result = try await CLI.run(["copy", "--force", "-", "f.txt"], in: sandbox, stdin: .file(sandbox.path("f.txt")))
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("same file"))
+        #expect(sandbox.text("f.txt") == "precious\n")
+        #expect(sandbox.leftovers().isEmpty)
+    }
+
+    @Test func doubleDashEndsTheOptions() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("dash\n", to: "-f")
+        let result = try await CLI.run(["copy", "--", "-f", "copy"], in: sandbox)
+        #expect(result.status == 0)
+        #expect(sandbox.text("copy") == "dash\n")
+    }
+
+    @Test func destinationWhoseNameIsNotUTF8IsEscapedInTheMessage() async throws {
+        let sandbox = try Sandbox()
+        let name = Array("d".utf8) + [0xFF] + Array("x".utf8)
+        try sandbox.write("a", to: "a")
+        try sandbox.write(Array("old".utf8), toBytes: name)
+        let result = try await CLI.run(bytes: [Array("copy".utf8), Array("a".utf8), name], in: sandbox)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains(#"'d\xFFx'"#))
+        #expect(sandbox.contents(bytes: name) == Array("old".utf8))
     }
 }
