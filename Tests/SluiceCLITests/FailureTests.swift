@@ -47,7 +47,7 @@ struct MidCopyFailureTests {
 struct BrokenPipeTests {
     @Test func closedOutputPipeEndsQuietlyWith141() async throws {
         let sandbox = try Sandbox()
-        try sandbox.write(pattern(count: 8 * 1024 * 1024), to: "big")
+        try sandbox.write(pattern(count: 2 * 1024 * 1024), to: "big")
         let output = try Pipe.make()
         let process = try CLI.start(["copy", "big", "-"], in: sandbox, stdout: .descriptor(output.writeEnd))
         output.closeWriteEnd()
@@ -64,17 +64,18 @@ struct BrokenPipeTests {
             return bytes
         }
         output.closeReadEnd()
+        let closed = ContinuousClock.now
         let result = await process.finish()
         #expect(first == Array(pattern(count: 10)))
         #expect(result.status == 141)
         #expect(result.signal == nil, "sluice must exit by itself, not die of SIGPIPE")
         #expect(result.stderr.isEmpty)
-        #expect(result.elapsed < .seconds(5))
+        #expect(ContinuousClock.now - closed < .seconds(5))
     }
 
     @Test func headInAShellPipelineEndsItWith141() async throws {
         let sandbox = try Sandbox()
-        try sandbox.write(pattern(count: 8 * 1024 * 1024), to: "big")
+        try sandbox.write(pattern(count: 2 * 1024 * 1024), to: "big")
         let result = try await CLI.shell(
             #"{ "$SLUICE" copy big - 2> stderr.txt; echo $? > status.txt; } | head -c 10 > head.out"#, in: sandbox)
         #expect(result.status == 0)
