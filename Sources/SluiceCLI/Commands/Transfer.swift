@@ -78,7 +78,9 @@ struct Transfer {
                 return .success(warnings: report.warnings)
             } catch {
                 let outcome = classify(error)
-                await display.finish(error: outcome.message)
+                // Cancellation and a closed output pipe print no message, but the last progress
+                // line must still not read as a success.
+                await display.finish(error: outcome.message ?? (error is CancellationError ? "interrupted" : "\(error)"))
                 if let message = outcome.message { Console.message(message) }
                 return outcome.result
             }

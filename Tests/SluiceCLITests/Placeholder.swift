@@ -1,5 +1,0 @@
-import Testing
-
-@Suite struct CLIPlaceholderTests {
-    @Test func placeholder() { #expect(Bool(true)) }
-}

@@ -1,0 +1,129 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// Writes every byte of `text` to `descriptor` (blocking; call it from ``onThread(_:)``).
+func writeAll(_ text: String, to descriptor: Int32) -> Bool {
+    Array(text.utf8).withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return false }
+            offset += count
+        }
+        return true
+    }
+}
+
+/// C19 and interruption: pipes, FIFOs, SIGINT and SIGTERM, ordered by the progress lines the
+/// child writes, never by time.
+@Suite(.timeLimit(.minutes(1)))
+struct SignalTests {
+    @Test func fifoFedInTwoPartsIsCopiedWithAnUnknownTotal() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.makeFIFO("p")
+        let process = try CLI.start(["copy", "--progress=json", "p", "out"], in: sandbox, errorPipe: true)
+        // Blocks until sluice opens the FIFO for reading.
+        let path = sandbox.path("p")
+        let writer = await onThread { open(path, O_WRONLY | O_CLOEXEC) }
+        try #require(writer >= 0)
+        #expect(await onThread { writeAll("hello ", to: writer) })
+        let first = try #require(await process.nextErrorLine())
+        #expect(try ProgressLine(first).totalIsUnknown)
+        #expect(await onThread { writeAll("world\n", to: writer) })
+        close(writer)
+        let result = await process.finish()
+        #expect(result.status == 0)
+        #expect(sandbox.text("out") == "hello world\n")
+        let lines = try result.stderrLines.map(ProgressLine.init)
+        let last = try #require(lines.last)
+        #expect(last.isDone && last.fraction == 1.0 && last.integer("totalBytes") == 12)
+        #expect(lines.dropLast().allSatisfy { $0.totalIsUnknown && $0.fraction == nil })
+        #expect(sandbox.leftovers().isEmpty)
+    }
+
+    @Test(arguments: [(SIGINT, Int32(130)), (SIGTERM, Int32(143))])
+    func signalWhileReadingASilentPipeCleansUp(signal: Int32, expectedStatus: Int32) async throws {
+        let sandbox = try Sandbox()
+        let input = try Pipe.make()
+        // The test keeps the write end open and silent: sluice's read blocks.
+        defer { input.closeWriteEnd() }
+        let process = try CLI.start(
+            ["copy", "--progress=json", "-", "out"], in: sandbox, stdin: .descriptor(input.readEnd), errorPipe: true)
+        input.closeReadEnd()
+        let first = try #require(await process.nextErrorLine())
+        #expect(try ProgressLine(first).integer("bytesCompleted") == 0)
+        let signalled = ContinuousClock.now
+        process.send(signal: signal)
+        let result = await process.finish()
+        #expect(result.status == expectedStatus, "\(result.stderr)")
+        #expect(result.signal == nil, "sluice must exit by itself after cleaning up")
+        #expect(ContinuousClock.now - signalled < .seconds(5))
+        #expect(!sandbox.exists("out"))
+        #expect(sandbox.leftovers().isEmpty, "\(sandbox.listing())")
+        // A last progress line, if any, must not look like a success.
+        for line in try result.stderrLines.map(ProgressLine.init) where line.isDone {
+            #expect(line.object["error"] is String, "an interrupted copy ended with \(line.text)")
+        }
+    }
+
+    @Test func signalWhileCopyingFromAPipeKeepsTheOldDestination() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("OLD", to: "out")
+        let input = try Pipe.make()
+        defer { input.closeWriteEnd() }
+        let process = try CLI.start(
+            ["copy", "--force", "--progress=json", "-", "out"], in: sandbox, stdin: .descriptor(input.readEnd),
+            errorPipe: true)
+        input.closeReadEnd()
+        #expect(await onThread { writeAll("partial data", to: input.writeEnd) })
+        _ = try #require(await process.nextErrorLine())
+        process.send(signal: SIGINT)
+        let result = await process.finish()
+        #expect(result.status == 130)
+        #expect(sandbox.text("out") == "OLD")
+        #expect(sandbox.leftovers().isEmpty)
+    }
+
+    @Test func sigintWhileOpeningAFIFOWithNoWriterExits130() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.makeFIFO("p")
+        let process = try CLI.start(["copy", "p", "out"], in: sandbox)
+        // No progress line comes before the open returns: the event is the kernel's own record
+        // that a thread of sluice waits in the FIFO's open for a writer.
+        let waiting = await onThread { process.waitUntilAThreadWaits(in: "wait_for_partner") }
+        try #require(waiting, "no thread of sluice was seen waiting in open(2) of the FIFO")
+        let signalled = ContinuousClock.now
+        process.send(signal: SIGINT)
+        let result = await process.finish()
+        #expect(result.status == 130)
+        #expect(result.signal == nil)
+        #expect(ContinuousClock.now - signalled < .seconds(5))
+        #expect(result.stderr.isEmpty)
+        #expect(sandbox.listing() == ["p"])
+    }
+}
+
+extension RunningProcess {
+    /// Polls `/proc/<pid>/task/*/wchan` until one of the child's threads waits in the kernel
+    /// function `function`. Returns `false` if the child exits first or the kernel does not
+    /// report wait channels.
+    func waitUntilAThreadWaits(in function: String) -> Bool {
+        let tasks = "/proc/\(pid)/task"
+        while true {
+            guard let threads = try? FileManager.default.contentsOfDirectory(atPath: tasks) else { return false }
+            for thread in threads {
+                let channel = (try? String(contentsOfFile: "\(tasks)/\(thread)/wchan", encoding: .utf8)) ?? ""
+                if channel == function { return true }
+            }
+            // A zombie (state Z, after the closing parenthesis of the name) never waits again.
+            let status = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+            guard let end = status.lastIndex(of: ")"), !status[end...].hasPrefix(") Z") else { return false }
+            // A poll interval, not an ordering: the condition above is the event.
+            usleep(1000)
+        }
+    }
+}
