@@ -25,3 +25,23 @@ public enum ProcessMemory {
         return 0
     }
 }
+
+/// A child for testing the memory measure: allocates and touches a known count of bytes, then
+/// reports its own peak (`VmHWM`). `sluice bench-probe SIZE` runs it.
+public enum MemoryProbe {
+    /// Allocates `bytes`, writes every page, and returns the peak RSS in bytes.
+    public static func run(allocating bytes: Int) -> Int64 {
+        if bytes > 0 {
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 4096)
+            var offset = 0
+            while offset < bytes {
+                buffer.storeBytes(of: UInt8(truncatingIfNeeded: offset), toByteOffset: offset, as: UInt8.self)
+                offset += 4096
+            }
+            let peak = ProcessMemory.peakResidentBytes()
+            buffer.deallocate()
+            return peak
+        }
+        return ProcessMemory.peakResidentBytes()
+    }
+}

@@ -48,6 +48,7 @@ struct SluiceMain {
             case "decompress": return try await GzipCommand.run(.decompress, rest)
             case "bench": return try await BenchCommand.run(rest)
             case "bench-run": return await BenchCommand.runChild(rest)
+            case "bench-probe": return BenchCommand.runProbe(rest)
             case "-h", "--help", "help":
                 Console.writeOutput(help.render())
                 return ExitStatus.success

@@ -98,6 +98,19 @@ enum BenchCommand {
         return result
     }
 
+    /// The hidden memory probe: `sluice bench-probe SIZE` allocates and touches SIZE bytes and
+    /// prints its own peak RSS (`VmHWM`) in bytes: the measure `bench` reports, tested end to end.
+    static func runProbe(_ arguments: [[UInt8]]) -> Int32 {
+        guard arguments.count == 1, let size = try? parseSize(String(decoding: arguments[0], as: UTF8.self), option: "SIZE"),
+            size <= Int64(Int.max)
+        else {
+            Console.message("bench-probe: expected one SIZE")
+            return ExitStatus.usage
+        }
+        Console.writeOutput("\(MemoryProbe.run(allocating: Int(size)))\n")
+        return ExitStatus.success
+    }
+
     /// The hidden child: `sluice bench-run --design D --consumer C --input I --output O
     /// --sink-rate R --chunk-size S --capacity N --spill-dir DIR`; prints one JSON object.
     static func runChild(_ arguments: [[UInt8]]) async -> Int32 {

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+/// `sluice bench`: the memory measure it reports (each child's own `VmHWM`), and a small run end
+/// to end (case C25).
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct BenchTests {
+    /// `sluice bench-probe SIZE` allocates and touches SIZE bytes and prints its own peak RSS.
+    func probe(_ size: String, in sandbox: Sandbox) async throws -> Int64 {
+        let result = try await CLI.run(["bench-probe", size], in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        return try #require(Int64(result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)))
+    }
+
+    @Test func childAllocatingAKnownAmountReportsAtLeastThatPeak() async throws {
+        let sandbox = try Sandbox()
+        let peak = try await probe("96M", in: sandbox)
+        #expect(peak >= 96 << 20)
+    }
+
+    @Test func smallChildMeasuredAfterALargeOneReportsSmall() async throws {
+        let sandbox = try Sandbox()
+        let large = try await probe("160M", in: sandbox)
+        let small = try await probe("0", in: sandbox)
+        #expect(large >= 160 << 20)
+        #expect(small < 48 << 20, "a child that allocates nothing reported \(small) bytes")
+    }
+
+    @Test func smallBenchWritesOneCSVRowPerCountedRunAndAPlot() async throws {
+        let sandbox = try Sandbox()
+        let result = try await CLI.run(
+            ["bench", "--size", "8M", "--runs", "2", "--out", sandbox.path("out"),
+             "--design", "unbounded-stream,bounded-pull", "--sink-rate", "64M"],
+            in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdoutText.contains("bounded-pull"))
+        #expect(result.stdoutText.contains("cat"))
+        #expect(result.stderr.contains("without fsync"))
+        let csv = try #require(sandbox.text("out/bench.csv"))
+        let lines = csv.split(separator: "\r\n").map(String.init)
+        #expect(lines.first == "design,consumer,input_bytes,seconds,mib_per_s,peak_rss_bytes,peak_buffered_bytes,outcome")
+        // 2 designs × 2 consumers × 2 counted runs; warm-ups are not written.
+        #expect(lines.count == 1 + 8)
+        #expect(lines.dropFirst().allSatisfy { $0.hasSuffix(",ok") && $0.split(separator: ",").count == 8 })
+        let svg = try #require(sandbox.text("out/memory.svg"))
+        #expect(svg.hasPrefix("<svg"))
+        #expect(svg.contains("unbounded-stream"))
+        // Nothing of the benchmark's own files is left behind.
+        #expect(sandbox.listing("out").sorted() == ["bench.csv", "memory.svg"])
+    }
+
+    @Test func unknownDesignIsBadUsage() async throws {
+        let sandbox = try Sandbox()
+        let result = try await CLI.run(["bench", "--design", "teleport"], in: sandbox)
+        #expect(result.status == 64)
+    }
+}
