@@ -179,11 +179,12 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     }
 
     /// The error to report: the first that is not a consequence of another stage stopping
-    /// (a cancellation, or a send refused because the consumer went away).
+    /// (a cancellation, or a send refused because the consumer went away); when every error
+    /// is such a consequence, `CancellationError`. A ``ChannelSendError`` is internal to the
+    /// pipeline and never leaves ``run()``.
     static func primaryError(_ errors: [any Error]) -> (any Error)? {
         errors.first { !($0 is CancellationError) && !($0 is ChannelSendError<Chunk>) }
-            ?? errors.first { $0 is CancellationError }
-            ?? errors.first
+            ?? (errors.isEmpty ? nil : CancellationError())
     }
 
     private static func read(

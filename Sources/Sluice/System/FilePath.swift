@@ -88,8 +88,8 @@ public struct FilePath: Hashable, Sendable, CustomStringConvertible, Expressible
         }
     }
 
-    /// The path as text: valid UTF-8 is kept, except control characters and backslashes;
-    /// every other byte is written as `\xHH`.
+    /// The path as text: valid UTF-8 is kept, except control characters (C0, DEL and C1) and
+    /// backslashes; every other byte is written as `\xHH`.
     public var description: String {
         var result = ""
         var position = 0
@@ -102,8 +102,8 @@ public struct FilePath: Hashable, Sendable, CustomStringConvertible, Expressible
             }
             let scalarText = String(decoding: bytes[position..<position + length], as: UTF8.self)
             let value = scalarText.unicodeScalars.first!.value
-            if value < 0x20 || value == 0x7F || value == 0x5C {
-                result += Self.escape(bytes[position])
+            if value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x5C {
+                for byte in bytes[position..<position + length] { result += Self.escape(byte) }
             } else {
                 result += scalarText
             }
