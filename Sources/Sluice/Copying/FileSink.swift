@@ -228,7 +228,7 @@ public actor FileSink: ChunkSink {
         } else {
             permissions = 0o666 & ~TemporaryFiles.processUmask
         }
-        if options.preserveAttributes, let source {
+        if options.preserveAttributes, let source, source.kind == .regular {
             if geteuid() == 0 && fchown(descriptor.rawValue, source.userID, source.groupID) != 0 {
                 throw FileError.system("fchown", path: destination, errno: .current)
             }
