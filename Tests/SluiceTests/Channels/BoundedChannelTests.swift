@@ -15,7 +15,7 @@ struct BoundedChannelTests {
             var waiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)] = []
         }
 
-        private let state = Mutex(State())
+        private let state = LockedValue(State())
 
         func record() {
             let ready = state.withLock { state in
@@ -141,7 +141,7 @@ struct BoundedChannelTests {
         let (channel, sendersParked, _) = Self.makeChannel(capacity: 2)
         #expect(await Self.send(1, to: channel) == nil)
         #expect(await Self.send(2, to: channel) == nil)
-        let returned = Mutex(false)
+        let returned = LockedValue(false)
         let third = Task {
             let error = await Self.send(3, to: channel)
             returned.withLock { $0 = true }

@@ -13,7 +13,7 @@ struct CancellationGateTests {
         let gate = CancellationGate()
         gate.cancel()
         #expect(gate.isCancelled)
-        let ran = Mutex(false)
+        let ran = LockedValue(false)
         await confirmation(expectedCount: 1) { confirm in
             gate.install {
                 ran.withLock { $0 = true }
