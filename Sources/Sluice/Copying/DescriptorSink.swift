@@ -37,15 +37,7 @@ public actor DescriptorSink: ChunkSink {
     ///
     /// - Throws: ``FileError`` (operation `write`), e.g. code `closed` for `EPIPE`.
     public func write(_ chunk: Chunk) throws {
-        let descriptor = self.descriptor
-        let system = self.system
-        do {
-            try chunk.withUnsafeBytes { (buffer) throws(Errno) in
-                try descriptor.write(contentsOf: buffer, system: system)
-            }
-        } catch {
-            throw FileError.system("write", path: path, errno: error)
-        }
+        try descriptor.write(chunk, path: path, system: system)
     }
 
     /// Nothing to make final: the bytes are already written.

@@ -164,14 +164,7 @@ public actor FileSink: ChunkSink {
         guard case .open(let descriptor, _) = state else {
             preconditionFailure("FileSink.write after commit or abort")
         }
-        let system = self.system
-        do {
-            try chunk.withUnsafeBytes { (buffer) throws(Errno) in
-                try descriptor.write(contentsOf: buffer, system: system)
-            }
-        } catch {
-            throw FileError.system("write", path: destination, errno: error)
-        }
+        try descriptor.write(chunk, path: destination, system: system)
     }
 
     /// Sets permissions (and, with `preserveAttributes`, times and owner), `fsync(2)`s,
