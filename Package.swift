@@ -6,12 +6,14 @@ let package = Package(
     products: [
         .library(name: "Sluice", targets: ["Sluice"]),
         .executable(name: "sluice", targets: ["SluiceCLI"]),
+        .executable(name: "CallbackIngest", targets: ["CallbackIngest"]),
     ],
     targets: [
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         .target(name: "Sluice", dependencies: ["CZlib"]),
         .target(name: "SluiceBenchmarks", dependencies: ["Sluice"]),
         .executableTarget(name: "SluiceCLI", dependencies: ["Sluice", "SluiceBenchmarks"]),
+        .executableTarget(name: "CallbackIngest", dependencies: ["Sluice", "SluiceBenchmarks"], path: "Examples/CallbackIngest"),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "CZlib"]),
         .testTarget(name: "SluiceCLITests", dependencies: ["SluiceCLI", "Sluice"]),
         .testTarget(name: "SluiceBenchmarksTests", dependencies: ["SluiceBenchmarks", "Sluice"]),

@@ -1,0 +1,292 @@
+/// A buffer that a source which cannot wait pushes into with a synchronous ``yield(_:)``, and
+/// one consumer reads as an `AsyncSequence`: lossless, bounded, never blocking on the consumer.
+///
+/// Callbacks, sockets, timers and C libraries deliver data whether or not anyone is ready.
+/// ``yield(_:)`` never waits for the consumer; it answers what happened, so the source can act:
+///
+/// | Answer | Meaning | The source should |
+/// |---|---|---|
+/// | `.enqueued(.keepGoing)` | buffered | go on |
+/// | `.enqueued(.pause)` | buffered, the high watermark is reached | pause until ``onResume(_:)`` fires, if it can |
+/// | `.spilled` | written to the spill file (``OverflowPolicy/spill(directory:limit:)``) | go on |
+/// | `.rejected(element, offset:)` | over capacity: the stream fails after what was accepted | stop; the element is handed back |
+/// | `.terminated(element)` | the stream has ended or its consumer left | stop; the element is handed back |
+///
+/// **Sources that can pause** watch the demand: "pause" is answered from the yield that makes the
+/// buffered count reach the high watermark until the consumer drains it below the low
+/// watermark; then the callback registered with ``onResume(_:)`` runs once for that crossing, on
+/// the consumer's task, outside any lock (it may yield again).
+///
+/// **Sources that cannot pause** meet the capacity (a count of elements, and optionally a byte
+/// budget measured by `weight`; an element heavier than the whole budget is admitted only into an
+/// empty buffer) and the ``OverflowPolicy``:
+/// - ``OverflowPolicy/fail`` (the default): the yield past capacity is rejected with its element
+///   handed back; the consumer receives every accepted element in order, then
+///   ``CapacityExceededError``; the source's cancellation hook (``onCancel(_:)``) runs once;
+///   later yields are rejected.
+/// - ``OverflowPolicy/spill(directory:limit:)`` (for ``SpillCodable`` elements such as
+///   ``Chunk``): past capacity, elements go to a spill file and come back in order; memory stays
+///   bounded; past the limit the stream fails as with `fail`.
+///
+/// **Ending.** The source calls ``finish()`` or ``fail(_:)``: the consumer receives every
+/// accepted element, then the end or the error. The consumer going away (its task cancelled,
+/// or its iterator dropped: a `break` out of `for try await`) ends the stream too: the elements
+/// still buffered are discarded (counted in ``Statistics/discardedCount``), later yields answer
+/// `.terminated`, and the cancellation hook runs once, through a ``CancellationGate``, even when
+/// it is installed only afterwards.
+///
+/// **Concurrency contract.** The type is `Sendable`. ``yield(_:)``, ``finish()``, ``fail(_:)``,
+/// ``onResume(_:)`` and ``onCancel(_:)`` may be called from any thread, several at once; none
+/// suspends, and ``yield(_:)`` blocks only for a short critical section (and, with a spill
+/// policy, a regular-file write). One consumer: a second ``makeAsyncIterator()`` stops the
+/// program. No lock is held while a continuation is resumed or a callback or hook runs.
+///
+/// ```swift
+/// let buffer = PushBuffer<Chunk>(capacity: 16, byteBudget: 1 << 20)
+/// buffer.onCancel { socket.close() }
+/// socket.onData = { chunk in
+///     if case .rejected = buffer.yield(chunk) { socket.close() }
+/// }
+/// socket.onClose = { buffer.finish() }
+/// for try await chunk in buffer { try await sink.write(chunk) }
+/// ```
+public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
+    /// The error type of iteration: ``CapacityExceededError``, the error given to ``fail(_:)``,
+    /// a spill file's ``FileError``, or `CancellationError`.
+    public typealias Failure = any Error
+
+    /// Whether the source should go on producing.
+    public enum Demand: Sendable, Hashable {
+        /// Below the high watermark (or not yet drained below the low one after a pause).
+        case keepGoing
+        /// The buffer reached the high watermark: pause until the resume callback runs.
+        case pause
+    }
+
+    /// What ``yield(_:)`` did with an element.
+    public enum YieldResult: Sendable {
+        /// Buffered in memory (or handed to the waiting consumer), with the demand now.
+        case enqueued(Demand)
+        /// Past capacity, written to the spill file; it will be delivered in order.
+        case spilled
+        /// Past capacity (or the spill limit): not taken. The stream fails with
+        /// ``CapacityExceededError`` after the accepted elements; `offset` is the element's byte
+        /// offset if the source gave one to ``yield(_:offset:)``.
+        case rejected(Element, offset: Int64?)
+        /// The stream had ended (finished, failed, or its consumer left): not taken.
+        case terminated(Element)
+    }
+
+    /// What happens to a yield that finds the buffer full.
+    public struct OverflowPolicy: Sendable {
+        @usableFromInline
+        enum Kind: Sendable {
+            case fail
+            case spill(SpillConfiguration)
+        }
+
+        @usableFromInline let kind: Kind
+
+        @usableFromInline
+        init(kind: Kind) {
+            self.kind = kind
+        }
+
+        /// Reject the element, hand it back, and fail the stream with ``CapacityExceededError``
+        /// after every accepted element. The default.
+        public static var fail: Self { Self(kind: .fail) }
+    }
+
+    /// Counters of a buffer's traffic, read with ``PushBuffer/statistics``.
+    public struct Statistics: Sendable, Hashable {
+        /// Elements taken by yields (buffered, handed over, or spilled).
+        public var acceptedCount = 0
+        /// Elements returned to the consumer.
+        public var deliveredCount = 0
+        /// Accepted elements that went through the spill file.
+        public var spilledCount = 0
+        /// Accepted elements dropped because the consumer went away (or its spill read failed).
+        public var discardedCount = 0
+        /// Elements in the memory buffer now.
+        public var bufferedCount = 0
+        /// Elements in the spill file, not yet read back, now.
+        public var spilledBacklog = 0
+        /// The most elements the memory buffer held at once.
+        public var peakBufferedCount = 0
+        /// The most bytes (sum of weights) the memory buffer held at once.
+        public var peakBufferedBytes: Int64 = 0
+        /// The most records waiting in the spill file at once.
+        public var peakSpilledCount = 0
+
+        /// Creates zeroed counters.
+        public init() {}
+    }
+
+    @usableFromInline let storage: Storage
+
+    /// Creates an open, empty buffer.
+    ///
+    /// - Parameters:
+    ///   - capacity: the most elements the memory buffer holds; must be >= 1.
+    ///   - byteBudget: the most bytes (sum of `weight`) the memory buffer holds, or `nil` for no
+    ///     byte bound; must be >= 0. An element heavier than the budget enters only an empty
+    ///     buffer.
+    ///   - highWatermark: the buffered count (memory and spill file) from which yields answer
+    ///     ``Demand/pause``; default `capacity`; >= 1.
+    ///   - lowWatermark: a paused source resumes when the count drops below this; default half
+    ///     the high watermark (at least 1); in 1...highWatermark.
+    ///   - policy: what a yield past capacity does; default ``OverflowPolicy/fail``.
+    ///   - weight: an element's size in bytes, called once per yield outside any lock; must
+    ///     return >= 0. The default weighs every element 0.
+    public init(
+        capacity: Int, byteBudget: Int? = nil, highWatermark: Int? = nil, lowWatermark: Int? = nil,
+        policy: OverflowPolicy = .fail, weight: @escaping @Sendable (Element) -> Int = { _ in 0 }
+    ) {
+        storage = Storage(
+            capacity: capacity, byteBudget: byteBudget, highWatermark: highWatermark,
+            lowWatermark: lowWatermark, policy: policy, weight: weight)
+    }
+
+    /// Offers `element` to the buffer without waiting for the consumer.
+    ///
+    /// Concurrency: callable from any thread, by several at once; elements from one thread keep
+    /// their order. Never suspends; blocks only for a short critical section or, past capacity
+    /// with a spill policy, for one regular-file write.
+    ///
+    /// - Parameter element: the next element.
+    /// - Returns: what happened to it (see ``YieldResult``); a rejected or terminated element is
+    ///   handed back.
+    @inlinable
+    @discardableResult
+    public func yield(_ element: Element) -> YieldResult {
+        storage.yield(element, offset: nil)
+    }
+
+    /// Offers `element`, which starts at byte `offset` of the source's stream, to the buffer.
+    ///
+    /// Like ``yield(_:)``; a rejection hands the offset back with the element, so the source can
+    /// say where the data stopped.
+    ///
+    /// - Parameters:
+    ///   - element: the next element.
+    ///   - offset: the element's byte offset in the source's stream.
+    /// - Returns: what happened to the element.
+    @inlinable
+    @discardableResult
+    public func yield(_ element: Element, offset: Int64) -> YieldResult {
+        storage.yield(element, offset: offset)
+    }
+
+    /// Ends the stream: the consumer receives every accepted element, then `nil`.
+    ///
+    /// Later yields answer `.terminated`. The cancellation hook does not run (the source stopped
+    /// itself). Does nothing if the stream had already ended. Callable from any thread; with a
+    /// spill policy it waits for a spill write in progress, so that element comes before the end.
+    @inlinable
+    public func finish() {
+        storage.finish()
+    }
+
+    /// Fails the stream: the consumer receives every accepted element, then `error`.
+    ///
+    /// Later yields answer `.terminated`. The cancellation hook does not run. Does nothing if the
+    /// stream had already ended. Callable from any thread.
+    ///
+    /// - Parameter error: what the consumer's `next()` throws after the buffered elements.
+    @inlinable
+    public func fail(_ error: any Error) {
+        storage.fail(error)
+    }
+
+    /// Registers the callback that resumes a paused source.
+    ///
+    /// It runs once each time the buffer, paused at the high watermark, drains below the low
+    /// watermark: on the consumer's task, inside its `next()`, before that element is returned,
+    /// with no lock held, so it may yield again. A later registration replaces an earlier one.
+    ///
+    /// - Parameter callback: resumes the source; keep it short (it delays the consumer).
+    public func onResume(_ callback: @escaping @Sendable () -> Void) {
+        storage.setResumeCallback(callback)
+    }
+
+    /// Installs the source's cancellation hook, run once when the stream stops the source.
+    ///
+    /// The stream stops the source when the consumer goes away before the end, or when it
+    /// overflows (capacity, spill limit, a spill file error). Not when the source itself calls
+    /// ``finish()`` or ``fail(_:)``. If that already happened, `handler` runs at once, here, on
+    /// the caller's thread ("cancelled before installed"); otherwise it runs on the thread that
+    /// stops the stream, with no lock held. Runs at most once.
+    ///
+    /// - Parameter handler: stops the source; must be safe to call from any thread.
+    /// - Precondition: Called at most once per buffer (see ``CancellationGate/install(_:)``).
+    public func onCancel(_ handler: @escaping @Sendable () -> Void) {
+        storage.gate.install(handler)
+    }
+
+    /// The buffer's counters now. Callable from any thread; takes the lock briefly.
+    @inlinable
+    public var statistics: Statistics {
+        storage.statistics
+    }
+
+    /// Returns the buffer's single iterator.
+    ///
+    /// - Important: Call it once per buffer; a second call stops the program. Dropping the
+    ///   iterator before the end ends the stream and stops the source (see ``PushBuffer``).
+    @inlinable
+    public func makeAsyncIterator() -> AsyncIterator {
+        storage.makeIterator()
+        return AsyncIterator(lifetime: ConsumerLifetime(storage: storage))
+    }
+
+    /// The consumer's iterator. Not `Sendable`: it belongs to the consumer's task.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        @usableFromInline let lifetime: ConsumerLifetime
+
+        @inlinable
+        init(lifetime: ConsumerLifetime) {
+            self.lifetime = lifetime
+        }
+
+        /// Returns the next element, suspending while the buffer is empty and the stream open.
+        ///
+        /// Spilled elements are read back on the buffer's blocking-I/O thread, not on the
+        /// cooperative pool. When this take drains a paused buffer below the low watermark, the
+        /// resume callback runs here first.
+        ///
+        /// - Returns: the next element in the order the yields were accepted, or `nil` after
+        ///   ``PushBuffer/finish()`` once drained (and on every later call).
+        /// - Throws: once drained: ``CapacityExceededError`` after an overflow, the error given to
+        ///   ``PushBuffer/fail(_:)``, or a ``FileError`` of the spill file; `CancellationError` if
+        ///   the consumer's task is cancelled (before or during the call), which ends the stream.
+        ///   Later calls throw the same.
+        @inlinable
+        public mutating func next() async throws -> Element? {
+            try await lifetime.storage.next()
+        }
+    }
+}
+
+@available(*, unavailable)
+extension PushBuffer.AsyncIterator: Sendable {}
+
+extension PushBuffer where Element == Chunk {
+    /// Creates a buffer of chunks that weighs each chunk by its byte count.
+    ///
+    /// - Parameters:
+    ///   - capacity: the most chunks the memory buffer holds; must be >= 1.
+    ///   - byteBudget: the most bytes the memory buffer holds, or `nil` for no byte bound (bytes
+    ///     are still counted in ``CapacityExceededError``). A chunk larger than the budget
+    ///     enters only an empty buffer.
+    ///   - highWatermark: the buffered count from which yields answer "pause"; default `capacity`.
+    ///   - lowWatermark: the count below which a paused source resumes; default half the high one.
+    ///   - policy: ``OverflowPolicy/fail`` or ``OverflowPolicy/spill(directory:limit:)``.
+    public convenience init(
+        capacity: Int, byteBudget: Int?, highWatermark: Int? = nil, lowWatermark: Int? = nil,
+        policy: OverflowPolicy = .fail
+    ) {
+        self.init(
+            capacity: capacity, byteBudget: byteBudget, highWatermark: highWatermark,
+            lowWatermark: lowWatermark, policy: policy, weight: { $0.count })
+    }
+}

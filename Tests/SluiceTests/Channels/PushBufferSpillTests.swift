@@ -1,0 +1,196 @@
+import Foundation
+import Testing
+@testable import Sluice
+
+/// Spilling to disk: large volumes in a serialized suite, each test in its own directory.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct PushBufferSpillTests {
+    struct Boom: Error {}
+
+    /// A 4 KiB chunk whose first 8 bytes are `sequence` and the rest a pattern derived from it.
+    static func chunk(_ sequence: Int, size: Int = 4096) -> Chunk {
+        Chunk(capacity: size) { buffer in
+            buffer.storeBytes(of: UInt64(sequence).littleEndian, as: UInt64.self)
+            for index in 8..<size { buffer[index] = UInt8(truncatingIfNeeded: sequence &* 31 &+ index) }
+            return size
+        }
+    }
+
+    /// Names in `directory` (a spill file must never be visible there).
+    static func entries(_ directory: TemporaryDirectory) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+    }
+
+    /// This process's open descriptors that point at a spill file in `directory`.
+    static func openSpillFiles(in directory: TemporaryDirectory) -> [String] {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
+            .filter { $0.hasPrefix(directory.url.path) && $0.contains(".sluice-spill-") }
+    }
+
+    @Test func hundredThousandChunksThroughCapacityFourArriveCompleteAndInOrder() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let count = 100_000
+        let buffer = PushBuffer<Chunk>(
+            capacity: 4, byteBudget: nil, policy: .spill(directory: FilePath(directory.url.path), limit: 1 << 31))
+        var pushed = CRC32()
+        for sequence in 0..<count {
+            let chunk = Self.chunk(sequence)
+            chunk.withUnsafeBytes { pushed.update($0) }
+            guard case let result = buffer.yield(chunk), sequence < 4 || result.isSpilled else {
+                Issue.record("chunk \(sequence) not spilled"); return
+            }
+        }
+        buffer.finish()
+        let names = try Self.entries(directory)
+        #expect(names.isEmpty, "the spill file is unlinked at creation")
+        #expect(Self.openSpillFiles(in: directory).count == 1)
+
+        var received = CRC32()
+        var expected = 0
+        for try await chunk in buffer {
+            let sequence = chunk.withUnsafeBytes { Int(UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))) }
+            if sequence != expected {
+                Issue.record("expected chunk \(expected), got \(sequence)"); return
+            }
+            expected += 1
+            chunk.withUnsafeBytes { received.update($0) }
+        }
+        #expect(expected == count)
+        #expect(received == pushed)
+        #expect(buffer.statistics.spilledCount == count - 4)
+        #expect(buffer.statistics.peakBufferedCount <= 4)
+        #expect(Self.openSpillFiles(in: directory).isEmpty, "the spill file is closed at the end")
+    }
+
+    enum Ending: String, CaseIterable, Sendable {
+        case finish, failure, cancellation, droppedIterator
+    }
+
+    @Test(arguments: Ending.allCases)
+    func spillFileIsGoneAfterTheStreamEnds(_ ending: Ending) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let buffer = PushBuffer<Chunk>(
+            capacity: 2, byteBudget: nil, policy: .spill(directory: FilePath(directory.url.path), limit: 1 << 30))
+        for sequence in 0..<20 { buffer.yield(Self.chunk(sequence)) }
+        #expect(Self.openSpillFiles(in: directory).count == 1)
+        switch ending {
+        case .finish:
+            buffer.finish()
+            var delivered = 0
+            for try await _ in buffer { delivered += 1 }
+            #expect(delivered == 20)
+        case .failure:
+            buffer.fail(Boom())
+            var delivered = 0
+            await #expect(throws: Boom.self) { for try await _ in buffer { delivered += 1 } }
+            #expect(delivered == 20)
+        case .cancellation:
+            let consumer = Task {
+                var iterator = buffer.makeAsyncIterator()
+                _ = try await iterator.next()
+                _ = try await iterator.next()
+                _ = try await iterator.next()  // the first spilled chunk, read back
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await iterator.next()
+            }
+            await #expect(throws: CancellationError.self) { try await consumer.value }
+        case .droppedIterator:
+            for try await _ in buffer { break }
+        }
+        let names = try Self.entries(directory)
+        #expect(names.isEmpty)
+        #expect(Self.openSpillFiles(in: directory).isEmpty)
+        guard case .terminated = buffer.yield(Self.chunk(99)) else { Issue.record("accepted after the end"); return }
+    }
+
+    @Test func passingTheSpillLimitFailsWithTheCapacityError() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // Room for exactly three records of 8 + 4096 bytes.
+        let limit = Int64(3 * (8 + 4096))
+        let buffer = PushBuffer<Chunk>(
+            capacity: 2, byteBudget: nil, policy: .spill(directory: FilePath(directory.url.path), limit: limit))
+        try await confirmation("hook", expectedCount: 1) { hookRan in
+            buffer.onCancel { hookRan() }
+            var results: [PushBuffer<Chunk>.YieldResult] = []
+            for sequence in 0..<6 { results.append(buffer.yield(Self.chunk(sequence), offset: Int64(sequence) * 4096)) }
+            #expect(results.prefix(2).allSatisfy { if case .enqueued = $0 { true } else { false } })
+            #expect(results[2...4].allSatisfy { $0.isSpilled })
+            guard case .rejected(let back, offset: 20480) = results[5] else { Issue.record("not rejected: \(results[5])"); return }
+            #expect(back == Self.chunk(5))
+            var delivered: [Chunk] = []
+            let error = try await #require(throws: CapacityExceededError.self) {
+                for try await chunk in buffer { delivered.append(chunk) }
+            }
+            #expect(delivered == (0..<5).map { Self.chunk($0) })
+            #expect(error.spillLimit == limit)
+            #expect(error.bufferedCount == 5)
+        }
+        #expect(Self.openSpillFiles(in: directory).isEmpty)
+    }
+
+    @Test func spillDirectoryThatCannotBeWrittenFailsTheStreamWithTheFileError() async throws {
+        let buffer = PushBuffer<Chunk>(
+            capacity: 1, byteBudget: nil, policy: .spill(directory: "/nonexistent/sluice", limit: 1 << 20))
+        buffer.yield(Self.chunk(0))
+        guard case .rejected = buffer.yield(Self.chunk(1)) else { Issue.record("not rejected"); return }
+        var delivered = 0
+        let error = try await #require(throws: FileError.self) { for try await _ in buffer { delivered += 1 } }
+        #expect(delivered == 1)
+        #expect(error.code == .notFound)
+    }
+
+    /// Whether this process runs under ThreadSanitizer (it doubles RSS: memory figures mean nothing).
+    /// (`dlsym(RTLD_DEFAULT, "__tsan_init")`: the runtime is linked into sanitized builds only.)
+    static let isThreadSanitized = dlsym(nil, "__tsan_init") != nil
+
+    /// The `CallbackIngest` example built beside the test bundle.
+    static var callbackIngest: URL {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let directories = [bundle.deletingLastPathComponent(), Bundle.main.bundleURL.deletingLastPathComponent()]
+        return directories.map { $0.appendingPathComponent("CallbackIngest") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+            ?? directories[0].appendingPathComponent("CallbackIngest")
+    }
+
+    @Test(.enabled(if: !isThreadSanitized, "ThreadSanitizer doubles RSS, so peak memory is only asserted in normal builds"))
+    func spillingChildKeepsItsPeakRSSUnder64MiB() throws {
+        let executable = Self.callbackIngest
+        try #require(FileManager.default.isExecutableFile(atPath: executable.path), "build CallbackIngest first: \(executable.path)")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let output = directory.url.appendingPathComponent("out.bin")
+        let report = directory.url.appendingPathComponent("report.txt")
+        _ = FileManager.default.createFile(atPath: report.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: report)
+        defer { try? handle.close() }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["--policy", "spill", "--size", "400M", "--sink-rate", "400M", output.path]
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        process.waitUntilExit()
+        let text = try String(contentsOf: report, encoding: .utf8)
+        #expect(process.terminationStatus == 0, "\(text)")
+        var fields: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if parts.count == 2 { fields[parts[0]] = parts[1] }
+        }
+        let peak = try #require(fields["peak-rss-bytes"].flatMap { Int($0.split(separator: " ")[0]) }, "\(text)")
+        #expect(peak < 64 << 20, "\(text)")
+        #expect(fields["pushed-crc32"] != nil && fields["pushed-crc32"] == fields["file-crc32"], "\(text)")
+        #expect(fields["bytes"] == "\(400 << 20)", "\(text)")
+        #expect(Int(fields["spilled-chunks"] ?? "0") ?? 0 > 0, "the sink was not slower than the producer: \(text)")
+    }
+}
+
+extension PushBuffer.YieldResult {
+    var isSpilled: Bool {
+        if case .spilled = self { true } else { false }
+    }
+}
