@@ -74,7 +74,7 @@ public enum BenchmarkScenario {
             design: parameters.design, consumer: parameters.consumer, inputBytes: inputBytes,
             seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
             peakResidentBytes: ProcessMemory.peakResidentBytes(),
-            peakBufferedBytes: max(samples.map(\.bufferedBytes).max() ?? 0, gauge.peak),
+            peakBufferedBytes: gauge.reportedPeak ?? max(samples.map(\.bufferedBytes).max() ?? 0, gauge.peak),
             outcome: outcome, samples: samples)
     }
 
@@ -129,34 +129,130 @@ public enum BenchmarkScenario {
         return report.bytesRead
     }
 
+    /// The push designs: a thread that cannot pause reads the input as fast as it can and
+    /// pushes each chunk into a ``PushBuffer`` (through the callback adapter); the consumer is the
+    /// same ``FileCopy`` as `bounded-pull`. `push-fail` must end with ``CapacityExceededError``
+    /// when the consumer is slow; `push-spill` must deliver everything.
     static func runPush(
         _ parameters: Parameters, sink: some ChunkSink, gauge: BufferGauge
     ) async throws -> Int64 {
-        throw BenchmarkUnavailableError(design: parameters.design)
+        let policy: PushBuffer<Chunk>.OverflowPolicy = parameters.design == .pushSpill
+            ? .spill(directory: parameters.spillDirectory, limit: Int64.max)
+            : .fail
+        let input = parameters.input
+        let chunkSize = parameters.chunkSize
+        let buffer = PushBuffer<Chunk>.fromCallbacks(
+            capacity: parameters.capacity, byteBudget: parameters.capacity * parameters.chunkSize, policy: policy
+        ) { deliver, complete in
+            let producer = FileProducer(input: input, chunkSize: chunkSize, gauge: gauge, deliver: deliver, complete: complete)
+            producer.start()
+            return { producer.stop() }
+        }
+        let copy = FileCopy(
+            from: buffer, to: sink, totalBytes: nil,
+            options: .init(capacity: parameters.capacity, byteBudget: parameters.capacity * parameters.chunkSize, computesCRC32: false))
+        let updates = copy.progress.subscribe()
+        let watcher = Task {
+            for await snapshot in updates { gauge.consumedTotal(snapshot.bytesWritten) }
+        }
+        defer { watcher.cancel() }
+        do {
+            let report = try await copy.run()
+            // In memory only: the push buffer's peak plus the pipeline's (spilled bytes wait on disk).
+            gauge.reportPeak(buffer.statistics.peakBufferedBytes + report.peakBufferedBytes)
+            return report.bytesRead
+        } catch {
+            gauge.reportPeak(buffer.statistics.peakBufferedBytes)
+            throw error
+        }
     }
 }
 
-/// A design this build cannot run.
-struct BenchmarkUnavailableError: Error, CustomStringConvertible {
-    var design: BenchmarkDesign
-    var description: String { "design \(design.rawValue) is not available" }
+/// A producer that cannot pause: reads a file on a thread of its own and pushes every chunk,
+/// ignoring "pause", until the file ends, the buffer refuses a chunk, or it is stopped.
+final class FileProducer: Sendable {
+    private let input: FilePath
+    private let chunkSize: Int
+    private let gauge: BufferGauge
+    private let deliver: @Sendable (Chunk) -> PushBuffer<Chunk>.YieldResult
+    private let complete: @Sendable ((any Error)?) -> Void
+    private let stopped = Atomic<Bool>(false)
+
+    init(
+        input: FilePath, chunkSize: Int, gauge: BufferGauge,
+        deliver: @escaping @Sendable (Chunk) -> PushBuffer<Chunk>.YieldResult,
+        complete: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        self.input = input
+        self.chunkSize = chunkSize
+        self.gauge = gauge
+        self.deliver = deliver
+        self.complete = complete
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "sluice.bench.producer"
+        thread.start()
+    }
+
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+    }
+
+    private func run() {
+        do {
+            let descriptor = try FileDescriptor.open(input, O_RDONLY)
+            defer { try? descriptor.close() }
+            while !stopped.load(ordering: .relaxed) {
+                let chunk = try Chunk(capacity: chunkSize) { buffer in try descriptor.readFully(into: buffer) }
+                if chunk.isEmpty { break }
+                switch deliver(chunk) {
+                case .enqueued, .spilled: gauge.produced(chunk.count)
+                case .rejected, .terminated: return
+                }
+            }
+            complete(nil)
+        } catch {
+            complete(error)
+        }
+    }
 }
 
 /// Bytes produced minus bytes consumed, and the peak of that; thread-safe.
 final class BufferGauge: Sendable {
     private let buffered = Atomic<Int64>(0)
     private let peakValue = Atomic<Int64>(0)
+    private let producedTotal = Atomic<Int64>(0)
+    private let reported = Atomic<Int64>(-1)
+
+    /// A peak the design measured itself (bytes in memory), overriding produced minus consumed.
+    var reportedPeak: Int64? {
+        let value = reported.load(ordering: .relaxed)
+        return value >= 0 ? value : nil
+    }
+
+    func reportPeak(_ value: Int64) {
+        reported.store(value, ordering: .relaxed)
+    }
 
     var current: Int64 { buffered.load(ordering: .relaxed) }
     var peak: Int64 { peakValue.load(ordering: .relaxed) }
 
     func produced(_ count: Int) {
+        producedTotal.wrappingAdd(Int64(count), ordering: .relaxed)
         let now = buffered.wrappingAdd(Int64(count), ordering: .relaxed).newValue
         raisePeak(to: now)
     }
 
     func consumed(_ count: Int) {
         buffered.wrappingSubtract(Int64(count), ordering: .relaxed)
+    }
+
+    /// Sets the buffered count from a total consumed so far (bytes produced minus `total`).
+    func consumedTotal(_ total: Int64) {
+        let now = producedTotal.load(ordering: .relaxed) - total
+        buffered.store(now, ordering: .relaxed)
     }
 
     func set(_ value: Int64) {
@@ -173,6 +269,3 @@ final class BufferGauge: Sendable {
         }
     }
 }
-
-/// Placeholder until ``PushBuffer`` lands in this build.
-struct CapacityExceededError: Error {}

@@ -107,7 +107,8 @@ struct BenchRunner {
         var text = "\n" + row(["design", "consumer", "MiB/s", "peak RSS", "peak buffered", "outcome"]) + "\n"
         for run in runs {
             text += row([
-                run.design.rawValue, run.consumer.rawValue, CSVWriterFormat.fixed(run.mebibytesPerSecond, 0),
+                run.design.rawValue, run.consumer.rawValue,
+                run.outcome == .ok ? CSVWriterFormat.fixed(run.mebibytesPerSecond, 0) : "-",
                 ProgressDisplay.formatBytes(run.peakResidentBytes), ProgressDisplay.formatBytes(run.peakBufferedBytes),
                 run.outcome.description,
             ]) + "\n"
