@@ -20,18 +20,33 @@ struct SluiceMain {
         discussion: """
             Exit status: 0 success, 1 failure, 2 success with a warning, 64 bad usage,
             130 interrupted (SIGINT), 143 terminated (SIGTERM), 141 reader of standard output went away.
-            """)
+            """,
+        argumentsTitle: "COMMANDS")
 
     static func main() async {
         let arguments = (1..<Int(CommandLine.argc)).map { index in
             FilePath(cString: CommandLine.unsafeArgv[index]!).bytes
         }
+        reserveStandardDescriptors()
         let watcher = SignalWatcher()
         let command = Task.detached { await run(arguments) }
         watcher.onSignal { command.cancel() }
         var status = await command.value
         if let signal = watcher.receivedSignal { status = ExitStatus.signal(signal) }
         exit(status)
+    }
+
+    /// If standard input, output or error is closed, holds its number with `/dev/null` opened
+    /// the wrong way round, so no file Sluice opens lands on descriptor 0, 1 or 2 (and is then
+    /// written as "standard output"), and a read or write there fails with `EBADF` as it should.
+    static func reserveStandardDescriptors() {
+        for (descriptor, flags) in [(Int32(0), O_WRONLY), (1, O_RDONLY), (2, O_RDONLY)] where fcntl(descriptor, F_GETFD) == -1 {
+            let opened = open("/dev/null", flags)
+            if opened >= 0 && opened != descriptor {
+                dup2(opened, descriptor)
+                close(opened)
+            }
+        }
     }
 
     static func run(_ arguments: [[UInt8]]) async -> Int32 {

@@ -193,8 +193,17 @@ struct CopyCommandTests {
         try sandbox.write("data", to: "input")
         try sandbox.makeDirectory("dir")
         let result = try await CLI.run(["copy", "-", "dir"], in: sandbox, stdin: .file(sandbox.path("input")))
-        #expect(result.status == 1)
+        #expect(result.status == 64)
         #expect(result.stderr.contains("standard input"))
+        #expect(sandbox.listing("dir").isEmpty)
+    }
+
+    @Test func standardInputAmongSourcesIntoADirectoryIsRefusedBeforeAnythingIsCopied() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("data", to: "a")
+        try sandbox.makeDirectory("dir")
+        let result = try await CLI.run(["copy", "a", "-", "dir"], in: sandbox, stdin: .file(sandbox.path("a")))
+        #expect(result.status == 64)
         #expect(sandbox.listing("dir").isEmpty)
     }
 

@@ -70,14 +70,19 @@ struct ProgressJSONTests {
         #expect(last.integer("totalBytes") == 0)
     }
 
-    @Test func failureBeforeTheCopyStartsPrintsNoProgress() async throws {
+    @Test func failureBeforeTheCopyStartsStillEndsWithADoneLineAndTheError() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("new", to: "source")
         try sandbox.write("old", to: "destination")
         let result = try await CLI.run(["copy", "--progress=json", "source", "destination"], in: sandbox)
         #expect(result.status == 1)
-        #expect(result.stderrLines.count == 1)
-        #expect(result.stderr.hasPrefix("sluice: cannot create 'destination'"))
+        #expect(result.stderrLines.count == 2)
+        let object = try #require(
+            JSONSerialization.jsonObject(with: Data(result.stderrLines[0].utf8)) as? [String: Any])
+        #expect(object["done"] as? Bool == true)
+        #expect((object["error"] as? String)?.hasPrefix("cannot create 'destination'") == true)
+        #expect(object["bytesCompleted"] as? Int == 0)
+        #expect(result.stderrLines[1].hasPrefix("sluice: cannot create 'destination'"))
         #expect(sandbox.text("destination") == "old")
     }
 

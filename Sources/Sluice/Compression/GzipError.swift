@@ -85,6 +85,7 @@ public struct GzipError: Error, Sendable, Hashable, CustomStringConvertible {
         case .zlib(let code):
             what = "zlib error \(code)" + (zlibMessage.map { " (\($0))" } ?? "")
         }
+        if case .outputLimitExceeded = kind { return "\(what) (at input byte \(offset))" }
         return "\(what) at byte \(offset)"
     }
 

@@ -23,8 +23,9 @@ import Musl
 ///    directory" append the source's name first.
 /// 3. An existing destination that is not a regular file (`/dev/null`, a FIFO, a terminal) is
 ///    written in place, never replaced.
-/// 4. An existing regular file, or a symbolic link (dangling or not), is refused unless
-///    `overwrite` is set; then it is replaced atomically (a link is replaced, not written through).
+/// 4. An existing regular file, or a symbolic link (to anything but a directory, dangling or
+///    not), is refused unless `overwrite` is set; then it is replaced atomically: a link is
+///    replaced, never written through.
 ///
 /// Every system call runs on the sink's own ``BlockingIOExecutor``.
 public actor FileSink: ChunkSink {
@@ -67,6 +68,7 @@ public actor FileSink: ChunkSink {
     private let options: Options
     private let system: SystemCalls
     private var state: State = .aborted
+    private var replacedDestination = false
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
@@ -110,18 +112,12 @@ public actor FileSink: ChunkSink {
         if let followed, let source, followed.isSameFile(as: source) {
             throw FileError.sameFile(destination: destination)
         }
-        let linkStatus: FileStatus?
-        do {
-            linkStatus = try FileStatus.of(destination, followingSymlinks: false)
-        } catch where error.errno == .noSuchFileOrDirectory {
-            linkStatus = nil
-        }
+        let linkStatus = try Self.statusIfPresent(destination)
         if let followed, followed.kind == .directory {
             throw FileError.isDirectory("create", path: destination)
         }
         if let linkStatus {
-            let target = linkStatus.kind == .symbolicLink ? followed : linkStatus
-            if let target, target.kind != .regular {
+            if linkStatus.kind != .regular && linkStatus.kind != .symbolicLink {
                 // A device, FIFO or socket: written in place, never replaced.
                 let descriptor = try FileDescriptor.open(destination, O_WRONLY)
                 state = .open(descriptor, .inPlace)
@@ -132,6 +128,16 @@ public actor FileSink: ChunkSink {
         let (descriptor, temporary) = try Self.createTemporaryFile(beside: destination)
         TemporaryFiles.shared.register(temporary)
         state = .open(descriptor, .replacing(temporary: temporary))
+    }
+
+    /// `lstat(2)` of `path`, or `nil` if nothing is there.
+    private static func statusIfPresent(_ path: FilePath) throws(FileError) -> FileStatus? {
+        do {
+            return try FileStatus.of(path, followingSymlinks: false)
+        } catch {
+            if error.errno == .noSuchFileOrDirectory { return nil }
+            throw error
+        }
     }
 
     /// Creates `.sluice-<random>.tmp` with `O_CREAT | O_EXCL` and mode 0600 in the
@@ -199,7 +205,16 @@ public actor FileSink: ChunkSink {
             state = .committed
             TemporaryFiles.shared.unregister(temporary)
             if options.synchronize { try Self.synchronizeDirectory(destination.directory) }
+            replacedDestination = true
         }
+    }
+
+    /// Whether ``commit()`` made the data durable at ``destination``: a regular file renamed
+    /// into place with both fsyncs. `false` before the commit, for a destination written in
+    /// place (a device, a FIFO), or with `synchronize: false`. `--rm` removes a source only then.
+    public var isDurablyCommitted: Bool {
+        guard case .committed = state else { return false }
+        return replacedDestination && options.synchronize
     }
 
     /// Closes and removes the temporary file, if any. Idempotent.

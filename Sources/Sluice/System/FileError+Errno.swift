@@ -30,7 +30,7 @@ extension FileError {
     /// The source and the destination are one file (same device and inode).
     public static func sameFile(destination: FilePath, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(
-            code: .sameFile, operation: "copy", path: destination,
+            code: .sameFile, operation: "write", path: destination,
             reason: "source and destination are the same file", file: file, line: line)
     }
 

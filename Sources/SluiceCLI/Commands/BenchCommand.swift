@@ -25,7 +25,8 @@ enum BenchCommand {
             ("-h, --help", "show this help"),
         ],
         discussion: """
-            Each run happens in a child process; peak RSS is that child's high-water mark (wait4).
+            Each run happens in a child process; peak RSS is that child's own high-water mark
+            (VmHWM at exit).
             Writes use --no-fsync semantics: the disk's flush is not measured. Outputs are deleted
             between runs, outside the timed region.
             """)
@@ -80,7 +81,7 @@ enum BenchCommand {
         do {
             return try await BenchRunner(plan: plan).run()
         } catch {
-            Console.message("bench: \(error)")
+            Console.message("\(error)")
             return ExitStatus.failure
         }
     }

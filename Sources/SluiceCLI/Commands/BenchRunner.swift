@@ -28,7 +28,7 @@ struct BenchRunner {
         progress.begin("writing a \(ProgressDisplay.formatBytes(plan.size)) input")
         try writeInput(input, size: plan.size)
         progress.end()
-        Console.writeError("sluice bench: \(ProgressDisplay.formatBytes(plan.size)) input, \(plan.runs) counted runs each (median), "
+        Console.writeError("sluice bench: \(ProgressDisplay.formatBytes(plan.size)) input, \(plan.runs) counted run\(plan.runs == 1 ? "" : "s") each (median), "
             + "chunk \(ProgressDisplay.formatBytes(Int64(plan.chunkSize))), capacity \(plan.capacity), slow consumer "
             + "\(ProgressDisplay.formatBytes(plan.sinkRate))/s; writes without fsync (--no-fsync semantics)\n")
 

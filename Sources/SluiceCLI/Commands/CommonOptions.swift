@@ -32,12 +32,10 @@ struct CommonOptions {
         case .long("preserve", nil): preserve = true
         case .long("progress", nil): progress = .human
         case .long("progress", let value?):
-            switch value {
-            case "json": progress = .json
-            case "bar", "human": progress = .human
-            case "none": progress = .none
-            default: throw UsageError("invalid value '\(value)' for --progress (expected json)")
+            guard value == "json" else {
+                throw UsageError("invalid value '\(value)' for --progress (--progress alone, or --progress=json)")
             }
+            progress = .json
         case .long("chunk-size", let attached):
             let size = try parseSize(try scanner.value(for: "--chunk-size", attached: attached), option: "--chunk-size")
             guard size >= 1 else { throw UsageError("--chunk-size must be at least 1 byte") }

@@ -40,6 +40,9 @@ enum CopyCommand {
         if operands.count > 1 && !destinationIsDirectory {
             throw UsageError("copying several sources needs a directory destination; '\(destination)' is not one")
         }
+        if destinationIsDirectory && operands.contains("-") {
+            throw UsageError("standard input has no name to copy into directory '\(destination)': name the destination file")
+        }
 
         var status = ExitStatus.success
         for operand in operands {
@@ -48,11 +51,6 @@ enum CopyCommand {
             if destination == "-" {
                 target = .standardOutput
             } else if destinationIsDirectory {
-                guard operand != "-" else {
-                    Console.message("cannot copy standard input into directory '\(destination)': name the destination file")
-                    status = ExitStatus.failure
-                    continue
-                }
                 target = .file(destination.appending(operand.lastComponent))
             } else {
                 target = .file(destination)
@@ -75,6 +73,7 @@ extension ArgumentScanner.Item {
         switch self {
         case .long(let name, _): return "'--\(name)'"
         case .short(let letter): return "'-\(letter)'"
+        case .number(let digits): return "'-\(digits)'"
         case .operand(let path): return "'\(path)'"
         }
     }

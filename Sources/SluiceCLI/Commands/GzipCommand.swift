@@ -70,9 +70,9 @@ enum GzipCommand {
                 let attached: String? = if case .long(_, let value) = item { value } else { nil }
                 output = FilePath(try scanner.value(for: "-o", attached: attached))
             case .short("c"), .long("stdout", nil): toStandardOutput = true
-            case .short(let digit) where mode == .compress && digit.isNumber:
-                guard let value = digit.wholeNumberValue, let parsed = CompressionLevel(exactly: value) else {
-                    throw UsageError("invalid compression level -\(digit) (expected -1 ... -9)")
+            case .number(let digits) where mode == .compress:
+                guard let value = Int(digits), let parsed = CompressionLevel(exactly: value) else {
+                    throw UsageError("invalid compression level -\(digits) (expected -1 ... -9)")
                 }
                 level = parsed
             case .long("level", let attached) where mode == .compress:
@@ -103,9 +103,10 @@ enum GzipCommand {
         }
         if output != nil && operands.count > 1 { throw UsageError("-o takes a single source") }
         if output != nil && toStandardOutput { throw UsageError("-o and -c cannot be used together") }
+        if test && (output != nil || toStandardOutput) { throw UsageError("--test writes nothing: it cannot be used with -o or -c") }
         if removesSources {
             if !options.synchronize { throw UsageError("--rm needs a durable output: it cannot be used with --no-fsync") }
-            if toStandardOutput || output == "-" { throw UsageError("--rm cannot be used with standard output (-c)") }
+            if toStandardOutput || output == "-" { throw UsageError("--rm cannot be used with standard output") }
             if test { throw UsageError("--rm cannot be used with --test") }
             if operands.contains("-") { throw UsageError("--rm cannot remove standard input") }
         }
@@ -137,8 +138,14 @@ enum GzipCommand {
                 }
                 destination = .file(FilePath(bytes: operand.bytes + Array(".gz".utf8)))
             } else {
+                if (try? FileStatus.of(operand))?.kind == .directory {
+                    Console.message(FileError.isDirectory("read", path: operand).description)
+                    fail()
+                    continue
+                }
                 guard operand.hasSuffix(".gz"), operand.lastComponent.bytes.count > 3 else {
-                    Console.message("cannot decompress '\(operand)': the name does not end in .gz (use -o to name the output)")
+                    let reason = operand.hasSuffix(".gz") ? "the name is only the .gz suffix" : "the name does not end in .gz"
+                    Console.message("cannot decompress '\(operand)': \(reason) (use -o to name the output)")
                     fail()
                     continue
                 }

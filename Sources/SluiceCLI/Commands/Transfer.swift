@@ -43,7 +43,6 @@ struct Transfer {
 
     /// Runs the transfer and reports on standard error.
     func run(options: CommonOptions) async -> Outcome {
-        let display: ProgressDisplay
         do {
             let chunks: FileChunks
             switch source {
@@ -51,31 +50,24 @@ struct Transfer {
             case .file(let path): chunks = try await FileChunks.open(path, chunkSize: options.chunkSize)
             }
             let sink: AnySink
+            var fileSink: FileSink?
             switch destination {
             case .standardOutput: sink = AnySink(DescriptorSink())
             case .discard: sink = AnySink(DiscardingSink())
             case .file(let path):
-                sink = AnySink(try await FileSink.create(at: path, source: chunks.status, options: options.sinkOptions))
+                let created = try await FileSink.create(at: path, source: chunks.status, options: options.sinkOptions)
+                fileSink = created
+                sink = AnySink(created)
             }
             let copy = FileCopy(
                 from: chunks, to: sink, totalBytes: chunks.expectedSize,
                 options: .init(capacity: options.capacity, computesCRC32: options.verbose || transform != nil),
                 transform: transform)
-            display = ProgressDisplay(hub: copy.progress, mode: options.progress, label: "\(verb) '\(source.name)'")
+            let display = ProgressDisplay(hub: copy.progress, mode: options.progress, label: "\(verb) '\(source.name)'")
+            let report: CopyReport
             do {
-                let report = try await copy.run()
+                report = try await copy.run()
                 await display.finish(error: nil)
-                if removesSource, case .file(let path) = source {
-                    if path.withCString({ unlink($0) }) != 0 {
-                        Console.message(FileError.system("unlink", path: path, errno: Errno(rawValue: errno)).description)
-                        return .failure
-                    }
-                }
-                if options.verbose { Console.message(describe(report)) }
-                if !options.quiet {
-                    for warning in report.warnings { Console.message("\(source.name): \(warning)") }
-                }
-                return .success(warnings: report.warnings)
             } catch {
                 let outcome = classify(error)
                 // Cancellation and a closed output pipe print no message, but the last progress
@@ -84,8 +76,34 @@ struct Transfer {
                 if let message = outcome.message { Console.message(message) }
                 return outcome.result
             }
+            var warnings = report.warnings
+            if !options.quiet {
+                for warning in warnings { Console.message("\(verb) '\(source.name)': \(warning)") }
+            }
+            if removesSource, case .file(let path) = source {
+                if !warnings.isEmpty {
+                    // The source holds bytes the output does not (trailing garbage): keep it.
+                    Console.message("kept '\(path)': its output differs from it (see the warning above)")
+                } else if await fileSink?.isDurablyCommitted != true {
+                    let kept = CopyWarning("kept '\(path)': --rm removes a source only once its output is a durable regular file")
+                    if !options.quiet { Console.message(kept.message) }
+                    warnings.append(kept)
+                } else if path.withCString({ unlink($0) }) != 0 {
+                    Console.message(FileError.system("unlink", path: path, errno: Errno(rawValue: errno)).description)
+                    return .failure
+                }
+            }
+            if options.verbose { Console.message(describe(report)) }
+            return .success(warnings: warnings)
         } catch {
             let outcome = classify(error)
+            if options.progress == .json {
+                // Failed before the copy started: still one last line, with "done" and "error".
+                let nothing = ProgressSnapshot(
+                    bytesCompleted: 0, bytesWritten: 0, totalBytes: nil, fraction: nil, elapsed: .zero,
+                    bytesPerSecond: 0, bufferedBytes: 0, peakBufferedBytes: 0, producerSuspended: .zero, isFinal: true)
+                Console.writeError(nothing.jsonLine(done: true, error: outcome.message ?? "\(error)") + "\n")
+            }
             if let message = outcome.message { Console.message(message) }
             return outcome.result
         }

@@ -9,8 +9,10 @@ struct ArgumentScanner {
     enum Item: Equatable {
         /// A long option without its leading `--`, with an attached `=value` if there was one.
         case long(String, attached: String?)
-        /// One short option letter (or digit).
+        /// One short option letter.
         case short(Character)
+        /// A dash and digits only (`-6`, `-10`), kept whole: a compression level, never a cluster.
+        case number(String)
         /// An operand, as bytes.
         case operand(FilePath)
     }
@@ -44,6 +46,9 @@ struct ArgumentScanner {
                 return .long(String(body[..<equals]), attached: String(body[body.index(after: equals)...]))
             }
             return .long(String(body), attached: nil)
+        }
+        if text.dropFirst().allSatisfy(\.isASCII) && text.dropFirst().allSatisfy(\.isNumber) {
+            return .number(String(text.dropFirst()))
         }
         pendingShorts = Array(text.dropFirst())
         return .short(pendingShorts.removeFirst())
@@ -82,7 +87,7 @@ func parseSize(_ text: String, option: String) throws(UsageError) -> Int64 {
         break
     }
     guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let number = Int64(digits), number >= 0 else {
-        throw UsageError("invalid size '\(text)' for \(option) (examples: 4096, 256K, 1M, 2G)")
+        throw UsageError("invalid size '\(text)' for \(option) (a count of bytes with an optional binary unit: 4096, 256K, 1M)")
     }
     let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
     guard !overflow else { throw UsageError("size '\(text)' for \(option) is too large") }

@@ -5,6 +5,8 @@ struct HelpText {
     var arguments: [(String, String)]
     var options: [(String, String)]
     var discussion: String? = nil
+    /// The heading of the `arguments` list (`COMMANDS` for the top level).
+    var argumentsTitle = "ARGUMENTS"
 
     static let commonOptions: [(String, String)] = [
         ("-f, --force", "overwrite an existing regular file (replaced atomically)"),
@@ -24,7 +26,7 @@ struct HelpText {
         var text = "OVERVIEW: \(overview)\n\nUSAGE:"
         for line in usage { text += "\n  \(line)" }
         if !arguments.isEmpty {
-            text += "\n\nARGUMENTS:"
+            text += "\n\n\(argumentsTitle):"
             for (name, help) in arguments { text += Self.row(name, help) }
         }
         text += "\n\nOPTIONS:"

@@ -306,7 +306,7 @@ private func littleEndian(_ value: UInt32) -> [UInt8] {
         #expect(GzipError(.crc32Mismatch(expected: 0x1234, actual: 0xABCD_EF01), offset: 9).description
             == "CRC-32 mismatch (expected 0x00001234, got 0xabcdef01) at byte 9")
         #expect(GzipError(.outputLimitExceeded(limit: 100), offset: 5).description
-            == "output limit of 100 bytes exceeded at byte 5")
+            == "output limit of 100 bytes exceeded (at input byte 5)")
         #expect(GzipError(.headerCRCMismatch, offset: 3).description == "header CRC mismatch at byte 3")
         #expect(GzipError(.zlib(code: -4), offset: 0).description == "zlib error -4 at byte 0")
     }

@@ -56,7 +56,7 @@ import Testing
 
     @Test func descriptionWithoutPathOrErrno() {
         #expect(FileError.system("pipe", path: nil, errno: .ioError).description == "cannot pipe: Input/output error")
-        #expect(FileError.sameFile(destination: "f").description == "cannot copy to 'f': source and destination are the same file")
+        #expect(FileError.sameFile(destination: "f").description == "cannot write to 'f': source and destination are the same file")
         #expect(FileError(code: .io, operation: "read", path: "f").description == "cannot read 'f': io")
     }
 

@@ -1,0 +1,79 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// `--rm` removes a source only once its output is a complete, durable regular file; and a
+/// symbolic link at the destination is replaced, never written through.
+@Suite(.timeLimit(.minutes(1)))
+struct RemoveSourceTests {
+    @Test func removesTheSourceAfterADurableCommit() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write(String(repeating: "sluice ", count: 1000), to: "a")
+        let result = try await CLI.run(["compress", "--rm", sandbox.path("a")], in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!sandbox.exists("a"))
+        #expect(sandbox.exists("a.gz"))
+    }
+
+    @Test func keepsTheSourceWhenTheOutputIsNotARegularFile() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("precious", to: "a")
+        let result = try await CLI.run(["compress", "--rm", "-o", "/dev/null", sandbox.path("a")], in: sandbox)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("kept"))
+        #expect(sandbox.text("a") == "precious")
+    }
+
+    @Test func keepsTheSourceWhenDecompressionWarned() async throws {
+        let sandbox = try Sandbox()
+        let made = try await CLI.shell("printf 'hello\\n' | gzip -n > a.gz && printf 'GARBAGE!!' >> a.gz", in: sandbox)
+        #expect(made.status == 0)
+        let result = try await CLI.run(["decompress", "--rm", sandbox.path("a.gz")], in: sandbox)
+        #expect(result.status == 2)
+        #expect(sandbox.exists("a.gz"))
+        #expect(sandbox.text("a") == "hello\n")
+    }
+
+    @Test(arguments: [["--no-fsync"], ["-c"], ["-o", "-"]])
+    func isBadUsageWithoutADurableFileOutput(_ extra: [String]) async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("precious", to: "a")
+        let result = try await CLI.run(["compress", "--rm"] + extra + [sandbox.path("a")], in: sandbox)
+        #expect(result.status == 64)
+        #expect(sandbox.text("a") == "precious")
+    }
+
+    @Test func forceReplacesASymlinkToADeviceInsteadOfWritingThroughIt() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("data", to: "a")
+        try sandbox.makeSymbolicLink("link", to: "/dev/null")
+        let refused = try await CLI.run(["copy", sandbox.path("a"), sandbox.path("link")], in: sandbox)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("File exists"))
+        let result = try await CLI.run(["copy", "-f", sandbox.path("a"), sandbox.path("link")], in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        let status = try #require(sandbox.status("link"))
+        #expect(status.st_mode & S_IFMT == S_IFREG)
+        #expect(sandbox.text("link") == "data")
+    }
+
+    @Test(arguments: ["-10", "-0", "-19"])
+    func levelsOutsideOneToNineAreBadUsage(_ option: String) async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("data", to: "a")
+        let result = try await CLI.run(["compress", option, sandbox.path("a")], in: sandbox)
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("compression level \(option)"))
+        #expect(!sandbox.exists("a.gz"))
+    }
+
+    @Test func closedStandardOutputIsAFailureNotAFileWrite() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("data", to: "a")
+        let result = try await CLI.shell("\"$SLUICE\" copy a - >&-", in: sandbox)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("Bad file descriptor"))
+    }
+}
