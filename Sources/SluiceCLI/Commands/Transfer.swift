@@ -63,12 +63,18 @@ struct Transfer {
                 transform: transform)
             display = ProgressDisplay(hub: copy.progress, mode: options.progress, label: "\(verb) '\(source.name)'")
             do {
-                let report = try await copy.run()
+                var report = try await copy.run()
                 await display.finish(error: nil)
                 if removesSource, case .file(let path) = source {
-                    if path.withCString({ unlink($0) }) != 0 {
-                        Console.message(FileError.system("unlink", path: path, errno: Errno(rawValue: errno)).description)
-                        return .failure
+                    // Only a regular file, synced and renamed into place, is a durable output; a
+                    // device or FIFO written in place (`-o /dev/null`) is not: the source stays.
+                    if case .file(let output) = destination, (try? FileStatus.of(output))?.kind == .regular {
+                        if path.withCString({ unlink($0) }) != 0 {
+                            Console.message(FileError.system("unlink", path: path, errno: Errno(rawValue: errno)).description)
+                            return .failure
+                        }
+                    } else {
+                        report.warnings.append(CopyWarning("kept: the output is not a regular file, so --rm does not remove it"))
                     }
                 }
                 if options.verbose { Console.message(describe(report)) }
