@@ -237,6 +237,19 @@ struct CompressCommandTests {
         #expect(sandbox.text("y.gz") == "OLD")
     }
 
+    /// `/dev/null` is written in place: nothing durable holds the data, so the source stays.
+    @Test(arguments: ["compress", "decompress"])
+    func removeOptionKeepsTheSourceWhenTheOutputIsNotARegularFile(command: String) async throws {
+        let sandbox = try Sandbox()
+        try await writeWithGzip(Array("data\n".utf8), to: "x", in: sandbox)
+        let source = command == "compress" ? "x" : "x.gz"
+        let result = try await CLI.run([command, "--rm", "-o", "/dev/null", source], in: sandbox)
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("sluice: \(source): kept"), "\(result.stderr)")
+        #expect(result.stderr.contains("not a regular file"), "\(result.stderr)")
+        #expect(sandbox.listing() == ["x", "x.gz"])
+    }
+
     @Test(arguments: [
         ["compress", "--rm", "--no-fsync", "x"],
         ["compress", "--rm", "-c", "x"],
