@@ -192,6 +192,26 @@ struct CompressCommandTests {
         #expect(decoded.stdoutText == "data\n")
     }
 
+    /// C11 for compress and decompress: an output onto the source is refused, in the
+    /// command's own words, and the source stays intact.
+    @Test(arguments: ["compress", "decompress"])
+    func outputOntoTheSourceIsRefused(command: String) async throws {
+        let sandbox = try Sandbox()
+        try await writeWithGzip(mixedData(count: 10_000), to: "x", in: sandbox)
+        let source = command == "compress" ? "x" : "x.gz"
+        let before = try #require(sandbox.contents(source))
+        try sandbox.makeSymbolicLink("link", to: source)
+        for output in [source, "link"] {
+            let result = try await CLI.run([command, "--force", "-o", output, source], in: sandbox)
+            #expect(result.status == 1)
+            #expect(
+                result.stderr == "sluice: cannot \(command) '\(source)' to '\(output)': source and destination are the same file\n",
+                "\(result.stderr)")
+            #expect(sandbox.contents(source) == before)
+            #expect(sandbox.leftovers().isEmpty)
+        }
+    }
+
     @Test(arguments: ["compress", "decompress"])
     func outputOptionWithTwoSourcesIsBadUsage(command: String) async throws {
         let sandbox = try Sandbox()
