@@ -329,12 +329,14 @@ struct CompressCommandTests {
         #expect(counts.count == 2 && counts[0] == counts[1] && counts[0] != "0", "\(counts)")
     }
 
-    /// C17: the writer fails with `EFBIG` mid-way; the old destination stays.
-    @Test func fileTooLargeLeavesTheDestinationUntouched() async throws {
+    /// C17: the writer fails with `EFBIG` mid-way; the old destination stays. Decompression
+    /// too: 2 MiB out of a small member.
+    @Test(arguments: ["compress --force -o dest.bin big.bin", "decompress --force -o dest.bin big.bin.gz"])
+    func fileTooLargeLeavesTheDestinationUntouched(command: String) async throws {
         let sandbox = try Sandbox()
         let result = try await CLI.shell("""
-            head -c 2M /dev/urandom > big.bin; printf OLD > dest.bin
-            ( ulimit -f 1024; trap '' XFSZ; "$SLUICE" compress --force -o dest.bin big.bin )
+            head -c 2M /dev/urandom > big.bin; gzip -1 -c big.bin > big.bin.gz; printf OLD > dest.bin
+            ( ulimit -f 1024; trap '' XFSZ; "$SLUICE" \(command) )
             """, in: sandbox)
         #expect(result.status != 0)
         #expect(result.stderr.contains("File too large"), "\(result.stderr)")

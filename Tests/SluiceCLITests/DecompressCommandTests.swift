@@ -249,3 +249,58 @@ struct DecompressProgressTests {
         unlink(sandbox.path("out"))
     }
 }
+
+/// SIGINT while the decoder stage waits for more input: exit 130, nothing committed.
+@Suite(.timeLimit(.minutes(1)))
+struct DecompressInterruptTests {
+    @Test func sigintMidMemberKeepsTheOldDestination() async throws {
+        let sandbox = try Sandbox()
+        try await writeWithGzip(mixedData(count: 1_000_000), to: "x", in: sandbox)
+        let member = try #require(sandbox.contents("x.gz"))
+        try sandbox.write("OLD", to: "out")
+        let input = try Pipe.make()
+        // The test keeps the write end open after half the member: the decoder waits mid-member.
+        defer { input.closeWriteEnd() }
+        let process = try CLI.start(
+            ["decompress", "--force", "--progress=json", "--chunk-size", "16K", "-o", "out", "-"], in: sandbox,
+            stdin: .descriptor(input.readEnd), errorPipe: true)
+        input.closeReadEnd()
+        let half = Array(member.prefix(member.count / 2))
+        let written = await onThread {
+            half.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let count = write(input.writeEnd, buffer.baseAddress! + offset, buffer.count - offset)
+                    if count < 0 && errno == EINTR { continue }
+                    guard count > 0 else { return false }
+                    offset += count
+                }
+                return true
+            }
+        }
+        #expect(written)
+        // Wait until decoded bytes have reached the writer: the decoder stage is running. A hang
+        // guard kills the child if that progress never shows (the pipe then ends the loop).
+        let guardTask = Task {
+            try await Task.sleep(for: .seconds(30))
+            process.send(signal: SIGKILL)
+        }
+        var sawOutput = false
+        while let line = await process.nextErrorLine() {
+            if try ProgressLine(line).integer("bytesWritten").map({ $0 > 0 }) == true {
+                sawOutput = true
+                break
+            }
+        }
+        guardTask.cancel()
+        #expect(sawOutput, "no progress line showed decoded bytes while the input waited")
+        process.send(signal: SIGINT)
+        let result = await process.finish()
+        #expect(result.status == 130, "\(result.stderr)")
+        #expect(result.signal == nil)
+        expectNotCommitted("out", old: Array("OLD".utf8), in: sandbox)
+        for line in try result.stderrLines.map(ProgressLine.init) where line.isDone {
+            #expect(line.object["error"] is String, "an interrupted decompression ended with \(line.text)")
+        }
+    }
+}
