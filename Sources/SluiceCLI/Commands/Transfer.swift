@@ -115,6 +115,10 @@ struct Transfer {
             if error.code == .closed && error.path == "-" && destination == .standardOutput {
                 return (.brokenPipe, nil)
             }
+            // The library words it as a copy; compress and decompress name their own verb.
+            if error.code == .sameFile, verb != "copy", let path = error.path {
+                return (.failure, "cannot \(verb) '\(source.name)' to '\(path)': \(error.reason ?? "source and destination are the same file")")
+            }
             return (.failure, error.description)
         }
         return (.failure, "cannot \(verb) '\(source.name)': \(error)")

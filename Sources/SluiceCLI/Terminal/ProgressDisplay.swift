@@ -1,4 +1,5 @@
 import Sluice
+import Synchronization
 
 /// How a command shows progress on standard error.
 enum ProgressMode: Equatable {
@@ -33,14 +34,9 @@ struct ProgressDisplay {
         let onTerminal = Console.isTerminal(2)
         renderer = Task.detached {
             var last: ProgressSnapshot?
-            var lastDrawn: ContinuousClock.Instant?
             let interval: Duration = (mode == .json || onTerminal) ? .milliseconds(100) : .seconds(1)
-            for await snapshot in updates {
-                last = snapshot
-                if snapshot.isFinal { break }
-                let now = ContinuousClock.now
-                if let lastDrawn, now - lastDrawn < interval { continue }
-                lastDrawn = now
+            let throttle = Throttle()
+            let draw: @Sendable (ProgressSnapshot) -> Void = { snapshot in
                 switch mode {
                 case .json: Console.writeError(snapshot.jsonLine() + "\n")
                 case .human where onTerminal: Console.writeError("\r" + Self.bar(snapshot, label: label) + "\u{1B}[K")
@@ -48,7 +44,65 @@ struct ProgressDisplay {
                 case .none: break
                 }
             }
+            // A snapshot held back by the interval is drawn once the interval has passed, also
+            // when no newer one comes (a pipeline waiting on an idle pipe).
+            let flusher = Task.detached {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    throttle.drawPending(after: interval, draw)
+                }
+            }
+            defer { flusher.cancel() }
+            for await snapshot in updates {
+                last = snapshot
+                if snapshot.isFinal { break }
+                throttle.offer(snapshot, interval: interval, draw)
+            }
+            throttle.close()
             return last
+        }
+    }
+
+    /// When the last line was drawn and the newest snapshot not drawn yet. Lines are drawn under
+    /// its lock, so they come out in order from the two tasks that draw them.
+    private final class Throttle: Sendable {
+        private struct State {
+            var lastDrawn: ContinuousClock.Instant?
+            var pending: ProgressSnapshot?
+            var isClosed = false
+        }
+
+        private let state = Mutex(State())
+
+        /// Draws `snapshot` now unless a line was drawn less than `interval` ago; then keeps it.
+        func offer(_ snapshot: ProgressSnapshot, interval: Duration, _ draw: (ProgressSnapshot) -> Void) {
+            state.withLock { state in
+                let now = ContinuousClock.now
+                if let lastDrawn = state.lastDrawn, now - lastDrawn < interval {
+                    state.pending = snapshot
+                    return
+                }
+                draw(snapshot)
+                state.lastDrawn = now
+                state.pending = nil
+            }
+        }
+
+        /// Draws the kept snapshot, if any, once `interval` has passed since the last line.
+        func drawPending(after interval: Duration, _ draw: (ProgressSnapshot) -> Void) {
+            state.withLock { state in
+                let now = ContinuousClock.now
+                guard !state.isClosed, let pending = state.pending,
+                      state.lastDrawn.map({ now - $0 >= interval }) ?? true else { return }
+                draw(pending)
+                state.lastDrawn = now
+                state.pending = nil
+            }
+        }
+
+        /// No line after this one: the caller writes the last.
+        func close() {
+            state.withLock { $0.isClosed = true }
         }
     }
 

@@ -1,0 +1,156 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Sluice
+import Testing
+
+/// Programs the gzip tests call besides `gzip` (which CI installs and every test may use).
+enum Tool {
+    /// Whether an executable named `name` is on `PATH`.
+    static func exists(_ name: String) -> Bool {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").contains { directory in
+            FileManager.default.isExecutableFile(atPath: "\(directory)/\(name)")
+        }
+    }
+
+    static let hasPigz = exists("pigz")
+    static let hasPython3 = exists("python3")
+    static let hasScript = exists("script")
+    /// GNU time at its usual path (the shell keyword `time` cannot report memory).
+    static let hasGNUTime = FileManager.default.isExecutableFile(atPath: "/usr/bin/time")
+}
+
+/// Whether the `sluice` under test is built with ThreadSanitizer (`swift test
+/// --sanitize=thread`), which roughly doubles a process's RSS: memory assertions are skipped
+/// then. The runtime is linked statically, so the binary itself holds its entry point's name.
+enum Sanitizer {
+    static let threadSanitizerIsActive: Bool = {
+        guard let binary = FileManager.default.contents(atPath: CLI.binary) else { return false }
+        return binary.range(of: Data("__tsan_init".utf8)) != nil
+    }()
+}
+
+/// Test data that compresses about half-way: blocks of text lines alternate with blocks of
+/// generated noise, so deflate has both matches and literals to code.
+func mixedData(count: Int) -> [UInt8] {
+    let noise = pattern(count: count, seed: 0xC0FFEE)
+    var result: [UInt8] = []
+    result.reserveCapacity(count + 128)
+    var line = 0
+    while result.count < count {
+        let blockEnd = min(count, result.count + 4096)
+        if (result.count / 4096) % 2 == 0 {
+            while result.count < blockEnd {
+                result += Array("line \(line): the quick brown fox jumps over the lazy dog\n".utf8)
+                line += 1
+            }
+            result.removeLast(result.count - blockEnd)
+        } else {
+            result += noise[result.count..<blockEnd]
+        }
+    }
+    return result
+}
+
+/// Gzip streams built byte by byte for the cases (C06, C07), around deflate data made by the
+/// real `gzip`, so no test depends on Python.
+enum GzipBytes {
+    /// The raw deflate data (RFC 1951) of `data` as `gzip -n -LEVEL` codes it: its output
+    /// without the 10-byte header and the 8-byte trailer.
+    static func rawDeflate(of data: [UInt8], level: Int = 9, in sandbox: Sandbox) async throws -> [UInt8] {
+        let name = "raw-\(UUID().uuidString)"
+        try sandbox.write(data, to: name)
+        let result = try await CLI.shell("gzip -n -\(level) -c \(name) > \(name).gz", in: sandbox)
+        try #require(result.status == 0, "gzip: \(result.stderr)")
+        let member = try #require(sandbox.contents("\(name).gz"))
+        unlink(sandbox.path(name))
+        unlink(sandbox.path("\(name).gz"))
+        try #require(member.count >= 18 && member[3] == 0, "gzip -n wrote a header with optional fields")
+        return Array(member[10..<(member.count - 8)])
+    }
+
+    static func littleEndian(_ value: UInt32) -> [UInt8] {
+        (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
+    }
+
+    static func bigEndian(_ value: UInt32) -> [UInt8] {
+        littleEndian(value).reversed()
+    }
+
+    /// The Adler-32 of `data` (RFC 1950 §8), the trailer of a zlib stream.
+    static func adler32(_ data: [UInt8]) -> UInt32 {
+        var (a, b): (UInt32, UInt32) = (1, 0)
+        for byte in data {
+            a = (a + UInt32(byte)) % 65521
+            b = (b + a) % 65521
+        }
+        return b << 16 | a
+    }
+
+    /// A zlib stream (RFC 1950) of `data` with the two header bytes `header`: `78 9c` is what
+    /// `zlib.compress` writes, `18 95` a 512-byte window (`wbits=9`).
+    static func zlibStream(_ data: [UInt8], header: [UInt8], deflate: [UInt8]) -> [UInt8] {
+        header + deflate + bigEndian(adler32(data))
+    }
+
+    /// The payload of the C06 member (as `mkhdr.py`).
+    static let headerFieldsPayload = Array(String(repeating: "header-flags test payload\n", count: 100).utf8)
+
+    /// A member with FEXTRA (XLEN 6), FNAME `name.txt`, FCOMMENT `a comment` and FHCRC, as
+    /// `mkhdr.py` writes it; `comment` replaces the comment after the header CRC is computed,
+    /// so a different comment of the same length makes the header CRC wrong.
+    static func headerFieldsMember(deflate: [UInt8], comment: String? = nil) -> [UInt8] {
+        let payload = headerFieldsPayload
+        let extra: [UInt8] = Array("AB".utf8) + [2, 0] + Array("xy".utf8)
+        let flags: UInt8 = 0x02 | 0x04 | 0x08 | 0x10  // FHCRC | FEXTRA | FNAME | FCOMMENT
+        var header: [UInt8] = [0x1F, 0x8B, 0x08, flags, 0, 0, 0, 0, 0x00, 0xFF]
+        header += [UInt8(extra.count), 0] + extra
+        header += Array("name.txt".utf8) + [0]
+        let commentStart = header.count
+        header += Array("a comment".utf8) + [0]
+        let headerCRC = CRC32(header).value
+        header += [UInt8(truncatingIfNeeded: headerCRC), UInt8(truncatingIfNeeded: headerCRC >> 8)]
+        if let comment {
+            let replacement = Array(comment.utf8)
+            precondition(replacement.count == 9, "the comment keeps its length")
+            header.replaceSubrange(commentStart..<(commentStart + 9), with: replacement)
+        }
+        return header + deflate + littleEndian(CRC32(payload).value) + littleEndian(UInt32(payload.count))
+    }
+}
+
+/// Checks "not committed" (cases README): the destination `name` is absent, or holds `old`
+/// when it existed before, and no temporary file is left in the sandbox.
+func expectNotCommitted(
+    _ name: String, old: [UInt8]? = nil, in sandbox: Sandbox, sourceLocation: SourceLocation = #_sourceLocation
+) {
+    if let old {
+        #expect(sandbox.contents(name) == old, "'\(name)' lost its old bytes", sourceLocation: sourceLocation)
+    } else {
+        #expect(!sandbox.exists(name), "'\(name)' was created", sourceLocation: sourceLocation)
+    }
+    #expect(sandbox.leftovers().isEmpty, "temporary files left: \(sandbox.listing())", sourceLocation: sourceLocation)
+}
+
+/// Writes `data` to `name` and `gzip -n -LEVEL` of it to `name.gz`.
+func writeWithGzip(_ data: [UInt8], to name: String, level: Int = 6, in sandbox: Sandbox) async throws {
+    try sandbox.write(data, to: name)
+    let result = try await CLI.shell("gzip -n -\(level) -c \(name) > \(name).gz", in: sandbox)
+    try #require(result.status == 0, "gzip: \(result.stderr)")
+}
+
+/// The `--chunk-size` values every round trip runs with, and an input size for each that
+/// spans many chunks without making the one-byte and seven-byte runs slow.
+let roundTripChunkSizes = ["1", "7", "4096", "64K", "1M"]
+
+func roundTripInputSize(chunkSize: String) -> Int {
+    switch chunkSize {
+    case "1": return 3_000
+    case "7": return 20_011
+    case "4096": return 300_007
+    case "64K": return 1_000_003
+    default: return 3 * 1024 * 1024 + 5
+    }
+}
