@@ -16,6 +16,9 @@ struct CLIResult: Sendable {
     var stderr: String
     /// From the spawn to the end of `waitpid(2)`.
     var elapsed: Duration
+    /// When `waitpid(2)` returned, read on the waiting thread: timing a signal by this, not by
+    /// when the awaiting test resumed, keeps a busy cooperative pool out of the measure.
+    var exited: ContinuousClock.Instant
 
     var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
     var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
@@ -272,7 +275,8 @@ final class RunningProcess: Sendable {
             }
             var raw: Int32 = 0
             while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
-            let elapsed = ContinuousClock.now - started
+            let exited = ContinuousClock.now
+            let elapsed = exited - started
             let signal = raw & 0x7f
             let status = signal == 0 ? (raw >> 8) & 0xff : 128 + signal
             let output = outputPath.flatMap { FileManager.default.contents(atPath: $0) }.map { [UInt8]($0) } ?? []
@@ -286,7 +290,7 @@ final class RunningProcess: Sendable {
             if let errorPath { unlink(errorPath) }
             return CLIResult(
                 status: status, signal: signal == 0 ? nil : signal, stdout: output,
-                stderr: String(decoding: error, as: UTF8.self), elapsed: elapsed)
+                stderr: String(decoding: error, as: UTF8.self), elapsed: elapsed, exited: exited)
         }
     }
 }

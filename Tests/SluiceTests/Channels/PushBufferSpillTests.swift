@@ -157,7 +157,7 @@ struct PushBufferSpillTests {
     }
 
     @Test(.enabled(if: !isThreadSanitized, "ThreadSanitizer doubles RSS, so peak memory is only asserted in normal builds"))
-    func spillingChildKeepsItsPeakRSSUnder64MiB() throws {
+    func spillingChildKeepsItsPeakRSSUnder64MiB() async throws {
         let executable = Self.callbackIngest
         try #require(FileManager.default.isExecutableFile(atPath: executable.path), "build CallbackIngest first: \(executable.path)")
         let directory = try TemporaryDirectory()
@@ -172,8 +172,14 @@ struct PushBufferSpillTests {
         process.arguments = ["--policy", "spill", "--size", "400M", "--sink-rate", "400M", output.path]
         process.standardOutput = handle
         process.standardError = handle
-        try process.run()
-        process.waitUntilExit()
+        // Wait off the cooperative pool: a blocked pool thread stalls every other test.
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { _ in continuation.resume() }
+            do { try process.run() } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
         let text = try String(contentsOf: report, encoding: .utf8)
         #expect(process.terminationStatus == 0, "\(text)")
         var fields: [String: String] = [:]

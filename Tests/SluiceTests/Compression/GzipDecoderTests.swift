@@ -27,7 +27,7 @@ private func littleEndian(_ value: UInt32) -> [UInt8] {
         arguments: [1, 6, 9], inputChunkSizes)
     func decodesGzipOutput(level: Int, chunkSize: Int) async throws {
         let data = sampleData(count: dataSize(forChunkSize: chunkSize), seed: UInt64(100 + level))
-        let gzip = try Tool.run(Tool.gzip!, ["-n", "-\(level)", "-c"], input: data)
+        let gzip = try await Tool.run(Tool.gzip!, ["-n", "-\(level)", "-c"], input: data)
         #expect(gzip.status == 0)
         let run = try await drive(GzipDecoder(outputChunkSize: 64 << 10), gzip.output, chunkSize: chunkSize)
         #expect(run.output == data)
@@ -40,7 +40,7 @@ private func littleEndian(_ value: UInt32) -> [UInt8] {
         arguments: inputChunkSizes)
     func decodesPigzOutput(chunkSize: Int) async throws {
         let data = sampleData(count: dataSize(forChunkSize: chunkSize), seed: 7)
-        let pigz = try Tool.run(Tool.pigz!, ["-n", "-6", "-c"], input: data)
+        let pigz = try await Tool.run(Tool.pigz!, ["-n", "-6", "-c"], input: data)
         #expect(pigz.status == 0)
         let run = try await drive(GzipDecoder(), pigz.output, chunkSize: chunkSize)
         #expect(run.output == data)
@@ -59,9 +59,9 @@ private func littleEndian(_ value: UInt32) -> [UInt8] {
 
     @Test(.enabled(if: Tool.gzip != nil, "gzip is not installed"))
     func decodesTwoThousandOneLineMembersLikeGzip() async throws {
-        let many = try Tool.run("/bin/sh", ["-c", "for i in $(seq 2000); do echo \"line $i\" | gzip -n; done"])
+        let many = try await Tool.run("/bin/sh", ["-c", "for i in $(seq 2000); do echo \"line $i\" | gzip -n; done"])
         #expect(many.status == 0)
-        let expected = try Tool.run(Tool.gzip!, ["-dc"], input: many.output)
+        let expected = try await Tool.run(Tool.gzip!, ["-dc"], input: many.output)
         #expect(expected.status == 0)
         #expect(expected.output.count == 18_893)
         for chunkSize in inputChunkSizes {
@@ -193,7 +193,7 @@ private func littleEndian(_ value: UInt32) -> [UInt8] {
     @Test(.enabled(if: Tool.gzip != nil, "gzip is not installed"))
     func theHandBuiltHeaderIsValidForGzip() async throws {
         let (member, payload, _) = try await memberWithAllHeaderFields()
-        let gzip = try Tool.run(Tool.gzip!, ["-dc"], input: member)
+        let gzip = try await Tool.run(Tool.gzip!, ["-dc"], input: member)
         #expect(gzip.status == 0)
         #expect(gzip.output == payload)
     }

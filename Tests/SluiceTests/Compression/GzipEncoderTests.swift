@@ -23,7 +23,7 @@ func dataSize(forChunkSize chunkSize: Int) -> Int {
         #expect(run.summary.crc32 == CRC32(data).value)
         #expect(run.summary.warnings.isEmpty)
 
-        let gzip = try Tool.run(Tool.gzip!, ["-dc"], input: run.output)
+        let gzip = try await Tool.run(Tool.gzip!, ["-dc"], input: run.output)
         #expect(gzip.status == 0)
         #expect(gzip.output == data)
 
@@ -48,7 +48,7 @@ func dataSize(forChunkSize chunkSize: Int) -> Int {
         let run = try await drive(GzipEncoder(), [], chunkSize: 1)
         #expect(run.output.count == 20)
         #expect(run.summary.crc32 == 0)
-        let test = try Tool.run(Tool.gzip!, ["-t"], input: run.output)
+        let test = try await Tool.run(Tool.gzip!, ["-t"], input: run.output)
         #expect(test.status == 0)
         let back = try await drive(GzipDecoder(), run.output, chunkSize: 1)
         #expect(back.output.isEmpty)

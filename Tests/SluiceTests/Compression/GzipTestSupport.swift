@@ -99,7 +99,9 @@ enum Tool {
     /// Runs `executable` with `arguments`, standard input from `input` (or empty), standard
     /// output to a file; returns the exit status and what it wrote. Files, not pipes, so no
     /// buffer can fill up while we wait.
-    static func run(_ executable: String, _ arguments: [String], input: [UInt8] = []) throws -> (status: Int32, output: [UInt8]) {
+    /// Waits for the child on a thread of its own, never on the cooperative pool (two threads
+    /// here: a test blocked in `waitUntilExit` would stall every other test's tasks).
+    static func run(_ executable: String, _ arguments: [String], input: [UInt8] = []) async throws -> (status: Int32, output: [UInt8]) {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let inputURL = directory.url.appendingPathComponent("stdin")
@@ -115,8 +117,13 @@ enum Tool {
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { _ in continuation.resume() }
+            do { try process.run() } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
         let output = try [UInt8](Data(contentsOf: outputURL))
         return (process.terminationStatus, output)
     }
