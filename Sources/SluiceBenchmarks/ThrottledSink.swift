@@ -22,7 +22,9 @@ public struct ThrottledSink<Base: ChunkSink>: ChunkSink {
         if due > .zero { try await Task.sleep(for: due) }
     }
 
+    /// Commits the wrapped sink.
     public func commit() async throws { try await base.commit() }
+    /// Aborts the wrapped sink.
     public func abort() async { await base.abort() }
 
     /// Bytes written and the start instant, shared by the copies of the sink.
