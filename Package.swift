@@ -10,7 +10,8 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
-        .target(name: "Sluice", dependencies: ["CZlib"]),
+        .systemLibrary(name: "CSluiceShims", path: "Sources/CSluiceShims"),
+        .target(name: "Sluice", dependencies: ["CZlib", "CSluiceShims"]),
         .target(name: "SluiceBenchmarks", dependencies: ["Sluice"]),
         .executableTarget(name: "SluiceCLI", dependencies: ["Sluice", "SluiceBenchmarks"]),
         .executableTarget(name: "CallbackIngest", dependencies: ["Sluice", "SluiceBenchmarks"], path: "Examples/CallbackIngest"),

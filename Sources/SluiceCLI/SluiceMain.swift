@@ -32,7 +32,11 @@ struct SluiceMain {
         let command = Task.detached { await run(arguments) }
         watcher.onSignal { command.cancel() }
         var status = await command.value
-        if let signal = watcher.receivedSignal { status = ExitStatus.signal(signal) }
+        if status == ExitStatus.interrupted {
+            // Cancelled by a signal: 128 + its number (130 for SIGINT), after cleaning up. A
+            // signal that came after the work was done does not change the status.
+            status = ExitStatus.signal(watcher.receivedSignal ?? SIGINT)
+        }
         exit(status)
     }
 

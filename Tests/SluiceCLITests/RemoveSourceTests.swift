@@ -4,8 +4,9 @@ import Glibc
 import Foundation
 import Testing
 
-/// `--rm` removes a source only once its output is a complete, durable regular file; and a
-/// symbolic link at the destination is replaced, never written through.
+/// `--rm` removes a source only once its output is a complete, durable regular file; a symbolic
+/// link at the destination is replaced with `--force` (never written through) when it leads to a
+/// regular file, and written in place when it leads to a device or FIFO (`/dev/stdout`).
 @Suite(.timeLimit(.minutes(1)))
 struct RemoveSourceTests {
     @Test func removesTheSourceAfterADurableCommit() async throws {
@@ -45,10 +46,22 @@ struct RemoveSourceTests {
         #expect(sandbox.text("a") == "precious")
     }
 
-    @Test func forceReplacesASymlinkToADeviceInsteadOfWritingThroughIt() async throws {
+    @Test func aSymlinkToADeviceIsWrittenInPlaceAndKeptByRemoveSource() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("precious", to: "a")
+        try sandbox.makeSymbolicLink("a.gz", to: "/dev/null")
+        let result = try await CLI.run(["compress", "--rm", sandbox.path("a")], in: sandbox)
+        #expect(result.status == 2, "\(result.stderr)")
+        let status = try #require(sandbox.status("a.gz"))
+        #expect(status.st_mode & S_IFMT == S_IFLNK)
+        #expect(sandbox.text("a") == "precious")
+    }
+
+    @Test func aSymlinkToARegularFileIsReplacedOnlyWithForce() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("data", to: "a")
-        try sandbox.makeSymbolicLink("link", to: "/dev/null")
+        try sandbox.write("target", to: "target")
+        try sandbox.makeSymbolicLink("link", to: sandbox.path("target"))
         let refused = try await CLI.run(["copy", sandbox.path("a"), sandbox.path("link")], in: sandbox)
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("File exists"))
@@ -57,6 +70,41 @@ struct RemoveSourceTests {
         let status = try #require(sandbox.status("link"))
         #expect(status.st_mode & S_IFMT == S_IFREG)
         #expect(sandbox.text("link") == "data")
+        #expect(sandbox.text("target") == "target")
+    }
+
+    @Test func decompressingToDevStdoutWritesInPlace() async throws {
+        let sandbox = try Sandbox()
+        let made = try await CLI.shell("printf 'hello\\n' | gzip -n > a.gz", in: sandbox)
+        #expect(made.status == 0)
+        let result = try await CLI.run(["decompress", "-o", "/dev/stdout", sandbox.path("a.gz")], in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdoutText == "hello\n")
+    }
+
+    @Test func standardOutputThatIsTheSourceIsRefused() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write("data", to: "f")
+        let result = try await CLI.shell("\"$SLUICE\" copy f - >> f", in: sandbox)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("same file"))
+        #expect(sandbox.text("f") == "data")
+    }
+
+    @Test func sighupCleansUpAndExits129() async throws {
+        let sandbox = try Sandbox()
+        let input = try Pipe.make()
+        defer { input.closeWriteEnd() }
+        let process = try CLI.start(
+            ["copy", "--progress=json", "-", "out"], in: sandbox, stdin: .descriptor(input.readEnd), errorPipe: true)
+        input.closeReadEnd()
+        _ = try #require(await process.nextErrorLine())
+        process.send(signal: SIGHUP)
+        let result = await process.finish()
+        #expect(result.status == 129)
+        #expect(result.signal == nil)
+        #expect(!sandbox.exists("out"))
+        #expect(sandbox.leftovers().isEmpty)
     }
 
     @Test(arguments: ["-10", "-0", "-19"])

@@ -125,11 +125,12 @@ extension PushBuffer {
             var written = 0
             while written < bytes.count {
                 let count = pwrite(descriptor.rawValue, bytes.baseAddress! + written, bytes.count - written, off_t(offset) + off_t(written))
-                if count >= 0 {
+                if count > 0 {
                     written += count
                     continue
                 }
-                let error = Errno.current
+                // A write of 0 bytes made no progress and reported nothing: fail, never spin.
+                let error = count == 0 ? Errno.ioError : Errno.current
                 if error == .interrupted { continue }
                 throw .system(.system("write", path: configuration.directory, errno: error))
             }

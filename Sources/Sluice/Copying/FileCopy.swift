@@ -124,7 +124,8 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         var results: [StageResult] = []
         var errors: [any Error] = []
         await withTaskGroup(of: Result<StageResult, any Error>.self) { group in
-            group.addTask {
+            // Its own thread: the CRC-32 of a large chunk is blocking work too.
+            group.addTask(executorPreference: BlockingIOExecutor(label: "sluice.read-stage")) {
                 await Result { try await Self.read(source, into: input, recorder: recorder, computesCRC32: computesCRC32) }
             }
             if let makeTransform, let output {

@@ -1,3 +1,4 @@
+import CSluiceShims
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -69,6 +70,7 @@ public actor FileSink: ChunkSink {
     private let system: SystemCalls
     private var state: State = .aborted
     private var replacedDestination = false
+    private var directorySynchronized = true
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
@@ -117,10 +119,12 @@ public actor FileSink: ChunkSink {
             throw FileError.isDirectory("create", path: destination)
         }
         if let linkStatus {
-            if linkStatus.kind != .regular && linkStatus.kind != .symbolicLink {
-                // A device, FIFO or socket: written in place, never replaced.
-                let descriptor = try FileDescriptor.open(destination, O_WRONLY)
-                state = .open(descriptor, .inPlace)
+            // What the name leads to: the file itself, or a symbolic link's target (nil if it dangles).
+            let target = linkStatus.kind == .symbolicLink ? followed : linkStatus
+            if let target, target.kind != .regular {
+                // A device, FIFO or socket (or a link to one, such as /dev/stdout): written in
+                // place, never replaced.
+                state = .open(try openInPlace(), .inPlace)
                 return
             }
             if !options.overwrite { throw FileError.destinationExists(destination) }
@@ -128,6 +132,27 @@ public actor FileSink: ChunkSink {
         let (descriptor, temporary) = try Self.createTemporaryFile(beside: destination)
         TemporaryFiles.shared.register(temporary)
         state = .open(descriptor, .replacing(temporary: temporary))
+    }
+
+    /// Opens an existing non-regular destination for writing. A FIFO's open waits for a reader:
+    /// `O_NONBLOCK` fails with `ENXIO` while there is none, so the wait is a retry that checks
+    /// for cancellation every 10 ms instead of an `open(2)` that nothing can interrupt.
+    ///
+    /// - Throws: ``FileError`` (operation `open`); `CancellationError` if the task is cancelled
+    ///   while no reader has come.
+    private func openInPlace() throws -> FileDescriptor {
+        while true {
+            let opened = Result { () throws(FileError) in try FileDescriptor.open(destination, O_WRONLY | O_NONBLOCK) }
+            switch opened {
+            case .success(let descriptor):
+                _ = fcntl(descriptor.rawValue, F_SETFL, fcntl(descriptor.rawValue, F_GETFL) & ~O_NONBLOCK)
+                return descriptor
+            case .failure(let error):
+                guard error.errno == Errno(rawValue: ENXIO) else { throw error }
+                try Task.checkCancellation()
+                usleep(10_000)
+            }
+        }
     }
 
     /// `lstat(2)` of `path`, or `nil` if nothing is there.
@@ -200,21 +225,61 @@ public actor FileSink: ChunkSink {
                 throw FileError.system("close", path: destination, errno: error)
             }
             state = .open(FileDescriptor(rawValue: -1), mode)
-            let renamed = temporary.withCString { from in destination.withCString { to in rename(from, to) } }
-            if renamed != 0 { throw FileError.system("rename", path: destination, errno: .current) }
+            try moveIntoPlace(temporary)
             state = .committed
-            TemporaryFiles.shared.unregister(temporary)
-            if options.synchronize { try Self.synchronizeDirectory(destination.directory) }
             replacedDestination = true
+            TemporaryFiles.shared.unregister(temporary)
+            if options.synchronize {
+                do {
+                    try Self.synchronizeDirectory(destination.directory)
+                } catch {
+                    // The data is in place; only its durability is in doubt. Not "nothing
+                    // committed": a warning, and --rm keeps the source.
+                    directorySynchronized = false
+                    warnings.append(CopyWarning("'\(destination)' is in place, but \(error)"))
+                }
+            }
         }
     }
+
+    /// Renames the temporary file over the destination. Without `overwrite`, with
+    /// `renameat2(2)`'s `RENAME_NOREPLACE`, so a file that appeared at the destination while the
+    /// data was written is never replaced (falling back to `link(2)` + `unlink(2)`, which also
+    /// refuse an existing name, on file systems without it).
+    ///
+    /// - Throws: ``FileError``: `alreadyExists` if the destination appeared meanwhile (the
+    ///   temporary file is still there for ``abort()``), or the errno of the rename.
+    private func moveIntoPlace(_ temporary: FilePath) throws(FileError) {
+        let result = temporary.withCString { from in
+            destination.withCString { to in
+                options.overwrite
+                    ? rename(from, to)
+                    : renameat2(CSluiceShims_AT_FDCWD, from, CSluiceShims_AT_FDCWD, to, CSluiceShims_RENAME_NOREPLACE)
+            }
+        }
+        if result == 0 { return }
+        var error = Errno.current
+        if !options.overwrite && (error == .invalidArgument || error == Errno(rawValue: ENOSYS)) {
+            let linked = temporary.withCString { from in destination.withCString { to in link(from, to) } }
+            if linked == 0 {
+                _ = temporary.withCString { unlink($0) }
+                return
+            }
+            error = .current
+        }
+        if error == .fileExists { throw FileError.destinationExists(destination) }
+        throw FileError.system("rename", path: destination, errno: error)
+    }
+
+    /// Conditions of the commit that did not undo it (a directory that could not be synced).
+    public private(set) var warnings: [CopyWarning] = []
 
     /// Whether ``commit()`` made the data durable at ``destination``: a regular file renamed
     /// into place with both fsyncs. `false` before the commit, for a destination written in
     /// place (a device, a FIFO), or with `synchronize: false`. `--rm` removes a source only then.
     public var isDurablyCommitted: Bool {
         guard case .committed = state else { return false }
-        return replacedDestination && options.synchronize
+        return replacedDestination && options.synchronize && directorySynchronized
     }
 
     /// Closes and removes the temporary file, if any. Idempotent.

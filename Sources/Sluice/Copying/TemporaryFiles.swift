@@ -15,11 +15,21 @@ public final class TemporaryFiles: Sendable {
 
     private let paths = LockedValue<Set<FilePath>>([])
 
-    /// The process's file mode creation mask (`umask(2)`), read once.
+    /// The process's file mode creation mask, read once from the `Umask:` line of
+    /// `/proc/self/status` (proc(5)): reading it with `umask(2)` would set it for a moment, for
+    /// every thread of the process. 022 if it cannot be read.
     static let processUmask: UInt32 = {
-        let mask = umask(0o022)
-        umask(mask)
-        return UInt32(mask)
+        let descriptor = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return 0o022 }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = read(descriptor, &buffer, buffer.count)
+        guard count > 0 else { return 0o022 }
+        for line in String(decoding: buffer[..<count], as: UTF8.self).split(separator: "\n")
+        where line.hasPrefix("Umask:") {
+            return UInt32(String(line.dropFirst("Umask:".count).filter { $0 != " " && $0 != "\t" }), radix: 8) ?? 0o022
+        }
+        return 0o022
     }()
 
     func register(_ path: FilePath) {

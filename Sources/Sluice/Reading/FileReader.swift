@@ -39,11 +39,16 @@ actor FileReader {
 
     /// Opens ``path`` read-only (if not given a descriptor) and reads its status.
     ///
-    /// - Throws: ``FileError`` from `open(2)` or `fstat(2)`; `CancellationError` if cancelled
-    ///   while an `open(2)` of a FIFO waited for a writer and the task was cancelled before.
+    /// The open uses `O_NONBLOCK`, cleared right after: a FIFO's open then returns at once
+    /// instead of waiting for a writer in `open(2)`, where no cancellation could reach it; the
+    /// wait happens in ``nextChunk()``'s `poll(2)`, which cancellation wakes.
+    ///
+    /// - Throws: ``FileError`` from `open(2)` or `fstat(2)`; `isDirectory` for a directory.
     func open() throws -> FileStatus {
         if descriptor == nil {
-            descriptor = try FileDescriptor.open(path, O_RDONLY)
+            let opened = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK)
+            _ = fcntl(opened.rawValue, F_SETFL, fcntl(opened.rawValue, F_GETFL) & ~O_NONBLOCK)
+            descriptor = opened
         }
         do {
             let status = try descriptor!.status()

@@ -82,6 +82,7 @@ public struct FileDescriptor: Sendable, Hashable {
         var written = 0
         while written < buffer.count {
             switch system.write(rawValue, base + written, buffer.count - written) {
+            case .success(0): throw Errno.ioError  // no progress and no error: never loop forever
             case .success(let count): written += count
             case .failure(.interrupted): continue
             case .failure(let error): throw error

@@ -1,3 +1,4 @@
+import CSluiceShims
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -18,11 +19,8 @@ final class WakePipe: Sendable {
     /// - Throws: ``FileError`` (operation `pipe`) when the process is out of descriptors.
     init() throws(FileError) {
         var ends: [CInt] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw .system("pipe", path: nil, errno: .current) }
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-        }
+        // pipe2(2): close-on-exec from the start, so a concurrent posix_spawn cannot inherit it.
+        guard pipe2(&ends, O_CLOEXEC | O_NONBLOCK) == 0 else { throw .system("pipe2", path: nil, errno: .current) }
         readEnd = ends[0]
         writeEnd = ends[1]
     }

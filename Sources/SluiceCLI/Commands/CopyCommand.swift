@@ -35,7 +35,8 @@ enum CopyCommand {
         guard operands.count >= 2 else {
             throw UsageError(operands.isEmpty ? "missing source and destination" : "missing destination after '\(operands[0])'")
         }
-        let destination = operands.removeLast()
+        var destination = operands.removeLast()
+        if destination.isStandardOutput { destination = "-" }
         let destinationIsDirectory = destination != "-" && (try? FileStatus.of(destination))?.kind == .directory
         if operands.count > 1 && !destinationIsDirectory {
             throw UsageError("copying several sources needs a directory destination; '\(destination)' is not one")
@@ -60,7 +61,7 @@ enum CopyCommand {
             case .success(let warnings): if !warnings.isEmpty && status == ExitStatus.success { status = ExitStatus.warning }
             case .failure: status = ExitStatus.failure
             case .brokenPipe: return ExitStatus.brokenPipe
-            case .cancelled: return ExitStatus.failure
+            case .cancelled: return ExitStatus.interrupted
             }
         }
         return status

@@ -101,6 +101,7 @@ enum GzipCommand {
             guard !Console.isTerminal(0) else { throw UsageError("missing source (use '-' for standard input)") }
             operands = ["-"]
         }
+        if output?.isStandardOutput == true { output = "-" }
         if output != nil && operands.count > 1 { throw UsageError("-o takes a single source") }
         if output != nil && toStandardOutput { throw UsageError("-o and -c cannot be used together") }
         if test && (output != nil || toStandardOutput) { throw UsageError("--test writes nothing: it cannot be used with -o or -c") }
@@ -163,7 +164,7 @@ enum GzipCommand {
             case .success(let warnings): if !warnings.isEmpty { warn() }
             case .failure: fail()
             case .brokenPipe: return ExitStatus.brokenPipe
-            case .cancelled: return ExitStatus.failure
+            case .cancelled: return ExitStatus.interrupted
             }
         }
         return status

@@ -52,7 +52,13 @@ struct Transfer {
             let sink: AnySink
             var fileSink: FileSink?
             switch destination {
-            case .standardOutput: sink = AnySink(DescriptorSink())
+            case .standardOutput:
+                // `sluice copy f - >> f` would read its own output until the disk is full.
+                if let output = try? FileDescriptor.standardOutput.status(), output.kind == .regular,
+                    output.isSameFile(as: chunks.status) {
+                    throw FileError.sameFile(destination: "-")
+                }
+                sink = AnySink(DescriptorSink())
             case .discard: sink = AnySink(DiscardingSink())
             case .file(let path):
                 let created = try await FileSink.create(at: path, source: chunks.status, options: options.sinkOptions)
@@ -76,12 +82,15 @@ struct Transfer {
                 if let message = outcome.message { Console.message(message) }
                 return outcome.result
             }
-            var warnings = report.warnings
+            var warnings = report.warnings + (await fileSink?.warnings ?? [])
             if !options.quiet {
                 for warning in warnings { Console.message("\(verb) '\(source.name)': \(warning)") }
             }
             if removesSource, case .file(let path) = source {
-                if !warnings.isEmpty {
+                if Task.isCancelled {
+                    // Interrupted after the commit: the output is complete; keep the source too.
+                    return .cancelled
+                } else if !warnings.isEmpty {
                     // The source holds bytes the output does not (trailing garbage): keep it.
                     Console.message("kept '\(path)': its output differs from it (see the warning above)")
                 } else if await fileSink?.isDurablyCommitted != true {
@@ -155,6 +164,14 @@ extension Transfer.Outcome {
     var isFailure: Bool {
         if case .success = self { return false }
         return true
+    }
+}
+
+extension FilePath {
+    /// `/dev/stdout` (a link to `/proc/self/fd/1`) names standard output: it is written as `-`
+    /// is, in place, whatever descriptor 1 is, and never replaced as a symbolic link would be.
+    var isStandardOutput: Bool {
+        self == "/dev/stdout" || self == "/proc/self/fd/1" || self == "/dev/fd/1"
     }
 }
 

@@ -13,5 +13,8 @@ enum ExitStatus {
     static let warning: Int32 = 2
     static let usage: Int32 = 64
     static let brokenPipe: Int32 = 141
+    /// Not an exit status: what a command returns when a signal cancelled it; `main` turns it
+    /// into 128 + the signal's number.
+    static let interrupted: Int32 = -1
     static func signal(_ number: Int32) -> Int32 { 128 + number }
 }

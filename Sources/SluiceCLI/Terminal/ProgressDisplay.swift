@@ -32,77 +32,78 @@ struct ProgressDisplay {
         }
         let updates = hub.subscribe()
         let onTerminal = Console.isTerminal(2)
+        let throttle = Throttle(interval: (mode == .json || onTerminal) ? .milliseconds(100) : .seconds(1)) { snapshot in
+            switch mode {
+            case .json: Console.writeError(snapshot.jsonLine() + "\n")
+            case .human where onTerminal: Console.writeError("\r" + Self.bar(snapshot, label: label) + "\u{1B}[K")
+            case .human: Console.writeError("sluice: " + Self.line(snapshot, label: label) + "\n")
+            case .none: break
+            }
+        }
         renderer = Task.detached {
             var last: ProgressSnapshot?
-            let interval: Duration = (mode == .json || onTerminal) ? .milliseconds(100) : .seconds(1)
-            let throttle = Throttle()
-            let draw: @Sendable (ProgressSnapshot) -> Void = { snapshot in
-                switch mode {
-                case .json: Console.writeError(snapshot.jsonLine() + "\n")
-                case .human where onTerminal: Console.writeError("\r" + Self.bar(snapshot, label: label) + "\u{1B}[K")
-                case .human: Console.writeError("sluice: " + Self.line(snapshot, label: label) + "\n")
-                case .none: break
-                }
-            }
             // A snapshot held back by the interval is drawn once the interval has passed, also
             // when no newer one comes (a pipeline waiting on an idle pipe).
             let flusher = Task.detached {
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: interval)
-                    throttle.drawPending(after: interval, draw)
+                    try? await Task.sleep(for: throttle.interval)
+                    await throttle.drawPending()
                 }
             }
             defer { flusher.cancel() }
             for await snapshot in updates {
                 last = snapshot
                 if snapshot.isFinal { break }
-                throttle.offer(snapshot, interval: interval, draw)
+                await throttle.offer(snapshot)
             }
-            throttle.close()
+            await throttle.close()
             return last
         }
     }
 
-    /// When the last line was drawn and the newest snapshot not drawn yet. Lines are drawn under
-    /// its lock, so they come out in order from the two tasks that draw them.
-    private final class Throttle: Sendable {
-        private struct State {
-            var lastDrawn: ContinuousClock.Instant?
-            var pending: ProgressSnapshot?
-            var isClosed = false
+    /// When the last line was drawn and the newest snapshot not drawn yet. An actor on a thread
+    /// of its own: lines come out in order from the two tasks that draw them, and a `write(2)`
+    /// to a standard error nobody reads blocks that thread, never the cooperative pool (where
+    /// it would stall the copy itself) and never under a lock.
+    private actor Throttle {
+        nonisolated let executor = BlockingIOExecutor(label: "sluice.progress")
+        nonisolated let interval: Duration
+        private let draw: @Sendable (ProgressSnapshot) -> Void
+        private var lastDrawn: ContinuousClock.Instant?
+        private var pending: ProgressSnapshot?
+        private var isClosed = false
+
+        nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+        init(interval: Duration, draw: @escaping @Sendable (ProgressSnapshot) -> Void) {
+            self.interval = interval
+            self.draw = draw
         }
 
-        private let state = Mutex(State())
-
         /// Draws `snapshot` now unless a line was drawn less than `interval` ago; then keeps it.
-        func offer(_ snapshot: ProgressSnapshot, interval: Duration, _ draw: (ProgressSnapshot) -> Void) {
-            state.withLock { state in
-                let now = ContinuousClock.now
-                if let lastDrawn = state.lastDrawn, now - lastDrawn < interval {
-                    state.pending = snapshot
-                    return
-                }
-                draw(snapshot)
-                state.lastDrawn = now
-                state.pending = nil
+        func offer(_ snapshot: ProgressSnapshot) {
+            let now = ContinuousClock.now
+            if let lastDrawn, now - lastDrawn < interval {
+                pending = snapshot
+                return
             }
+            draw(snapshot)
+            lastDrawn = now
+            pending = nil
         }
 
         /// Draws the kept snapshot, if any, once `interval` has passed since the last line.
-        func drawPending(after interval: Duration, _ draw: (ProgressSnapshot) -> Void) {
-            state.withLock { state in
-                let now = ContinuousClock.now
-                guard !state.isClosed, let pending = state.pending,
-                      state.lastDrawn.map({ now - $0 >= interval }) ?? true else { return }
-                draw(pending)
-                state.lastDrawn = now
-                state.pending = nil
-            }
+        func drawPending() {
+            let now = ContinuousClock.now
+            guard !isClosed, let pending, lastDrawn.map({ now - $0 >= interval }) ?? true else { return }
+            draw(pending)
+            lastDrawn = now
+            self.pending = nil
         }
 
         /// No line after this one: the caller writes the last.
         func close() {
-            state.withLock { $0.isClosed = true }
+            isClosed = true
         }
     }
 

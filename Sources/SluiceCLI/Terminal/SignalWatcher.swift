@@ -8,8 +8,8 @@ import Synchronization
 /// The write end of the self-pipe that the signal handler writes to (async-signal-safe).
 nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
 
-/// Turns SIGINT and SIGTERM into a cancellation of the running command, then an exit with
-/// status 128 + the signal number, with every temporary file removed.
+/// Turns SIGINT, SIGTERM, SIGHUP and SIGQUIT into a cancellation of the running command, then an
+/// exit with status 128 + the signal number, with every temporary file removed.
 ///
 /// A `sigaction(2)` handler writes the signal number to a pipe (the only thing it does, and
 /// async-signal-safe); a dedicated thread reads the pipe, cancels the command's task and gives
@@ -35,7 +35,7 @@ final class SignalWatcher: Sendable {
         _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
         signalPipeWriteEnd = ends[1]
-        for number in [SIGINT, SIGTERM] {
+        for number in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { number in
                 var byte = UInt8(truncatingIfNeeded: number)

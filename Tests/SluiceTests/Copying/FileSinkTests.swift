@@ -34,6 +34,45 @@ struct FileSinkTests {
 
     // MARK: Atomic replacement
 
+    @Test func aDestinationThatAppearsDuringTheWriteIsNotReplacedWithoutOverwrite() async throws {
+        try await withScratchDirectory { directory in
+            let destination = directory.appending("out.bin")
+            let sink = try await FileSink.create(at: destination, options: Self.noFsync)
+            try await Self.write(randomBytes(count: 3000, seed: 7), to: sink)
+            // Another process creates the destination while the data is being written.
+            try writeFile(destination, Array("THEIRS".utf8))
+            let error = try await #require(throws: FileError.self) { try await sink.commit() }
+            #expect(error.code == .alreadyExists)
+            await sink.abort()
+            #expect(try readFile(destination) == Array("THEIRS".utf8))
+            #expect(try temporaryFiles(in: directory.path).isEmpty)
+        }
+    }
+
+    @Test func withOverwriteADestinationThatAppearsDuringTheWriteIsReplaced() async throws {
+        try await withScratchDirectory { directory in
+            let destination = directory.appending("out.bin")
+            let data = randomBytes(count: 3000, seed: 8)
+            let sink = try await FileSink.create(at: destination, options: .init(overwrite: true, synchronize: false))
+            try await Self.write(data, to: sink)
+            try writeFile(destination, Array("THEIRS".utf8))
+            try await sink.commit()
+            #expect(try readFile(destination) == data)
+        }
+    }
+
+    @Test func waitingForAFIFOsReaderEndsOnCancellation() async throws {
+        try await withScratchDirectory { directory in
+            let fifo = directory.appending("fifo")
+            #expect(fifo.withCString { mkfifo($0, 0o600) } == 0)
+            // No reader ever comes: the open waits until the task is cancelled.
+            let task = Task { try await FileSink.create(at: fifo, options: Self.noFsync) }
+            task.cancel()
+            await #expect(throws: CancellationError.self) { _ = try await task.value }
+        }
+    }
+
+
     @Test func writesATemporaryFileBesideTheDestinationUntilCommit() async throws {
         try await withScratchDirectory { directory in
             let destination = directory.appending("out.bin")

@@ -291,4 +291,21 @@ struct FileChunksTests {
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
     }
+
+    @Test func openingAFIFOWithoutAWriterReturnsAndTheReadEndsOnCancellation() async throws {
+        try await withScratchDirectory { directory in
+            let fifo = directory.appending("fifo")
+            #expect(fifo.withCString { mkfifo($0, 0o600) } == 0)
+            // The open does not wait for a writer in open(2), where nothing could interrupt it;
+            // the wait is in next(), which cancellation ends.
+            let chunks = try await FileChunks.open(fifo)
+            #expect(chunks.status.kind == .fifo)
+            let task = Task {
+                var iterator = chunks.makeAsyncIterator()
+                return try await iterator.next()
+            }
+            task.cancel()
+            await #expect(throws: CancellationError.self) { _ = try await task.value }
+        }
+    }
 }
