@@ -19,7 +19,8 @@ struct SluiceMain {
         options: [("-h, --help", "show this help"), ("--version", "show the version")],
         discussion: """
             Exit status: 0 success, 1 failure, 2 success with a warning, 64 bad usage,
-            130 interrupted (SIGINT), 143 terminated (SIGTERM), 141 reader of standard output went away.
+            130 interrupted (SIGINT), 143 terminated (SIGTERM; 129 SIGHUP, 131 SIGQUIT),
+            141 reader of standard output went away.
             """,
         argumentsTitle: "COMMANDS")
 
