@@ -166,49 +166,6 @@ struct DecompressCommandTests {
     }
 }
 
-/// C24: the reader of standard output goes away mid-decompression.
-@Suite(.timeLimit(.minutes(1)))
-struct DecompressBrokenPipeTests {
-    @Test func closedOutputPipeEndsQuietlyWith141() async throws {
-        let sandbox = try Sandbox()
-        try await writeWithGzip(pattern(count: 2 * 1024 * 1024), to: "big", in: sandbox)
-        let output = try Pipe.make()
-        let process = try CLI.start(["decompress", "-c", "big.gz"], in: sandbox, stdout: .descriptor(output.writeEnd))
-        output.closeWriteEnd()
-        // Read 10 bytes, as `head -c 10`, then leave.
-        let first = await onThread { () -> [UInt8] in
-            var bytes: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 10)
-            while bytes.count < 10 {
-                let count = buffer.withUnsafeMutableBytes { read(output.readEnd, $0.baseAddress, 10 - bytes.count) }
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { break }
-                bytes += buffer[..<count]
-            }
-            return bytes
-        }
-        output.closeReadEnd()
-        let closed = ContinuousClock.now
-        let result = await process.finish()
-        #expect(first == Array(pattern(count: 10)))
-        #expect(result.status == 141)
-        #expect(result.signal == nil, "sluice must exit by itself, not die of SIGPIPE")
-        #expect(result.stderr.isEmpty)
-        #expect(result.exited - closed < .seconds(5))
-    }
-
-    @Test func headInAShellPipelineEndsItWith141() async throws {
-        let sandbox = try Sandbox()
-        try await writeWithGzip(pattern(count: 2 * 1024 * 1024), to: "big", in: sandbox)
-        let result = try await CLI.shell(
-            #"{ "$SLUICE" decompress -c big.gz 2> stderr.txt; echo $? > status.txt; } | head -c 10 > head.out"#,
-            in: sandbox)
-        #expect(result.status == 0)
-        #expect(sandbox.text("status.txt") == "141\n")
-        #expect(sandbox.text("stderr.txt") == "")
-        #expect(sandbox.contents("head.out") == Array(pattern(count: 10)))
-    }
-}
 
 /// C27 at the command line: decompression progress follows compressed bytes consumed.
 @Suite(.serialized, .timeLimit(.minutes(2)))

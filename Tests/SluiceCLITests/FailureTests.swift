@@ -42,14 +42,23 @@ struct MidCopyFailureTests {
     }
 }
 
-/// C24: the reader of standard output goes away.
+/// C24: the reader of standard output goes away, for `copy` and `decompress` alike.
 @Suite(.timeLimit(.minutes(1)))
 struct BrokenPipeTests {
-    @Test func closedOutputPipeEndsQuietlyWith141() async throws {
+    /// Commands that write `big`'s 2 MiB to standard output.
+    static let commands: [[String]] = [["copy", "big", "-"], ["decompress", "-c", "big.gz"]]
+
+    /// `big` (2 MiB of the test pattern) and `big.gz`.
+    static func makeInput(in sandbox: Sandbox) async throws {
+        try await writeWithGzip(pattern(count: 2 * 1024 * 1024), to: "big", in: sandbox)
+    }
+
+    @Test(arguments: commands)
+    func closedOutputPipeEndsQuietlyWith141(_ arguments: [String]) async throws {
         let sandbox = try Sandbox()
-        try sandbox.write(pattern(count: 2 * 1024 * 1024), to: "big")
+        try await Self.makeInput(in: sandbox)
         let output = try Pipe.make()
-        let process = try CLI.start(["copy", "big", "-"], in: sandbox, stdout: .descriptor(output.writeEnd))
+        let process = try CLI.start(arguments, in: sandbox, stdout: .descriptor(output.writeEnd))
         output.closeWriteEnd()
         // Read 10 bytes, as `head -c 10`, then leave.
         let first = await onThread { () -> [UInt8] in
@@ -73,11 +82,13 @@ struct BrokenPipeTests {
         #expect(result.exited - closed < .seconds(5))
     }
 
-    @Test func headInAShellPipelineEndsItWith141() async throws {
+    @Test(arguments: commands)
+    func headInAShellPipelineEndsItWith141(_ arguments: [String]) async throws {
         let sandbox = try Sandbox()
-        try sandbox.write(pattern(count: 2 * 1024 * 1024), to: "big")
+        try await Self.makeInput(in: sandbox)
+        let command = arguments.joined(separator: " ")
         let result = try await CLI.shell(
-            #"{ "$SLUICE" copy big - 2> stderr.txt; echo $? > status.txt; } | head -c 10 > head.out"#, in: sandbox)
+            #"{ "$SLUICE" "# + command + #" 2> stderr.txt; echo $? > status.txt; } | head -c 10 > head.out"#, in: sandbox)
         #expect(result.status == 0)
         #expect(sandbox.text("status.txt") == "141\n")
         #expect(sandbox.text("stderr.txt") == "")
