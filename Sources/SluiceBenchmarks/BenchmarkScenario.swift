@@ -72,7 +72,7 @@ public enum BenchmarkScenario {
         if let status = try? FileStatus.of(parameters.input) { inputBytes = max(inputBytes, status.size) }
         return BenchmarkRun(
             design: parameters.design, consumer: parameters.consumer, inputBytes: inputBytes,
-            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
+            seconds: elapsed.benchmarkSeconds,
             peakResidentBytes: ProcessMemory.peakResidentBytes(),
             peakBufferedBytes: gauge.reportedPeak ?? max(samples.map(\.bufferedBytes).max() ?? 0, gauge.peak),
             outcome: outcome, samples: samples)

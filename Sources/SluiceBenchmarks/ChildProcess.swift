@@ -85,7 +85,7 @@ public enum ChildProcess {
         return Result(
             status: exitStatus, standardOutput: try readAll(outPath), standardError: try readAll(errPath),
             peakResidentBytes: Int64(usage.ru_maxrss) * 1024,
-            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            seconds: elapsed.benchmarkSeconds)
     }
 
     static func readAll(_ path: FilePath) throws -> String {

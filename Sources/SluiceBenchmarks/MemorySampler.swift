@@ -14,7 +14,7 @@ public final class MemorySampler: Sendable {
         let thread = Thread { [self] in
             while running.load(ordering: .relaxed) {
                 let elapsed = ContinuousClock.now - start
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                let seconds = elapsed.benchmarkSeconds
                 let sample = MemorySample(
                     seconds: seconds, residentBytes: ProcessMemory.residentBytes(), bufferedBytes: bufferedBytes())
                 samples.withLock { $0.append(sample) }
@@ -34,5 +34,13 @@ public final class MemorySampler: Sendable {
         guard all.count > maximumCount else { return all }
         let step = Double(all.count) / Double(maximumCount)
         return (0..<maximumCount).map { all[Int(Double($0) * step)] }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds as a `Double`, for the benchmark's records.
+    var benchmarkSeconds: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
     }
 }

@@ -35,15 +35,7 @@ public struct CopyReport: Sendable, Hashable {
 
     /// Average throughput over ``duration``, in source bytes per second (0 for a zero duration).
     public var bytesPerSecond: Double {
-        let seconds = duration.seconds
+        let seconds = duration.sluiceSeconds
         return seconds > 0 ? Double(bytesRead) / seconds : 0
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    var seconds: Double {
-        let (whole, fraction) = components
-        return Double(whole) + Double(fraction) / 1e18
     }
 }
