@@ -172,7 +172,7 @@ struct CallbackIngest {
             FileHandle.standardError.write(Data("CallbackIngest: \(error)\n".utf8))
             status = 1
         }
-        let peak = peakResidentBytes()
+        let peak = Int(ProcessMemory.peakResidentBytes())
         print("peak-rss-bytes: \(peak) (\(String(format: "%.1f", Double(peak) / 1_048_576)) MiB)")
         return status
     }
@@ -188,15 +188,5 @@ struct CallbackIngest {
     nonisolated static func hex(_ value: UInt32) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 8 - digits.count) + digits
-    }
-
-    /// The process's peak resident set size in bytes: `VmHWM` of /proc/self/status.
-    nonisolated static func peakResidentBytes() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            if fields.count >= 2, let kibibytes = Int(fields[1]) { return kibibytes * 1024 }
-        }
-        return 0
     }
 }
