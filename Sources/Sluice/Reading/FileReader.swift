@@ -84,7 +84,7 @@ actor FileReader {
                 }
                 return try descriptor.readFully(into: buffer, system: system)
             } catch let error as Errno {
-                throw FileError.system(waitsForData ? "read" : "read", path: path, errno: error)
+                throw FileError.system("read", path: path, errno: error)
             }
         }
         if chunk.isEmpty {

@@ -1,5 +1,4 @@
 import Sluice
-import Synchronization
 
 /// How a command shows progress on standard error.
 enum ProgressMode: Equatable {

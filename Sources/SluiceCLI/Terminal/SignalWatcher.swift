@@ -72,7 +72,7 @@ final class SignalWatcher: Sendable {
                 if first { state.signal = number }
                 return (first, state.cancel)
             }
-            guard first else { exitNow(number) }
+            guard first else { Self.exitAfterCleanup(number) }
             cancel?()
             let deadline = Date().addingTimeInterval(gracePeriod)
             let grace = Thread {
@@ -81,10 +81,6 @@ final class SignalWatcher: Sendable {
             }
             grace.start()
         }
-    }
-
-    private func exitNow(_ number: Int32) -> Never {
-        Self.exitAfterCleanup(number)
     }
 
     private static func exitAfterCleanup(_ number: Int32) -> Never {
