@@ -11,10 +11,9 @@ extension BoundedChannel.StateMachine {
     /// than the whole budget enters only an empty buffer.
     @inlinable
     func hasRoom(forWeight weight: Int) -> Bool {
-        if buffer.isEmpty { return true }
-        guard buffer.count < capacity else { return false }
-        guard let byteBudget else { return true }
-        return bufferedBytes + weight <= byteBudget
+        BufferAdmission.admits(
+            weight: weight, bufferedCount: buffer.count, bufferedBytes: bufferedBytes,
+            capacity: capacity, byteBudget: byteBudget)
     }
 
     @inlinable

@@ -472,10 +472,9 @@ extension PushBuffer {
         /// Whether an element of `weight` bytes may enter the memory buffer now.
         @inlinable
         func hasRoom(forWeight weight: Int) -> Bool {
-            if buffer.isEmpty { return true }
-            guard buffer.count < capacity else { return false }
-            guard let byteBudget else { return true }
-            return bufferedBytes + weight <= byteBudget
+            BufferAdmission.admits(
+                weight: weight, bufferedCount: buffer.count, bufferedBytes: bufferedBytes,
+                capacity: capacity, byteBudget: byteBudget)
         }
 
         /// Elements buffered in memory and in the spill file.
