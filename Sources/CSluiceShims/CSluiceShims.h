@@ -1,6 +1,10 @@
 #ifndef SLUICE_SHIMS_H
 #define SLUICE_SHIMS_H
 
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+
 /*
  * GNU extensions that Swift's Glibc module does not expose (it is built without _GNU_SOURCE,
  * and defining _GNU_SOURCE here breaks the build). Prototypes as in the Linux man pages; the
@@ -13,8 +17,21 @@ int pipe2(int pipefd[2], int flags);
 /* renameat2(2): rename with flags. */
 int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
 
+/* signalfd(2): a descriptor that reads the signals of `mask` that are pending (and blocked). */
+int signalfd(int fd, const sigset_t *mask, int flags);
+
+/* fgetxattr(2), fsetxattr(2), fremovexattr(2), getxattr(2): extended attributes (the
+ * access ACL is "system.posix_acl_access", acl(5)). */
+ssize_t fgetxattr(int fd, const char *name, void *value, size_t size);
+int fsetxattr(int fd, const char *name, const void *value, size_t size, int flags);
+int fremovexattr(int fd, const char *name);
+ssize_t getxattr(const char *path, const char *name, void *value, size_t size);
+
 /* Flags and values from <fcntl.h> and <linux/fs.h>. */
 static const int CSluiceShims_AT_FDCWD = -100;
 static const unsigned int CSluiceShims_RENAME_NOREPLACE = 1u;
+/* <sys/signalfd.h>: SFD_NONBLOCK is O_NONBLOCK, SFD_CLOEXEC is O_CLOEXEC. */
+static const int CSluiceShims_SFD_NONBLOCK = 04000;
+static const int CSluiceShims_SFD_CLOEXEC = 02000000;
 
 #endif

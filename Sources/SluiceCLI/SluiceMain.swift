@@ -1,10 +1,13 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import Sluice
+import Synchronization
 
-/// The `sluice` command: parses the subcommand, runs it in a task that SIGINT and SIGTERM
-/// cancel, and exits with the status of DESIGN.md's table.
+/// The `sluice` command: parses the subcommand, runs it in a task that SIGINT, SIGTERM, SIGHUP
+/// and SIGQUIT cancel (through the ``CommitGate``), and exits with the status of the README's
+/// table.
 @main
 struct SluiceMain {
     static let help = HelpText(
@@ -20,25 +23,39 @@ struct SluiceMain {
         discussion: """
             Exit status: 0 success, 1 failure, 2 success with a warning, 64 bad usage,
             130 interrupted (SIGINT), 143 terminated (SIGTERM; 129 SIGHUP, 131 SIGQUIT),
-            141 reader of standard output went away.
+            141 reader of standard output went away. A signal aborts a file not yet renamed into
+            place; a file written before it stays and is named.
             """,
         argumentsTitle: "COMMANDS")
 
-    static func main() async {
+    /// Synchronous on purpose: an `async` `main` hands the main thread to `dispatch_main()`,
+    /// which clears that thread's signal mask, and an unblocked thread would take a signal the
+    /// commit gate must see pending. Here the main thread blocks the signals first, before any
+    /// other thread exists (every thread inherits the mask), and then only waits.
+    static func main() {
+        SignalWatcher.blockSignals()
         let arguments = (1..<Int(CommandLine.argc)).map { index in
             FilePath(cString: CommandLine.unsafeArgv[index]!).bytes
         }
         reserveStandardDescriptors()
-        let watcher = SignalWatcher()
-        let command = Task.detached { await run(arguments) }
-        watcher.onSignal { command.cancel() }
-        var status = await command.value
-        if status == ExitStatus.interrupted {
-            // Cancelled by a signal: 128 + its number (130 for SIGINT), after cleaning up. A
-            // signal that came after the work was done does not change the status.
-            status = ExitStatus.signal(watcher.receivedSignal ?? SIGINT)
+        let watcher = SignalWatcher(gate: .shared)
+        let finished = DispatchSemaphore(value: 0)
+        let result = Mutex<Int32>(ExitStatus.failure)
+        let command = Task.detached {
+            let status = await run(arguments)
+            result.withLock { $0 = status }
+            finished.signal()
         }
-        exit(status)
+        CommitGate.shared.setInterruptionHandler { _ in
+            command.cancel()
+            watcher.startGracePeriod()
+        }
+        finished.wait()
+        let status = result.withLock { $0 }
+        exit(status == ExitStatus.interrupted
+            // Stopped by a signal: 128 + its number (130 for SIGINT), after cleaning up. A
+            // signal that came after the work was done does not change the status.
+            ? ExitStatus.signal(CommitGate.shared.interruption ?? SIGINT) : status)
     }
 
     /// If standard input, output or error is closed, holds its number with `/dev/null` opened

@@ -1,6 +1,6 @@
 import Foundation
 import Sluice
-import SluiceBenchmarks
+@testable import SluiceBenchmarks
 import Testing
 
 /// Peak RSS must belong to the child measured: `wait4` on that child, never
@@ -29,6 +29,25 @@ import Testing
     @Test func childKilledByASignalReports128PlusItsNumber() async throws {
         let result = try await ChildProcess.run("/bin/sh", ["-c", "kill -TERM $$"], scratch: Self.scratch)
         #expect(result.status == 128 + 15)
+    }
+
+    /// `sluice` blocks SIGINT, SIGTERM, SIGHUP and SIGQUIT in every thread (its commit gate takes
+    /// them from a signalfd); the programs it starts must not inherit that mask.
+    @Test func childStartsWithAnEmptySignalMaskWhateverItsParentBlocks() async throws {
+        // Spawned from a thread of its own that blocks the signals, as every thread of sluice does.
+        let result = try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                var set = sigset_t()
+                sigemptyset(&set)
+                for number in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] { sigaddset(&set, number) }
+                pthread_sigmask(SIG_BLOCK, &set, nil)
+                continuation.resume(with: Result {
+                    try ChildProcess.runBlocking("/bin/grep", ["^SigBlk", "/proc/self/status"], scratch: Self.scratch)
+                })
+            }
+            thread.start()
+        }
+        #expect(result.standardOutput == "SigBlk:\t0000000000000000\n")
     }
 
     @Test func processMemoryReadsThisProcess() {

@@ -11,11 +11,26 @@ import Musl
 /// `O_CREAT | O_EXCL` in the destination's own directory (never `$TMPDIR`, so the final
 /// `rename(2)` cannot cross file systems), named `.sluice-<12 random characters>.tmp`: the name
 /// does not grow with the destination's, so a 255-byte destination name works, and leftovers
-/// after `kill -9` can be found with `ls -A`. ``commit()`` sets the permission bits, `fsync(2)`s
+/// after `kill -9` can be found with `ls -A`. ``commit()`` sets the attributes, `fsync(2)`s
 /// the file, renames it over the destination and `fsync(2)`s the directory (a rename without
 /// the fsyncs can leave an empty file after a crash); `synchronize: false` skips both fsyncs.
 /// On any error or cancellation ``abort()`` removes the temporary file and the destination keeps
-/// its old bytes.
+/// its old bytes. The rename is the *commit point*, decided through a ``CommitGate`` as one
+/// atomic step with the intake of interrupting signals: an interruption recorded before it
+/// aborts the file, one after it finds the file committed.
+///
+/// Permission bits, never wider than `cp` would make them:
+/// - A new file (no destination before, or a symbolic link replaced) is created with the
+///   source's permission bits (`0666` for a source that is not a regular file) as the kernel
+///   applies them at creation: the directory's default ACL, else the umask. Nothing widens
+///   them afterwards.
+/// - Over an existing regular file (`overwrite`), the replacement keeps the replaced file's
+///   permission bits, owner and group (where permitted: as root, or a group the user is in) and
+///   access ACL, as `cp -f` and `rsync` leave them. Other hard links to the replaced file keep
+///   its old bytes (the rename gives the name a new inode).
+/// - With `preserveAttributes` (`--preserve`), the source's bits, times and owner (owner and
+///   group where permitted); set-user-ID and set-group-ID are dropped when the owner or group
+///   is not kept, as `cp -p` does.
 ///
 /// Rules, in order (see ``create(at:source:options:)``):
 /// 1. A destination that is the source (same device and inode, following symbolic links) is
@@ -37,8 +52,9 @@ public actor FileSink: ChunkSink {
         /// `fsync(2)` the file and its directory before and after the rename. Default `true`;
         /// `false` is `--no-fsync`.
         public var synchronize: Bool
-        /// Keep the source's access and modification times, and its owner when running as root
-        /// (`--preserve`). Permission bits are kept in any case. Default `false`.
+        /// Give the file the source's permission bits, access and modification times, and owner
+        /// and group where permitted (`--preserve`); set-user-ID and set-group-ID only when the
+        /// owner and group are kept. Default `false`: the rules in ``FileSink`` apply.
         public var preserveAttributes: Bool
 
         /// Creates options; the defaults are durable and refuse to overwrite.
@@ -51,7 +67,7 @@ public actor FileSink: ChunkSink {
 
     private enum Mode {
         /// Writing a temporary file that replaces `destination` on commit.
-        case replacing(temporary: FilePath)
+        case replacing(temporary: FilePath, ticket: CommitGate.Ticket)
         /// Writing an existing non-regular file in place.
         case inPlace
     }
@@ -68,6 +84,9 @@ public actor FileSink: ChunkSink {
     private let source: FileStatus?
     private let options: Options
     private let system: SystemCalls
+    private let gate: CommitGate
+    /// The existing regular file that the commit replaces, and its access ACL (`nil`: none).
+    private var replaced: (status: FileStatus, accessACL: [UInt8]?)?
     private var state: State = .aborted
     private var replacedDestination = false
     private var directorySynchronized = true
@@ -76,12 +95,13 @@ public actor FileSink: ChunkSink {
         executor.asUnownedSerialExecutor()
     }
 
-    private init(destination: FilePath, source: FileStatus?, options: Options, system: SystemCalls) {
+    private init(destination: FilePath, source: FileStatus?, options: Options, system: SystemCalls, gate: CommitGate) {
         self.executor = BlockingIOExecutor(label: "sluice.file-sink")
         self.destination = destination
         self.source = source
         self.options = options
         self.system = system
+        self.gate = gate
     }
 
     /// Opens a destination by the rules above.
@@ -92,19 +112,23 @@ public actor FileSink: ChunkSink {
     ///     `--preserve`; `nil` for a source that is not a file (standard input is given as its
     ///     `fstat(2)`; a pipe's permission bits are not kept: new files get `0666 & ~umask`).
     ///   - options: overwrite, durability and attribute preservation.
+    ///   - gate: where the commit point is decided; ``CommitGate/shared`` (fed by the `sluice`
+    ///     command's signal intake) unless a program keeps its own.
     /// - Throws: ``FileError``: `sameFile`, `isDirectory`, `alreadyExists` (without
     ///   `overwrite`), or the errno of `stat`, `open` (for example `permissionDenied`).
     public static func create(
-        at destination: FilePath, source: FileStatus? = nil, options: Options = Options()
+        at destination: FilePath, source: FileStatus? = nil, options: Options = Options(),
+        gate: CommitGate = .shared
     ) async throws -> FileSink {
-        try await create(at: destination, source: source, options: options, system: .live)
+        try await create(at: destination, source: source, options: options, system: .live, gate: gate)
     }
 
     /// The seam for tests: the same, with the system calls to use for writes and fsyncs.
     static func create(
-        at destination: FilePath, source: FileStatus?, options: Options, system: SystemCalls
+        at destination: FilePath, source: FileStatus?, options: Options, system: SystemCalls,
+        gate: CommitGate = .shared
     ) async throws -> FileSink {
-        let sink = FileSink(destination: destination, source: source, options: options, system: system)
+        let sink = FileSink(destination: destination, source: source, options: options, system: system, gate: gate)
         try await sink.prepare()
         return sink
     }
@@ -128,11 +152,35 @@ public actor FileSink: ChunkSink {
                 return
             }
             if !options.overwrite { throw FileError.destinationExists(destination) }
+            if linkStatus.kind == .regular {
+                replaced = (linkStatus, Self.accessACL(of: destination))
+            }
         }
-        let (descriptor, temporary) = try Self.createTemporaryFile(beside: destination)
-        TemporaryFiles.shared.register(temporary)
-        state = .open(descriptor, .replacing(temporary: temporary))
+        // A new file gets the source's bits as the kernel applies them at creation (default
+        // ACL, else umask); a file whose attributes are set at the commit starts private.
+        let creationMode: UInt32 = if replaced != nil || options.preserveAttributes {
+            0o600
+        } else if let source, source.kind == .regular {
+            source.permissions & 0o777
+        } else {
+            0o666
+        }
+        let (descriptor, temporary) = try Self.createTemporaryFile(beside: destination, mode: creationMode)
+        let ticket = gate.register(temporary: temporary, destination: destination)
+        state = .open(descriptor, .replacing(temporary: temporary, ticket: ticket))
     }
+
+    /// The access ACL of `path` (the `system.posix_acl_access` extended attribute, acl(5)), or
+    /// `nil` if it has none or the file system keeps none.
+    private static func accessACL(of path: FilePath) -> [UInt8]? {
+        let size = path.withCString { getxattr($0, accessACLName, nil, 0) }
+        guard size > 0 else { return nil }
+        var value = [UInt8](repeating: 0, count: size)
+        let read = path.withCString { getxattr($0, accessACLName, &value, size) }
+        return read > 0 ? Array(value[..<read]) : nil
+    }
+
+    private static let accessACLName = "system.posix_acl_access"
 
     /// Opens an existing non-regular destination for writing. A FIFO's open waits for a reader:
     /// `O_NONBLOCK` fails with `ENXIO` while there is none, so the wait is a retry that checks
@@ -165,9 +213,10 @@ public actor FileSink: ChunkSink {
         }
     }
 
-    /// Creates `.sluice-<random>.tmp` with `O_CREAT | O_EXCL` and mode 0600 in the
-    /// destination's directory, retrying another name if one exists.
-    private static func createTemporaryFile(beside destination: FilePath) throws(FileError) -> (FileDescriptor, FilePath) {
+    /// Creates `.sluice-<random>.tmp` with `O_CREAT | O_EXCL` and `mode` (which the kernel
+    /// narrows by the default ACL or the umask) in the destination's directory, retrying
+    /// another name if one exists.
+    private static func createTemporaryFile(beside destination: FilePath, mode: UInt32) throws(FileError) -> (FileDescriptor, FilePath) {
         let directory = destination.directory
         let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
         var generator = SystemRandomNumberGenerator()
@@ -176,7 +225,7 @@ public actor FileSink: ChunkSink {
             let name = FilePath(bytes: Array(".sluice-".utf8) + random + Array(".tmp".utf8))
             let temporary = directory.appending(name)
             do {
-                let descriptor = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, permissions: 0o600)
+                let descriptor = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, permissions: mode_t(mode))
                 return (descriptor, temporary)
             } catch where error.errno == .fileExists {
                 continue
@@ -198,11 +247,15 @@ public actor FileSink: ChunkSink {
         try descriptor.write(chunk, path: destination, system: system)
     }
 
-    /// Sets permissions (and, with `preserveAttributes`, times and owner), `fsync(2)`s,
-    /// closes, renames over the destination and `fsync(2)`s the directory.
+    /// Sets the attributes (see ``FileSink``), `fsync(2)`s, closes, renames over the destination
+    /// at the commit point (through the ``CommitGate``) and `fsync(2)`s the directory.
     ///
-    /// - Throws: ``FileError`` of the step that failed; the temporary file is then still there
-    ///   for ``abort()`` to remove.
+    /// A directory that cannot be synced after the rename is a warning (``warnings``), not a
+    /// failure: the data is in place.
+    ///
+    /// - Throws: ``FileError`` of the step that failed; `CancellationError` if the gate recorded
+    ///   an interruption before the commit point (nothing renamed). The temporary file is then
+    ///   still there for ``abort()`` to remove.
     public func commit() throws {
         guard case .open(let descriptor, let mode) = state else {
             preconditionFailure("FileSink.commit after commit or abort")
@@ -213,7 +266,7 @@ public actor FileSink: ChunkSink {
             do { try descriptor.close() } catch {
                 throw FileError.system("close", path: destination, errno: error)
             }
-        case .replacing(let temporary):
+        case .replacing(let temporary, let ticket):
             try applyAttributes(to: descriptor)
             if options.synchronize {
                 do { try descriptor.synchronize(system: system) } catch {
@@ -225,13 +278,13 @@ public actor FileSink: ChunkSink {
                 throw FileError.system("close", path: destination, errno: error)
             }
             state = .open(FileDescriptor(rawValue: -1), mode)
-            try moveIntoPlace(temporary)
+            try gate.commit(ticket) { () throws(FileError) in try moveIntoPlace(temporary) }
             state = .committed
             replacedDestination = true
-            TemporaryFiles.shared.unregister(temporary)
+            defer { gate.unregister(ticket) }
             if options.synchronize {
                 do {
-                    try Self.synchronizeDirectory(destination.directory)
+                    try synchronizeDirectory(destination.directory)
                 } catch {
                     // The data is in place; only its durability is in doubt. Not "nothing
                     // committed": a warning, and --rm keeps the source.
@@ -287,39 +340,71 @@ public actor FileSink: ChunkSink {
         guard case .open(let descriptor, let mode) = state else { return }
         state = .aborted
         if descriptor.rawValue >= 0 { try? descriptor.close() }
-        if case .replacing(let temporary) = mode {
+        if case .replacing(let temporary, let ticket) = mode {
             _ = temporary.withCString { unlink($0) }
-            TemporaryFiles.shared.unregister(temporary)
+            gate.unregister(ticket)
         }
     }
 
+    /// The attributes the rules in ``FileSink`` give the file, set before the `fsync(2)`:
+    /// owner first (`fchown(2)` may clear set-user-ID and set-group-ID), then the bits, then the
+    /// access ACL of a replaced file.
     private func applyAttributes(to descriptor: FileDescriptor) throws {
-        let mask: UInt32 = options.preserveAttributes ? 0o7777 : 0o777
-        let permissions: UInt32
-        if let source, source.kind == .regular {
-            permissions = source.permissions & mask
-        } else {
-            permissions = 0o666 & ~TemporaryFiles.processUmask
-        }
+        let model: FileStatus
         if options.preserveAttributes, let source, source.kind == .regular {
-            if geteuid() == 0 && fchown(descriptor.rawValue, source.userID, source.groupID) != 0 {
-                throw FileError.system("fchown", path: destination, errno: .current)
+            model = source
+        } else if options.preserveAttributes {
+            return
+        } else if let replaced {
+            model = replaced.status
+        } else {
+            return  // created with its final bits
+        }
+        let ownerKept = keepOwner(model, on: descriptor)
+        let permissions = ownerKept ? model.permissions : model.permissions & ~0o6000
+        if fchmod(descriptor.rawValue, mode_t(permissions)) != 0 {
+            throw FileError.system("fchmod", path: destination, errno: .current)
+        }
+        if !options.preserveAttributes, let replaced {
+            let name = Self.accessACLName
+            if let acl = replaced.accessACL {
+                if fsetxattr(descriptor.rawValue, name, acl, acl.count, 0) != 0 {
+                    throw FileError.system("fsetxattr", path: destination, errno: .current)
+                }
+            } else if fremovexattr(descriptor.rawValue, name) != 0 {
+                // A default ACL of the directory gave the new file one the replaced file had not.
+                let error = Errno.current
+                if error != Errno(rawValue: ENODATA) && error != Errno(rawValue: EOPNOTSUPP) {
+                    throw FileError.system("fremovexattr", path: destination, errno: error)
+                }
             }
-            var times = [source.accessTime.timespec, source.modificationTime.timespec]
+        }
+        if options.preserveAttributes {
+            var times = [model.accessTime.timespec, model.modificationTime.timespec]
             if futimens(descriptor.rawValue, &times) != 0 {
                 throw FileError.system("futimens", path: destination, errno: .current)
             }
         }
-        // After fchown, which may clear the set-user-ID and set-group-ID bits.
-        if fchmod(descriptor.rawValue, mode_t(permissions)) != 0 {
-            throw FileError.system("fchmod", path: destination, errno: .current)
-        }
     }
 
-    private static func synchronizeDirectory(_ directory: FilePath) throws(FileError) {
+    /// Gives the file `model`'s owner and group where permitted (`fchown(2)`: any as root; the
+    /// user's own with a group the user is in otherwise), else its group alone.
+    ///
+    /// - Returns: whether both owner and group are `model`'s now.
+    private func keepOwner(_ model: FileStatus, on descriptor: FileDescriptor) -> Bool {
+        var raw = stat()
+        guard fstat(descriptor.rawValue, &raw) == 0 else { return false }
+        if raw.st_uid == model.userID && raw.st_gid == model.groupID { return true }
+        if fchown(descriptor.rawValue, model.userID, model.groupID) == 0 { return true }
+        if raw.st_gid != model.groupID { _ = fchown(descriptor.rawValue, uid_t.max, model.groupID) }
+        return false
+    }
+
+    /// `fsync(2)` of the directory, through the system-call seam.
+    private func synchronizeDirectory(_ directory: FilePath) throws(FileError) {
         let descriptor = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY)
         try descriptor.closeAfter { () throws(FileError) in
-            do throws(Errno) { try descriptor.synchronize() } catch {
+            do throws(Errno) { try descriptor.synchronize(system: system) } catch {
                 throw FileError.system("fsync", path: directory, errno: error)
             }
         }
@@ -328,9 +413,9 @@ public actor FileSink: ChunkSink {
     deinit {
         if case .open(let descriptor, let mode) = state {
             if descriptor.rawValue >= 0 { try? descriptor.close() }
-            if case .replacing(let temporary) = mode {
+            if case .replacing(let temporary, let ticket) = mode {
                 _ = temporary.withCString { unlink($0) }
-                TemporaryFiles.shared.unregister(temporary)
+                gate.unregister(ticket)
             }
         }
     }

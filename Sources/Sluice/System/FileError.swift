@@ -90,7 +90,7 @@ public struct FileError: Error, Sendable, CustomStringConvertible {
         case "stat", "fstat", "lstat": return "stat"
         case "create": return "create"
         case "copy": return "copy to"
-        case "fchmod", "fchown", "futimens": return "set attributes of"
+        case "fchmod", "fchown", "futimens", "fsetxattr", "fremovexattr": return "set attributes of"
         case "close": return "close"
         case "poll": return "wait for"
         default: return operation

@@ -1,90 +1,118 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSluiceShims
 import Foundation
 import Sluice
 import Synchronization
 
-/// The write end of the self-pipe that the signal handler writes to (async-signal-safe).
-nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
-
-/// Turns SIGINT, SIGTERM, SIGHUP and SIGQUIT into a cancellation of the running command, then an
-/// exit with status 128 + the signal number, with every temporary file removed.
+/// Takes SIGINT, SIGTERM, SIGHUP and SIGQUIT for the ``CommitGate`` and turns the first into a
+/// cancellation of the running command, then an exit with status 128 + the signal number.
 ///
-/// A `sigaction(2)` handler writes the signal number to a pipe (the only thing it does, and
-/// async-signal-safe); a dedicated thread reads the pipe, cancels the command's task and gives
-/// it a grace period to clean up; if the command is stuck in a call that cancellation cannot
-/// reach (an `open(2)` of a FIFO waiting for its writer), the thread removes the registered
-/// temporary files and exits itself. A second signal exits at once, after the same removal.
-/// (`DispatchSource` signal sources do not fire for ignored signals on Linux, and blocking a
-/// signal works only if every thread blocks it: hence the handler.) SIGPIPE is ignored, so a
-/// closed output pipe shows up as `EPIPE` from `write(2)`.
+/// The signals are blocked in every thread (``blockSignals()``, the first statement of `main`,
+/// while it is the only thread: every thread inherits the mask), so a signal stays pending until
+/// it is taken from a `signalfd(2)`, and only under the gate's lock: by this watcher's thread
+/// when the descriptor becomes readable, or by a ``FileSink`` at its commit point. A signal
+/// generated before a file's rename therefore always aborts that file, even when the reader
+/// saw the end of input that the same Ctrl-C caused (a handler that sets a flag cannot promise
+/// that: the signal can still be undelivered when the commit goes ahead).
+///
+/// After the first signal the command is cancelled and has a grace period to clean up; if it
+/// is stuck in a call that cancellation cannot reach, the watchdog removes every temporary file
+/// still before its commit point, lets the directory `fsync(2)` of files already renamed finish,
+/// names them, and exits. A second signal exits at once, after the same removal. A signal
+/// that Sluice was started with ignored (`nohup`, a background job of a shell without job
+/// control) stays ignored, as in `gzip`. SIGPIPE is ignored, so a closed output pipe shows up
+/// as `EPIPE` from `write(2)`.
 final class SignalWatcher: Sendable {
-    private let state = Mutex<(signal: Int32?, cancel: (@Sendable () -> Void)?)>((nil, nil))
+    /// The signals that interrupt a command.
+    static let signals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+
+    private let gate: CommitGate
     private let gracePeriod: Double
 
-    /// The first signal received, if any.
-    var receivedSignal: Int32? { state.withLock { $0.signal } }
+    /// Blocks ``signals`` in the calling thread (`pthread_sigmask(2)`). Call it first in `main`,
+    /// before any other thread exists; processes Sluice starts get an empty mask back
+    /// (``ChildProcess``).
+    static func blockSignals() {
+        var set = signalSet()
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
 
-    /// Installs the handlers and starts the watcher thread. Call once, early in `main`.
-    init(gracePeriod: Double = 0.5) {
+    private static func signalSet() -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in signals { sigaddset(&set, number) }
+        return set
+    }
+
+    /// Opens the `signalfd(2)`, installs it as `gate`'s signal source and starts the watcher
+    /// thread. Call once, early in `main`, after ``blockSignals()``.
+    init(gate: CommitGate = .shared, gracePeriod: Double = 0.5) {
+        self.gate = gate
         self.gracePeriod = gracePeriod
         signal(SIGPIPE, SIG_IGN)
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { return }
-        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
-        signalPipeWriteEnd = ends[1]
-        for number in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = { number in
-                var byte = UInt8(truncatingIfNeeded: number)
-                _ = write(signalPipeWriteEnd, &byte, 1)
-            }
-            sigemptyset(&action.sa_mask)
-            action.sa_flags = 0
-            sigaction(number, &action, nil)
+        var set = Self.signalSet()
+        let descriptor = signalfd(-1, &set, CSluiceShims_SFD_NONBLOCK | CSluiceShims_SFD_CLOEXEC)
+        guard descriptor >= 0 else {
+            Console.message("cannot watch for signals: signalfd: \(String(cString: strerror(errno)))")
+            return
         }
-        let readEnd = ends[0]
-        let thread = Thread { [self] in self.watch(readEnd) }
+        gate.setSignalSource {
+            // struct signalfd_siginfo is 128 bytes; ssi_signo (uint32) comes first.
+            var info = [UInt8](repeating: 0, count: 128)
+            guard read(descriptor, &info, info.count) == info.count else { return nil }
+            return Int32(info[0]) | Int32(info[1]) << 8 | Int32(info[2]) << 16 | Int32(info[3]) << 24
+        }
+        let thread = Thread { [self] in self.watch(descriptor) }
         thread.name = "sluice.signals"
         thread.start()
     }
 
-    /// Sets what a signal cancels (the command's task).
-    func onSignal(_ cancel: @escaping @Sendable () -> Void) {
-        let pending = state.withLock { state -> Bool in
-            state.cancel = cancel
-            return state.signal != nil
-        }
-        if pending { cancel() }
-    }
-
-    private func watch(_ readEnd: Int32) {
-        var byte: UInt8 = 0
+    private func watch(_ descriptor: Int32) {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         while true {
-            let count = read(readEnd, &byte, 1)
-            if count < 0 && errno == EINTR { continue }
-            guard count == 1 else { return }
-            let number = Int32(byte)
-            let (first, cancel) = state.withLock { state in
-                let first = state.signal == nil
-                if first { state.signal = number }
-                return (first, state.cancel)
+            let ready = poll(&poller, 1, -1)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return }
+            switch gate.receivePendingSignal() {
+            case nil: continue  // a commit point took it first
+            case .first: continue  // the gate's interruption handler cancels and starts the grace period
+            case .repeated: exitNow()
             }
-            guard first else { Self.exitAfterCleanup(number) }
-            cancel?()
-            let deadline = Date().addingTimeInterval(gracePeriod)
-            let grace = Thread {
-                Thread.sleep(until: deadline)
-                Self.exitAfterCleanup(number)
-            }
-            grace.start()
         }
     }
 
-    private static func exitAfterCleanup(_ number: Int32) -> Never {
-        TemporaryFiles.shared.removeAll()
-        _exit(ExitStatus.signal(number))
+    /// Starts the watchdog: after the grace period, exit whatever the command is doing.
+    /// Called by the gate's interruption handler, on the thread that took the first signal.
+    func startGracePeriod() {
+        let deadline = Date().addingTimeInterval(gracePeriod)
+        let gate = self.gate
+        let thread = Thread {
+            Thread.sleep(until: deadline)
+            let written = gate.removeUncommitted()
+            gate.waitForCommittedFiles()
+            Self.exit(gate, written: written)
+        }
+        thread.name = "sluice.signal-watchdog"
+        thread.start()
     }
+
+    private func exitNow() -> Never {
+        Self.exit(gate, written: gate.removeUncommitted())
+    }
+
+    private static func exit(_ gate: CommitGate, written: [FilePath]) -> Never {
+        for destination in written { reportWritten(destination) }
+        _exit(ExitStatus.signal(gate.interruption ?? SIGINT))
+    }
+
+    /// Says that `destination` was committed before the interruption (it holds the new bytes),
+    /// once, whether the command or the watchdog gets there first.
+    static func reportWritten(_ destination: FilePath) {
+        guard reported.withLock({ $0.insert(destination).inserted }) else { return }
+        Console.message("'\(destination)' was written before the interruption")
+    }
+
+    private static let reported = Mutex<Set<FilePath>>([])
 }

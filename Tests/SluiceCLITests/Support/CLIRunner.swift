@@ -79,9 +79,18 @@ enum CLI {
         try start(bytes: arguments.map { Array($0.utf8) }, in: sandbox, stdin: stdin, stdout: stdout, errorPipe: errorPipe)
     }
 
+    /// Starts `program` with `arguments` (`$SLUICE` in them is the binary's path), as ``start(_:in:stdin:stdout:errorPipe:)``
+    /// does `sluice`: a tracer such as `strace` or `setpriv` that runs `sluice` itself.
+    static func start(
+        program: String, _ arguments: [String], in sandbox: Sandbox, errorPipe: Bool = false
+    ) throws -> RunningProcess {
+        let expanded = arguments.map { $0 == "$SLUICE" ? binary : $0 }
+        return try start(bytes: expanded.map { Array($0.utf8) }, in: sandbox, errorPipe: errorPipe, program: program)
+    }
+
     static func start(
         bytes arguments: [[UInt8]], in sandbox: Sandbox, stdin: Stream = .null, stdout: Stream? = nil,
-        errorPipe: Bool = false
+        errorPipe: Bool = false, program: String = binary
     ) throws -> RunningProcess {
         let outputName = sandbox.path(".stdout-\(UUID().uuidString)")
         let errorName = sandbox.path(".stderr-\(UUID().uuidString)")
@@ -89,12 +98,12 @@ enum CLI {
             let pipe = try Pipe.make()
             defer { pipe.closeWriteEnd() }
             return try start(
-                program: binary, bytes: arguments, in: sandbox, stdin: stdin,
+                program: program, bytes: arguments, in: sandbox, stdin: stdin,
                 stdout: stdout ?? .file(outputName), stderr: .descriptor(pipe.writeEnd),
                 errorReadEnd: pipe.readEnd)
         }
         return try start(
-            program: binary, bytes: arguments, in: sandbox, stdin: stdin,
+            program: program, bytes: arguments, in: sandbox, stdin: stdin,
             stdout: stdout ?? .file(outputName), stderr: .file(errorName))
     }
 
@@ -123,7 +132,7 @@ enum CLI {
         defer { posix_spawnattr_destroy(&attributes) }
         var defaults = sigset_t()
         sigemptyset(&defaults)
-        for number in [SIGPIPE, SIGINT, SIGTERM, SIGXFSZ] { sigaddset(&defaults, number) }
+        for number in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGXFSZ] { sigaddset(&defaults, number) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         var mask = sigset_t()
         sigemptyset(&mask)

@@ -1,0 +1,214 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The commit decisions of file destinations, made as one atomic step with the intake of
+/// interrupting signals.
+///
+/// A ``FileSink`` writes a temporary file and, at its *commit point*, renames it over the
+/// destination. Whether an interrupt (SIGINT, SIGTERM, ...) aborts that file or comes after
+/// it must not depend on when a watcher thread gets round to a signal: in a multi-threaded
+/// process, the Ctrl-C that killed an upstream `pv` can still be undelivered when the reader
+/// sees the end of input it caused, and a commit would then go ahead with a short file. So the
+/// gate decides under one lock:
+///
+/// - `commit(_:rename:)` (called by the sink) first takes any signal that is pending, through
+///   the `signalSource` the program installed (a non-blocking read of a `signalfd(2)`), then
+///   renames only if no interruption has been recorded. A signal taken before the rename
+///   aborts the file; one taken after it finds the file committed.
+/// - ``receivePendingSignal()`` (called by the program's signal thread when its `signalfd(2)`
+///   is readable) takes the signal under the same lock.
+///
+/// A signal therefore lands on one side of each commit, whichever thread takes it. A program
+/// that must exit before its work has wound down (a watchdog after a grace period, a second
+/// signal) calls ``removeUncommitted()``, which removes every temporary file still before its
+/// commit point and closes the gate, and ``waitForCommittedFiles()`` to let the directory
+/// `fsync(2)` of files already renamed finish, so those can be named as written.
+///
+/// One decision is made per file in flight: several sinks may commit through one gate.
+///
+/// ## Concurrency contract
+/// Every method may be called from any thread. `commit(_:rename:)` runs the rename and the
+/// signal source under the gate's lock (both are short system calls that must not call back
+/// into the gate); the interruption handler runs after the lock is released, on the thread
+/// that recorded the interruption. ``waitForCommittedFiles()`` blocks its thread.
+public final class CommitGate: Sendable {
+    /// The process-wide gate that ``FileSink`` uses unless given another.
+    public static let shared = CommitGate()
+
+    /// Identifies one file in flight.
+    struct Ticket: Hashable, Sendable {
+        fileprivate let id: Int
+    }
+
+    private struct File {
+        var temporary: FilePath
+        var destination: FilePath
+        /// Renamed into place; the directory `fsync(2)` may still be running.
+        var isCommitted: Bool
+    }
+
+    private struct State {
+        var interruption: Int32?
+        /// Set by ``removeUncommitted()``: no commit may happen any more.
+        var isClosed = false
+        var nextID = 0
+        var files: [Int: File] = [:]
+        var signalSource: (@Sendable () -> Int32?)?
+        var interruptionHandler: (@Sendable (Int32) -> Void)?
+    }
+
+    private let state = LockedValue(State())
+
+    /// Creates a gate with no signal source: only ``interrupt(by:)`` records interruptions.
+    public init() {}
+
+    /// The first interrupting signal recorded, if any.
+    public var interruption: Int32? { state.withLock { $0.interruption } }
+
+    /// Installs how the gate takes a pending signal: `take` consumes one pending signal without
+    /// blocking and returns its number, or `nil` if none is pending (for example a read of a
+    /// non-blocking `signalfd(2)` over signals that every thread blocks).
+    ///
+    /// `take` runs under the gate's lock, at every commit point and in
+    /// ``receivePendingSignal()``; it must not block or call into the gate.
+    public func setSignalSource(_ take: @escaping @Sendable () -> Int32?) {
+        state.withLock { $0.signalSource = take }
+    }
+
+    /// Sets what runs once, with the signal's number, when the first interruption is recorded
+    /// (by ``interrupt(by:)``, ``receivePendingSignal()`` or a commit that took a pending
+    /// signal): typically, cancel the running operation. It runs outside the gate's lock, on
+    /// the thread that recorded the interruption; if one was recorded already, it runs at once
+    /// on the caller's thread.
+    public func setInterruptionHandler(_ handler: @escaping @Sendable (Int32) -> Void) {
+        let pending = state.withLock { state -> Int32? in
+            state.interruptionHandler = handler
+            return state.interruption
+        }
+        if let pending { handler(pending) }
+    }
+
+    /// What ``receivePendingSignal()`` took.
+    public enum Intake: Equatable, Sendable {
+        /// The first interruption: commits not yet made are refused from now on.
+        case first(Int32)
+        /// A signal after the first (a second Ctrl-C).
+        case repeated(Int32)
+    }
+
+    /// Takes one pending signal through the signal source, under the gate's lock, and records it.
+    ///
+    /// - Returns: the signal taken, or `nil` if none was pending (a commit took it first).
+    public func receivePendingSignal() -> Intake? {
+        let (intake, handler) = state.withLock { state -> (Intake?, (@Sendable (Int32) -> Void)?) in
+            guard let signal = state.signalSource?() else { return (nil, nil) }
+            return Self.record(signal, in: &state)
+        }
+        if let intake, case .first(let signal) = intake { handler?(signal) }
+        return intake
+    }
+
+    /// Records an interruption as if `signal` had been taken: the synthetic signal of tests, or
+    /// a program's own reason to stop.
+    ///
+    /// - Returns: `true` if this is the first interruption recorded.
+    @discardableResult
+    public func interrupt(by signal: Int32) -> Bool {
+        let (intake, handler) = state.withLock { Self.record(signal, in: &$0) }
+        guard case .first = intake else { return false }
+        handler?(signal)
+        return true
+    }
+
+    private static func record(
+        _ signal: Int32, in state: inout State
+    ) -> (Intake, (@Sendable (Int32) -> Void)?) {
+        guard state.interruption == nil else { return (.repeated(signal), nil) }
+        state.interruption = signal
+        return (.first(signal), state.interruptionHandler)
+    }
+
+    /// Removes the temporary file of every file still before its commit point (`unlink(2)`,
+    /// errors ignored) and closes the gate: every later commit is refused.
+    ///
+    /// Safe from any thread while sinks are writing (their later writes go to an unlinked file).
+    ///
+    /// - Returns: the destinations of files past their commit point whose sink has not finished
+    ///   (their directory `fsync(2)` may still run): they hold the new bytes.
+    @discardableResult
+    public func removeUncommitted() -> [FilePath] {
+        state.withLock { state in
+            state.isClosed = true
+            var committed: [FilePath] = []
+            for (id, file) in state.files {
+                if file.isCommitted {
+                    committed.append(file.destination)
+                } else {
+                    _ = file.temporary.withCString { unlink($0) }
+                    state.files[id] = nil
+                }
+            }
+            return committed
+        }
+    }
+
+    /// Blocks the calling thread until every file past its commit point has finished (its
+    /// directory `fsync(2)` done), checking every 10 ms. Call it after ``removeUncommitted()``
+    /// from a thread of the program's own, never from the cooperative pool.
+    public func waitForCommittedFiles() {
+        while state.withLock({ $0.files.values.contains { $0.isCommitted } }) {
+            usleep(10_000)
+        }
+    }
+
+    /// The temporary files registered now, before their commit point.
+    public var temporaryFiles: Set<FilePath> {
+        state.withLock { Set($0.files.values.lazy.filter { !$0.isCommitted }.map(\.temporary)) }
+    }
+
+    // MARK: For FileSink
+
+    /// Registers a temporary file that will be renamed over `destination`.
+    func register(temporary: FilePath, destination: FilePath) -> Ticket {
+        state.withLock { state in
+            let ticket = Ticket(id: state.nextID)
+            state.nextID += 1
+            state.files[ticket.id] = File(temporary: temporary, destination: destination, isCommitted: false)
+            return ticket
+        }
+    }
+
+    /// Forgets a file whose temporary was removed (aborted) or whose commit has finished.
+    func unregister(_ ticket: Ticket) {
+        _ = state.withLock { $0.files.removeValue(forKey: ticket.id) }
+    }
+
+    /// The commit point: takes any pending signal, then runs `rename` only if no interruption
+    /// has been recorded and the gate is open, all under the lock.
+    ///
+    /// - Throws: `CancellationError` if an interruption was recorded (also one taken here) or
+    ///   the gate was closed: nothing was renamed; the error `rename` throws.
+    func commit(_ ticket: Ticket, rename: () throws(FileError) -> Void) throws {
+        let (outcome, handler) = state.withLock { state -> (Result<Void, any Error>, (@Sendable (Int32) -> Void)?) in
+            var handler: (@Sendable (Int32) -> Void)?
+            if let signal = state.signalSource?() {
+                (_, handler) = Self.record(signal, in: &state)
+            }
+            guard state.interruption == nil, !state.isClosed, state.files[ticket.id] != nil else {
+                return (.failure(CancellationError()), handler)
+            }
+            do {
+                try rename()
+            } catch {
+                return (.failure(error), handler)
+            }
+            state.files[ticket.id]?.isCommitted = true
+            return (.success(()), handler)
+        }
+        if let handler, let signal = interruption { handler(signal) }
+        try outcome.get()
+    }
+}
