@@ -46,6 +46,7 @@ enum CopyCommand {
         }
 
         var status = ExitStatus.success
+        let created = CreatedFiles()
         for operand in operands {
             let source: Transfer.Source = operand == "-" ? .standardInput : .file(operand)
             let target: Transfer.Destination
@@ -56,7 +57,7 @@ enum CopyCommand {
             } else {
                 target = .file(destination)
             }
-            let transfer = Transfer(source: source, destination: target, verb: "copy", transform: nil)
+            let transfer = Transfer(source: source, destination: target, verb: "copy", transform: nil, created: created)
             switch await transfer.run(options: options) {
             case .success(let warnings): if !warnings.isEmpty && status == ExitStatus.success { status = ExitStatus.warning }
             case .failure: status = ExitStatus.failure

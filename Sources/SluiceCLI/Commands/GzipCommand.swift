@@ -29,7 +29,7 @@ enum GzipCommand {
                 ("--max-output <size>", "fail once the output would exceed SIZE bytes (binary\nunits: 512M, 2G)"),
             ]
         }
-        options.append(("--rm", "remove each source once its output is complete and durable"))
+        options.append(("--rm", "remove each source once its output is complete and durable (one with\nother hard links or a set-ID or sticky bit is kept unless -f)"))
         options += HelpText.commonOptions
         switch mode {
         case .compress:
@@ -122,6 +122,7 @@ enum GzipCommand {
         var status = ExitStatus.success
         func fail() { status = ExitStatus.failure }
         func warn() { if status == ExitStatus.success { status = ExitStatus.warning } }
+        let created = CreatedFiles()
         for operand in operands {
             let source: Transfer.Source = operand == "-" ? .standardInput : .file(operand)
             let destination: Transfer.Destination
@@ -159,7 +160,7 @@ enum GzipCommand {
             }
             let transfer = Transfer(
                 source: source, destination: destination, verb: test ? "test" : mode.name, transform: transform,
-                removesSource: removesSources)
+                removesSource: removesSources, created: created)
             switch await transfer.run(options: options) {
             case .success(let warnings): if !warnings.isEmpty { warn() }
             case .failure: fail()

@@ -32,6 +32,9 @@ struct Transfer {
     var transform: FileCopy<FileChunks, AnySink>.TransformFactory?
     /// `--rm`: remove the source once the destination is committed (durably).
     var removesSource = false
+    /// The files this run has created, shared by its operands: a later operand never
+    /// overwrites one (as `cp`).
+    var created: CreatedFiles
 
     /// What happened, for the exit status.
     enum Outcome {
@@ -61,9 +64,17 @@ struct Transfer {
                 sink = AnySink(DescriptorSink())
             case .discard: sink = AnySink(DiscardingSink())
             case .file(let path):
-                let created = try await FileSink.create(at: path, source: chunks.status, options: options.sinkOptions)
-                fileSink = created
-                sink = AnySink(created)
+                if let existing = try? FileStatus.of(path), created.contains(existing) {
+                    throw FileError(
+                        code: .alreadyExists, operation: "create", path: path,
+                        reason: "will not overwrite a file this run just created with '\(source.name)'")
+                }
+                var sourceStatus = chunks.status
+                // A compressed or decompressed file is data, never a set-ID program.
+                if transform != nil { sourceStatus.permissions &= ~0o6000 }
+                let opened = try await FileSink.create(at: path, source: sourceStatus, options: options.sinkOptions)
+                fileSink = opened
+                sink = AnySink(opened)
             }
             let copy = FileCopy(
                 from: chunks, to: sink, totalBytes: chunks.expectedSize,
@@ -82,24 +93,22 @@ struct Transfer {
                 if let message = outcome.message { Console.message(message) }
                 return outcome.result
             }
+            if case .file(let path) = destination, let status = try? FileStatus.of(path) { created.insert(status) }
+            if CommitGate.shared.interruption != nil {
+                // Interrupted after the commit point: the output is complete, and said so; the
+                // source is kept.
+                if case .file(let path) = destination { SignalWatcher.reportWritten(path) }
+                return .cancelled
+            }
             var warnings = report.warnings + (await fileSink?.warnings ?? [])
             if !options.quiet {
                 for warning in warnings { Console.message("\(verb) '\(source.name)': \(warning)") }
             }
             if removesSource, case .file(let path) = source {
-                if Task.isCancelled {
-                    // Interrupted after the commit: the output is complete; keep the source too.
-                    return .cancelled
-                } else if !warnings.isEmpty {
-                    // The source holds bytes the output does not (trailing garbage): keep it.
-                    Console.message("kept '\(path)': its output differs from it (see the warning above)")
-                } else if await fileSink?.isDurablyCommitted != true {
-                    let kept = CopyWarning("kept '\(path)': --rm removes a source only once its output is a durable regular file")
-                    if !options.quiet { Console.message(kept.message) }
-                    warnings.append(kept)
-                } else if path.withCString({ unlink($0) }) != 0 {
-                    Console.message(FileError.system("unlink", path: path, errno: Errno(rawValue: errno)).description)
-                    return .failure
+                if let kept = await keepReason(path, hasWarnings: !warnings.isEmpty, fileSink: fileSink, force: options.force) {
+                    let warning = CopyWarning("kept '\(path)': \(kept)")
+                    if !options.quiet { Console.message(warning.message) }
+                    warnings.append(warning)
                 }
             }
             if options.verbose { Console.message(describe(report)) }
@@ -116,6 +125,30 @@ struct Transfer {
             if let message = outcome.message { Console.message(message) }
             return outcome.result
         }
+    }
+
+    /// Why `--rm` keeps the source `path` (a warning, exit 2), or `nil` once it removed it.
+    private func keepReason(_ path: FilePath, hasWarnings: Bool, fileSink: FileSink?, force: Bool) async -> String? {
+        // The source holds bytes the output does not (trailing garbage).
+        if hasWarnings { return "its output differs from it (see the warning above)" }
+        if await fileSink?.isDurablyCommitted != true {
+            return "--rm removes a source only once its output is a durable regular file"
+        }
+        if !force, let status = try? FileStatus.of(path, followingSymlinks: false) {
+            // As gzip: removing one name of several frees nothing, and a set-ID or sticky file
+            // is seldom meant to go; -f removes them anyway.
+            if status.linkCount > 1 {
+                let others = status.linkCount - 1
+                return "it has \(others) other hard link\(others == 1 ? "" : "s") (use -f to remove it)"
+            }
+            if status.permissions & 0o7000 != 0 {
+                return "it has the set-user-ID, set-group-ID or sticky bit (use -f to remove it)"
+            }
+        }
+        if path.withCString({ unlink($0) }) != 0 {
+            return "cannot remove it: " + Errno(rawValue: errno).description
+        }
+        return nil
     }
 
     private func classify(_ error: any Error) -> (result: Outcome, message: String?) {
@@ -172,6 +205,24 @@ extension FilePath {
     /// is, in place, whatever descriptor 1 is, and never replaced as a symbolic link would be.
     var isStandardOutput: Bool {
         self == "/dev/stdout" || self == "/proc/self/fd/1" || self == "/dev/fd/1"
+    }
+}
+
+/// The identities (device and inode) of the files one command has created.
+final class CreatedFiles {
+    private struct Identity: Hashable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    private var identities: Set<Identity> = []
+
+    func insert(_ status: FileStatus) {
+        identities.insert(Identity(device: status.device, inode: status.inode))
+    }
+
+    func contains(_ status: FileStatus) -> Bool {
+        identities.contains(Identity(device: status.device, inode: status.inode))
     }
 }
 

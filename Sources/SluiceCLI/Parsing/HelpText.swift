@@ -11,7 +11,7 @@ struct HelpText {
     static let commonOptions: [(String, String)] = [
         ("-f, --force", "overwrite an existing regular file (replaced atomically)"),
         ("--no-fsync", "skip fsync of the file and its directory (faster, not durable)"),
-        ("--preserve", "keep access and modification times (and owner, as root)"),
+        ("--preserve", "keep the source's mode, times, and owner where permitted"),
         ("--chunk-size <size>", "bytes per chunk, binary units: 4096, 256K, 1M (default 1M)"),
         ("--capacity <n>", "chunks buffered between stages, at least 1 (default 4)"),
         ("--progress", "show progress on standard error (a bar on a terminal)"),
