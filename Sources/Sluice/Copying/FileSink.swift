@@ -158,7 +158,7 @@ public actor FileSink: ChunkSink {
         }
         // A new file gets the source's bits as the kernel applies them at creation (default
         // ACL, else umask); a file whose attributes are set at the commit starts private.
-        let creationMode: UInt32 = if replaced != nil || options.preserveAttributes {
+        let creationMode: UInt32 = if attributeModel != nil {
             0o600
         } else if let source, source.kind == .regular {
             source.permissions & 0o777
@@ -346,26 +346,25 @@ public actor FileSink: ChunkSink {
         }
     }
 
+    /// The file whose attributes the new one takes at the commit: the source with
+    /// `preserveAttributes` (a regular source only), else the replaced regular file; `nil` for
+    /// a new file, which is created with its final bits.
+    private var attributeModel: FileStatus? {
+        if options.preserveAttributes, let source, source.kind == .regular { return source }
+        return replaced?.status
+    }
+
     /// The attributes the rules in ``FileSink`` give the file, set before the `fsync(2)`:
     /// owner first (`fchown(2)` may clear set-user-ID and set-group-ID), then the bits, then the
     /// access ACL of a replaced file.
     private func applyAttributes(to descriptor: FileDescriptor) throws {
-        let model: FileStatus
-        if options.preserveAttributes, let source, source.kind == .regular {
-            model = source
-        } else if options.preserveAttributes {
-            return
-        } else if let replaced {
-            model = replaced.status
-        } else {
-            return  // created with its final bits
-        }
+        guard let model = attributeModel else { return }  // created with its final bits
         let ownerKept = keepOwner(model, on: descriptor)
         let permissions = ownerKept ? model.permissions : model.permissions & ~0o6000
         if fchmod(descriptor.rawValue, mode_t(permissions)) != 0 {
             throw FileError.system("fchmod", path: destination, errno: .current)
         }
-        if !options.preserveAttributes, let replaced {
+        if let replaced, model == replaced.status {
             let name = Self.accessACLName
             if let acl = replaced.accessACL {
                 if fsetxattr(descriptor.rawValue, name, acl, acl.count, 0) != 0 {
@@ -379,7 +378,7 @@ public actor FileSink: ChunkSink {
                 }
             }
         }
-        if options.preserveAttributes {
+        if model == source {
             var times = [model.accessTime.timespec, model.modificationTime.timespec]
             if futimens(descriptor.rawValue, &times) != 0 {
                 throw FileError.system("futimens", path: destination, errno: .current)

@@ -93,7 +93,9 @@ struct Transfer {
                 if let message = outcome.message { Console.message(message) }
                 return outcome.result
             }
-            if case .file(let path) = destination, let status = try? FileStatus.of(path) { created.insert(status) }
+            if case .file(let path) = destination, let status = try? FileStatus.of(path), status.kind == .regular {
+                created.insert(status)
+            }
             if CommitGate.shared.interruption != nil {
                 // Interrupted after the commit point: the output is complete, and said so; the
                 // source is kept.
