@@ -24,6 +24,9 @@ struct SluiceMain {
             """,
         argumentsTitle: "COMMANDS")
 
+    /// The commands `sluice help CMD` and the usage hint know by name.
+    static let commands = ["copy", "compress", "decompress", "bench"]
+
     static func main() async {
         let arguments = (1..<Int(CommandLine.argc)).map { index in
             FilePath(cString: CommandLine.unsafeArgv[index]!).bytes
@@ -69,6 +72,12 @@ struct SluiceMain {
             case "bench": return try await BenchCommand.run(rest)
             case "bench-run": return await BenchCommand.runChild(rest)
             case "bench-probe": return BenchCommand.runProbe(rest)
+            case "help" where !rest.isEmpty:
+                // `sluice help CMD` is `sluice CMD --help`.
+                let command = String(decoding: rest[0], as: UTF8.self)
+                guard commands.contains(command) else { throw UsageError("unknown command '\(command)'") }
+                guard rest.count == 1 else { throw UsageError("help takes one command") }
+                return await run([rest[0], Array("--help".utf8)])
             case "-h", "--help", "help":
                 Console.writeOutput(help.render())
                 return ExitStatus.success
@@ -77,7 +86,7 @@ struct SluiceMain {
             }
         } catch {
             Console.message(error.message)
-            let known = ["copy", "compress", "decompress", "bench"].contains(name)
+            let known = commands.contains(name)
             Console.writeError("See 'sluice \(known ? name + " " : "")--help'.\n")
             return ExitStatus.usage
         }

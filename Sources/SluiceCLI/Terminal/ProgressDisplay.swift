@@ -69,7 +69,8 @@ struct ProgressDisplay {
             for await snapshot in updates {
                 last = snapshot
                 if snapshot.isFinal { break }
-                await throttle.offer(Frame(snapshot: snapshot, rate: recent.record(snapshot)))
+                let shown = Self.incomplete(snapshot)
+                await throttle.offer(Frame(snapshot: shown, rate: recent.record(shown)))
             }
             await throttle.close()
             return last
@@ -124,11 +125,11 @@ struct ProgressDisplay {
 
     /// Waits for the final snapshot and writes the last line: for JSON, the snapshot with
     /// `"done": true` (and `"error"` when the operation failed); for a bar, the bar at its end and
-    /// a newline. The last line of a failed operation never reads as complete: its fraction
-    /// stays below 1 (no `"fraction":1.0`, no `100%`).
+    /// a newline. Only the last line of a success reads as complete: a failed operation ends,
+    /// as every earlier line does, below 1 (no `"fraction":1.0`, no `100%`).
     func finish(error: String?) async {
         guard let renderer, var last = await renderer.value else { return }
-        if error != nil, let fraction = last.fraction { last.fraction = min(fraction, 1.0.nextDown) }
+        if error != nil { last = Self.incomplete(last) }
         switch mode {
         case .json:
             Console.writeError(last.jsonLine(done: true, error: error) + "\n")
@@ -138,6 +139,15 @@ struct ProgressDisplay {
             Console.writeError("sluice: " + Self.line(last, rate: last.bytesPerSecond, label: label) + "\n")
         case .none: break
         }
+    }
+
+    /// `snapshot` with its fraction at most 0.999: the source may be read to its end while the
+    /// last bytes are still being written, or while the operation is about to fail; `1.0` and
+    /// `100%` are for the last line of an operation that succeeded.
+    private static func incomplete(_ snapshot: ProgressSnapshot) -> ProgressSnapshot {
+        var shown = snapshot
+        shown.fraction = snapshot.fraction.map { min($0, 0.999) }
+        return shown
     }
 
     /// Redraws the bar on standard error, a terminal, cut to its current width; nothing while
