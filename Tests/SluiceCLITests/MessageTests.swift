@@ -17,7 +17,7 @@ struct MessageTests {
 
     /// A signal while sluice waits for a reader of its FIFO destination (after it opened the
     /// source FIFO: the test's open for writing returns only then) says `interrupted`, as a
-    /// signal during the copy does; never a Swift type name.
+    /// signal during the copy does (`SignalTests`); never a Swift type name.
     @Test func signalWhileOpeningAFIFODestinationSaysInterrupted() async throws {
         let sandbox = try Sandbox()
         try sandbox.makeFIFO("in")
@@ -32,20 +32,6 @@ struct MessageTests {
         #expect(result.status == 130)
         #expect(try lastError(of: result) == "interrupted", "\(result.stderr)")
         #expect(!result.stderr.contains("CancellationError"))
-    }
-
-    @Test func signalWhileReadingSaysInterrupted() async throws {
-        let sandbox = try Sandbox()
-        let input = try Pipe.make()
-        defer { input.closeWriteEnd() }
-        let process = try CLI.start(
-            ["copy", "--progress=json", "-", "out"], in: sandbox, stdin: .descriptor(input.readEnd), errorPipe: true)
-        input.closeReadEnd()
-        _ = try #require(await process.nextErrorLine())
-        process.send(signal: SIGTERM)
-        let result = await process.finish()
-        #expect(result.status == 143)
-        #expect(try lastError(of: result) == "interrupted", "\(result.stderr)")
     }
 
     /// 2 MiB read whole (two 1 MiB chunks fit the pipeline) and a write that fails at 512 KiB
