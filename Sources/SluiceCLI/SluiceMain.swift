@@ -15,6 +15,7 @@ struct SluiceMain {
             ("compress", "compress files to gzip (sluice compress --help)"),
             ("decompress", "decompress gzip files (sluice decompress --help)"),
             ("bench", "measure memory and speed of the designs (sluice bench --help)"),
+            ("help <command>", "the same as sluice <command> --help"),
         ],
         options: [("-h, --help", "show this help"), ("--version", "show the version")],
         discussion: """

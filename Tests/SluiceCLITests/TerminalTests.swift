@@ -84,6 +84,23 @@ struct TerminalBarTests {
         #expect(foreground.stdoutText.contains("exit 0"), "\(foreground.stdoutText)")
         #expect(foreground.stdoutText.contains("copy 'big'  [========================] 100%"), "\(foreground.stdoutText)")
     }
+
+    /// A terminal that does not know its width (0 columns): `$COLUMNS`, else 80.
+    @Test(.enabled(if: Tool.hasScript, "script (util-linux) is not installed: no terminal to size"))
+    func unknownWidthComesFromColumnsElseIsEighty() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write(pattern(count: 3 << 20), to: "big")
+        let result = try await CLI.shell(#"""
+            script -qec 'stty cols 0; COLUMNS=30 "$SLUICE" copy -f --progress big out; echo MARK; unset COLUMNS; "$SLUICE" copy -f --progress big out' /dev/null
+            """#, in: sandbox)
+        let parts = result.stdoutText.components(separatedBy: "MARK")
+        try #require(parts.count == 2, "\(result.stdoutText)")
+        let narrow = redraws(parts[0])
+        let standard = redraws(parts[1])
+        #expect(!narrow.isEmpty && narrow.allSatisfy { $0.count <= 29 }, "\(narrow)")
+        #expect(!standard.isEmpty && standard.allSatisfy { $0.count <= 79 }, "\(standard)")
+        #expect(standard.last?.contains("[========================] 100%") == true, "\(standard)")
+    }
 }
 
 /// Reads until `count` bytes or the end; returns how many (blocking: call it from ``onThread(_:)``).

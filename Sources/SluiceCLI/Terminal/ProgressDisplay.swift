@@ -27,6 +27,8 @@ struct ProgressDisplay {
     private let label: String
     private let onTerminal: Bool
     private let renderer: Task<ProgressSnapshot?, Never>?
+    /// Draws every line, the last included, on a thread of its own.
+    private let throttle: Throttle?
 
     /// What one redraw shows: a snapshot and the recent rate that goes with it.
     private struct Frame: Sendable {
@@ -43,6 +45,7 @@ struct ProgressDisplay {
         self.onTerminal = onTerminal
         guard mode != .none else {
             renderer = nil
+            throttle = nil
             return
         }
         let updates = hub.subscribe()
@@ -54,6 +57,7 @@ struct ProgressDisplay {
             case .none: break
             }
         }
+        self.throttle = throttle
         renderer = Task.detached {
             var last: ProgressSnapshot?
             var recent = RecentRate()
@@ -117,9 +121,14 @@ struct ProgressDisplay {
             self.pending = nil
         }
 
-        /// No line after this one: the caller writes the last.
+        /// No line after this one: the caller writes the last, with ``write(_:)``.
         func close() {
             isClosed = true
+        }
+
+        /// Runs `body`, which writes a line, on this actor's thread.
+        func write(_ body: @Sendable () -> Void) {
+            body()
         }
     }
 
@@ -128,16 +137,19 @@ struct ProgressDisplay {
     /// a newline. Only the last line of a success reads as complete: a failed operation ends,
     /// as every earlier line does, below 1 (no `"fraction":1.0`, no `100%`).
     func finish(error: String?) async {
-        guard let renderer, var last = await renderer.value else { return }
+        guard let renderer, let throttle, var last = await renderer.value else { return }
         if error != nil { last = Self.incomplete(last) }
-        switch mode {
-        case .json:
-            Console.writeError(last.jsonLine(done: true, error: error) + "\n")
-        case .human where onTerminal:
-            Self.drawBar(last, rate: last.bytesPerSecond, label: label, isLast: true)
-        case .human:
-            Console.writeError("sluice: " + Self.line(last, rate: last.bytesPerSecond, label: label) + "\n")
-        case .none: break
+        let (mode, label, onTerminal, ending) = (mode, label, onTerminal, last)
+        await throttle.write {
+            switch mode {
+            case .json:
+                Console.writeError(ending.jsonLine(done: true, error: error) + "\n")
+            case .human where onTerminal:
+                Self.drawBar(ending, rate: ending.bytesPerSecond, label: label, isLast: true)
+            case .human:
+                Console.writeError("sluice: " + Self.line(ending, rate: ending.bytesPerSecond, label: label) + "\n")
+            case .none: break
+            }
         }
     }
 
