@@ -64,8 +64,9 @@ public struct BenchmarkRun: Sendable, Hashable, Codable {
     public var design: BenchmarkDesign
     /// The consumer used.
     public var consumer: BenchmarkConsumer
-    /// Bytes of input.
-    public var inputBytes: Int64
+    /// Bytes the consumer wrote: the whole input for a run that completed, only what arrived
+    /// before the failure for one that did not (a `push-fail` run stops after a few chunks).
+    public var bytesMoved: Int64
     /// Wall-clock seconds of the run (input opened to output complete).
     public var seconds: Double
     /// Peak resident set size in bytes: the kernel's high-water mark for the child
@@ -78,23 +79,47 @@ public struct BenchmarkRun: Sendable, Hashable, Codable {
     /// RSS and buffered bytes over time (at most a few hundred points).
     public var samples: [MemorySample]
 
-    /// Throughput in MiB per second of input.
-    public var mebibytesPerSecond: Double {
-        seconds > 0 ? Double(inputBytes) / 1_048_576 / seconds : 0
+    /// Throughput in MiB per second, for a run that completed; `nil` for one that failed (bytes
+    /// over the time to the failure would be a speed nobody gets).
+    public var mebibytesPerSecond: Double? {
+        outcome == .ok && seconds > 0 ? Double(bytesMoved) / 1_048_576 / seconds : nil
     }
 
     /// Creates a run record.
     public init(
-        design: BenchmarkDesign, consumer: BenchmarkConsumer, inputBytes: Int64, seconds: Double,
+        design: BenchmarkDesign, consumer: BenchmarkConsumer, bytesMoved: Int64, seconds: Double,
         peakResidentBytes: Int64, peakBufferedBytes: Int64, outcome: BenchmarkOutcome, samples: [MemorySample]
     ) {
         self.design = design
         self.consumer = consumer
-        self.inputBytes = inputBytes
+        self.bytesMoved = bytesMoved
         self.seconds = seconds
         self.peakResidentBytes = peakResidentBytes
         self.peakBufferedBytes = peakBufferedBytes
         self.outcome = outcome
         self.samples = samples
+    }
+}
+
+/// One timed run of a reference command (`cp`, `cat`) on the same input, in the same invocation
+/// as the designs: a row of the CSV like theirs.
+public struct ReferenceRun: Sendable, Hashable {
+    /// The command's name: `cp` or `cat`.
+    public var command: String
+    /// Bytes copied (the input's size: a reference run that fails stops the benchmark).
+    public var bytesMoved: Int64
+    /// Wall-clock seconds from spawn to exit.
+    public var seconds: Double
+
+    /// Creates a reference run record.
+    public init(command: String, bytesMoved: Int64, seconds: Double) {
+        self.command = command
+        self.bytesMoved = bytesMoved
+        self.seconds = seconds
+    }
+
+    /// Throughput in MiB per second.
+    public var mebibytesPerSecond: Double? {
+        seconds > 0 ? Double(bytesMoved) / 1_048_576 / seconds : nil
     }
 }

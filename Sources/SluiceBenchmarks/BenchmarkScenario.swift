@@ -48,7 +48,7 @@ public enum BenchmarkScenario {
         let gauge = BufferGauge()
         let sampler = MemorySampler { gauge.current }
         let start = ContinuousClock.now
-        var inputBytes: Int64 = 0
+        var bytesMoved: Int64 = 0
         var outcome = BenchmarkOutcome.ok
         do {
             let sink = ThrottledSink(
@@ -56,22 +56,23 @@ public enum BenchmarkScenario {
                 bytesPerSecond: parameters.consumer == .slow ? parameters.sinkRate : nil)
             switch parameters.design {
             case .unboundedStream:
-                inputBytes = try await runUnboundedStream(parameters, sink: sink, gauge: gauge)
+                bytesMoved = try await runUnboundedStream(parameters, sink: sink, gauge: gauge)
             case .boundedPull:
-                inputBytes = try await runBoundedPull(parameters, sink: sink, gauge: gauge)
+                bytesMoved = try await runBoundedPull(parameters, sink: sink, gauge: gauge)
             case .pushFail, .pushSpill:
-                inputBytes = try await runPush(parameters, sink: sink, gauge: gauge)
+                bytesMoved = try await runPush(parameters, sink: sink, gauge: gauge)
             }
         } catch is CapacityExceededError {
             outcome = .capacityExceeded
+            bytesMoved = gauge.written
         } catch {
             outcome = .error(String(describing: error))
+            bytesMoved = gauge.written
         }
         let elapsed = ContinuousClock.now - start
         let samples = sampler.stop()
-        if let status = try? FileStatus.of(parameters.input) { inputBytes = max(inputBytes, status.size) }
         return BenchmarkRun(
-            design: parameters.design, consumer: parameters.consumer, inputBytes: inputBytes,
+            design: parameters.design, consumer: parameters.consumer, bytesMoved: bytesMoved,
             seconds: elapsed.benchmarkSeconds,
             peakResidentBytes: ProcessMemory.peakResidentBytes(),
             peakBufferedBytes: gauge.reportedPeak ?? max(samples.map(\.bufferedBytes).max() ?? 0, gauge.peak),
@@ -121,9 +122,19 @@ public enum BenchmarkScenario {
             options: .init(capacity: parameters.capacity, byteBudget: parameters.capacity * parameters.chunkSize, computesCRC32: false))
         let updates = copy.progress.subscribe()
         let watcher = Task {
-            for await snapshot in updates { gauge.set(snapshot.bufferedBytes) }
+            for await snapshot in updates {
+                gauge.set(snapshot.bufferedBytes)
+                gauge.wrote(total: snapshot.bytesWritten)
+            }
         }
-        let report = try await copy.run()
+        // The stream ends after the final snapshot, also of a failed run: its bytes are counted.
+        let report: CopyReport
+        do {
+            report = try await copy.run()
+        } catch {
+            await watcher.value
+            throw error
+        }
         await watcher.value
         gauge.raisePeak(to: report.peakBufferedBytes)
         return report.bytesRead
@@ -155,13 +166,15 @@ public enum BenchmarkScenario {
         let watcher = Task {
             for await snapshot in updates { gauge.consumedTotal(snapshot.bytesWritten) }
         }
-        defer { watcher.cancel() }
+        // The stream ends after the final snapshot, also of a failed run: its bytes are counted.
         do {
             let report = try await copy.run()
+            await watcher.value
             // In memory only: the push buffer's peak plus the pipeline's (spilled bytes wait on disk).
             gauge.reportPeak(buffer.statistics.peakBufferedBytes + report.peakBufferedBytes)
             return report.bytesRead
         } catch {
+            await watcher.value
             gauge.reportPeak(buffer.statistics.peakBufferedBytes)
             throw error
         }
@@ -219,8 +232,10 @@ final class FileProducer: Sendable {
     }
 }
 
-/// Bytes produced minus bytes consumed, and the peak of that; thread-safe.
+/// Bytes produced minus bytes consumed, and the peak of that; bytes written by the consumer;
+/// thread-safe.
 final class BufferGauge: Sendable {
+    private let writtenTotal = Atomic<Int64>(0)
     private let buffered = Atomic<Int64>(0)
     private let peakValue = Atomic<Int64>(0)
     private let producedTotal = Atomic<Int64>(0)
@@ -237,6 +252,14 @@ final class BufferGauge: Sendable {
     }
 
     var current: Int64 { buffered.load(ordering: .relaxed) }
+
+    /// Bytes the consumer wrote so far: what a failed run moved.
+    var written: Int64 { writtenTotal.load(ordering: .relaxed) }
+
+    /// Sets the bytes written from a running total (a progress snapshot's).
+    func wrote(total: Int64) {
+        writtenTotal.store(total, ordering: .relaxed)
+    }
     var peak: Int64 { peakValue.load(ordering: .relaxed) }
 
     func produced(_ count: Int) {
@@ -246,11 +269,13 @@ final class BufferGauge: Sendable {
     }
 
     func consumed(_ count: Int) {
+        writtenTotal.wrappingAdd(Int64(count), ordering: .relaxed)
         buffered.wrappingSubtract(Int64(count), ordering: .relaxed)
     }
 
     /// Sets the buffered count from a total consumed so far (bytes produced minus `total`).
     func consumedTotal(_ total: Int64) {
+        wrote(total: total)
         let now = producedTotal.load(ordering: .relaxed) - total
         buffered.store(now, ordering: .relaxed)
     }

@@ -1,23 +1,26 @@
 /// Writes benchmark runs as CSV (RFC 4180): a header line, then one row per counted run, CRLF
 /// line endings, fields quoted when they hold a comma, a quote, CR or LF (quotes doubled).
+///
+/// A field that was not measured is empty: the speed of a run that failed, the memory of `cp`
+/// and `cat` (their `ru_maxrss` would be this process's own, see ``ChildProcess``).
 public enum CSVWriter {
     /// The header line's fields.
     public static let header = [
-        "design", "consumer", "input_bytes", "seconds", "mib_per_s", "peak_rss_bytes", "peak_buffered_bytes", "outcome",
+        "design", "consumer", "bytes_moved", "seconds", "mib_per_s", "peak_rss_bytes", "peak_buffered_bytes", "outcome",
     ]
 
-    /// The whole CSV text for `runs`.
-    public static func csv(for runs: [BenchmarkRun]) -> String {
-        var lines = [header.map(quote).joined(separator: ",")]
-        for run in runs {
-            let fields = [
-                run.design.rawValue, run.consumer.rawValue, String(run.inputBytes), format(run.seconds, digits: 4),
-                format(run.mebibytesPerSecond, digits: 1), String(run.peakResidentBytes), String(run.peakBufferedBytes),
-                run.outcome.description,
-            ]
-            lines.append(fields.map(quote).joined(separator: ","))
+    /// The whole CSV text: the reference runs (`cp`, `cat`, consumer `-`), then `runs`.
+    public static func csv(for runs: [BenchmarkRun], references: [ReferenceRun] = []) -> String {
+        var rows = references.map { run in
+            [run.command, "-", String(run.bytesMoved), format(run.seconds, digits: 4),
+             run.mebibytesPerSecond.map { format($0, digits: 1) } ?? "", "", "", BenchmarkOutcome.ok.description]
         }
-        return lines.joined(separator: "\r\n") + "\r\n"
+        rows += runs.map { run in
+            [run.design.rawValue, run.consumer.rawValue, String(run.bytesMoved), format(run.seconds, digits: 4),
+             run.mebibytesPerSecond.map { format($0, digits: 1) } ?? "", String(run.peakResidentBytes),
+             String(run.peakBufferedBytes), run.outcome.description]
+        }
+        return ([header] + rows).map { $0.map(quote).joined(separator: ",") }.joined(separator: "\r\n") + "\r\n"
     }
 
     /// A field, quoted if RFC 4180 requires it.

@@ -18,6 +18,7 @@ struct SluiceMain {
             ("compress", "compress files to gzip (sluice compress --help)"),
             ("decompress", "decompress gzip files (sluice decompress --help)"),
             ("bench", "measure memory and speed of the designs (sluice bench --help)"),
+            ("help <command>", "the same as sluice <command> --help"),
         ],
         options: [("-h, --help", "show this help"), ("--version", "show the version")],
         discussion: """
@@ -27,6 +28,9 @@ struct SluiceMain {
             place; a file written before it stays and is named.
             """,
         argumentsTitle: "COMMANDS")
+
+    /// The commands `sluice help CMD` and the usage hint know by name.
+    static let commands = ["copy", "compress", "decompress", "bench"]
 
     /// Synchronous on purpose: an `async` `main` hands the main thread to `dispatch_main()`,
     /// which clears that thread's signal mask, and an unblocked thread would take a signal the
@@ -86,6 +90,12 @@ struct SluiceMain {
             case "bench": return try await BenchCommand.run(rest)
             case "bench-run": return await BenchCommand.runChild(rest)
             case "bench-probe": return BenchCommand.runProbe(rest)
+            case "help" where !rest.isEmpty:
+                // `sluice help CMD` is `sluice CMD --help`.
+                let command = String(decoding: rest[0], as: UTF8.self)
+                guard commands.contains(command) else { throw UsageError("unknown command '\(command)'") }
+                guard rest.count == 1 else { throw UsageError("help takes one command") }
+                return await run([rest[0], Array("--help".utf8)])
             case "-h", "--help", "help":
                 Console.writeOutput(help.render())
                 return ExitStatus.success
@@ -94,7 +104,7 @@ struct SluiceMain {
             }
         } catch {
             Console.message(error.message)
-            let known = ["copy", "compress", "decompress", "bench"].contains(name)
+            let known = commands.contains(name)
             Console.writeError("See 'sluice \(known ? name + " " : "")--help'.\n")
             return ExitStatus.usage
         }

@@ -9,7 +9,7 @@ import Testing
 @Suite struct CSVWriterTests {
     static func run(_ design: BenchmarkDesign, _ consumer: BenchmarkConsumer, outcome: BenchmarkOutcome = .ok) -> BenchmarkRun {
         BenchmarkRun(
-            design: design, consumer: consumer, inputBytes: 256 << 20, seconds: 0.5, peakResidentBytes: 30 << 20,
+            design: design, consumer: consumer, bytesMoved: 256 << 20, seconds: 0.5, peakResidentBytes: 30 << 20,
             peakBufferedBytes: 4 << 20, outcome: outcome,
             samples: [MemorySample(seconds: 0, residentBytes: 10 << 20, bufferedBytes: 0),
                       MemorySample(seconds: 0.25, residentBytes: 30 << 20, bufferedBytes: 4 << 20)])
@@ -59,10 +59,26 @@ import Testing
         let runs = [Self.run(.unboundedStream, .fast), Self.run(.boundedPull, .slow), Self.run(.pushFail, .slow, outcome: .capacityExceeded)]
         let records = Self.parse(CSVWriter.csv(for: runs))
         #expect(records.count == 4)
-        #expect(records[0] == ["design", "consumer", "input_bytes", "seconds", "mib_per_s", "peak_rss_bytes", "peak_buffered_bytes", "outcome"])
+        #expect(records[0] == ["design", "consumer", "bytes_moved", "seconds", "mib_per_s", "peak_rss_bytes", "peak_buffered_bytes", "outcome"])
         #expect(records[1] == ["unbounded-stream", "fast", "268435456", "0.5000", "512.0", "31457280", "4194304", "ok"])
         #expect(records[3].last == "capacity-exceeded")
         #expect(records.allSatisfy { $0.count == 8 })
+    }
+
+    /// C40: a failed run records the bytes it moved and no speed; `cp` and `cat` are rows too.
+    @Test func failedRunHasItsOwnBytesAndNoSpeedAndReferenceRunsAreRows() {
+        var failed = Self.run(.pushFail, .slow, outcome: .capacityExceeded)
+        failed.bytesMoved = 3 << 20
+        let references = [
+            ReferenceRun(command: "cp", bytesMoved: 256 << 20, seconds: 0.25),
+            ReferenceRun(command: "cat", bytesMoved: 256 << 20, seconds: 0.5),
+        ]
+        let records = Self.parse(CSVWriter.csv(for: [failed], references: references))
+        #expect(records.count == 4)
+        #expect(records[1] == ["cp", "-", "268435456", "0.2500", "1024.0", "", "", "ok"])
+        #expect(records[2] == ["cat", "-", "268435456", "0.5000", "512.0", "", "", "ok"])
+        #expect(records[3] == ["push-fail", "slow", "3145728", "0.5000", "", "31457280", "4194304", "capacity-exceeded"])
+        #expect(failed.mebibytesPerSecond == nil)
     }
 
     @Test func errorMessagesWithCommasQuotesAndNewlinesAreQuoted() {

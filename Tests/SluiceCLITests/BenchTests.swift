@@ -38,15 +38,39 @@ struct BenchTests {
         #expect(result.stderr.contains("without fsync"))
         let csv = try #require(sandbox.text("out/bench.csv"))
         let lines = csv.split(separator: "\r\n").map(String.init)
-        #expect(lines.first == "design,consumer,input_bytes,seconds,mib_per_s,peak_rss_bytes,peak_buffered_bytes,outcome")
-        // 2 designs × 2 consumers × 2 counted runs; warm-ups are not written.
-        #expect(lines.count == 1 + 8)
-        #expect(lines.dropFirst().allSatisfy { $0.hasSuffix(",ok") && $0.split(separator: ",").count == 8 })
+        #expect(lines.first == "design,consumer,bytes_moved,seconds,mib_per_s,peak_rss_bytes,peak_buffered_bytes,outcome")
+        // cp and cat × 2 counted runs, then 2 designs × 2 consumers × 2; warm-ups are not written.
+        #expect(lines.count == 1 + 4 + 8)
+        #expect(lines.dropFirst().allSatisfy { $0.hasSuffix(",ok") && $0.split(separator: ",", omittingEmptySubsequences: false).count == 8 })
+        #expect(lines.dropFirst().prefix(4).map { $0.prefix(while: { $0 != "," }) } == ["cp", "cp", "cat", "cat"])
+        #expect(lines.dropFirst().allSatisfy { $0.split(separator: ",")[2] == "\(8 << 20)" })
         let svg = try #require(sandbox.text("out/memory.svg"))
         #expect(svg.hasPrefix("<svg"))
         #expect(svg.contains("unbounded-stream"))
         // Nothing of the benchmark's own files is left behind.
         #expect(sandbox.listing("out").sorted() == ["bench.csv", "memory.svg"])
+    }
+
+    /// C40: a `push-fail` run that stops after a few chunks records the bytes it moved and no
+    /// speed, not the input size and a speed nobody got.
+    @Test func failedRunRecordsTheBytesItMovedAndNoSpeed() async throws {
+        let sandbox = try Sandbox()
+        let result = try await CLI.run(
+            ["bench", "--size", "32M", "--runs", "1", "--out", sandbox.path("out"),
+             "--design", "push-fail", "--consumer", "slow", "--sink-rate", "16M"],
+            in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        let csv = try #require(sandbox.text("out/bench.csv"))
+        let rows = csv.split(separator: "\r\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        #expect(rows.map(\.first) == ["cp", "cat", "push-fail"])
+        let failed = try #require(rows.last)
+        #expect(failed.last == "capacity-exceeded")
+        // 4 chunks of 1 MiB in the push buffer and 4 in the pipeline are all it can hold: far
+        // less than 32 MiB arrives before the failure.
+        let moved = try #require(Int64(failed[2]))
+        #expect(moved < 16 << 20)
+        #expect(failed[4].isEmpty, "a failed run has no speed: \(failed)")
+        #expect(rows.prefix(2).allSatisfy { $0[2] == "\(32 << 20)" && !$0[4].isEmpty })
     }
 
     @Test func unknownDesignIsBadUsage() async throws {

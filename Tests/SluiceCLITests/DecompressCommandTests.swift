@@ -261,3 +261,18 @@ struct DecompressInterruptTests {
         }
     }
 }
+
+/// C38: compressed data is not read from a terminal (`script` makes standard input one).
+@Suite(.timeLimit(.minutes(1)))
+struct TerminalInputTests {
+    @Test(.enabled(if: Tool.hasScript, "script (util-linux) is not installed: no terminal for standard input"),
+          arguments: [[], ["-"], ["-c", "-"]])
+    func decompressRefusesATerminalAsInput(arguments: [String]) async throws {
+        let sandbox = try Sandbox()
+        let command = (["decompress"] + arguments).joined(separator: " ")
+        let result = try await CLI.shell(#"script -qec '"$SLUICE" \#(command); echo "exit $?"' /dev/null"#, in: sandbox)
+        #expect(result.stdoutText.contains("refusing to read compressed data from a terminal"), "\(result.stdoutText)")
+        #expect(result.stdoutText.contains("exit 1"), "\(result.stdoutText)")
+        #expect(sandbox.listing().isEmpty)
+    }
+}

@@ -64,9 +64,9 @@ struct SignalTests {
         #expect(result.exited - signalled < .seconds(5))
         #expect(!sandbox.exists("out"))
         #expect(sandbox.leftovers().isEmpty, "\(sandbox.listing())")
-        // A last progress line, if any, must not look like a success.
+        // A last progress line, if any, must not look like a success, and says why (C39).
         for line in try result.stderrLines.map(ProgressLine.init) where line.isDone {
-            #expect(line.object["error"] is String, "an interrupted copy ended with \(line.text)")
+            #expect(line.object["error"] as? String == "interrupted", "an interrupted copy ended with \(line.text)")
         }
     }
 

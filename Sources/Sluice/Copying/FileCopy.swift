@@ -123,25 +123,44 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
 
         var results: [StageResult] = []
         var errors: [any Error] = []
-        await withTaskGroup(of: Result<StageResult, any Error>.self) { group in
-            // Its own thread: the CRC-32 of a large chunk is blocking work too.
-            group.addTask(executorPreference: BlockingIOExecutor(label: "sluice.read-stage")) {
-                await Result { try await Self.read(source, into: input, recorder: recorder, computesCRC32: computesCRC32) }
-            }
-            if let makeTransform, let output {
-                group.addTask(executorPreference: BlockingIOExecutor(label: "sluice.transform")) {
-                    await Result { try await Self.transform(input, into: output, using: makeTransform) }
+        // The stages before the sink run in a group of their own. When one of them fails, it
+        // fails its output channel and the others in that group are cancelled, while the sink
+        // writes what was produced before the error, then stops with it (as `gzip -dc` writes
+        // a whole member that precedes a truncated one). A failure of the sink stops them all.
+        await withTaskGroup(of: (isSink: Bool, [Result<StageResult, any Error>]).self) { group in
+            group.addTask {
+                let collected = await withTaskGroup(of: Result<StageResult, any Error>.self) { upstream in
+                    // Its own thread: the CRC-32 of a large chunk is blocking work too.
+                    upstream.addTask(executorPreference: BlockingIOExecutor(label: "sluice.read-stage")) {
+                        await Result { try await Self.read(source, into: input, recorder: recorder, computesCRC32: computesCRC32) }
+                    }
+                    if let makeTransform, let output {
+                        upstream.addTask(executorPreference: BlockingIOExecutor(label: "sluice.transform")) {
+                            await Result { try await Self.transform(input, into: output, using: makeTransform) }
+                        }
+                    }
+                    var collected: [Result<StageResult, any Error>] = []
+                    for await result in upstream {
+                        if case .failure = result, !collected.contains(where: { if case .failure = $0 { true } else { false } }) {
+                            upstream.cancelAll()
+                        }
+                        collected.append(result)
+                    }
+                    return collected
                 }
+                return (false, collected)
             }
             group.addTask {
-                await Result { try await Self.write(output ?? input, to: sink, recorder: recorder) }
+                (true, [await Result { try await Self.write(output ?? input, to: sink, recorder: recorder) }])
             }
-            for await result in group {
-                switch result {
-                case .success(let value): results.append(value)
-                case .failure(let error):
-                    if errors.isEmpty { group.cancelAll() }
-                    errors.append(error)
+            for await (isSink, stages) in group {
+                for result in stages {
+                    switch result {
+                    case .success(let value): results.append(value)
+                    case .failure(let error):
+                        if errors.isEmpty && isSink { group.cancelAll() }
+                        errors.append(error)
+                    }
                 }
             }
         }

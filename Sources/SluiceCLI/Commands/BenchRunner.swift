@@ -33,6 +33,7 @@ struct BenchRunner {
             + "\(ProgressDisplay.formatBytes(plan.sinkRate))/s; writes without fsync (--no-fsync semantics)\n")
 
         var references: [String: Double] = [:]
+        var referenceRuns: [ReferenceRun] = []
         for (name, command) in [("cp", "cp '\(input)' '\(output)'"), ("cat", "cat '\(input)' > '\(output)'")] {
             var times: [Double] = []
             for index in 0...plan.runs {
@@ -41,7 +42,10 @@ struct BenchRunner {
                 removeFile(output)
                 progress.end()
                 guard result.status == 0 else { throw Failure(description: "\(name) failed: \(result.standardError)") }
-                if index > 0 { times.append(result.seconds) }
+                if index > 0 {
+                    times.append(result.seconds)
+                    referenceRuns.append(ReferenceRun(command: name, bytesMoved: plan.size, seconds: result.seconds))
+                }
             }
             references[name] = median(times)
         }
@@ -72,8 +76,9 @@ struct BenchRunner {
                         run.peakResidentBytes = decoded.peakResidentBytes > 0 ? decoded.peakResidentBytes : result.peakResidentBytes
                     } else {
                         let message = result.standardError.split(separator: "\n").last.map(String.init) ?? "exit status \(result.status)"
+                        // The child could not say what it moved: nothing is claimed.
                         run = BenchmarkRun(
-                            design: design, consumer: consumer, inputBytes: plan.size, seconds: result.seconds,
+                            design: design, consumer: consumer, bytesMoved: 0, seconds: result.seconds,
                             peakResidentBytes: result.peakResidentBytes, peakBufferedBytes: 0, outcome: .error(message), samples: [])
                     }
                     if index > 0 { runs.append(run) }
@@ -91,7 +96,7 @@ struct BenchRunner {
         printTable(medians, references: references)
         let csvPath = plan.out.appending("bench.csv")
         let svgPath = plan.out.appending("memory.svg")
-        try write(CSVWriter.csv(for: counted), to: csvPath)
+        try write(CSVWriter.csv(for: counted, references: referenceRuns), to: csvPath)
         let series = medians.map { run in
             SVGPlot.Series(
                 label: run.design.rawValue, panel: "\(run.consumer.rawValue) consumer",
@@ -108,7 +113,7 @@ struct BenchRunner {
         for run in runs {
             text += row([
                 run.design.rawValue, run.consumer.rawValue,
-                run.outcome == .ok ? CSVWriterFormat.fixed(run.mebibytesPerSecond, 0) : "-",
+                run.mebibytesPerSecond.map { CSVWriterFormat.fixed($0, 0) } ?? "-",
                 ProgressDisplay.formatBytes(run.peakResidentBytes), ProgressDisplay.formatBytes(run.peakBufferedBytes),
                 run.outcome.description,
             ]) + "\n"

@@ -30,7 +30,12 @@ struct CommonOptions {
         case .long("version", nil): version = true
         case .long("no-fsync", nil): synchronize = false
         case .long("preserve", nil): preserve = true
-        case .long("progress", nil): progress = .human
+        case .long("progress", nil):
+            // `--progress json` would copy a file named `json`: a mistake far more often than not.
+            if scanner.upcoming == "json" {
+                throw UsageError("--progress takes its value after '=': write --progress=json (a file named json: ./json)")
+            }
+            progress = .human
         case .long("progress", let value?):
             guard value == "json" else {
                 throw UsageError("invalid value '\(value)' for --progress (--progress alone, or --progress=json)")

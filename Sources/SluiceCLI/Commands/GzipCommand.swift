@@ -49,6 +49,7 @@ enum GzipCommand {
                     CRC-32 and ISIZE are verified; a bad or truncated member is an error and commits nothing.
                     Bytes after the last member: NUL padding is ignored; anything else keeps the output
                     and gives a warning (exit 2). Only gzip is accepted (not zlib or raw deflate streams).
+                    Compressed data is not read from a terminal without -f.
                     """)
         }
     }
@@ -97,8 +98,11 @@ enum GzipCommand {
         }
         if options.version { return printVersion() }
         if operands.isEmpty {
-            // As gzip: no operand means standard input, unless it is a terminal.
-            guard !Console.isTerminal(0) else { throw UsageError("missing source (use '-' for standard input)") }
+            // As gzip: no operand means standard input; compress refuses to wait on a terminal
+            // for data (decompress refuses to read one at all, below).
+            guard mode == .decompress || !Console.isTerminal(0) else {
+                throw UsageError("missing source (use '-' for standard input)")
+            }
             operands = ["-"]
         }
         if output?.isStandardOutput == true { output = "-" }
@@ -117,6 +121,13 @@ enum GzipCommand {
         let transform: FileCopy<FileChunks, AnySink>.TransformFactory = switch mode {
         case .compress: { try GzipEncoder(level: chosenLevel, outputChunkSize: chunkSize) }
         case .decompress: { GzipDecoder(outputChunkSize: chunkSize, outputLimit: outputLimit) }
+        }
+
+        if mode == .decompress, !options.force, operands.contains("-"), Console.isTerminal(0) {
+            // The mirror of the refusal to write compressed data to a terminal, as gzip: nobody
+            // types gzip, and a read would only wait.
+            Console.message("refusing to read compressed data from a terminal (use -f to force, or redirect)")
+            return ExitStatus.failure
         }
 
         var status = ExitStatus.success

@@ -89,7 +89,7 @@ struct Transfer {
                 let outcome = classify(error)
                 // Cancellation and a closed output pipe print no message, but the last progress
                 // line must still not read as a success.
-                await display.finish(error: outcome.message ?? (error is CancellationError ? "interrupted" : "\(error)"))
+                await display.finish(error: progressError(error, outcome))
                 if let message = outcome.message { Console.message(message) }
                 return outcome.result
             }
@@ -122,7 +122,7 @@ struct Transfer {
                 let nothing = ProgressSnapshot(
                     bytesCompleted: 0, bytesWritten: 0, totalBytes: nil, fraction: nil, elapsed: .zero,
                     bytesPerSecond: 0, bufferedBytes: 0, peakBufferedBytes: 0, producerSuspended: .zero, isFinal: true)
-                Console.writeError(nothing.jsonLine(done: true, error: outcome.message ?? "\(error)") + "\n")
+                Console.writeError(nothing.jsonLine(done: true, error: progressError(error, outcome)) + "\n")
             }
             if let message = outcome.message { Console.message(message) }
             return outcome.result
@@ -168,6 +168,14 @@ struct Transfer {
         return (.failure, "cannot \(verb) '\(source.name)': \(error)")
     }
 
+    /// The `"error"` of the last `--progress=json` line: the message printed, or `interrupted`
+    /// for a signal wherever it landed (opening a FIFO, reading, writing), never a Swift type name.
+    private func progressError(_ error: any Error, _ outcome: (result: Outcome, message: String?)) -> String {
+        if let message = outcome.message { return message }
+        if case .cancelled = outcome.result { return "interrupted" }
+        return (error as? FileError)?.description ?? "cannot \(verb) '\(source.name)': \(error)"
+    }
+
     private func describe(_ report: CopyReport) -> String {
         var text = "\(verb) '\(source.name)'"
         switch destination {
@@ -175,10 +183,10 @@ struct Transfer {
         case .standardOutput: text += " to standard output"
         case .discard: break
         }
-        text += ": \(report.bytesRead) bytes read, \(report.bytesWritten) bytes written"
+        // `--test` writes nothing: what it counts is the data decoded and verified.
+        text += ": \(report.bytesRead) bytes read, \(report.bytesWritten) bytes " + (destination == .discard ? "decoded" : "written")
         if let crc = report.crc32 { text += ", CRC-32 " + hex(crc) }
-        let seconds = Double(report.duration.components.seconds) + Double(report.duration.components.attoseconds) / 1e18
-        text += ", " + String(format3(seconds)) + " s"
+        text += ", " + format3(report.duration.inSeconds) + " s"
         text += " (" + ProgressDisplay.formatBytes(Int64(report.bytesPerSecond)) + "/s)"
         return text
     }

@@ -54,6 +54,13 @@ struct ArgumentScanner {
         return .short(pendingShorts.removeFirst())
     }
 
+    /// The next argument as written, without taking it; `nil` at the end, in the middle of a
+    /// cluster of short options, or after `--`.
+    var upcoming: String? {
+        guard pendingShorts.isEmpty, !optionsEnded, index < arguments.count else { return nil }
+        return String(decoding: arguments[index], as: UTF8.self)
+    }
+
     /// The value of an option that takes one: the attached `=value`, or the next argument.
     ///
     /// - Throws: ``UsageError`` when there is none.

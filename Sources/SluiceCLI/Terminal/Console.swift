@@ -25,6 +25,28 @@ enum Console {
         isatty(descriptor) == 1
     }
 
+    /// The width of the terminal on `descriptor` in columns: `TIOCGWINSZ`, read at each call (a
+    /// resized window shows at the next redraw, without a `SIGWINCH` handler that would
+    /// interrupt system calls); when the terminal does not know (0), `$COLUMNS`, else 80.
+    static func columns(of descriptor: Int32) -> Int {
+        var size = winsize()
+        if ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let text = getenv("COLUMNS").map({ String(cString: $0) }), let columns = Int(text), columns > 0 {
+            return columns
+        }
+        return 80
+    }
+
+    /// Whether this process may draw on the terminal on `descriptor`: its process group is the
+    /// terminal's foreground group (`tcgetpgrp(3)` against `getpgrp(2)`), as `pv` checks; a job
+    /// put in the background (`&`, or stopped and `bg`) draws nothing until it is brought back.
+    /// A terminal that is not this process's controlling terminal (`ENOTTY`) has no foreground
+    /// group to compete with: it counts as the foreground.
+    static func isForeground(_ descriptor: Int32) -> Bool {
+        let group = tcgetpgrp(descriptor)
+        return group == -1 || group == getpgrp()
+    }
+
     private static func write(_ text: String, to descriptor: Int32) {
         let bytes = Array(text.utf8)
         var offset = 0

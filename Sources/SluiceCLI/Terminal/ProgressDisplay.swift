@@ -17,30 +17,50 @@ enum ProgressMode: Equatable {
 /// Subscribes when created (before the operation runs, so nothing is missed) and renders from a
 /// task of its own; the rendering never slows the copy (the hub keeps only the newest snapshot
 /// for a slow reader). ``finish(error:)`` waits for the final snapshot and writes the last line.
+///
+/// On a terminal the bar is cut to the terminal's width, read again before each redraw, and
+/// drawn only while the process is in the terminal's foreground process group; it shows the
+/// rate of the last few seconds (``RecentRate``) and an ETA from it, and its last line the
+/// average rate of the whole operation.
 struct ProgressDisplay {
     private let mode: ProgressMode
     private let label: String
+    private let onTerminal: Bool
     private let renderer: Task<ProgressSnapshot?, Never>?
+    /// Draws every line, the last included, on a thread of its own.
+    private let throttle: Throttle?
+
+    /// What one redraw shows: a snapshot and the recent rate that goes with it.
+    private struct Frame: Sendable {
+        var snapshot: ProgressSnapshot
+        var rate: Double
+    }
 
     init(hub: ProgressHub, mode: ProgressMode, label: String) {
         self.mode = mode
+        // A file name may hold an escape sequence or a line break: never sent to the terminal.
+        let label = label.replacingControlCharacters
         self.label = label
+        let onTerminal = Console.isTerminal(2)
+        self.onTerminal = onTerminal
         guard mode != .none else {
             renderer = nil
+            throttle = nil
             return
         }
         let updates = hub.subscribe()
-        let onTerminal = Console.isTerminal(2)
-        let throttle = Throttle(interval: (mode == .json || onTerminal) ? .milliseconds(100) : .seconds(1)) { snapshot in
+        let throttle = Throttle(interval: (mode == .json || onTerminal) ? .milliseconds(100) : .seconds(1)) { frame in
             switch mode {
-            case .json: Console.writeError(snapshot.jsonLine() + "\n")
-            case .human where onTerminal: Console.writeError("\r" + Self.bar(snapshot, label: label) + "\u{1B}[K")
-            case .human: Console.writeError("sluice: " + Self.line(snapshot, label: label) + "\n")
+            case .json: Console.writeError(frame.snapshot.jsonLine() + "\n")
+            case .human where onTerminal: Self.drawBar(frame.snapshot, rate: frame.rate, label: label, isLast: false)
+            case .human: Console.writeError("sluice: " + Self.line(frame.snapshot, rate: frame.rate, label: label) + "\n")
             case .none: break
             }
         }
+        self.throttle = throttle
         renderer = Task.detached {
             var last: ProgressSnapshot?
+            var recent = RecentRate()
             // A snapshot held back by the interval is drawn once the interval has passed, also
             // when no newer one comes (a pipeline waiting on an idle pipe).
             let flusher = Task.detached {
@@ -53,45 +73,46 @@ struct ProgressDisplay {
             for await snapshot in updates {
                 last = snapshot
                 if snapshot.isFinal { break }
-                await throttle.offer(snapshot)
+                let shown = Self.incomplete(snapshot)
+                await throttle.offer(Frame(snapshot: shown, rate: recent.record(shown)))
             }
             await throttle.close()
             return last
         }
     }
 
-    /// When the last line was drawn and the newest snapshot not drawn yet. An actor on a thread
+    /// When the last line was drawn and the newest frame not drawn yet. An actor on a thread
     /// of its own: lines come out in order from the two tasks that draw them, and a `write(2)`
     /// to a standard error nobody reads blocks that thread, never the cooperative pool (where
     /// it would stall the copy itself) and never under a lock.
     private actor Throttle {
         nonisolated let executor = BlockingIOExecutor(label: "sluice.progress")
         nonisolated let interval: Duration
-        private let draw: @Sendable (ProgressSnapshot) -> Void
+        private let draw: @Sendable (Frame) -> Void
         private var lastDrawn: ContinuousClock.Instant?
-        private var pending: ProgressSnapshot?
+        private var pending: Frame?
         private var isClosed = false
 
         nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-        init(interval: Duration, draw: @escaping @Sendable (ProgressSnapshot) -> Void) {
+        init(interval: Duration, draw: @escaping @Sendable (Frame) -> Void) {
             self.interval = interval
             self.draw = draw
         }
 
-        /// Draws `snapshot` now unless a line was drawn less than `interval` ago; then keeps it.
-        func offer(_ snapshot: ProgressSnapshot) {
+        /// Draws `frame` now unless a line was drawn less than `interval` ago; then keeps it.
+        func offer(_ frame: Frame) {
             let now = ContinuousClock.now
             if let lastDrawn, now - lastDrawn < interval {
-                pending = snapshot
+                pending = frame
                 return
             }
-            draw(snapshot)
+            draw(frame)
             lastDrawn = now
             pending = nil
         }
 
-        /// Draws the kept snapshot, if any, once `interval` has passed since the last line.
+        /// Draws the kept frame, if any, once `interval` has passed since the last line.
         func drawPending() {
             let now = ContinuousClock.now
             guard !isClosed, let pending, lastDrawn.map({ now - $0 >= interval }) ?? true else { return }
@@ -100,64 +121,113 @@ struct ProgressDisplay {
             self.pending = nil
         }
 
-        /// No line after this one: the caller writes the last.
+        /// No line after this one: the caller writes the last, with ``write(_:)``.
         func close() {
             isClosed = true
+        }
+
+        /// Runs `body`, which writes a line, on this actor's thread.
+        func write(_ body: @Sendable () -> Void) {
+            body()
         }
     }
 
     /// Waits for the final snapshot and writes the last line: for JSON, the snapshot with
     /// `"done": true` (and `"error"` when the operation failed); for a bar, the bar at its end and
-    /// a newline.
+    /// a newline. Only the last line of a success reads as complete: a failed operation ends,
+    /// as every earlier line does, below 1 (no `"fraction":1.0`, no `100%`).
     func finish(error: String?) async {
-        guard let renderer else { return }
-        let last = await renderer.value
-        switch mode {
-        case .json:
-            if let last { Console.writeError(last.jsonLine(done: true, error: error) + "\n") }
-        case .human:
-            guard let last else { return }
-            if Console.isTerminal(2) {
-                Console.writeError("\r" + Self.bar(last, label: label) + "\u{1B}[K\n")
-            } else {
-                Console.writeError("sluice: " + Self.line(last, label: label) + "\n")
+        guard let renderer, let throttle, var last = await renderer.value else { return }
+        if error != nil { last = Self.incomplete(last) }
+        let (mode, label, onTerminal, ending) = (mode, label, onTerminal, last)
+        await throttle.write {
+            switch mode {
+            case .json:
+                Console.writeError(ending.jsonLine(done: true, error: error) + "\n")
+            case .human where onTerminal:
+                Self.drawBar(ending, rate: ending.bytesPerSecond, label: label, isLast: true)
+            case .human:
+                Console.writeError("sluice: " + Self.line(ending, rate: ending.bytesPerSecond, label: label) + "\n")
+            case .none: break
             }
-        case .none: break
         }
     }
 
-    /// `label  [=======>      ]  45%  1.2 GiB  310 MiB/s  ETA 0:03`
-    static func bar(_ snapshot: ProgressSnapshot, label: String) -> String {
-        let width = 24
-        var text = label + "  "
-        if let fraction = snapshot.fraction {
-            let filled = Int(fraction * Double(width))
-            let arrow = filled < width ? ">" : ""
-            text += "[" + String(repeating: "=", count: filled) + arrow
-                + String(repeating: " ", count: max(0, width - filled - arrow.count)) + "] "
-            text += pad(String(Int(fraction * 100)) + "%", 4) + "  "
+    /// `snapshot` with its fraction at most 0.999: the source may be read to its end while the
+    /// last bytes are still being written, or while the operation is about to fail; `1.0` and
+    /// `100%` are for the last line of an operation that succeeded.
+    private static func incomplete(_ snapshot: ProgressSnapshot) -> ProgressSnapshot {
+        var shown = snapshot
+        shown.fraction = snapshot.fraction.map { min($0, 0.999) }
+        return shown
+    }
+
+    /// Redraws the bar on standard error, a terminal, cut to its current width; nothing while
+    /// this process is not in the terminal's foreground process group.
+    private static func drawBar(_ snapshot: ProgressSnapshot, rate: Double, label: String, isLast: Bool) {
+        guard Console.isForeground(2) else { return }
+        let text = bar(snapshot, rate: rate, label: label, columns: Console.columns(of: 2))
+        Console.writeError("\r" + text + "\u{1B}[K" + (isLast ? "\n" : ""))
+    }
+
+    /// `label  [=======>      ]  45%  1.2 GiB / 2.0 GiB  310 MiB/s  ETA 0:03`, in fewer than
+    /// `columns` display columns (the last column is left free, so the cursor never wraps).
+    ///
+    /// When the line is too wide, the bar narrows and the label is cut (to no less than 12
+    /// columns); then the total goes, then the ETA, then the rate, then the bar; at the very
+    /// last the line is cut.
+    static func bar(_ snapshot: ProgressSnapshot, rate: Double, label: String, columns: Int) -> String {
+        let limit = max(1, columns - 1)
+        let percent = snapshot.fraction.map { pad(String(Int($0 * 100)) + "%", 4) }
+        let bytes = formatBytes(snapshot.bytesCompleted)
+        let total = snapshot.isFinal ? nil : snapshot.totalBytes.map { " / " + formatBytes($0) }
+        let speed = formatBytes(Int64(rate)) + "/s"
+        let eta = eta(snapshot, rate: rate).map { "ETA " + $0 }
+        let details: [[String?]] = [
+            [percent, bytes + (total ?? ""), speed, eta],
+            [percent, bytes, speed, eta],
+            [percent, bytes, speed],
+            [percent, bytes],
+        ]
+        for fields in details {
+            let text = fields.compactMap { $0 }.joined(separator: "  ")
+            for width in snapshot.fraction == nil ? [0] : [24, 16, 10, 0] {
+                let meter = snapshot.fraction.map { width > 0 ? self.meter($0, width: width) + " " : "" } ?? ""
+                let room = limit - 2 - (meter + text).displayWidth
+                if room >= min(label.displayWidth, 12) {
+                    return label.truncated(toColumns: room) + "  " + meter + text
+                }
+            }
         }
-        text += formatBytes(snapshot.bytesCompleted)
-        if let total = snapshot.totalBytes, !snapshot.isFinal { text += " / " + formatBytes(total) }
-        text += "  " + formatBytes(Int64(snapshot.bytesPerSecond)) + "/s"
-        if let eta = eta(snapshot) { text += "  ETA " + eta }
-        return text
+        return (label + "  " + [percent, bytes].compactMap { $0 }.joined(separator: "  ")).truncated(toColumns: limit)
+    }
+
+    /// `[=======>      ]`: `width` cells between the brackets.
+    private static func meter(_ fraction: Double, width: Int) -> String {
+        let filled = min(width, Int(fraction * Double(width)))
+        let arrow = filled < width ? ">" : ""
+        return "[" + String(repeating: "=", count: filled) + arrow
+            + String(repeating: " ", count: max(0, width - filled - arrow.count)) + "]"
     }
 
     /// `copy 'a': 45% 1.2 GiB of 2.0 GiB, 310 MiB/s, ETA 0:03` for logs.
-    static func line(_ snapshot: ProgressSnapshot, label: String) -> String {
+    static func line(_ snapshot: ProgressSnapshot, rate: Double, label: String) -> String {
         var text = label + ": "
         if let fraction = snapshot.fraction { text += String(Int(fraction * 100)) + "% " }
         text += formatBytes(snapshot.bytesCompleted)
         if let total = snapshot.totalBytes { text += " of " + formatBytes(total) }
-        text += ", " + formatBytes(Int64(snapshot.bytesPerSecond)) + "/s"
-        if let eta = eta(snapshot) { text += ", ETA " + eta }
+        text += ", " + formatBytes(Int64(rate)) + "/s"
+        if let eta = eta(snapshot, rate: rate) { text += ", ETA " + eta }
         return text
     }
 
-    static func eta(_ snapshot: ProgressSnapshot) -> String? {
-        guard !snapshot.isFinal, let total = snapshot.totalBytes, snapshot.bytesPerSecond > 0 else { return nil }
-        let seconds = Int((Double(max(0, total - snapshot.bytesCompleted)) / snapshot.bytesPerSecond).rounded(.up))
+    /// The time left at `rate` bytes per second, `m:ss` or `h:mm:ss`; `nil` when unknown or 100
+    /// hours and more.
+    static func eta(_ snapshot: ProgressSnapshot, rate: Double) -> String? {
+        guard !snapshot.isFinal, let total = snapshot.totalBytes, rate > 0 else { return nil }
+        let left = (Double(max(0, total - snapshot.bytesCompleted)) / rate).rounded(.up)
+        guard left < 100 * 3600 else { return nil }  // a stall's ETA means nothing (and may not fit an Int)
+        let seconds = Int(left)
         let minutes = seconds / 60
         return minutes >= 60
             ? "\(minutes / 60):" + pad2(minutes % 60) + ":" + pad2(seconds % 60)

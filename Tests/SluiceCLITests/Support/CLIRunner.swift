@@ -71,15 +71,18 @@ enum CLI {
     }
 
     /// Starts `sluice` without waiting: standard output goes to a file unless `stdout` is given,
-    /// standard error to a pipe the test reads line by line (``RunningProcess/nextErrorLine()``).
+    /// standard error to a file, to `stderr` if given (a pseudo-terminal), or to a pipe the test
+    /// reads line by line (``RunningProcess/nextErrorLine()``).
     static func start(
         _ arguments: [String], in sandbox: Sandbox, stdin: Stream = .null, stdout: Stream? = nil,
-        errorPipe: Bool = false
+        stderr: Stream? = nil, errorPipe: Bool = false
     ) throws -> RunningProcess {
-        try start(bytes: arguments.map { Array($0.utf8) }, in: sandbox, stdin: stdin, stdout: stdout, errorPipe: errorPipe)
+        try start(
+            bytes: arguments.map { Array($0.utf8) }, in: sandbox, stdin: stdin, stdout: stdout, stderr: stderr,
+            errorPipe: errorPipe)
     }
 
-    /// Starts `program` with `arguments` (`$SLUICE` in them is the binary's path), as ``start(_:in:stdin:stdout:errorPipe:)``
+    /// Starts `program` with `arguments` (`$SLUICE` in them is the binary's path), as ``start(_:in:stdin:stdout:stderr:errorPipe:)``
     /// does `sluice`: a tracer such as `strace` or `setpriv` that runs `sluice` itself.
     static func start(
         program: String, _ arguments: [String], in sandbox: Sandbox, errorPipe: Bool = false
@@ -90,10 +93,15 @@ enum CLI {
 
     static func start(
         bytes arguments: [[UInt8]], in sandbox: Sandbox, stdin: Stream = .null, stdout: Stream? = nil,
-        errorPipe: Bool = false, program: String = binary
+        stderr: Stream? = nil, errorPipe: Bool = false, program: String = binary
     ) throws -> RunningProcess {
         let outputName = sandbox.path(".stdout-\(UUID().uuidString)")
         let errorName = sandbox.path(".stderr-\(UUID().uuidString)")
+        if let stderr {
+            return try start(
+                program: program, bytes: arguments, in: sandbox, stdin: stdin, stdout: stdout ?? .file(outputName),
+                stderr: stderr)
+        }
         if errorPipe {
             let pipe = try Pipe.make()
             defer { pipe.closeWriteEnd() }
