@@ -109,12 +109,13 @@ struct PushBufferSpillTests {
     @Test func passingTheSpillLimitFailsWithTheCapacityError() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        // Room for exactly three records of 8 + 4096 bytes.
-        let limit = Int64(3 * (8 + 4096))
+        // Room for exactly three records of a header and 4096 bytes.
+        let limit = 3 * (PushBuffer<Chunk>.Spill.headerSize + 4096)
         let buffer = PushBuffer<Chunk>(
             capacity: 2, byteBudget: nil, policy: .spill(directory: FilePath(directory.url.path), limit: limit))
-        try await confirmation("hook", expectedCount: 1) { hookRan in
-            buffer.onCancel { hookRan() }
+        let source = LockingSource()
+        do {
+            buffer.onCancel { source.stop() }
             var results: [PushBuffer<Chunk>.YieldResult] = []
             for sequence in 0..<6 { results.append(buffer.yield(Self.chunk(sequence), offset: Int64(sequence) * 4096)) }
             #expect(results.prefix(2).allSatisfy { if case .enqueued = $0 { true } else { false } })
@@ -129,6 +130,9 @@ struct PushBufferSpillTests {
             #expect(error.spillLimit == limit)
             #expect(error.bufferedCount == 5)
         }
+        await source.stopped.wait()
+        await buffer.stopsScheduledSoFarHaveRun()
+        #expect(source.stops == 1)
         #expect(Self.openSpillFiles(in: directory).isEmpty)
     }
 
