@@ -143,8 +143,8 @@ extension PushBuffer {
             var action = machine.withLock { $0.next() }
             while true {
                 switch action {
-                case .returnElement(let element, let runResume):
-                    if runResume { runResumeCallback() }
+                case .returnElement(let element, let resume):
+                    if let resume { runResumeCallback(decidedAt: resume) }
                     return element
                 case .readSpill(let read):
                     action = await readBack(read)
@@ -208,8 +208,10 @@ extension PushBuffer {
             }
         }
 
+        /// Runs the resume callback, unless a pause answered since `decidedAt` overtook it.
         @usableFromInline
-        func runResumeCallback() {
+        func runResumeCallback(decidedAt pauseCount: Int) {
+            guard machine.withLock({ $0.isResumeCurrent(pauseCount) }) else { return }
             let callback = resumeCallback.withLock { $0 }
             callback?()
         }

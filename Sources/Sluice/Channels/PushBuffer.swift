@@ -78,8 +78,10 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     public enum YieldResult: Sendable {
         /// Buffered in memory (or handed to the waiting consumer), with the demand now.
         case enqueued(Demand)
-        /// Past capacity, written to the spill file; it will be delivered in order.
-        case spilled
+        /// Past capacity, written to the spill file; it will be delivered in order. The demand
+        /// counts spilled elements too, so a source that can pause is told to at the high
+        /// watermark whether the element went to memory or to the file.
+        case spilled(Demand)
         /// Past capacity (or the spill limit): not taken. The stream fails with
         /// ``CapacityExceededError`` after the accepted elements; `offset` is the element's byte
         /// offset if the source gave one to ``yield(_:offset:)``.
@@ -122,9 +124,12 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
         public var bufferedCount = 0
         /// Elements in the spill file, not yet read back, now.
         public var spilledBacklog = 0
-        /// The most elements the memory buffer held at once.
+        /// The most elements the memory buffer held at once, records read back from the spill
+        /// file included; an element handed straight to a waiting consumer counts as one held for
+        /// that instant.
         public var peakBufferedCount = 0
-        /// The most bytes (sum of weights) the memory buffer held at once.
+        /// The most bytes (sum of weights) the memory buffer held at once, counted as
+        /// ``peakBufferedCount`` is.
         public var peakBufferedBytes: Int64 = 0
         /// The most records waiting in the spill file at once.
         public var peakSpilledCount = 0
@@ -147,8 +152,10 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     ///   - lowWatermark: a paused source resumes when the count drops below this; default half
     ///     the high watermark (at least 1); in 1...highWatermark.
     ///   - policy: what a yield past capacity does; default ``OverflowPolicy/fail``.
-    ///   - weight: an element's size in bytes, called once per yield outside any lock; must
-    ///     return >= 0. The default weighs every element 0.
+    ///   - weight: an element's size in bytes; must return >= 0. Runs on the yielding thread,
+    ///     inside ``yield(_:)``, once per yield, outside any lock (a spilled element's weight is
+    ///     stored with its record, so read-back does not call it). The default weighs every
+    ///     element 0.
     public init(
         capacity: Int, byteBudget: Int? = nil, highWatermark: Int? = nil, lowWatermark: Int? = nil,
         policy: OverflowPolicy = .fail, weight: @escaping @Sendable (Element) -> Int = { _ in 0 }
@@ -271,8 +278,9 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
         /// Returns the next element, suspending while the buffer is empty and the stream open.
         ///
         /// Spilled elements are read back on the buffer's blocking-I/O thread, not on the
-        /// cooperative pool. When this take drains a paused buffer below the low watermark, the
-        /// resume callback runs here first.
+        /// cooperative pool, as many at once as the memory buffer admits (capacity and byte
+        /// budget). When this take drains a paused buffer below the low watermark, the resume
+        /// callback runs here first (unless a newer pause overtook it).
         ///
         /// - Returns: the next element in the order the yields were accepted, or `nil` after
         ///   ``PushBuffer/finish()`` once drained (and on every later call).

@@ -171,6 +171,23 @@ struct PushBufferTests {
         #expect(error is Boom)
     }
 
+    @Test func elementHandedToAWaitingConsumerCountsInThePeaks() async throws {
+        let buffer = PushBuffer<Int>(capacity: 4, weight: { $0 })
+        let consumer = Task {
+            var iterator = buffer.makeAsyncIterator()
+            return try await iterator.next()
+        }
+        // Wait until the consumer is parked in next(): the yield then hands over directly.
+        while !buffer.storage.machine.withLock({ if case .waiting = $0.consumer { true } else { false } }) {
+            await Task.yield()
+        }
+        guard case .enqueued(.keepGoing) = buffer.yield(7) else { Issue.record("not taken"); return }
+        #expect(try await consumer.value == 7)
+        let statistics = buffer.statistics
+        #expect(statistics.bufferedCount == 0)
+        #expect(statistics.peakBufferedCount == 1 && statistics.peakBufferedBytes == 7)
+    }
+
     // MARK: Stress
 
     /// Producers on several threads, a consumer that stops at a seeded random point (cancelled
