@@ -26,8 +26,7 @@ extension BoundedChannel.StateMachine {
 
     @inlinable
     mutating func notePeak(count: Int, bytes: Int) {
-        counters.peakBufferedCount = Swift.max(counters.peakBufferedCount, count)
-        counters.peakBufferedBytes = Swift.max(counters.peakBufferedBytes, Int64(bytes))
+        BufferAdmission.raisePeaks(&counters.peakBufferedCount, &counters.peakBufferedBytes, count: count, bytes: bytes)
     }
 
     @inlinable

@@ -23,8 +23,7 @@ extension PushBuffer.StateMachine {
 
     @inlinable
     mutating func notePeak(count: Int, bytes: Int) {
-        counters.peakBufferedCount = Swift.max(counters.peakBufferedCount, count)
-        counters.peakBufferedBytes = Swift.max(counters.peakBufferedBytes, Int64(bytes))
+        BufferAdmission.raisePeaks(&counters.peakBufferedCount, &counters.peakBufferedBytes, count: count, bytes: bytes)
     }
 
     /// After an element arrived: pause from the crossing of the high watermark on.

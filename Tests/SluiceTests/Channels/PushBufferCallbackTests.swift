@@ -44,16 +44,6 @@ struct PushBufferCallbackTests {
         #expect(source.lockResults == [0], "EDEADLK is \(EDEADLK): the stop closure ran inside a call of the source")
     }
 
-    static func drain<Element>(_ buffer: PushBuffer<Element>) async -> (elements: [Element], error: (any Error)?) {
-        var elements: [Element] = []
-        do {
-            for try await element in buffer { elements.append(element) }
-            return (elements, nil)
-        } catch {
-            return (elements, error)
-        }
-    }
-
     static func chunk(_ byte: UInt8, count: Int = 4) -> Chunk {
         Chunk([UInt8](repeating: byte, count: count))
     }
@@ -64,7 +54,7 @@ struct PushBufferCallbackTests {
         let results = (1...3).map { value in source.locked { started.deliver(value) } }
         guard case .rejected(3, _) = results[2] else { Issue.record("third delivery answered \(results[2])"); return }
         await Self.expectStoppedOnceOutsideTheSourcesCalls(source, started.buffer)
-        let (elements, error) = await Self.drain(started.buffer)
+        let (elements, error) = await PushBufferTests.drain(started.buffer)
         #expect(elements == [1, 2])
         #expect(error is CapacityExceededError)
         await started.buffer.stopsScheduledSoFarHaveRun()
@@ -80,7 +70,7 @@ struct PushBufferCallbackTests {
             }
         }
         await Self.expectStoppedOnceOutsideTheSourcesCalls(source, buffer)
-        let (elements, error) = await Self.drain(buffer)
+        let (elements, error) = await PushBufferTests.drain(buffer)
         #expect(elements == [1, 2])
         #expect(error is CapacityExceededError)
     }
@@ -96,7 +86,7 @@ struct PushBufferCallbackTests {
         let results = (1...3).map { byte in source.locked { started.deliver(Self.chunk(UInt8(byte))) } }
         guard case .spilled = results[1], case .rejected = results[2] else { Issue.record("answered \(results)"); return }
         await Self.expectStoppedOnceOutsideTheSourcesCalls(source, started.buffer)
-        let (elements, error) = await Self.drain(started.buffer)
+        let (elements, error) = await PushBufferTests.drain(started.buffer)
         #expect(elements == [Self.chunk(1), Self.chunk(2)])
         #expect((error as? CapacityExceededError)?.spillLimit == limit)
     }
@@ -108,7 +98,7 @@ struct PushBufferCallbackTests {
         let results = (1...2).map { byte in source.locked { started.deliver(Self.chunk(UInt8(byte))) } }
         guard case .rejected = results[1] else { Issue.record("second delivery answered \(results[1])"); return }
         await Self.expectStoppedOnceOutsideTheSourcesCalls(source, started.buffer)
-        let (elements, error) = await Self.drain(started.buffer)
+        let (elements, error) = await PushBufferTests.drain(started.buffer)
         #expect(elements == [Self.chunk(1)])
         #expect((error as? FileError)?.code == .notFound)
     }
@@ -153,7 +143,7 @@ struct PushBufferCallbackTests {
         let started: Started<Int> = Self.start(source, capacity: 4)
         for value in 1...2 { _ = source.locked { started.deliver(value) } }
         source.locked { started.complete(nil) }
-        let (elements, error) = await Self.drain(started.buffer)
+        let (elements, error) = await PushBufferTests.drain(started.buffer)
         #expect(elements == [1, 2])
         #expect(error == nil)
         await started.buffer.stopsScheduledSoFarHaveRun()
@@ -169,7 +159,7 @@ struct PushBufferCallbackTests {
                 return { source.stop() }
             }
         }
-        let (elements, error) = await Self.drain(buffer)
+        let (elements, error) = await PushBufferTests.drain(buffer)
         #expect(elements == [1, 2, 3])
         #expect(error == nil)
         await buffer.stopsScheduledSoFarHaveRun()

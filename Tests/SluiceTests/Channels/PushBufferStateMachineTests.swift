@@ -183,13 +183,19 @@ import Testing
         #expect(machine.statistics.acceptedCount == 1)
     }
 
-    @Test func failedSpillWriteWakesTheWaitingConsumerToSeeTheError() {
+    /// Capacity 1: element 1 in memory, element 2's spill write reserved (in progress), element
+    /// 1 taken, and the consumer waiting as 4 (nothing in memory, nothing written yet).
+    static func consumerWaitingOnASpillWrite() -> Machine? {
         var machine = Self.machine(capacity: 1, spills: true)
         _ = machine.yield(1, weight: 0)
-        guard case .spill = machine.yield(2, weight: 0) else { Issue.record("no spill"); return }
-        #expect(Self.take(&machine)?.0 == 1)
-        guard case .suspend(let id) = machine.next() else { Issue.record("no suspend"); return }
-        guard case .wait = machine.consumerSuspended(id: id, consumer: 4) else { Issue.record("no wait"); return }
+        guard case .spill = machine.yield(2, weight: 0), Self.take(&machine)?.0 == 1,
+              case .suspend(let id) = machine.next(),
+              case .wait = machine.consumerSuspended(id: id, consumer: 4) else { return nil }
+        return machine
+    }
+
+    @Test func failedSpillWriteWakesTheWaitingConsumerToSeeTheError() throws {
+        var machine = try #require(Self.consumerWaitingOnASpillWrite())
         guard case .reject(stopSource: true, resumingConsumer: 4) = machine.spillFailed(Boom(), spillLimit: 1 << 20) else {
             Issue.record("waiting consumer not woken"); return
         }
@@ -197,13 +203,8 @@ import Testing
         #expect(error is Boom)
     }
 
-    @Test func spillWrittenWakesTheWaitingConsumerWithRetry() {
-        var machine = Self.machine(capacity: 1, spills: true)
-        _ = machine.yield(1, weight: 0)
-        guard case .spill = machine.yield(2, weight: 0) else { Issue.record("no spill"); return }
-        #expect(Self.take(&machine)?.0 == 1)
-        guard case .suspend(let id) = machine.next() else { Issue.record("no suspend"); return }
-        guard case .wait = machine.consumerSuspended(id: id, consumer: 4) else { Issue.record("no wait"); return }
+    @Test func spillWrittenWakesTheWaitingConsumerWithRetry() throws {
+        var machine = try #require(Self.consumerWaitingOnASpillWrite())
         guard case .spilled(_, resumingConsumer: 4) = machine.spillWritten(weight: 0, descriptor: Self.descriptor) else {
             Issue.record("waiting consumer not woken"); return
         }
