@@ -21,8 +21,12 @@ extension BoundedChannel.StateMachine {
         buffer.append(Buffered(element: element, weight: weight))
         bufferedBytes += weight
         countSent(weight: weight)
-        counters.peakBufferedCount = Swift.max(counters.peakBufferedCount, buffer.count)
-        counters.peakBufferedBytes = Swift.max(counters.peakBufferedBytes, Int64(bufferedBytes))
+        notePeak(count: buffer.count, bytes: bufferedBytes)
+    }
+
+    @inlinable
+    mutating func notePeak(count: Int, bytes: Int) {
+        BufferAdmission.raisePeaks(&counters.peakBufferedCount, &counters.peakBufferedBytes, count: count, bytes: bytes)
     }
 
     @inlinable
@@ -113,5 +117,32 @@ extension BoundedChannel.StateMachine {
         let senders = releaseWaiters(.consumerTerminated)
         if handle == nil && senders.isEmpty { return .none }
         return .resume(consumer: handle, senders: senders)
+    }
+}
+
+extension BoundedChannel.StateMachine {
+    /// Stops the program if an invariant does not hold (debug builds only; O(1)).
+    @inlinable
+    func checkInvariants() {
+        assert(bufferedBytes >= 0, "negative buffered bytes")
+        assert(buffer.count <= capacity, "BoundedChannel holds \(buffer.count) of \(capacity) elements")
+        assert(
+            byteBudget.map { bufferedBytes <= $0 || buffer.count == 1 } ?? true,
+            "BoundedChannel holds \(bufferedBytes) bytes past its budget")
+        assert(waiters.isEmpty || (isOpen && !buffer.isEmpty), "a sender waits although its element would fit")
+        assert(senderContinuations.count <= waiters.count, "a registered sender is not waiting")
+        if case .waiting = consumer {
+            assert(isOpen && buffer.isEmpty && waiters.isEmpty, "the consumer waits while there is something to take")
+        }
+        assert(
+            counters.elementsSent == counters.elementsReceived + counters.elementsDiscarded + buffer.count
+                && counters.bytesSent == counters.bytesReceived + counters.bytesDiscarded + Int64(bufferedBytes),
+            "a sent element is neither received, discarded nor buffered")
+        assert(counters.peakBufferedCount >= buffer.count && counters.peakBufferedBytes >= Int64(bufferedBytes))
+    }
+
+    @inlinable
+    var isOpen: Bool {
+        if case .open = state { true } else { false }
     }
 }

@@ -12,12 +12,13 @@ extension BoundedChannel {
     /// under the id and answered at registration. That makes "cancelled before registered"
     /// an ordinary, tested order of events.
     ///
-    /// Invariants (checked in debug builds):
+    /// Invariants, checked after every event in debug builds (``checkInvariants()``, O(1)):
     /// - `buffer.count <= capacity`; with a byte budget, `bufferedBytes <= byteBudget` unless
     ///   the buffer holds a single element heavier than the budget.
     /// - Waiting senders exist only while the channel is open and the buffer is non-empty
     ///   (an empty buffer admits any element), so a waiting consumer and waiting senders
     ///   never coexist.
+    /// - Every element sent is received, discarded, or in the buffer (counts and bytes).
     ///
     /// - Note: The state types are `@usableFromInline internal` rather than `private` so that
     ///   the event methods can be `@inlinable` (an unspecialised channel hop costs about five
@@ -144,6 +145,7 @@ extension BoundedChannel {
         /// The consumer asks for its iterator.
         @inlinable
         mutating func makeIterator() -> MakeIteratorAction {
+            defer { checkInvariants() }
             if hasIterator { return .failSecondIterator }
             hasIterator = true
             return .makeIterator
@@ -167,6 +169,7 @@ extension BoundedChannel {
         /// A sender offers `element` of `weight` bytes.
         @inlinable
         mutating func send(_ element: Element, weight: Int) -> SendAction {
+            defer { checkInvariants() }
             switch state {
             case .finished, .failed:
                 return .throwError(.finished)
@@ -180,6 +183,8 @@ extension BoundedChannel {
                 consumer = .idle
                 countSent(weight: weight)
                 countReceived(weight: weight)
+                // Handed over directly: it passed through the buffer, alone, for an instant.
+                notePeak(count: 1, bytes: weight)
                 return .resumeConsumer(waitingConsumer, element)
             }
             if waiters.isEmpty && hasRoom(forWeight: weight) {
@@ -203,6 +208,7 @@ extension BoundedChannel {
         /// The sender told to suspend as `id` registers its handle.
         @inlinable
         mutating func senderSuspended(id: Int, sender: Sender) -> SenderSuspendedAction {
+            defer { checkInvariants() }
             if let result = earlyResults.removeValue(forKey: id) {
                 return .resumeSender(sender, result)
             }
@@ -224,6 +230,7 @@ extension BoundedChannel {
         /// The task of the sender `id` was cancelled (before or after it registered).
         @inlinable
         mutating func senderCancelled(id: Int) -> SenderCancelledAction {
+            defer { checkInvariants() }
             guard let index = waiters.firstIndex(where: { $0.id == id }) else {
                 return .none  // already enqueued or failed; the answer stands
             }
@@ -255,6 +262,7 @@ extension BoundedChannel {
         /// The consumer asks for the next element.
         @inlinable
         mutating func next() -> NextAction {
+            defer { checkInvariants() }
             guard case .idle = consumer else {
                 preconditionFailure("BoundedChannel.next() called while another next() is in progress")
             }
@@ -287,6 +295,7 @@ extension BoundedChannel {
         /// The consumer told to suspend as `id` registers its handle.
         @inlinable
         mutating func consumerSuspended(id: Int, consumer handle: Consumer) -> ConsumerSuspendedAction {
+            defer { checkInvariants() }
             guard case .pending(let pendingID) = consumer, pendingID == id else {
                 // Cancelled before it registered: consumerCancelled(id:) terminated the channel.
                 return .resumeConsumer(handle, .failure(CancellationError()), resumingSenders: [])
@@ -324,6 +333,7 @@ extension BoundedChannel {
         /// call to `next()` sees the cancelled task.
         @inlinable
         mutating func consumerCancelled(id: Int) -> TerminateAction {
+            defer { checkInvariants() }
             switch consumer {
             case .pending(let pendingID) where pendingID == id:
                 consumer = .idle
@@ -340,6 +350,7 @@ extension BoundedChannel {
         /// `next()` in a cancelled task. Idempotent.
         @inlinable
         mutating func consumerTerminated() -> TerminateAction {
+            defer { checkInvariants() }
             assert({ if case .idle = consumer { true } else { false } }())
             return terminate(consumer: nil)
         }
@@ -357,18 +368,21 @@ extension BoundedChannel {
         /// The producer side ends the channel: the consumer receives nil after the buffer.
         @inlinable
         mutating func finish() -> FinishAction {
-            end(.finished, result: .success(nil))
+            defer { checkInvariants() }
+            return end(.finished, result: .success(nil))
         }
 
         /// The producer side fails the channel: the consumer receives `error` after the buffer.
         @inlinable
         mutating func fail(_ error: any Error) -> FinishAction {
-            end(.failed(error), result: .failure(error))
+            defer { checkInvariants() }
+            return end(.failed(error), result: .failure(error))
         }
 
         /// A sender resumed after suspending for `duration`.
         @inlinable
         mutating func senderResumed(afterSuspending duration: Duration) {
+            defer { checkInvariants() }
             counters.suspensionCount += 1
             counters.suspendedDuration += duration
         }

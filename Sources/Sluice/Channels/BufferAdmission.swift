@@ -15,4 +15,11 @@ enum BufferAdmission {
         guard let byteBudget else { return true }
         return bufferedBytes + weight <= byteBudget
     }
+
+    /// Raises the peaks to an occupancy of `count` elements of `bytes` bytes, if higher.
+    @inlinable
+    static func raisePeaks(_ peakCount: inout Int, _ peakBytes: inout Int64, count: Int, bytes: Int) {
+        peakCount = Swift.max(peakCount, count)
+        peakBytes = Swift.max(peakBytes, Int64(bytes))
+    }
 }

@@ -1,22 +1,33 @@
 extension PushBuffer {
     /// Starts a callback-driven source and returns the buffer its values arrive in.
     ///
-    /// `start` is called once, synchronously, before this method returns. It receives two
-    /// functions to hand to the source, and returns the source's stop closure:
+    /// `start` is called once, synchronously, on the caller's thread, before this method returns.
+    /// It receives two functions to hand to the source, and returns the source's stop closure:
     /// - `deliver(value)` yields the value and returns the ``YieldResult``, so a source that can
     ///   pause sees ``Demand/pause`` and one that cannot sees `.rejected` and stops;
     /// - `complete(nil)` finishes the stream, `complete(error)` fails it with `error`.
     ///
-    /// The stop closure is installed through the buffer's ``CancellationGate`` (as with
-    /// ``onCancel(_:)``): it runs once when the consumer goes away or the buffer overflows, and at
-    /// once if that happened before `start` returned it. A source that completes (or whose
-    /// consumer has already left) inside `start` is handled: its values are kept in order and its
-    /// completion is kept. Both functions may be called from any thread, and after `start` returns.
+    /// Both may be called from any thread, and after `start` returns; they run on the caller's
+    /// thread and never wait for the consumer. They hold the buffer weakly: once the buffer is
+    /// freed, `deliver` answers `.terminated` and `complete` does nothing.
+    ///
+    /// **The stop closure** runs at most once, when the stream stops the source: on overflow
+    /// (capacity, spill limit, a spill file error, a failed read-back), when the consumer is
+    /// cancelled or leaves its loop before the end, or when the buffer is freed while its stream
+    /// is open (a buffer that is never iterated is stopped when the last reference to it goes).
+    /// It does not run once the source has ended the stream itself with `complete`, even if the
+    /// consumer leaves afterwards. It runs on a thread of the buffer's own (a serial dispatch
+    /// queue, not the cooperative pool), after the event: never inside `deliver`, `complete`,
+    /// `start`, this method, or `Task.cancel()`, so a source that holds its own lock while it
+    /// calls in and takes the same lock in its stop closure cannot deadlock. If the stream was
+    /// stopped before `start` returned its stop closure, the closure is scheduled as soon as
+    /// `start` returns. A source that completes inside `start` is handled: its values are kept in
+    /// order and its completion is kept.
     ///
     /// ```swift
     /// let buffer = PushBuffer<Chunk>.fromCallbacks(capacity: 16, byteBudget: 1 << 20) { deliver, complete in
     ///     let token = library.subscribe(onData: { _ = deliver(Chunk($0)) }, onEnd: { complete($0) })
-    ///     return { library.unsubscribe(token) }
+    ///     return { library.unsubscribe(token) }   // may take the library's lock: never called inside deliver
     /// }
     /// ```
     ///
@@ -26,8 +37,10 @@ extension PushBuffer {
     ///   - highWatermark: the count from which deliveries answer "pause"; default `capacity`.
     ///   - lowWatermark: the count below which the source may resume; default half the high one.
     ///   - policy: what a delivery past capacity does; default ``OverflowPolicy/fail``.
-    ///   - weight: an element's size in bytes; default 0.
-    ///   - start: starts the source with `deliver` and `complete`; returns its stop closure.
+    ///   - weight: an element's size in bytes; default 0. Runs on the thread that calls
+    ///     `deliver`, once per delivery, outside any lock.
+    ///   - start: starts the source with `deliver` and `complete`; returns its stop closure. Runs
+    ///     once, on the caller's thread, before this method returns.
     /// - Returns: the buffer to iterate (once).
     public static func fromCallbacks(
         capacity: Int, byteBudget: Int? = nil, highWatermark: Int? = nil, lowWatermark: Int? = nil,
@@ -40,12 +53,16 @@ extension PushBuffer {
         let buffer = PushBuffer(
             capacity: capacity, byteBudget: byteBudget, highWatermark: highWatermark,
             lowWatermark: lowWatermark, policy: policy, weight: weight)
+        // Weak: the source keeping `deliver` must not keep an abandoned buffer (and, through its
+        // stop closure, itself) alive; a freed open buffer stops its source.
         let stop = start(
-            { [buffer] element in buffer.yield(element) },
-            { [buffer] error in
-                if let error { buffer.fail(error) } else { buffer.finish() }
+            { [weak storage = buffer.storage] element in
+                storage?.yield(element, offset: nil) ?? .terminated(element)
+            },
+            { [weak storage = buffer.storage] error in
+                if let error { storage?.fail(error) } else { storage?.finish() }
             })
-        buffer.onCancel(stop)
+        buffer.storage.installStop(stop)
         return buffer
     }
 }
@@ -54,7 +71,17 @@ extension PushBuffer where Element == Chunk {
     /// Starts a callback-driven source of chunks, weighing each by its byte count.
     ///
     /// As ``PushBuffer/fromCallbacks(capacity:byteBudget:highWatermark:lowWatermark:policy:weight:start:)``
-    /// with `weight` set to the chunk's byte count.
+    /// with `weight` set to the chunk's byte count: `start` runs once on the caller's thread, the
+    /// stop closure at most once on the buffer's own thread, never inside a call the source makes.
+    ///
+    /// - Parameters:
+    ///   - capacity: the most chunks the memory buffer holds; >= 1.
+    ///   - byteBudget: the most bytes in memory, or `nil`.
+    ///   - highWatermark: the count from which deliveries answer "pause"; default `capacity`.
+    ///   - lowWatermark: the count below which the source may resume; default half the high one.
+    ///   - policy: what a delivery past capacity does; default ``OverflowPolicy/fail``.
+    ///   - start: starts the source with `deliver` and `complete`; returns its stop closure.
+    /// - Returns: the buffer to iterate (once).
     public static func fromCallbacks(
         capacity: Int, byteBudget: Int?, highWatermark: Int? = nil, lowWatermark: Int? = nil,
         policy: OverflowPolicy = .fail,

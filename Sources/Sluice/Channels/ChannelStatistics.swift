@@ -23,9 +23,12 @@ public struct ChannelStatistics: Sendable, Hashable {
     public var bufferedCount: Int
     /// Bytes (weights) in the buffer now.
     public var bufferedBytes: Int64
-    /// The largest ``bufferedCount`` seen, updated at each enqueue.
+    /// The most elements held at once: the largest ``bufferedCount`` seen, where an element
+    /// handed straight to a waiting consumer counts as one held for that instant (so a channel
+    /// that carried anything has a peak of at least 1).
     public var peakBufferedCount: Int
-    /// The largest ``bufferedBytes`` seen, updated at each enqueue.
+    /// The most bytes (weights) held at once: the largest ``bufferedBytes`` seen, counting an
+    /// element handed straight to a waiting consumer as held alone for that instant.
     public var peakBufferedBytes: Int64
     /// Elements that were in the buffer when the consumer went away, dropped with it.
     public var elementsDiscarded: Int

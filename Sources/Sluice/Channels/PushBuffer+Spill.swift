@@ -19,7 +19,7 @@ extension PushBuffer.OverflowPolicy where Element: SpillCodable {
     /// - Parameters:
     ///   - directory: where the spill file is created; it must be writable. A directory on the
     ///     same disk as the output keeps temporary space in one place.
-    ///   - limit: the most bytes the spill file may hold (records with their 8-byte headers);
+    ///   - limit: the most bytes the spill file may hold (records with their 16-byte headers);
     ///     the yield that would pass it is rejected and the stream fails with
     ///     ``CapacityExceededError`` (``CapacityExceededError/spillLimit`` set).
     public static func spill(directory: FilePath, limit: Int64) -> Self {
@@ -62,8 +62,10 @@ extension PushBuffer {
         @usableFromInline let writer = LockedValue(SpillWriter())
         let executor = BlockingIOExecutor(label: "sluice.push-buffer.spill")
 
-        /// The size of a record's header: the payload's length, 8 bytes little-endian.
-        static var headerSize: Int64 { 8 }
+        /// The size of a record's header: the payload's length, then the element's weight (as the
+        /// yield measured it), 8 bytes little-endian each. Read-back admits records by that
+        /// weight before decoding them, and never calls `weight` again.
+        static var headerSize: Int64 { 16 }
 
         init(configuration: SpillConfiguration) {
             self.configuration = configuration
@@ -89,8 +91,8 @@ extension PushBuffer {
             case system(FileError)
         }
 
-        /// Appends `element` as one record; runs under the writer's lock.
-        func append(_ element: Element, to writer: inout SpillWriter) throws(WriteFailure) -> FileDescriptor {
+        /// Appends `element`, of `weight` bytes, as one record; runs under the writer's lock.
+        func append(_ element: Element, weight: Int, to writer: inout SpillWriter) throws(WriteFailure) -> FileDescriptor {
             let descriptor: FileDescriptor
             if let open = writer.descriptor {
                 descriptor = open
@@ -105,7 +107,7 @@ extension PushBuffer {
                 try configuration.encode(element) { bytes in
                     let end = start + Self.headerSize + Int64(bytes.count)
                     guard end <= configuration.limit else { throw WriteFailure.limitReached }
-                    var header = UInt64(bytes.count).littleEndian
+                    var header = (UInt64(bytes.count).littleEndian, UInt64(weight).littleEndian)
                     try withUnsafeBytes(of: &header) { try write($0, to: descriptor, at: start) }
                     try write(bytes, to: descriptor, at: start + Self.headerSize)
                     writer.offset = end
@@ -157,22 +159,28 @@ extension PushBuffer {
             }
         }
 
-        /// Reads records back: at most `read.maxRecords`, stopping early past `read.byteBudget`.
+        /// Reads records back into what the memory buffer admits: at most `read.maxRecords`, and
+        /// with a byte budget, the records that fit it as yields would (``BufferAdmission``: the
+        /// first always, then each while the sum of weights stays within the budget).
         ///
         /// Blocking: runs on ``executor``.
         func readRecords(
-            _ read: StateMachine<Storage.ConsumerContinuation>.SpillRead, weight: (Element) -> Int
+            _ read: StateMachine<Storage.ConsumerContinuation>.SpillRead
         ) throws(FileError) -> (records: [StateMachine<Storage.ConsumerContinuation>.Buffered], endOffset: Int64) {
             var records: [StateMachine<Storage.ConsumerContinuation>.Buffered] = []
-            records.reserveCapacity(read.maxRecords)
             var offset = read.offset
             var bytes = 0
             while records.count < read.maxRecords {
-                var header: UInt64 = 0
+                var header = (UInt64(0), UInt64(0))
                 try withUnsafeMutableBytes(of: &header) { (buffer) throws(FileError) in
                     try readFully(buffer, from: read.descriptor, at: offset)
                 }
-                let count = Int(UInt64(littleEndian: header))
+                let count = Int(UInt64(littleEndian: header.0))
+                let weight = Int(UInt64(littleEndian: header.1))
+                let admitted = BufferAdmission.admits(
+                    weight: weight, bufferedCount: records.count, bufferedBytes: bytes,
+                    capacity: read.maxRecords, byteBudget: read.byteBudget)
+                guard admitted else { break }  // this record stays in the file for the next read
                 let start = offset + Self.headerSize
                 let element: Element
                 do {
@@ -185,10 +193,8 @@ extension PushBuffer {
                     throw FileError(code: .io, operation: "decode", path: configuration.directory, reason: "\(error)")
                 }
                 offset = start + Int64(count)
-                let elementWeight = weight(element)
-                records.append(.init(element: element, weight: elementWeight))
-                bytes += elementWeight
-                if let budget = read.byteBudget, bytes >= budget { break }
+                records.append(.init(element: element, weight: weight))
+                bytes += weight
             }
             return (records, offset)
         }
@@ -231,9 +237,9 @@ extension PushBuffer.Storage {
         switch outcome {
         case .decided(let action):
             return act(action, element: element, offset: offset)
-        case .written(.spilled(let consumer)):
+        case .written(.spilled(let demand, let consumer)):
             consumer?.resume(returning: PushBuffer.ConsumerWake.retry)
-            return .spilled
+            return .spilled(demand)
         case .written(.terminate), .failed(.terminate):
             return .terminated(element)
         case .failed(.reject(let stopSource, let consumer)):
@@ -252,7 +258,7 @@ extension PushBuffer.Storage {
         if rewind { writer.offset = 0 }
         let limit = spill.configuration.limit
         do throws(PushBuffer.Spill.WriteFailure) {
-            let descriptor = try spill.append(element, to: &writer)
+            let descriptor = try spill.append(element, weight: weight, to: &writer)
             return .written(machine.withLock { $0.spillWritten(weight: weight, descriptor: descriptor) })
         } catch {
             let failure: FileError? = switch error {
@@ -268,10 +274,9 @@ extension PushBuffer.Storage {
     @usableFromInline
     func readBack(_ read: Machine.SpillRead) async -> Machine.NextAction {
         guard let spill else { preconditionFailure("spilled records without a spill policy") }
-        let weight = self.weight
         do {
             let (records, endOffset) = try await withTaskExecutorPreference(spill.executor) { () async throws(FileError) in
-                try spill.readRecords(read, weight: weight)
+                try spill.readRecords(read)
             }
             return machine.withLock { $0.spillRead(records, endOffset: endOffset) }
         } catch {

@@ -24,10 +24,12 @@ extension PushBuffer {
     /// a write is reserved), every new element goes to the spill file too, so nothing overtakes;
     /// the consumer reads spilled records back into the (then empty) memory buffer.
     ///
-    /// Invariants (checked in debug builds):
+    /// Invariants, checked after every event in debug builds (``checkInvariants()``, O(1)):
     /// - `buffer.count <= capacity`; with a byte budget, `bufferedBytes <= byteBudget` unless the
-    ///   buffer holds a single element heavier than the budget.
-    /// - A waiting consumer implies an open state, an empty memory buffer and no spilled records.
+    ///   buffer holds a single element heavier than the budget (also after a read-back).
+    /// - A waiting consumer implies an open state, an empty memory buffer, no spilled records and
+    ///   no read in flight.
+    /// - Every accepted element is delivered, discarded, in memory or in the spill file.
     @usableFromInline
     struct StateMachine<Consumer> {
         /// The stream's lifecycle.
@@ -101,9 +103,10 @@ extension PushBuffer {
             @usableFromInline var descriptor: FileDescriptor
             /// Where the first record starts.
             @usableFromInline var offset: Int64
-            /// The most records to read back (they all exist).
+            /// The most records to read back (they all exist; at most the capacity).
             @usableFromInline var maxRecords: Int
-            /// Stop early once this many bytes were read back, if set.
+            /// The memory buffer's byte budget: read-back stops before the record that would
+            /// pass it (``BufferAdmission``), as a yield would.
             @usableFromInline var byteBudget: Int?
 
             @inlinable
@@ -133,6 +136,9 @@ extension PushBuffer {
         @usableFromInline var bufferedBytes = 0
         @usableFromInline var spill = SpillLedger()
         @usableFromInline var isPaused = false
+        /// How many times the source was told to pause; a resume decided at one count is not
+        /// delivered once a newer pause was answered.
+        @usableFromInline var pauseCount = 0
         @usableFromInline var nextID = 0
         @usableFromInline var counters = Statistics()
 
@@ -182,6 +188,7 @@ extension PushBuffer {
         /// A producer yields an element of `weight` bytes.
         @inlinable
         mutating func yield(_ element: Element, weight: Int) -> YieldAction {
+            defer { checkInvariants() }
             switch state {
             case .open: break
             case .overflowed: return .reject(stopSource: false)
@@ -192,14 +199,13 @@ extension PushBuffer {
                 consumer = .idle
                 counters.acceptedCount += 1
                 counters.deliveredCount += 1
+                // Handed over directly: it passed through the buffer, alone, for an instant.
+                notePeak(count: 1, bytes: weight)
                 return .resumeConsumer(waitingConsumer, element)
             }
             if !spill.isActive && hasRoom(forWeight: weight) {
-                buffer.append(Buffered(element: element, weight: weight))
-                bufferedBytes += weight
+                store(Buffered(element: element, weight: weight))
                 counters.acceptedCount += 1
-                counters.peakBufferedCount = Swift.max(counters.peakBufferedCount, buffer.count)
-                counters.peakBufferedBytes = Swift.max(counters.peakBufferedBytes, Int64(bufferedBytes))
                 return .enqueued(raiseDemand())
             }
             if spills {
@@ -215,9 +221,9 @@ extension PushBuffer {
         /// What a producer does after writing to the spill file.
         @usableFromInline
         enum SpillWrittenAction {
-            /// Return ``PushBuffer/YieldResult/spilled``, after resuming the consumer if given
-            /// (with ``ConsumerWake/retry``).
-            case spilled(resumingConsumer: Consumer?)
+            /// Return ``PushBuffer/YieldResult/spilled(_:)`` with this demand, after resuming the
+            /// consumer if given (with ``ConsumerWake/retry``).
+            case spilled(Demand, resumingConsumer: Consumer?)
             /// The consumer went away during the write: hand the element back as terminated.
             case terminate
         }
@@ -225,6 +231,7 @@ extension PushBuffer {
         /// The reserved record of `weight` bytes is in the spill file, at `descriptor`.
         @inlinable
         mutating func spillWritten(weight: Int, descriptor: FileDescriptor) -> SpillWrittenAction {
+            defer { checkInvariants() }
             assert(spill.isReserved)
             spill.isReserved = false
             guard case .open = state else {
@@ -238,12 +245,12 @@ extension PushBuffer {
             counters.acceptedCount += 1
             counters.spilledCount += 1
             counters.peakSpilledCount = Swift.max(counters.peakSpilledCount, spill.records)
-            _ = raiseDemand()
+            let demand = raiseDemand()
             if case .waiting(_, let waitingConsumer) = consumer {
                 consumer = .idle
-                return .spilled(resumingConsumer: waitingConsumer)
+                return .spilled(demand, resumingConsumer: waitingConsumer)
             }
-            return .spilled(resumingConsumer: nil)
+            return .spilled(demand, resumingConsumer: nil)
         }
 
         /// What a producer does when its reserved spill write could not happen.
@@ -260,6 +267,7 @@ extension PushBuffer {
         /// limit (then `error` is nil and the machine makes the ``CapacityExceededError``).
         @inlinable
         mutating func spillFailed(_ error: (any Error)?, spillLimit: Int64) -> SpillFailedAction {
+            defer { checkInvariants() }
             assert(spill.isReserved)
             spill.isReserved = false
             guard case .open = state else { return .terminate }
@@ -283,13 +291,15 @@ extension PushBuffer {
         /// The source ends the stream: the consumer gets nil after the buffered elements.
         @inlinable
         mutating func finish() -> FinishAction {
-            end(.finished, wake: .end)
+            defer { checkInvariants() }
+            return end(.finished, wake: .end)
         }
 
         /// The source fails the stream: the consumer gets `error` after the buffered elements.
         @inlinable
         mutating func fail(_ error: any Error) -> FinishAction {
-            end(.failed(error), wake: .failure(error))
+            defer { checkInvariants() }
+            return end(.failed(error), wake: .failure(error))
         }
 
         // MARK: Consumer events
@@ -306,6 +316,7 @@ extension PushBuffer {
         /// The consumer asks for its iterator.
         @inlinable
         mutating func makeIterator() -> MakeIteratorAction {
+            defer { checkInvariants() }
             if hasIterator { return .failSecondIterator }
             hasIterator = true
             return .makeIterator
@@ -314,9 +325,10 @@ extension PushBuffer {
         /// What the consumer does in `next()`.
         @usableFromInline
         enum NextAction {
-            /// Return the element; first run the resume callback if `runResume` (the buffer just
-            /// drained below the low watermark).
-            case returnElement(Element, runResume: Bool)
+            /// Return the element; first, if `resume` is set (the buffer just drained below the low
+            /// watermark), run the resume callback unless ``isResumeCurrent(_:)`` says a newer
+            /// pause overtook it.
+            case returnElement(Element, resume: Int?)
             /// Read spilled records back (outside the lock, on the blocking-I/O executor), then
             /// report ``spillRead(_:endOffset:)`` or ``spillReadFailed(_:)``.
             case readSpill(SpillRead)
@@ -334,13 +346,14 @@ extension PushBuffer {
         /// The consumer asks for the next element.
         @inlinable
         mutating func next() -> NextAction {
+            defer { checkInvariants() }
             guard case .idle = consumer, !spill.isReading else {
                 preconditionFailure("PushBuffer.next() called while another next() is in progress")
             }
             if let item = buffer.popFirst() {
                 bufferedBytes -= item.weight
                 counters.deliveredCount += 1
-                return .returnElement(item.element, runResume: lowerDemand())
+                return .returnElement(item.element, resume: lowerDemand())
             }
             if spill.records > 0, let descriptor = spill.descriptor {
                 spill.isReading = true
@@ -366,6 +379,7 @@ extension PushBuffer {
         /// unread record starts at `endOffset`.
         @inlinable
         mutating func spillRead(_ elements: [Buffered], endOffset: Int64) -> NextAction {
+            defer { checkInvariants() }
             assert(spill.isReading && buffer.isEmpty && !elements.isEmpty)
             spill.isReading = false
             if case .terminated = state { return .throwCancellation }  // counted as discarded already
@@ -373,10 +387,16 @@ extension PushBuffer {
             spill.readOffset = endOffset
             for item in elements {
                 spill.bytes -= Int64(item.weight)
-                buffer.append(item)
-                bufferedBytes += item.weight
+                store(item)
             }
             return next()
+        }
+
+        /// Whether a resume decided at `pauseCount` still stands: no pause was answered since,
+        /// and the stream is still open.
+        @inlinable
+        func isResumeCurrent(_ decidedAt: Int) -> Bool {
+            pauseCount == decidedAt && !isPaused && isOpen
         }
 
         /// Reading spilled records back failed with `error`: the stream fails with it.
@@ -384,6 +404,7 @@ extension PushBuffer {
         /// - Returns: whether to run the cancellation hook (the stream was open).
         @inlinable
         mutating func spillReadFailed(_ error: any Error) -> Bool {
+            defer { checkInvariants() }
             assert(spill.isReading)
             spill.isReading = false
             counters.discardedCount += spill.records
@@ -413,6 +434,7 @@ extension PushBuffer {
         /// The consumer told to suspend as `id` registers its handle.
         @inlinable
         mutating func consumerSuspended(id: Int, consumer handle: Consumer) -> ConsumerSuspendedAction {
+            defer { checkInvariants() }
             guard case .pending(let pendingID) = consumer, pendingID == id else {
                 // Answered before it registered: cancelled, or woken with retry.
                 if case .terminated = state { return .resumeConsumer(handle, .failure(CancellationError())) }
@@ -439,6 +461,7 @@ extension PushBuffer {
         /// The task of the consumer suspended (or about to suspend) as `id` was cancelled.
         @inlinable
         mutating func consumerCancelled(id: Int) -> TerminateAction {
+            defer { checkInvariants() }
             switch consumer {
             case .pending(let pendingID) where pendingID == id:
                 consumer = .idle
@@ -455,7 +478,8 @@ extension PushBuffer {
         /// `next()` in a cancelled task. Idempotent.
         @inlinable
         mutating func consumerTerminated() -> TerminateAction {
-            terminate(consumer: nil)
+            defer { checkInvariants() }
+            return terminate(consumer: nil)
         }
 
         /// The counters now.
@@ -465,74 +489,6 @@ extension PushBuffer {
             statistics.bufferedCount = buffer.count
             statistics.spilledBacklog = spill.records
             return statistics
-        }
-
-        // MARK: Bookkeeping
-
-        /// Whether an element of `weight` bytes may enter the memory buffer now.
-        @inlinable
-        func hasRoom(forWeight weight: Int) -> Bool {
-            BufferAdmission.admits(
-                weight: weight, bufferedCount: buffer.count, bufferedBytes: bufferedBytes,
-                capacity: capacity, byteBudget: byteBudget)
-        }
-
-        /// Elements buffered in memory and in the spill file.
-        @inlinable
-        var level: Int { buffer.count + spill.records }
-
-        /// After an element arrived: pause from the crossing of the high watermark on.
-        @inlinable
-        mutating func raiseDemand() -> Demand {
-            if level >= highWatermark { isPaused = true }
-            return isPaused ? .pause : .keepGoing
-        }
-
-        /// After an element left: whether this crossed below the low watermark while paused.
-        @inlinable
-        mutating func lowerDemand() -> Bool {
-            guard isPaused, level < lowWatermark else { return false }
-            isPaused = false
-            if case .open = state { return true }
-            return false
-        }
-
-        @inlinable
-        func overflowError(spillLimit: Int64?) -> CapacityExceededError {
-            CapacityExceededError(
-                capacity: capacity, bufferedCount: level,
-                bufferedBytes: Int64(bufferedBytes) + spill.bytes, spillLimit: spillLimit)
-        }
-
-        @inlinable
-        mutating func end(_ newState: State, wake: ConsumerWake) -> FinishAction {
-            guard case .open = state else { return .none }
-            state = newState
-            if case .waiting(_, let waitingConsumer) = consumer {
-                consumer = .idle
-                return .resumeConsumer(waitingConsumer, wake)
-            }
-            return .none
-        }
-
-        @inlinable
-        mutating func terminate(consumer handle: Consumer?) -> TerminateAction {
-            let stopSource: Bool
-            switch state {
-            case .terminated:
-                return handle.map { .terminate(consumer: $0, stopSource: false) } ?? .none
-            case .open:
-                stopSource = true
-            case .finished, .failed, .overflowed:
-                stopSource = false
-            }
-            state = .terminated
-            counters.discardedCount += buffer.count + spill.records
-            buffer.removeAll()
-            bufferedBytes = 0
-            spill.records = 0
-            spill.bytes = 0
-            return .terminate(consumer: handle, stopSource: stopSource)
         }
     }
 }

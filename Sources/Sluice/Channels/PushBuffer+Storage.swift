@@ -3,6 +3,9 @@ extension PushBuffer {
     ///
     /// Each operation decides inside `machine.withLock` and acts after it returns: no
     /// continuation is resumed, no callback or cancellation hook runs, while a lock is held.
+    /// The source's stop closure never runs on the thread that stops the stream: the gate's
+    /// handler only schedules it on ``stopExecutor``, so a source that holds its own lock while it
+    /// calls in (and takes that lock in its stop closure) cannot deadlock itself.
     /// With a spill policy, yields additionally hold the spill writer's lock (see
     /// ``PushBuffer/SpillWriter``) around the decision and the write, so records land in the
     /// file in the order the machine decided; the machine's lock is never held during a write.
@@ -15,6 +18,8 @@ extension PushBuffer {
         @usableFromInline let weight: @Sendable (Element) -> Int
         /// Links "stop the source" to the source's cancellation hook, whenever it is installed.
         @usableFromInline let gate = CancellationGate()
+        /// The thread the source's stop closure runs on: never one that called into the buffer.
+        let stopExecutor = BlockingIOExecutor(label: "sluice.push-buffer.stop")
         /// The source's resume callback, if registered.
         @usableFromInline let resumeCallback = LockedValue<(@Sendable () -> Void)?>(nil)
         /// The spill file and its codec, with a spill policy.
@@ -40,7 +45,17 @@ extension PushBuffer {
         }
 
         deinit {
+            // Nothing can consume any more (an iterator keeps the storage alive): an open stream
+            // stops its source.
+            act(machine.withLock { $0.consumerTerminated() })
             spill?.close()
+        }
+
+        /// Installs the source's stop closure; the gate's handler schedules it on
+        /// ``stopExecutor``, so it runs once, later, on that thread.
+        func installStop(_ stop: @escaping @Sendable () -> Void) {
+            let executor = stopExecutor
+            gate.install { executor.execute(stop) }
         }
 
         // MARK: Producer side
@@ -128,8 +143,8 @@ extension PushBuffer {
             var action = machine.withLock { $0.next() }
             while true {
                 switch action {
-                case .returnElement(let element, let runResume):
-                    if runResume { runResumeCallback() }
+                case .returnElement(let element, let resume):
+                    if let resume { runResumeCallback(decidedAt: resume) }
                     return element
                 case .readSpill(let read):
                     action = await readBack(read)
@@ -193,8 +208,10 @@ extension PushBuffer {
             }
         }
 
+        /// Runs the resume callback, unless a pause answered since `decidedAt` overtook it.
         @usableFromInline
-        func runResumeCallback() {
+        func runResumeCallback(decidedAt pauseCount: Int) {
+            guard machine.withLock({ $0.isResumeCurrent(pauseCount) }) else { return }
             let callback = resumeCallback.withLock { $0 }
             callback?()
         }

@@ -8,22 +8,23 @@
 /// |---|---|---|
 /// | `.enqueued(.keepGoing)` | buffered | go on |
 /// | `.enqueued(.pause)` | buffered, the high watermark is reached | pause until ``onResume(_:)`` fires, if it can |
-/// | `.spilled` | written to the spill file (``OverflowPolicy/spill(directory:limit:)``) | go on |
+/// | `.spilled(demand)` | written to the spill file (``OverflowPolicy/spill(directory:limit:)``) | as for `.enqueued(demand)` |
 /// | `.rejected(element, offset:)` | over capacity: the stream fails after what was accepted | stop; the element is handed back |
 /// | `.terminated(element)` | the stream has ended or its consumer left | stop; the element is handed back |
 ///
 /// **Sources that can pause** watch the demand: "pause" is answered from the yield that makes the
-/// buffered count reach the high watermark until the consumer drains it below the low
-/// watermark; then the callback registered with ``onResume(_:)`` runs once for that crossing, on
-/// the consumer's task, outside any lock (it may yield again).
+/// buffered count (memory and spill file) reach the high watermark until the consumer drains it
+/// below the low watermark; then the callback registered with ``onResume(_:)`` runs once for that
+/// crossing, on the consumer's task, outside any lock (it may yield again), unless a newer pause
+/// overtook it.
 ///
 /// **Sources that cannot pause** meet the capacity (a count of elements, and optionally a byte
 /// budget measured by `weight`; an element heavier than the whole budget is admitted only into an
 /// empty buffer) and the ``OverflowPolicy``:
 /// - ``OverflowPolicy/fail`` (the default): the yield past capacity is rejected with its element
 ///   handed back; the consumer receives every accepted element in order, then
-///   ``CapacityExceededError``; the source's cancellation hook (``onCancel(_:)``) runs once;
-///   later yields are rejected.
+///   ``CapacityExceededError``; the source's cancellation hook (``onCancel(_:)``) runs once, later,
+///   on the buffer's own thread; later yields are rejected.
 /// - ``OverflowPolicy/spill(directory:limit:)`` (for ``SpillCodable`` elements such as
 ///   ``Chunk``): past capacity, elements go to a spill file and come back in order; memory stays
 ///   bounded; past the limit the stream fails as with `fail`.
@@ -33,13 +34,23 @@
 /// or its iterator dropped: a `break` out of `for try await`) ends the stream too: the elements
 /// still buffered are discarded (counted in ``Statistics/discardedCount``), later yields answer
 /// `.terminated`, and the cancellation hook runs once, through a ``CancellationGate``, even when
-/// it is installed only afterwards.
+/// it is installed only afterwards. So does the buffer being freed while its stream is open
+/// (nothing iterates it and nothing keeps it).
 ///
 /// **Concurrency contract.** The type is `Sendable`. ``yield(_:)``, ``finish()``, ``fail(_:)``,
 /// ``onResume(_:)`` and ``onCancel(_:)`` may be called from any thread, several at once; none
 /// suspends, and ``yield(_:)`` blocks only for a short critical section (and, with a spill
 /// policy, a regular-file write). One consumer: a second ``makeAsyncIterator()`` stops the
 /// program. No lock is held while a continuation is resumed or a callback or hook runs.
+///
+/// Which thread runs each closure:
+/// - `weight`: the yielding thread, inside ``yield(_:)``, once per yield, outside any lock.
+/// - The resume callback (``onResume(_:)``): the consumer's task, inside its `next()`.
+/// - The cancellation hook (``onCancel(_:)``): a thread of the buffer's own (a serial dispatch
+///   queue, not the cooperative pool), after the call that stopped the stream has been made; never
+///   inside ``yield(_:)``, ``finish()``, ``fail(_:)``, ``onCancel(_:)``, `fromCallbacks` or
+///   `Task.cancel()`. A source that holds its own lock while it calls in, and takes that lock to
+///   stop, cannot deadlock itself.
 ///
 /// ```swift
 /// let buffer = PushBuffer<Chunk>(capacity: 16, byteBudget: 1 << 20)
@@ -67,8 +78,10 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     public enum YieldResult: Sendable {
         /// Buffered in memory (or handed to the waiting consumer), with the demand now.
         case enqueued(Demand)
-        /// Past capacity, written to the spill file; it will be delivered in order.
-        case spilled
+        /// Past capacity, written to the spill file; it will be delivered in order. The demand
+        /// counts spilled elements too, so a source that can pause is told to at the high
+        /// watermark whether the element went to memory or to the file.
+        case spilled(Demand)
         /// Past capacity (or the spill limit): not taken. The stream fails with
         /// ``CapacityExceededError`` after the accepted elements; `offset` is the element's byte
         /// offset if the source gave one to ``yield(_:offset:)``.
@@ -111,9 +124,12 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
         public var bufferedCount = 0
         /// Elements in the spill file, not yet read back, now.
         public var spilledBacklog = 0
-        /// The most elements the memory buffer held at once.
+        /// The most elements the memory buffer held at once, records read back from the spill
+        /// file included; an element handed straight to a waiting consumer counts as one held for
+        /// that instant.
         public var peakBufferedCount = 0
-        /// The most bytes (sum of weights) the memory buffer held at once.
+        /// The most bytes (sum of weights) the memory buffer held at once, counted as
+        /// ``peakBufferedCount`` is.
         public var peakBufferedBytes: Int64 = 0
         /// The most records waiting in the spill file at once.
         public var peakSpilledCount = 0
@@ -136,8 +152,10 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     ///   - lowWatermark: a paused source resumes when the count drops below this; default half
     ///     the high watermark (at least 1); in 1...highWatermark.
     ///   - policy: what a yield past capacity does; default ``OverflowPolicy/fail``.
-    ///   - weight: an element's size in bytes, called once per yield outside any lock; must
-    ///     return >= 0. The default weighs every element 0.
+    ///   - weight: an element's size in bytes; must return >= 0. Runs on the yielding thread,
+    ///     inside ``yield(_:)``, once per yield, outside any lock (a spilled element's weight is
+    ///     stored with its record, so read-back does not call it). The default weighs every
+    ///     element 0.
     public init(
         capacity: Int, byteBudget: Int? = nil, highWatermark: Int? = nil, lowWatermark: Int? = nil,
         policy: OverflowPolicy = .fail, weight: @escaping @Sendable (Element) -> Int = { _ in 0 }
@@ -202,25 +220,34 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     ///
     /// It runs once each time the buffer, paused at the high watermark, drains below the low
     /// watermark: on the consumer's task, inside its `next()`, before that element is returned,
-    /// with no lock held, so it may yield again. A later registration replaces an earlier one.
+    /// with no lock held, so it may yield again. It is skipped when a newer pause overtook it: a
+    /// yield that answered ``Demand/pause`` after the drain and before the callback's turn (the
+    /// next crossing resumes the source). It does not run once the stream has ended. A later
+    /// registration replaces an earlier one.
     ///
-    /// - Parameter callback: resumes the source; keep it short (it delays the consumer).
+    /// - Parameter callback: resumes the source. Runs on the consumer's task, inside `next()`;
+    ///   keep it short (it delays the consumer).
     public func onResume(_ callback: @escaping @Sendable () -> Void) {
         storage.setResumeCallback(callback)
     }
 
     /// Installs the source's cancellation hook, run once when the stream stops the source.
     ///
-    /// The stream stops the source when the consumer goes away before the end, or when it
-    /// overflows (capacity, spill limit, a spill file error). Not when the source itself calls
-    /// ``finish()`` or ``fail(_:)``. If that already happened, `handler` runs at once, here, on
-    /// the caller's thread ("cancelled before installed"); otherwise it runs on the thread that
-    /// stops the stream, with no lock held. Runs at most once.
+    /// The stream stops the source when the consumer goes away before the end (its task is
+    /// cancelled, it leaves its loop, it drops its iterator), when it overflows (capacity, spill
+    /// limit, a spill file error, a failed read-back), or when the buffer is freed while open.
+    /// Not when the source itself calls ``finish()`` or ``fail(_:)`` first.
     ///
-    /// - Parameter handler: stops the source; must be safe to call from any thread.
+    /// `handler` runs at most once, with no lock held, on a thread of the buffer's own (a serial
+    /// dispatch queue), after the event that stops the stream: never inside ``yield(_:)``,
+    /// ``finish()``, ``fail(_:)``, this method, or `Task.cancel()`, so it may take a lock the
+    /// source holds while it calls into the buffer. If the stream was already stopped
+    /// ("cancelled before installed"), it is scheduled at once and runs on that thread.
+    ///
+    /// - Parameter handler: stops the source. Runs on the buffer's own thread, once.
     /// - Precondition: Called at most once per buffer (see ``CancellationGate/install(_:)``).
     public func onCancel(_ handler: @escaping @Sendable () -> Void) {
-        storage.gate.install(handler)
+        storage.installStop(handler)
     }
 
     /// The buffer's counters now. Callable from any thread; takes the lock briefly.
@@ -251,8 +278,9 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
         /// Returns the next element, suspending while the buffer is empty and the stream open.
         ///
         /// Spilled elements are read back on the buffer's blocking-I/O thread, not on the
-        /// cooperative pool. When this take drains a paused buffer below the low watermark, the
-        /// resume callback runs here first.
+        /// cooperative pool, as many at once as the memory buffer admits (capacity and byte
+        /// budget). When this take drains a paused buffer below the low watermark, the resume
+        /// callback runs here first (unless a newer pause overtook it).
         ///
         /// - Returns: the next element in the order the yields were accepted, or `nil` after
         ///   ``PushBuffer/finish()`` once drained (and on every later call).

@@ -16,6 +16,8 @@ actor FileReader {
     nonisolated let system: SystemCalls
     /// Wakes a blocked `poll(2)` on cancellation; only for files whose reads can block forever.
     nonisolated let wake: WakePipe
+    /// Runs just before each wait in `poll(2)`, for tests that order an event after it.
+    nonisolated let willWait = LockedValue<(@Sendable () -> Void)?>(nil)
 
     private var descriptor: FileDescriptor?
     private let ownsDescriptor: Bool
@@ -76,10 +78,15 @@ actor FileReader {
         let system = self.system
         let wake = self.wake
         let path = self.path
+        let willWait = self.willWait.withLock { $0 }
         let chunk = try Chunk(capacity: chunkSize) { (buffer) throws -> Int in
             do {
                 if waitsForData {
-                    guard try wake.waitUntilReadable(descriptor.rawValue) else { throw CancellationError() }
+                    willWait?()
+                    // A signal left by an earlier read's cancellation is consumed and ignored.
+                    guard try wake.waitUntilReadable(descriptor.rawValue, endsOnSignal: { Task.isCancelled }) else {
+                        throw CancellationError()
+                    }
                     return try descriptor.read(into: buffer, system: system)
                 }
                 return try descriptor.readFully(into: buffer, system: system)
@@ -95,7 +102,9 @@ actor FileReader {
         return chunk
     }
 
-    /// Wakes a read blocked on an idle pipe; it then throws `CancellationError`.
+    /// Wakes a read blocked on an idle pipe; it then throws `CancellationError` if its task is
+    /// cancelled. The signal is consumed by the next wait that sees it, so it never ends a later,
+    /// uncancelled read (C34).
     nonisolated func cancel() {
         wake.signal()
     }

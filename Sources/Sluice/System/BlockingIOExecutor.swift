@@ -29,6 +29,11 @@ public final class BlockingIOExecutor: SerialExecutor, TaskExecutor {
         }
     }
 
+    /// Runs `work` on this executor's thread after the jobs already enqueued, and returns at once.
+    func execute(_ work: @escaping @Sendable () -> Void) {
+        queue.async(execute: work)
+    }
+
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }

@@ -25,17 +25,26 @@ final class WakePipe: Sendable {
         writeEnd = ends[1]
     }
 
-    /// Makes ``readEnd`` readable, once and for good.
+    /// Makes ``readEnd`` readable until a wait consumes the signal (see
+    /// ``waitUntilReadable(_:endsOnSignal:)``).
     func signal() {
         var byte: UInt8 = 1
         _ = Glibc.write(writeEnd, &byte, 1)
     }
 
-    /// Blocks until `descriptor` is readable (or at end, or in error): `true`, or until
-    /// ``signal()`` was called: `false`. Retries `EINTR`.
+    /// Blocks until `descriptor` is readable (or at end, or in error): `true`; or until a
+    /// ``signal()`` for which `endsOnSignal()` answers `true`: `false`. Retries `EINTR`.
     ///
+    /// The wait consumes every signal it sees, so a signal ends at most the wait it was meant
+    /// for: a signal for which `endsOnSignal()` answers `false` (left by a cancellation whose
+    /// read had already returned) is discarded and the wait goes on. `endsOnSignal` runs on the
+    /// caller's thread, after the signal is consumed.
+    ///
+    /// - Parameters:
+    ///   - descriptor: the descriptor to wait for.
+    ///   - endsOnSignal: whether a signal ends this wait (for a read: its task is cancelled).
     /// - Throws: the ``Errno`` of a failed `poll(2)`.
-    func waitUntilReadable(_ descriptor: CInt) throws(Errno) -> Bool {
+    func waitUntilReadable(_ descriptor: CInt, endsOnSignal: () -> Bool) throws(Errno) -> Bool {
         var fds = [
             pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0),
@@ -47,9 +56,18 @@ final class WakePipe: Sendable {
                 if error == .interrupted { continue }
                 throw error
             }
-            if fds[1].revents != 0 { return false }
+            if fds[1].revents != 0 {
+                consumeSignals()
+                if endsOnSignal() { return false }
+            }
             if fds[0].revents != 0 { return true }
         }
+    }
+
+    /// Reads every pending signal byte (the read end is non-blocking).
+    private func consumeSignals() {
+        var bytes = (UInt64(0), UInt64(0))
+        while withUnsafeMutableBytes(of: &bytes, { Glibc.read(readEnd, $0.baseAddress, $0.count) }) > 0 {}
     }
 
     deinit {

@@ -109,12 +109,13 @@ struct PushBufferSpillTests {
     @Test func passingTheSpillLimitFailsWithTheCapacityError() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        // Room for exactly three records of 8 + 4096 bytes.
-        let limit = Int64(3 * (8 + 4096))
+        // Room for exactly three records of a header and 4096 bytes.
+        let limit = 3 * (PushBuffer<Chunk>.Spill.headerSize + 4096)
         let buffer = PushBuffer<Chunk>(
             capacity: 2, byteBudget: nil, policy: .spill(directory: FilePath(directory.url.path), limit: limit))
-        try await confirmation("hook", expectedCount: 1) { hookRan in
-            buffer.onCancel { hookRan() }
+        let source = LockingSource()
+        do {
+            buffer.onCancel { source.stop() }
             var results: [PushBuffer<Chunk>.YieldResult] = []
             for sequence in 0..<6 { results.append(buffer.yield(Self.chunk(sequence), offset: Int64(sequence) * 4096)) }
             #expect(results.prefix(2).allSatisfy { if case .enqueued = $0 { true } else { false } })
@@ -129,6 +130,9 @@ struct PushBufferSpillTests {
             #expect(error.spillLimit == limit)
             #expect(error.bufferedCount == 5)
         }
+        await source.stopped.wait()
+        await buffer.stopsScheduledSoFarHaveRun()
+        #expect(source.stops == 1)
         #expect(Self.openSpillFiles(in: directory).isEmpty)
     }
 
@@ -141,6 +145,82 @@ struct PushBufferSpillTests {
         let error = try await #require(throws: FileError.self) { for try await _ in buffer { delivered += 1 } }
         #expect(delivered == 1)
         #expect(error.code == .notFound)
+    }
+
+    static func spillPolicy(_ directory: TemporaryDirectory) -> PushBuffer<Chunk>.OverflowPolicy {
+        .spill(directory: FilePath(directory.url.path), limit: 1 << 30)
+    }
+
+    /// C35: `PushBuffer<Chunk>(capacity: 16, byteBudget: 100, policy: .spill)`, four 60-byte
+    /// chunks yielded (one in memory, three spilled), finish, two `next()`: after the second,
+    /// nothing else is buffered in memory (60 + 60 > 100); the peak stays at 60 bytes.
+    @Test func spillReadBackKeepsTheByteBudget() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let buffer = PushBuffer<Chunk>(capacity: 16, byteBudget: 100, policy: Self.spillPolicy(directory))
+        let results = (0..<4).map { buffer.yield(Self.chunk($0, size: 60)) }
+        guard case .enqueued = results[0] else { Issue.record("first chunk not in memory: \(results[0])"); return }
+        #expect(results[1...].allSatisfy { $0.isSpilled })
+        buffer.finish()
+        var iterator = buffer.makeAsyncIterator()
+        #expect(try await iterator.next() == Self.chunk(0, size: 60))
+        #expect(try await iterator.next() == Self.chunk(1, size: 60))
+        var statistics = buffer.statistics
+        #expect(statistics.bufferedCount == 0, "read back past the byte budget")
+        #expect(statistics.spilledBacklog == 2)
+        #expect(try await iterator.next() == Self.chunk(2, size: 60))
+        #expect(try await iterator.next() == Self.chunk(3, size: 60))
+        #expect(try await iterator.next() == nil)
+        statistics = buffer.statistics
+        #expect(statistics.peakBufferedCount == 1 && statistics.peakBufferedBytes == 60)
+    }
+
+    /// Records read back are counted in the peaks: 90 bytes in memory, then 20 + 40 + 40 read
+    /// back at once within the 100-byte budget.
+    @Test func readBackCountsInThePeaks() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let buffer = PushBuffer<Chunk>(capacity: 4, byteBudget: 100, policy: Self.spillPolicy(directory))
+        for (sequence, size) in [90, 20, 40, 40].enumerated() { buffer.yield(Self.chunk(sequence, size: size)) }
+        #expect(buffer.statistics.spilledBacklog == 3)
+        buffer.finish()
+        var iterator = buffer.makeAsyncIterator()
+        _ = try await iterator.next()
+        _ = try await iterator.next()  // reads the three records back
+        let statistics = buffer.statistics
+        #expect(statistics.bufferedCount == 2 && statistics.spilledBacklog == 0)
+        #expect(statistics.peakBufferedCount == 3 && statistics.peakBufferedBytes == 100)
+    }
+
+    /// C36: `PushBuffer(capacity: 2, highWatermark: 3, lowWatermark: 1, policy: .spill)`: the
+    /// five yields answer keep-going, keep-going, then spilled with "pause" three times, and the
+    /// resume callback runs once, when the drain crosses below 1: answers and resume agree.
+    @Test func spilledYieldsReportPauseAndAgreeWithTheResumeCallback() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let buffer = PushBuffer<Chunk>(
+            capacity: 2, byteBudget: nil, highWatermark: 3, lowWatermark: 1, policy: Self.spillPolicy(directory))
+        let resumes = Counter()
+        buffer.onResume { resumes.increment() }
+        let answers = (0..<5).map { sequence -> String in
+            switch buffer.yield(Self.chunk(sequence, size: 16)) {
+            case .enqueued(let demand): "enqueued \(demand)"
+            case .spilled(let demand): "spilled \(demand)"
+            case .rejected: "rejected"
+            case .terminated: "terminated"
+            }
+        }
+        #expect(answers == ["enqueued keepGoing", "enqueued keepGoing", "spilled pause", "spilled pause", "spilled pause"])
+        var iterator = buffer.makeAsyncIterator()
+        for sequence in 0..<4 {
+            #expect(try await iterator.next() == Self.chunk(sequence, size: 16))
+            #expect(resumes.current == 0, "resumed while paused above the low watermark")
+        }
+        #expect(try await iterator.next() == Self.chunk(4, size: 16))
+        #expect(resumes.current == 1)
+        guard case .enqueued(.keepGoing) = buffer.yield(Self.chunk(5, size: 16)) else {
+            Issue.record("the answer disagrees with the resume"); return
+        }
     }
 
     /// Whether this process runs under ThreadSanitizer (it doubles RSS: memory figures mean nothing).

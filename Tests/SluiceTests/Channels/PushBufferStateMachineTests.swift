@@ -18,7 +18,7 @@ import Testing
 
     /// Takes the next element, expecting one; returns it and whether the resume callback runs.
     static func take(_ machine: inout Machine) -> (Int, Bool)? {
-        if case .returnElement(let element, let runResume) = machine.next() { return (element, runResume) }
+        if case .returnElement(let element, let resume) = machine.next() { return (element, resume != nil) }
         return nil
     }
 
@@ -108,7 +108,7 @@ import Testing
         _ = machine.yield(1, weight: 0)
         _ = machine.yield(2, weight: 0)
         guard case .spill(rewind: true) = machine.yield(3, weight: 0) else { Issue.record("no spill"); return }
-        guard case .spilled(resumingConsumer: nil) = machine.spillWritten(weight: 0, descriptor: descriptor) else {
+        guard case .spilled(_, resumingConsumer: nil) = machine.spillWritten(weight: 0, descriptor: descriptor) else {
             Issue.record("not spilled"); return
         }
         #expect(Self.take(&machine)?.0 == 1)
@@ -150,4 +150,213 @@ import Testing
         guard case .throwError(let error) = machine.next() else { Issue.record("no error"); return }
         #expect((error as? CapacityExceededError)?.spillLimit == 20)
     }
+
+    // MARK: Spill failures and read-back
+
+    static let descriptor = FileDescriptor(rawValue: 99)
+
+    /// A machine of `capacity` with `memory` elements in memory and `spilled` records in the file
+    /// (weights as given, in order), and the consumer idle.
+    static func spilling(capacity: Int, byteBudget: Int? = nil, high: Int? = nil, low: Int? = nil, weights: [Int]) -> Machine {
+        var machine = Self.machine(capacity: capacity, byteBudget: byteBudget, high: high, low: low, spills: true)
+        for (value, weight) in weights.enumerated() {
+            switch machine.yield(value + 1, weight: weight) {
+            case .enqueued: break
+            case .spill: _ = machine.spillWritten(weight: weight, descriptor: descriptor)
+            default: Issue.record("yield \(value + 1) neither enqueued nor spilled")
+            }
+        }
+        return machine
+    }
+
+    @Test func failedSpillWriteRejectsStopsOnceAndFailsAfterTheAcceptedElements() {
+        var machine = Self.machine(capacity: 1, spills: true)
+        _ = machine.yield(1, weight: 0)
+        guard case .spill = machine.yield(2, weight: 0) else { Issue.record("no spill"); return }
+        guard case .reject(stopSource: true, resumingConsumer: nil) = machine.spillFailed(Boom(), spillLimit: 1 << 20) else {
+            Issue.record("failed write not rejected with a stop"); return
+        }
+        guard case .reject(stopSource: false) = machine.yield(3, weight: 0) else { Issue.record("later yield not rejected"); return }
+        #expect(Self.take(&machine)?.0 == 1)
+        guard case .throwError(let error) = machine.next() else { Issue.record("no error"); return }
+        #expect(error is Boom)
+        #expect(machine.statistics.acceptedCount == 1)
+    }
+
+    /// Capacity 1: element 1 in memory, element 2's spill write reserved (in progress), element
+    /// 1 taken, and the consumer waiting as 4 (nothing in memory, nothing written yet).
+    static func consumerWaitingOnASpillWrite() -> Machine? {
+        var machine = Self.machine(capacity: 1, spills: true)
+        _ = machine.yield(1, weight: 0)
+        guard case .spill = machine.yield(2, weight: 0), Self.take(&machine)?.0 == 1,
+              case .suspend(let id) = machine.next(),
+              case .wait = machine.consumerSuspended(id: id, consumer: 4) else { return nil }
+        return machine
+    }
+
+    @Test func failedSpillWriteWakesTheWaitingConsumerToSeeTheError() throws {
+        var machine = try #require(Self.consumerWaitingOnASpillWrite())
+        guard case .reject(stopSource: true, resumingConsumer: 4) = machine.spillFailed(Boom(), spillLimit: 1 << 20) else {
+            Issue.record("waiting consumer not woken"); return
+        }
+        guard case .throwError(let error) = machine.next() else { Issue.record("no error"); return }
+        #expect(error is Boom)
+    }
+
+    @Test func spillWrittenWakesTheWaitingConsumerWithRetry() throws {
+        var machine = try #require(Self.consumerWaitingOnASpillWrite())
+        guard case .spilled(_, resumingConsumer: 4) = machine.spillWritten(weight: 0, descriptor: Self.descriptor) else {
+            Issue.record("waiting consumer not woken"); return
+        }
+        guard case .readSpill(let read) = machine.next() else { Issue.record("no read-back"); return }
+        #expect(read.offset == 0 && read.maxRecords == 1)
+    }
+
+    @Test func failedReadBackFailsTheStreamStopsTheSourceAndDiscardsTheBacklog() {
+        var machine = Self.spilling(capacity: 1, weights: [0, 0, 0])
+        #expect(Self.take(&machine)?.0 == 1)
+        guard case .readSpill = machine.next() else { Issue.record("no read-back"); return }
+        let stopsSource = machine.spillReadFailed(Boom())
+        #expect(stopsSource)
+        #expect(machine.statistics.discardedCount == 2 && machine.statistics.spilledBacklog == 0)
+        guard case .throwError(let error) = machine.next() else { Issue.record("no error"); return }
+        #expect(error is Boom)
+        guard case .terminate = machine.yield(9, weight: 0) else { Issue.record("yield after the failure accepted"); return }
+    }
+
+    @Test func failedReadBackAfterFinishFailsWithoutStoppingTheSource() {
+        var machine = Self.spilling(capacity: 1, weights: [0, 0])
+        _ = machine.finish()
+        #expect(Self.take(&machine)?.0 == 1)
+        guard case .readSpill = machine.next() else { Issue.record("no read-back"); return }
+        let stopsSource = machine.spillReadFailed(Boom())
+        #expect(!stopsSource, "a source that finished is not stopped")
+        guard case .throwError(let error) = machine.next() else { Issue.record("no error"); return }
+        #expect(error is Boom)
+    }
+
+    /// C35 in the machine: the read-back request carries the byte budget, and what comes back
+    /// is counted in the peaks.
+    @Test func readBackRequestCarriesTheBudgetAndItsRecordsCountInThePeaks() {
+        var machine = Self.spilling(capacity: 4, byteBudget: 100, weights: [90, 20, 40, 40])
+        #expect(machine.statistics.spilledBacklog == 3)
+        #expect(Self.take(&machine)?.0 == 1)
+        guard case .readSpill(let read) = machine.next() else { Issue.record("no read-back"); return }
+        #expect(read.byteBudget == 100 && read.maxRecords == 3)
+        let records: [Machine.Buffered] = [.init(element: 2, weight: 20), .init(element: 3, weight: 40), .init(element: 4, weight: 40)]
+        guard case .returnElement(2, _) = machine.spillRead(records, endOffset: 3 * 24) else {
+            Issue.record("read-back not delivered"); return
+        }
+        let statistics = machine.statistics
+        #expect(statistics.peakBufferedCount == 3 && statistics.peakBufferedBytes == 100)
+        #expect(statistics.bufferedCount == 2 && statistics.spilledBacklog == 0)
+    }
+
+    @Test func partialReadBackLeavesTheRestForTheNextRead() {
+        var machine = Self.spilling(capacity: 16, byteBudget: 100, weights: [60, 60, 60, 60])
+        #expect(Self.take(&machine)?.0 == 1)
+        guard case .readSpill(let first) = machine.next() else { Issue.record("no read-back"); return }
+        #expect(first.offset == 0 && first.maxRecords == 3)
+        guard case .returnElement(2, _) = machine.spillRead([.init(element: 2, weight: 60)], endOffset: 76) else {
+            Issue.record("read-back not delivered"); return
+        }
+        #expect(machine.statistics.bufferedCount == 0 && machine.statistics.peakBufferedBytes == 60)
+        guard case .readSpill(let second) = machine.next() else { Issue.record("no second read-back"); return }
+        #expect(second.offset == 76 && second.maxRecords == 2)
+    }
+
+    @Test func consumerLeavingDuringAReadBackThrowsCancellation() {
+        var machine = Self.spilling(capacity: 1, weights: [0, 0])
+        #expect(Self.take(&machine)?.0 == 1)
+        guard case .readSpill = machine.next() else { Issue.record("no read-back"); return }
+        guard case .terminate(consumer: nil, stopSource: true) = machine.consumerTerminated() else {
+            Issue.record("departure did not stop the source"); return
+        }
+        guard case .throwCancellation = machine.spillRead([.init(element: 2, weight: 0)], endOffset: 16) else {
+            Issue.record("records delivered to a gone consumer"); return
+        }
+        #expect(machine.statistics.discardedCount == 1)
+    }
+
+    // MARK: Demand
+
+    /// C36 in the machine: a spilled yield carries the demand, so the pause and the resume agree.
+    @Test func spilledYieldPastTheHighWatermarkAnswersPause() {
+        var machine = Self.machine(capacity: 2, high: 3, low: 1, spills: true)
+        var answers: [String] = []
+        for value in 1...5 {
+            switch machine.yield(value, weight: 0) {
+            case .enqueued(let demand): answers.append("enqueued \(demand)")
+            case .spill:
+                guard case .spilled(let demand, _) = machine.spillWritten(weight: 0, descriptor: Self.descriptor) else {
+                    Issue.record("not spilled"); return
+                }
+                answers.append("spilled \(demand)")
+            default: Issue.record("yield \(value) refused")
+            }
+        }
+        #expect(answers == ["enqueued keepGoing", "enqueued keepGoing", "spilled pause", "spilled pause", "spilled pause"])
+    }
+
+    @Test func resumeOvertakenByANewerPauseIsNotCurrent() {
+        var machine = Self.machine(capacity: 8, high: 2, low: 1)
+        _ = machine.yield(1, weight: 0)
+        _ = machine.yield(2, weight: 0)  // pause
+        _ = Self.take(&machine)
+        guard case .returnElement(2, let resume?) = machine.next() else { Issue.record("no resume"); return }
+        #expect(machine.isResumeCurrent(resume))
+        _ = machine.yield(3, weight: 0)
+        guard case .enqueued(.pause) = machine.yield(4, weight: 0) else { Issue.record("no new pause"); return }
+        #expect(!machine.isResumeCurrent(resume), "a resume overtaken by a newer pause must not be delivered")
+    }
+
+    @Test func resumeIsNotDecidedAfterTheStreamEnded() {
+        var machine = Self.machine(capacity: 8, high: 2, low: 1)
+        _ = machine.yield(1, weight: 0)
+        _ = machine.yield(2, weight: 0)  // pause
+        _ = machine.finish()
+        #expect(Self.take(&machine)?.1 == false)
+        #expect(Self.take(&machine)?.1 == false, "nobody is left to resume")
+    }
+
+    // MARK: Consumer
+
+    @Test func elementHandedToAWaitingConsumerCountsInThePeaks() {
+        var machine = Self.machine()
+        guard case .suspend(let id) = machine.next() else { Issue.record("no suspend"); return }
+        _ = machine.consumerSuspended(id: id, consumer: 7)
+        guard case .resumeConsumer(7, 42) = machine.yield(42, weight: 5) else { Issue.record("no handoff"); return }
+        let statistics = machine.statistics
+        #expect(statistics.bufferedCount == 0)
+        #expect(statistics.peakBufferedCount == 1 && statistics.peakBufferedBytes == 5)
+    }
+
+    @Test func elementArrivingBeforeTheConsumerRegistersWakesItWithRetry() {
+        var machine = Self.machine()
+        guard case .suspend(let id) = machine.next() else { Issue.record("no suspend"); return }
+        guard case .enqueued(.keepGoing) = machine.yield(1, weight: 0) else { Issue.record("not enqueued"); return }
+        guard case .resumeConsumer(3, .retry) = machine.consumerSuspended(id: id, consumer: 3) else {
+            Issue.record("late registration not retried"); return
+        }
+        #expect(Self.take(&machine)?.0 == 1)
+    }
+
+    @Test func failWakesTheWaitingConsumerWithTheError() {
+        var machine = Self.machine()
+        guard case .suspend(let id) = machine.next() else { Issue.record("no suspend"); return }
+        _ = machine.consumerSuspended(id: id, consumer: 3)
+        guard case .resumeConsumer(3, .failure(let error)) = machine.fail(Boom()) else { Issue.record("not woken"); return }
+        #expect(error is Boom)
+        guard case .none = machine.finish() else { Issue.record("finish after fail changed the end"); return }
+        guard case .throwError(let sticky) = machine.next() else { Issue.record("not failed"); return }
+        #expect(sticky is Boom)
+    }
+
+    @Test func secondIteratorIsRefused() {
+        var machine = Self.machine()
+        let first = machine.makeIterator()
+        let second = machine.makeIterator()
+        #expect(first == .makeIterator && second == .failSecondIterator)
+    }
 }
+

@@ -25,8 +25,9 @@ struct PushBufferTests {
 
     @Test func fiveYieldsIntoCapacityFourDeliverFourThenTheCapacityError() async throws {
         let buffer = PushBuffer<Int>(capacity: 4)
-        try await confirmation("cancellation hook", expectedCount: 1) { hookRan in
-            buffer.onCancel { hookRan() }
+        let source = LockingSource()
+        do {
+            buffer.onCancel { source.stop() }
             var results: [PushBuffer<Int>.YieldResult] = []
             for value in 1...5 { results.append(buffer.yield(value, offset: Int64(value) * 100)) }
             for result in results.prefix(4) {
@@ -46,6 +47,9 @@ struct PushBufferTests {
             // The end is sticky and the hook does not run again.
             await #expect(throws: CapacityExceededError.self) { try await iterator.next() }
         }
+        await source.stopped.wait()
+        await buffer.stopsScheduledSoFarHaveRun()
+        #expect(source.stops == 1)
     }
 
     // MARK: Watermarks
@@ -109,16 +113,19 @@ struct PushBufferTests {
             _ = try? await iterator.next()
         }  // the iterator is dropped: the consumer left
         guard case .terminated(2) = buffer.yield(2) else { Issue.record("yield after the consumer left accepted"); return }
-        await confirmation("hook", expectedCount: 1) { hookRan in
-            buffer.onCancel { hookRan() }  // runs here, at once
-        }
+        let source = LockingSource()
+        buffer.onCancel { source.stop() }  // scheduled at once
+        await source.stopped.wait()
+        await buffer.stopsScheduledSoFarHaveRun()
+        #expect(source.stops == 1)
         #expect(buffer.statistics.discardedCount == 0)
     }
 
     @Test func hookRunsOnceWhenTheConsumerIsCancelledAndThenDropsItsIterator() async {
         let buffer = PushBuffer<Int>(capacity: 4)
-        await confirmation("hook", expectedCount: 1) { hookRan in
-            buffer.onCancel { hookRan() }
+        let source = LockingSource()
+        do {
+            buffer.onCancel { source.stop() }
             buffer.yield(1)
             buffer.yield(2)
             let consumer = Task {
@@ -131,50 +138,26 @@ struct PushBufferTests {
             }
             #expect(try! await consumer.value == 1)
         }
+        await source.stopped.wait()
+        await buffer.stopsScheduledSoFarHaveRun()
+        #expect(source.stops == 1)
         #expect(buffer.statistics.discardedCount == 1)
         guard case .terminated = buffer.yield(3) else { Issue.record("accepted after cancellation"); return }
     }
 
     @Test func consumerCancelledWhileWaitingEndsAndStopsTheSource() async {
         let buffer = PushBuffer<Int>(capacity: 4)
-        await confirmation("hook", expectedCount: 1) { hookRan in
-            buffer.onCancel { hookRan() }
-            let consumer = Task {
-                var iterator = buffer.makeAsyncIterator()
-                return try await iterator.next()
-            }
-            consumer.cancel()
-            await #expect(throws: CancellationError.self) { try await consumer.value }
+        let source = LockingSource()
+        buffer.onCancel { source.stop() }
+        let consumer = Task {
+            var iterator = buffer.makeAsyncIterator()
+            return try await iterator.next()
         }
-    }
-
-    @Test func callbackSourceThatCompletesBeforeReturningItsStopClosureIsDelivered() async {
-        await confirmation("stop", expectedCount: 0) { stopped in
-            let buffer = PushBuffer<Int>.fromCallbacks(capacity: 8) { deliver, complete in
-                for value in 1...3 { _ = deliver(value) }
-                complete(nil)
-                return { stopped() }
-            }
-            let (elements, error) = await Self.drain(buffer)
-            #expect(elements == [1, 2, 3])
-            #expect(error == nil)
-        }
-    }
-
-    @Test func callbackSourceThatOverflowsBeforeReturningItsStopClosureIsStoppedAtOnce() async {
-        await confirmation("stop", expectedCount: 1) { stopped in
-            let buffer = PushBuffer<Int>.fromCallbacks(capacity: 2) { deliver, complete in
-                var handedBack: [Int] = []
-                for value in 1...4 {
-                    if case .rejected(let element, _) = deliver(value) { handedBack.append(element) }
-                }
-                #expect(handedBack == [3, 4])
-                return { stopped() }  // the gate was cancelled by the overflow: runs at install
-            }
-            let (elements, error) = await Self.drain(buffer)
-            #expect(elements == [1, 2])
-            #expect(error is CapacityExceededError)
-        }
+        consumer.cancel()
+        await #expect(throws: CancellationError.self) { try await consumer.value }
+        await source.stopped.wait()
+        await buffer.stopsScheduledSoFarHaveRun()
+        #expect(source.stops == 1)
     }
 
     @Test func callbackSourceFailureReachesTheConsumerAfterItsValues() async {
@@ -186,6 +169,23 @@ struct PushBufferTests {
         let (elements, error) = await Self.drain(buffer)
         #expect(elements == [1])
         #expect(error is Boom)
+    }
+
+    @Test func elementHandedToAWaitingConsumerCountsInThePeaks() async throws {
+        let buffer = PushBuffer<Int>(capacity: 4, weight: { $0 })
+        let consumer = Task {
+            var iterator = buffer.makeAsyncIterator()
+            return try await iterator.next()
+        }
+        // Wait until the consumer is parked in next(): the yield then hands over directly.
+        while !buffer.storage.machine.withLock({ if case .waiting = $0.consumer { true } else { false } }) {
+            await Task.yield()
+        }
+        guard case .enqueued(.keepGoing) = buffer.yield(7) else { Issue.record("not taken"); return }
+        #expect(try await consumer.value == 7)
+        let statistics = buffer.statistics
+        #expect(statistics.bufferedCount == 0)
+        #expect(statistics.peakBufferedCount == 1 && statistics.peakBufferedBytes == 7)
     }
 
     // MARK: Stress

@@ -45,18 +45,22 @@ struct FileCopyPushBufferTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let destination = FilePath(directory.url.appendingPathComponent("out.bin").path)
-        try await confirmation("producer stopped", expectedCount: 1) { stopped in
+        let producer = LockingSource()
+        do {
             let buffer = PushBuffer<Chunk>.fromCallbacks(capacity: 4, byteBudget: nil) { deliver, complete in
                 for index in 0..<10 {
                     if case .rejected = deliver(Self.chunk(index)) { break }
                 }
-                return { stopped() }
+                return { producer.stop() }
             }
             let sink = try await FileSink.create(at: destination, options: FileSink.Options(synchronize: false))
             let error = try await #require(throws: CapacityExceededError.self) {
                 try await FileCopy(from: buffer, to: sink, totalBytes: nil).run()
             }
             #expect(error.capacity == 4 && error.bufferedCount == 4 && error.bufferedBytes == 4 * 4096)
+            await producer.stopped.wait()
+            await buffer.stopsScheduledSoFarHaveRun()
+            #expect(producer.stops == 1)
         }
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
         #expect(names.isEmpty, "left behind: \(names)")

@@ -308,4 +308,52 @@ struct FileChunksTests {
             await #expect(throws: CancellationError.self) { _ = try await task.value }
         }
     }
+
+    // MARK: C34
+
+    /// C34: a task waits in `next()` on a FIFO and is cancelled; the writer then writes `hello`;
+    /// a new, uncancelled task's `next()` returns `hello` (the wake signal was consumed by the
+    /// read it was meant for).
+    @Test func cancelledReadDoesNotPoisonTheNextRead() async throws {
+        try await withScratchDirectory { directory in
+            let fifo = directory.appending("fifo")
+            #expect(fifo.withCString { mkfifo($0, 0o600) } == 0)
+            let chunks = try await FileChunks.open(fifo)
+            let writer = try FileDescriptor.open(fifo, O_WRONLY)
+            defer { try? writer.close() }
+            let waiting = Latch()
+            chunks.reader.willWait.withLock { $0 = { waiting.open() } }
+            let first = Task {
+                var iterator = chunks.makeAsyncIterator()
+                return try await iterator.next()
+            }
+            await waiting.wait()  // the read is inside its cancellation handler, about to poll
+            first.cancel()
+            await #expect(throws: CancellationError.self) { _ = try await first.value }
+
+            try Array("hello".utf8).withUnsafeBytes { try writer.write(contentsOf: $0) }
+            let second = Task {
+                var iterator = chunks.makeAsyncIterator()
+                return try await iterator.next()
+            }
+            let chunk = try #require(try await second.value)
+            #expect(chunk.withUnsafeBytes { Array($0) } == Array("hello".utf8))
+        }
+    }
+
+    /// A cancellation that arrives after its read returned leaves a signal behind; the next,
+    /// uncancelled read consumes it and returns the data.
+    @Test func wakeSignalLeftByALateCancellationIsIgnored() async throws {
+        let ends = try makePipe()
+        defer {
+            try? ends.read.close()
+            try? ends.write.close()
+        }
+        let chunks = try await FileChunks.reading(ends.read, chunkSize: Self.chunkSize)
+        chunks.reader.cancel()  // no read in progress: the signal is stale
+        try Array("hello".utf8).withUnsafeBytes { try ends.write.write(contentsOf: $0) }
+        var iterator = chunks.makeAsyncIterator()
+        let chunk = try #require(try await iterator.next())
+        #expect(chunk.withUnsafeBytes { Array($0) } == Array("hello".utf8))
+    }
 }
