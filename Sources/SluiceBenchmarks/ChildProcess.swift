@@ -58,14 +58,23 @@ public enum ChildProcess {
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         // The child starts with no blocked signals and default dispositions, whatever this
-        // process blocks or ignores (SIGPIPE, for one).
+        // process blocks (sluice blocks the signals its commit gate takes).
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         var emptySet = sigset_t()
         sigemptyset(&emptySet)
+        // Signals this process was started with ignored (`nohup`) stay ignored in the child;
+        // SIGPIPE, which sluice ignores for itself, is reset.
         var allSignals = sigset_t()
         sigfillset(&allSignals)
+        for number in 1..<Int32(NSIG) where number != SIGPIPE {
+            var current = sigaction()
+            if sigaction(number, nil, &current) == 0,
+                unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) {
+                sigdelset(&allSignals, number)
+            }
+        }
         posix_spawnattr_setsigmask(&attributes, &emptySet)
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))

@@ -25,8 +25,15 @@ import Synchronization
 /// control) stays ignored, as in `gzip`. SIGPIPE is ignored, so a closed output pipe shows up
 /// as `EPIPE` from `write(2)`.
 final class SignalWatcher: Sendable {
-    /// The signals that interrupt a command.
-    static let signals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+    /// The signals that interrupt a command: SIGINT, SIGTERM, SIGHUP and SIGQUIT, less those
+    /// the process was started with ignored (`nohup` ignores SIGHUP; a shell without job
+    /// control starts background jobs with SIGINT and SIGQUIT ignored). Read once, first in
+    /// `main`: a blocked signal is never discarded, so blocking an ignored one would take it.
+    static let signals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT].filter { number in
+        var current = sigaction()
+        return sigaction(number, nil, &current) != 0
+            || unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) != unsafeBitCast(SIG_IGN, to: Int.self)
+    }
 
     private let gate: CommitGate
     private let gracePeriod: Double

@@ -85,10 +85,10 @@ enum CLI {
     /// Starts `program` with `arguments` (`$SLUICE` in them is the binary's path), as ``start(_:in:stdin:stdout:stderr:errorPipe:)``
     /// does `sluice`: a tracer such as `strace` or `setpriv` that runs `sluice` itself.
     static func start(
-        program: String, _ arguments: [String], in sandbox: Sandbox, errorPipe: Bool = false
+        program: String, _ arguments: [String], in sandbox: Sandbox, stdin: Stream = .null, errorPipe: Bool = false
     ) throws -> RunningProcess {
         let expanded = arguments.map { $0 == "$SLUICE" ? binary : $0 }
-        return try start(bytes: expanded.map { Array($0.utf8) }, in: sandbox, errorPipe: errorPipe, program: program)
+        return try start(bytes: expanded.map { Array($0.utf8) }, in: sandbox, stdin: stdin, errorPipe: errorPipe, program: program)
     }
 
     static func start(
