@@ -141,21 +141,13 @@ extension PushBuffer {
         /// Creates `.sluice-spill-<random>.tmp` with `O_CREAT | O_EXCL` in the directory and
         /// unlinks it at once.
         private func create() throws(WriteFailure) -> FileDescriptor {
-            let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
-            var generator = SystemRandomNumberGenerator()
-            while true {
-                let random = (0..<12).map { _ in alphabet.randomElement(using: &generator)! }
-                let name = FilePath(bytes: Array(".sluice-spill-".utf8) + random + Array(".tmp".utf8))
-                let path = configuration.directory.appending(name)
-                do {
-                    let descriptor = try FileDescriptor.open(path, O_RDWR | O_CREAT | O_EXCL, permissions: 0o600)
-                    _ = path.withCString { unlink($0) }
-                    return descriptor
-                } catch where error.errno == .fileExists {
-                    continue
-                } catch {
-                    throw .system(.system("create", path: configuration.directory, errno: error.errno ?? .ioError))
-                }
+            do {
+                let (descriptor, path) = try FileDescriptor.createUnique(
+                    in: configuration.directory, prefix: ".sluice-spill-", flags: O_RDWR, permissions: 0o600)
+                _ = path.withCString { unlink($0) }
+                return descriptor
+            } catch {
+                throw .system(.system("create", path: configuration.directory, errno: error.errno ?? .ioError))
             }
         }
 

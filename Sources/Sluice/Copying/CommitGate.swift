@@ -171,13 +171,22 @@ public final class CommitGate: Sendable {
 
     // MARK: For FileSink
 
-    /// Registers a temporary file that will be renamed over `destination`.
-    func register(temporary: FilePath, destination: FilePath) -> Ticket {
-        state.withLock { state in
+    /// Creates (with `create`, under the lock) and registers a temporary file that will be
+    /// renamed over `destination`: a program exiting after ``removeUncommitted()`` never
+    /// leaves one behind, since none is created once the gate is closed.
+    ///
+    /// - Throws: `CancellationError` if the gate is closed (nothing created); what `create`
+    ///   throws.
+    func register(
+        destination: FilePath, create: () throws(FileError) -> (FileDescriptor, FilePath)
+    ) throws -> (Ticket, FileDescriptor, FilePath) {
+        try state.withLock { state throws in
+            guard !state.isClosed else { throw CancellationError() }
+            let (descriptor, temporary) = try create()
             let ticket = Ticket(id: state.nextID)
             state.nextID += 1
             state.files[ticket.id] = File(temporary: temporary, destination: destination, isCommitted: false)
-            return ticket
+            return (ticket, descriptor, temporary)
         }
     }
 

@@ -165,8 +165,10 @@ public actor FileSink: ChunkSink {
         } else {
             0o666
         }
-        let (descriptor, temporary) = try Self.createTemporaryFile(beside: destination, mode: creationMode)
-        let ticket = gate.register(temporary: temporary, destination: destination)
+        let destination = destination
+        let (ticket, descriptor, temporary) = try gate.register(destination: destination) { () throws(FileError) in
+            try Self.createTemporaryFile(beside: destination, mode: creationMode)
+        }
         state = .open(descriptor, .replacing(temporary: temporary, ticket: ticket))
     }
 
@@ -214,25 +216,14 @@ public actor FileSink: ChunkSink {
     }
 
     /// Creates `.sluice-<random>.tmp` with `O_CREAT | O_EXCL` and `mode` (which the kernel
-    /// narrows by the default ACL or the umask) in the destination's directory, retrying
-    /// another name if one exists.
+    /// narrows by the default ACL or the umask) in the destination's directory.
     private static func createTemporaryFile(beside destination: FilePath, mode: UInt32) throws(FileError) -> (FileDescriptor, FilePath) {
-        let directory = destination.directory
-        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
-        var generator = SystemRandomNumberGenerator()
-        while true {
-            let random = (0..<12).map { _ in alphabet.randomElement(using: &generator)! }
-            let name = FilePath(bytes: Array(".sluice-".utf8) + random + Array(".tmp".utf8))
-            let temporary = directory.appending(name)
-            do {
-                let descriptor = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, permissions: mode_t(mode))
-                return (descriptor, temporary)
-            } catch where error.errno == .fileExists {
-                continue
-            } catch {
-                // Name the destination, not the temporary file, in the message.
-                throw FileError.system("create", path: destination, errno: error.errno ?? .ioError)
-            }
+        do {
+            return try FileDescriptor.createUnique(
+                in: destination.directory, prefix: ".sluice-", flags: O_WRONLY, permissions: mode_t(mode))
+        } catch {
+            // Name the destination, not the temporary file, in the message.
+            throw FileError.system("create", path: destination, errno: error.errno ?? .ioError)
         }
     }
 
@@ -339,6 +330,11 @@ public actor FileSink: ChunkSink {
     public func abort() {
         guard case .open(let descriptor, let mode) = state else { return }
         state = .aborted
+        Self.discard(descriptor, mode, gate: gate)
+    }
+
+    /// Closes `descriptor` and removes the temporary file of `mode`, if any.
+    private static func discard(_ descriptor: FileDescriptor, _ mode: Mode, gate: CommitGate) {
         if descriptor.rawValue >= 0 { try? descriptor.close() }
         if case .replacing(let temporary, let ticket) = mode {
             _ = temporary.withCString { unlink($0) }
@@ -410,12 +406,6 @@ public actor FileSink: ChunkSink {
     }
 
     deinit {
-        if case .open(let descriptor, let mode) = state {
-            if descriptor.rawValue >= 0 { try? descriptor.close() }
-            if case .replacing(let temporary, let ticket) = mode {
-                _ = temporary.withCString { unlink($0) }
-                gate.unregister(ticket)
-            }
-        }
+        if case .open(let descriptor, let mode) = state { Self.discard(descriptor, mode, gate: gate) }
     }
 }

@@ -45,6 +45,28 @@ public struct FileDescriptor: Sendable, Hashable {
         }
     }
 
+    /// Creates a new file `<prefix><12 random characters>.tmp` in `directory`: `open(2)` with
+    /// `O_CREAT | O_EXCL` added to `flags`, retrying another name while one exists. The name's
+    /// length does not depend on anything outside Sluice, so leftovers are easy to find.
+    ///
+    /// - Returns: the descriptor and the path created.
+    /// - Throws: ``FileError`` (operation `open`) with the path tried and errno.
+    static func createUnique(
+        in directory: FilePath, prefix: String, flags: CInt, permissions: mode_t
+    ) throws(FileError) -> (FileDescriptor, FilePath) {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var generator = SystemRandomNumberGenerator()
+        while true {
+            let random = (0..<12).map { _ in alphabet.randomElement(using: &generator)! }
+            let path = directory.appending(FilePath(bytes: Array(prefix.utf8) + random + Array(".tmp".utf8)))
+            do {
+                return (try open(path, flags | O_CREAT | O_EXCL, permissions: permissions), path)
+            } catch where error.errno == .fileExists {
+                continue
+            }
+        }
+    }
+
     /// `read(2)` once into `buffer`, retried on `EINTR`.
     ///
     /// - Returns: the count of bytes read (0...buffer.count); 0 means end of file.

@@ -118,6 +118,19 @@ struct CommitGateTests {
         }
     }
 
+    @Test func aClosedGateCreatesNoTemporaryFile() async throws {
+        try await withScratchDirectory { directory in
+            let gate = CommitGate()
+            gate.removeUncommitted()  // the watchdog ran: the process is about to exit
+            await #expect(throws: CancellationError.self) {
+                _ = try await FileSink.create(
+                    at: directory.appending("late"), source: nil, options: .init(), system: .live, gate: gate)
+            }
+            let left = try entries(in: directory.path)
+            #expect(left.isEmpty)
+        }
+    }
+
     @Test func oneDecisionPerFileInFlight() async throws {
         try await withScratchDirectory { directory in
             let gate = CommitGate()
