@@ -45,7 +45,9 @@ struct SluiceMain {
         let watcher = SignalWatcher(gate: .shared)
         let finished = DispatchSemaphore(value: 0)
         let result = Mutex<Int32>(ExitStatus.failure)
-        let command = Task.detached {
+        // The command's own code (stat, unlink, messages on standard error) runs on a thread of
+        // its own, never on the cooperative pool; the pipeline's stages choose their own.
+        let command = Task.detached(executorPreference: BlockingIOExecutor(label: "sluice.command")) {
             let status = await run(arguments)
             result.withLock { $0 = status }
             finished.signal()
