@@ -34,7 +34,7 @@ struct MessageTests {
         #expect(!result.stderr.contains("CancellationError"))
     }
 
-    /// 2 MiB read whole (two 1 MiB chunks fit the pipeline) and a write that fails at 512 KiB
+    /// 2 MiB read (two 1 MiB chunks fit the pipeline) and a write that fails at 512 KiB
     /// (`EFBIG`): no JSON line has a fraction of 1 (the last said `1.0`, the source being read to
     /// its end), the bar on a terminal never says 100%.
     @Test func failedCopyNeverShowsComplete() async throws {
@@ -44,7 +44,9 @@ struct MessageTests {
         #expect(json.status == 1)
         let last = try ProgressLine(try #require(json.stderrLines.last(where: { $0.hasPrefix("{") })))
         #expect(last.isDone && last.object["error"] is String)
-        #expect(last.integer("bytesCompleted") == 2 << 20)
+        // How far the reader got before the write failed depends on the scheduling (the clamp
+        // itself is `ProgressBarLayoutTests.aSourceReadToItsEndIsShownBelowComplete`).
+        #expect((1...(2 << 20)).contains(last.integer("bytesCompleted") ?? 0))
         #expect(try #require(last.fraction) < 1, "\(last.text)")
         #expect(!json.stderr.contains("\"fraction\":1.0"), "\(json.stderr)")
 

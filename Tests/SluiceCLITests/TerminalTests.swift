@@ -64,6 +64,28 @@ struct TerminalBarTests {
         #expect(lines.last?.contains("100%") == true)
     }
 
+    /// C37's recent rate: a copy from a pipe whose writer stops. The hub publishes nothing while
+    /// no byte moves, so the bar itself redraws the stall: its rate falls to `0 B/s` once the
+    /// window has passed (events, not time: the test waits for that redraw, whenever it comes).
+    @Test func aStalledCopyShowsItsRateFallToZero() async throws {
+        let sandbox = try Sandbox()
+        let terminal = try PseudoTerminal(columns: 80)
+        let input = try Pipe.make()
+        let process = try CLI.start(
+            ["copy", "--progress", "-", "out"], in: sandbox, stdin: .descriptor(input.readEnd),
+            stderr: .descriptor(terminal.terminal))
+        input.closeReadEnd()
+        terminal.closeTerminal()
+        #expect(await onThread { writeAll(String(repeating: "x", count: 4 << 20), to: input.writeEnd) })
+        // The last snapshot is published as the last bytes move, with a rate above 0: a redraw
+        // that says 0 B/s is the stall drawn again.
+        #expect(await terminal.read { text in redraws(text).contains { $0.contains("4.0 MiB") && $0.contains(" 0 B/s") } })
+        input.closeWriteEnd()
+        let result = await process.finish()
+        #expect(result.status == 0)
+        #expect(sandbox.contents("out")?.count == 4 << 20)
+    }
+
     /// `script` gives the shell a controlling terminal, `set -m` job control: a job started with
     /// `&` is in a process group of its own, not the terminal's foreground group, and draws
     /// nothing; the same copy in the foreground draws its bar.
@@ -126,6 +148,17 @@ func readUpTo(_ count: Int, from descriptor: Int32) -> Int {
             fraction: total.map { Double(bytes) / Double($0) }, elapsed: .milliseconds(Int64(seconds * 1000)),
             bytesPerSecond: averageRate ?? (seconds > 0 ? Double(bytes) / seconds : 0), bufferedBytes: 0,
             peakBufferedBytes: 0, producerSuspended: .zero, isFinal: isFinal)
+    }
+
+    /// C39: a source read to its end while the write is still to come (or about to fail) is not
+    /// a success: only the last line of a success may say 1.0 or 100%.
+    @Test func aSourceReadToItsEndIsShownBelowComplete() {
+        let read = ProgressBarLayoutTests.snapshot(bytes: 100 << 20, seconds: 1)
+        #expect(read.fraction == 1.0)
+        let shown = ProgressDisplay.incomplete(read)
+        #expect(shown.fraction == 0.999)
+        #expect(!shown.jsonLine().contains("\"fraction\":1.0"))
+        #expect(!ProgressDisplay.bar(shown, rate: 1, label: "copy 'a'", columns: 80).contains("100%"))
     }
 
     @Test(arguments: [1, 10, 20, 30, 40, 60, 80, 120, 200])

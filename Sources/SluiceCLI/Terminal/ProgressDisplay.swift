@@ -49,7 +49,9 @@ struct ProgressDisplay {
             return
         }
         let updates = hub.subscribe()
-        let throttle = Throttle(interval: (mode == .json || onTerminal) ? .milliseconds(100) : .seconds(1)) { frame in
+        let throttle = Throttle(
+            interval: (mode == .json || onTerminal) ? .milliseconds(100) : .seconds(1), redrawsStalls: mode == .human
+        ) { frame in
             switch mode {
             case .json: Console.writeError(frame.snapshot.jsonLine() + "\n")
             case .human where onTerminal: Self.drawBar(frame.snapshot, rate: frame.rate, label: label, isLast: false)
@@ -60,21 +62,19 @@ struct ProgressDisplay {
         self.throttle = throttle
         renderer = Task.detached {
             var last: ProgressSnapshot?
-            var recent = RecentRate()
             // A snapshot held back by the interval is drawn once the interval has passed, also
-            // when no newer one comes (a pipeline waiting on an idle pipe).
+            // when no newer one comes (a pipeline waiting on an idle pipe); a stall is redrawn.
             let flusher = Task.detached {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: throttle.interval)
-                    await throttle.drawPending()
+                    await throttle.tick()
                 }
             }
             defer { flusher.cancel() }
             for await snapshot in updates {
                 last = snapshot
                 if snapshot.isFinal { break }
-                let shown = Self.incomplete(snapshot)
-                await throttle.offer(Frame(snapshot: shown, rate: recent.record(shown)))
+                await throttle.offer(Self.incomplete(snapshot))
             }
             await throttle.close()
             return last
@@ -88,20 +88,48 @@ struct ProgressDisplay {
     private actor Throttle {
         nonisolated let executor = BlockingIOExecutor(label: "sluice.progress")
         nonisolated let interval: Duration
+        /// Whether a snapshot that stays the newest for a second is drawn again, aged to now, so
+        /// the recent rate falls and the ETA grows while nothing moves (the bar, not JSON).
+        private let redrawsStalls: Bool
         private let draw: @Sendable (Frame) -> Void
+        private var recent = RecentRate()
+        private var newest: (snapshot: ProgressSnapshot, arrived: ContinuousClock.Instant)?
         private var lastDrawn: ContinuousClock.Instant?
         private var pending: Frame?
         private var isClosed = false
 
         nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-        init(interval: Duration, draw: @escaping @Sendable (Frame) -> Void) {
+        init(interval: Duration, redrawsStalls: Bool, draw: @escaping @Sendable (Frame) -> Void) {
             self.interval = interval
+            self.redrawsStalls = redrawsStalls
             self.draw = draw
         }
 
+        /// Records `snapshot` in the recent rate and draws it now, unless a line was drawn less
+        /// than `interval` ago; then keeps it.
+        func offer(_ snapshot: ProgressSnapshot) {
+            newest = (snapshot, .now)
+            offer(Frame(snapshot: snapshot, rate: recent.record(snapshot)))
+        }
+
+        /// What the flusher does every `interval`: draws a kept frame, or, when no snapshot
+        /// came for a second, the newest one again with its elapsed time advanced to now (the
+        /// hub publishes nothing while no byte moves).
+        func tick() {
+            if pending != nil { return drawPending() }
+            let now = ContinuousClock.now
+            guard redrawsStalls, !isClosed, let newest, now - newest.arrived >= .seconds(1),
+                lastDrawn.map({ now - $0 >= .seconds(1) }) ?? true
+            else { return }
+            var aged = newest.snapshot
+            aged.elapsed += now - newest.arrived
+            draw(Frame(snapshot: aged, rate: recent.record(aged)))
+            lastDrawn = now
+        }
+
         /// Draws `frame` now unless a line was drawn less than `interval` ago; then keeps it.
-        func offer(_ frame: Frame) {
+        private func offer(_ frame: Frame) {
             let now = ContinuousClock.now
             if let lastDrawn, now - lastDrawn < interval {
                 pending = frame
@@ -113,7 +141,7 @@ struct ProgressDisplay {
         }
 
         /// Draws the kept frame, if any, once `interval` has passed since the last line.
-        func drawPending() {
+        private func drawPending() {
             let now = ContinuousClock.now
             guard !isClosed, let pending, lastDrawn.map({ now - $0 >= interval }) ?? true else { return }
             draw(pending)
@@ -156,7 +184,7 @@ struct ProgressDisplay {
     /// `snapshot` with its fraction at most 0.999: the source may be read to its end while the
     /// last bytes are still being written, or while the operation is about to fail; `1.0` and
     /// `100%` are for the last line of an operation that succeeded.
-    private static func incomplete(_ snapshot: ProgressSnapshot) -> ProgressSnapshot {
+    static func incomplete(_ snapshot: ProgressSnapshot) -> ProgressSnapshot {
         var shown = snapshot
         shown.fraction = snapshot.fraction.map { min($0, 0.999) }
         return shown

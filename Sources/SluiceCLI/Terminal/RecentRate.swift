@@ -5,8 +5,9 @@ import Sluice
 /// A snapshot's ``ProgressSnapshot/bytesPerSecond`` is the average since the start (the
 /// documented JSON field): after a stall it stays low for as long again, and the ETA with it. The
 /// bar shows this rate instead: bytes completed over the last `window` of the snapshots' own
-/// elapsed times (at least the snapshot just before the window, so a pause shows as a drop). Until
-/// half a second has passed, the average is all there is.
+/// elapsed times (at least the snapshot just before the window). The hub publishes nothing while
+/// no byte moves, so during a stall the display records the newest snapshot again, aged to now,
+/// and the rate falls to 0. Until half a second has passed, the average is all there is.
 struct RecentRate {
     /// How far back the rate looks.
     let window: Duration
@@ -17,7 +18,10 @@ struct RecentRate {
     }
 
     /// Records `snapshot` and returns the recent rate in bytes per second (always finite, >= 0).
+    /// A snapshot may be older than a stalled one drawn aged to now: time never goes back here.
     mutating func record(_ snapshot: ProgressSnapshot) -> Double {
+        var snapshot = snapshot
+        snapshot.elapsed = max(snapshot.elapsed, samples.last?.elapsed ?? .zero)
         samples.append((snapshot.elapsed, snapshot.bytesCompleted))
         // Keep one sample at or before the start of the window: the rate spans the whole window.
         while samples.count > 2, snapshot.elapsed - samples[1].elapsed >= window {
