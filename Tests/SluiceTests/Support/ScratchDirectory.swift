@@ -1,3 +1,4 @@
+import CSluiceShims
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -117,9 +118,13 @@ func exists(_ path: FilePath) -> Bool {
 }
 
 /// A new pipe; the caller closes both ends.
+///
+/// Both ends are close-on-exec, atomically (`pipe2(2)`): the CLI tests in the same process spawn
+/// children all the time, and a child that inherited a write end would keep a reader here from
+/// ever seeing the end of the pipe.
 func makePipe() throws -> (read: FileDescriptor, write: FileDescriptor) {
     var ends: [CInt] = [-1, -1]
-    guard pipe(&ends) == 0 else { throw Errno(rawValue: errno) }
+    guard pipe2(&ends, O_CLOEXEC) == 0 else { throw Errno(rawValue: errno) }
     return (FileDescriptor(rawValue: ends[0]), FileDescriptor(rawValue: ends[1]))
 }
 
