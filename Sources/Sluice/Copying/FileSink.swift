@@ -123,7 +123,8 @@ public actor FileSink: ChunkSink {
         try await create(at: destination, source: source, options: options, system: .live, gate: gate)
     }
 
-    /// The seam for tests: the same, with the system calls to use for writes and fsyncs.
+    /// The seam for tests: the same, with the system calls to use for opens, writes, fsyncs,
+    /// closes and the rename.
     static func create(
         at destination: FilePath, source: FileStatus?, options: Options, system: SystemCalls,
         gate: CommitGate = .shared
@@ -166,8 +167,9 @@ public actor FileSink: ChunkSink {
             0o666
         }
         let destination = destination
+        let system = system
         let (ticket, descriptor, temporary) = try gate.register(destination: destination) { () throws(FileError) in
-            try Self.createTemporaryFile(beside: destination, mode: creationMode)
+            try Self.createTemporaryFile(beside: destination, mode: creationMode, system: system)
         }
         state = .open(descriptor, .replacing(temporary: temporary, ticket: ticket))
     }
@@ -192,7 +194,9 @@ public actor FileSink: ChunkSink {
     ///   while no reader has come.
     private func openInPlace() throws -> FileDescriptor {
         while true {
-            let opened = Result { () throws(FileError) in try FileDescriptor.open(destination, O_WRONLY | O_NONBLOCK) }
+            let opened = Result { () throws(FileError) in
+                try FileDescriptor.open(destination, O_WRONLY | O_NONBLOCK, system: system)
+            }
             switch opened {
             case .success(let descriptor):
                 _ = fcntl(descriptor.rawValue, F_SETFL, fcntl(descriptor.rawValue, F_GETFL) & ~O_NONBLOCK)
@@ -217,10 +221,12 @@ public actor FileSink: ChunkSink {
 
     /// Creates `.sluice-<random>.tmp` with `O_CREAT | O_EXCL` and `mode` (which the kernel
     /// narrows by the default ACL or the umask) in the destination's directory.
-    private static func createTemporaryFile(beside destination: FilePath, mode: UInt32) throws(FileError) -> (FileDescriptor, FilePath) {
+    private static func createTemporaryFile(
+        beside destination: FilePath, mode: UInt32, system: SystemCalls
+    ) throws(FileError) -> (FileDescriptor, FilePath) {
         do {
             return try FileDescriptor.createUnique(
-                in: destination.directory, prefix: ".sluice-", flags: O_WRONLY, permissions: mode_t(mode))
+                in: destination.directory, prefix: ".sluice-", flags: O_WRONLY, permissions: mode_t(mode), system: system)
         } catch {
             // Name the destination, not the temporary file, in the message.
             throw FileError.system("create", path: destination, errno: error.errno ?? .ioError)
@@ -254,7 +260,7 @@ public actor FileSink: ChunkSink {
         switch mode {
         case .inPlace:
             state = .committed
-            do { try descriptor.close() } catch {
+            do { try descriptor.close(system: system) } catch {
                 throw FileError.system("close", path: destination, errno: error)
             }
         case .replacing(let temporary, let ticket):
@@ -264,7 +270,7 @@ public actor FileSink: ChunkSink {
                     throw FileError.system("fsync", path: destination, errno: error)
                 }
             }
-            do { try descriptor.close() } catch {
+            do { try descriptor.close(system: system) } catch {
                 state = .open(FileDescriptor(rawValue: -1), mode)
                 throw FileError.system("close", path: destination, errno: error)
             }
@@ -294,15 +300,9 @@ public actor FileSink: ChunkSink {
     /// - Throws: ``FileError``: `alreadyExists` if the destination appeared meanwhile (the
     ///   temporary file is still there for ``abort()``), or the errno of the rename.
     private func moveIntoPlace(_ temporary: FilePath) throws(FileError) {
-        let result = temporary.withCString { from in
-            destination.withCString { to in
-                options.overwrite
-                    ? rename(from, to)
-                    : renameat2(CSluiceShims_AT_FDCWD, from, CSluiceShims_AT_FDCWD, to, CSluiceShims_RENAME_NOREPLACE)
-            }
-        }
-        if result == 0 { return }
-        var error = Errno.current
+        let flags = options.overwrite ? 0 : CSluiceShims_RENAME_NOREPLACE
+        let result = temporary.withCString { from in destination.withCString { to in system.rename(from, to, flags) } }
+        guard case .failure(var error) = result else { return }
         if !options.overwrite && (error == .invalidArgument || error == Errno(rawValue: ENOSYS)) {
             let linked = temporary.withCString { from in destination.withCString { to in link(from, to) } }
             if linked == 0 {
@@ -330,12 +330,12 @@ public actor FileSink: ChunkSink {
     public func abort() {
         guard case .open(let descriptor, let mode) = state else { return }
         state = .aborted
-        Self.discard(descriptor, mode, gate: gate)
+        Self.discard(descriptor, mode, gate: gate, system: system)
     }
 
     /// Closes `descriptor` and removes the temporary file of `mode`, if any.
-    private static func discard(_ descriptor: FileDescriptor, _ mode: Mode, gate: CommitGate) {
-        if descriptor.rawValue >= 0 { try? descriptor.close() }
+    private static func discard(_ descriptor: FileDescriptor, _ mode: Mode, gate: CommitGate, system: SystemCalls) {
+        if descriptor.rawValue >= 0 { try? descriptor.close(system: system) }
         if case .replacing(let temporary, let ticket) = mode {
             _ = temporary.withCString { unlink($0) }
             gate.unregister(ticket)
@@ -397,8 +397,8 @@ public actor FileSink: ChunkSink {
 
     /// `fsync(2)` of the directory, through the system-call seam.
     private func synchronizeDirectory(_ directory: FilePath) throws(FileError) {
-        let descriptor = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY)
-        try descriptor.closeAfter { () throws(FileError) in
+        let descriptor = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY, system: system)
+        try descriptor.closeAfter(system: system) { () throws(FileError) in
             do throws(Errno) { try descriptor.synchronize(system: system) } catch {
                 throw FileError.system("fsync", path: directory, errno: error)
             }
@@ -406,6 +406,6 @@ public actor FileSink: ChunkSink {
     }
 
     deinit {
-        if case .open(let descriptor, let mode) = state { Self.discard(descriptor, mode, gate: gate) }
+        if case .open(let descriptor, let mode) = state { Self.discard(descriptor, mode, gate: gate, system: system) }
     }
 }

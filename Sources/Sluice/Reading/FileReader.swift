@@ -48,7 +48,7 @@ actor FileReader {
     /// - Throws: ``FileError`` from `open(2)` or `fstat(2)`; `isDirectory` for a directory.
     func open() throws -> FileStatus {
         if descriptor == nil {
-            let opened = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK)
+            let opened = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK, system: system)
             _ = fcntl(opened.rawValue, F_SETFL, fcntl(opened.rawValue, F_GETFL) & ~O_NONBLOCK)
             descriptor = opened
         }
@@ -111,12 +111,12 @@ actor FileReader {
 
     private func closeIfOwned() {
         if ownsDescriptor, let descriptor {
-            try? descriptor.close()
+            try? descriptor.close(system: system)
             self.descriptor = nil
         }
     }
 
     deinit {
-        if ownsDescriptor, let descriptor { try? descriptor.close() }
+        if ownsDescriptor, let descriptor { try? descriptor.close(system: system) }
     }
 }

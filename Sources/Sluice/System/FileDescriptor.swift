@@ -32,16 +32,17 @@ public struct FileDescriptor: Sendable, Hashable {
     ///   - path: the file to open.
     ///   - flags: `O_RDONLY`, `O_WRONLY | O_CREAT | O_EXCL`, ...
     ///   - permissions: the mode for a created file (before the umask).
+    ///   - system: the system calls to use.
     /// - Throws: ``FileError`` (operation `open`) with the path and errno.
     public static func open(
-        _ path: FilePath, _ flags: CInt, permissions: mode_t = 0o666
+        _ path: FilePath, _ flags: CInt, permissions: mode_t = 0o666, system: SystemCalls = .live
     ) throws(FileError) -> FileDescriptor {
         while true {
-            let descriptor = path.withCString { Glibc.open($0, flags | O_CLOEXEC, permissions) }
-            if descriptor >= 0 { return FileDescriptor(rawValue: descriptor) }
-            let error = Errno.current
-            if error == .interrupted { continue }
-            throw .system("open", path: path, errno: error)
+            switch path.withCString({ system.open($0, flags | O_CLOEXEC, permissions) }) {
+            case .success(let descriptor): return FileDescriptor(rawValue: descriptor)
+            case .failure(.interrupted): continue
+            case .failure(let error): throw .system("open", path: path, errno: error)
+            }
         }
     }
 
@@ -52,7 +53,7 @@ public struct FileDescriptor: Sendable, Hashable {
     /// - Returns: the descriptor and the path created.
     /// - Throws: ``FileError`` (operation `open`) with the path tried and errno.
     static func createUnique(
-        in directory: FilePath, prefix: String, flags: CInt, permissions: mode_t
+        in directory: FilePath, prefix: String, flags: CInt, permissions: mode_t, system: SystemCalls = .live
     ) throws(FileError) -> (FileDescriptor, FilePath) {
         let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
         var generator = SystemRandomNumberGenerator()
@@ -60,7 +61,7 @@ public struct FileDescriptor: Sendable, Hashable {
             let random = (0..<12).map { _ in alphabet.randomElement(using: &generator)! }
             let path = directory.appending(FilePath(bytes: Array(prefix.utf8) + random + Array(".tmp".utf8)))
             do {
-                return (try open(path, flags | O_CREAT | O_EXCL, permissions: permissions), path)
+                return (try open(path, flags | O_CREAT | O_EXCL, permissions: permissions, system: system), path)
             } catch where error.errno == .fileExists {
                 continue
             }
@@ -149,16 +150,16 @@ public struct FileDescriptor: Sendable, Hashable {
     ///
     /// - Throws: the call's ``Errno`` (for example a delayed write error on NFS); the descriptor
     ///   is released either way.
-    public func close() throws(Errno) {
-        if Glibc.close(rawValue) < 0 {
-            let error = Errno.current
-            if error != .interrupted { throw error }
+    public func close(system: SystemCalls = .live) throws(Errno) {
+        switch system.close(rawValue) {
+        case .success, .failure(.interrupted): return
+        case .failure(let error): throw error
         }
     }
 
     /// Runs `body`, then closes the descriptor whatever `body` did; a close error is ignored.
-    public func closeAfter<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
-        defer { try? close() }
+    public func closeAfter<R, E: Error>(system: SystemCalls = .live, _ body: () throws(E) -> R) throws(E) -> R {
+        defer { try? close(system: system) }
         return try body()
     }
 }
