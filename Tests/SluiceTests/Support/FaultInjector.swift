@@ -1,0 +1,184 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+@testable import Sluice
+
+/// A kind of call on the system-call seam (``SystemCalls``).
+enum SystemCallKind: String, CaseIterable, Sendable, CustomStringConvertible {
+    case open, read, write, fsync, close, rename
+
+    var description: String { rawValue }
+}
+
+/// What an injected fault does to one call.
+enum InjectedFault: Sendable, Hashable, CustomStringConvertible {
+    /// The call fails with this errno and does nothing (a `close` releases the descriptor
+    /// first, as Linux does whatever `close(2)` reports).
+    case failure(Errno)
+    /// `EINTR` before anything happened (a `close`: after releasing the descriptor).
+    case interrupted
+    /// A `read` or `write` of more than one byte transfers half of them.
+    case shortTransfer
+    /// `EAGAIN`, as a descriptor in non-blocking mode answers when it is not ready.
+    case wouldBlock
+
+    var description: String {
+        switch self {
+        case .failure(let errno): "\(Self.name(errno))"
+        case .interrupted: "EINTR"
+        case .shortTransfer: "short"
+        case .wouldBlock: "EAGAIN"
+        }
+    }
+
+    /// Whether the operation must still end complete and identical.
+    var isTransient: Bool {
+        if case .failure = self { false } else { true }
+    }
+
+    private static func name(_ errno: Errno) -> String {
+        switch errno {
+        case .ioError: "EIO"
+        case .noSpace: "ENOSPC"
+        default: "errno \(errno.rawValue)"
+        }
+    }
+}
+
+/// One point of a fault sweep: the `index`th call (from 1) of `kind` gets `fault`.
+struct FaultPoint: Sendable, Hashable, CustomStringConvertible {
+    var kind: SystemCallKind
+    var index: Int
+    var fault: InjectedFault
+
+    var description: String { "\(fault) at \(kind) #\(index)" }
+}
+
+/// ``SystemCalls`` over the real ones that counts the calls of each kind, remembers which path
+/// each descriptor was opened with, and injects at most one fault (``point``).
+///
+/// Calls are counted per kind, not in one sequence: a pipeline's reader and writer run on
+/// threads of their own, so whether the 7th call is a read or a write depends on scheduling,
+/// while the 3rd write is always the same write.
+final class FaultInjector: Sendable {
+    private struct State {
+        var counts: [SystemCallKind: Int] = [:]
+        var opened: [CInt: String] = [:]
+        var target: String?
+    }
+
+    /// The fault to inject, if any.
+    let point: FaultPoint?
+    private let state = LockedValue(State())
+
+    init(injecting point: FaultPoint? = nil) {
+        self.point = point
+    }
+
+    /// The count of calls made, by kind.
+    var counts: [SystemCallKind: Int] { state.withLock { $0.counts } }
+
+    /// What the faulted call was about: the path it opened or renamed, or the path its
+    /// descriptor was opened with through the seam (`pipe` for one opened elsewhere); `nil`
+    /// while the point has not been reached.
+    var target: String? { state.withLock { $0.target } }
+
+    /// Counts a call and answers the fault it gets, if it is the point's.
+    private func fault(for kind: SystemCallKind, descriptor: CInt? = nil, path: UnsafePointer<CChar>? = nil) -> InjectedFault? {
+        state.withLock { state -> InjectedFault? in
+            let index = (state.counts[kind] ?? 0) + 1
+            state.counts[kind] = index
+            guard let point, point.kind == kind, point.index == index else { return nil }
+            state.target = path.map { String(cString: $0) } ?? descriptor.flatMap { state.opened[$0] } ?? "pipe"
+            return point.fault
+        }
+    }
+
+    private func record(_ descriptor: CInt, openedAt path: UnsafePointer<CChar>?) {
+        let name = path.map { String(cString: $0) }
+        state.withLock { $0.opened[descriptor] = name }
+    }
+
+    /// The seam: the real calls, with the fault at ``point``.
+    var system: SystemCalls {
+        let live = SystemCalls.live
+        return SystemCalls(
+            read: { descriptor, buffer, count in
+                switch self.fault(for: .read, descriptor: descriptor) {
+                case nil: live.read(descriptor, buffer, count)
+                case .failure(let errno): .failure(errno)
+                case .interrupted: .failure(.interrupted)
+                case .shortTransfer: live.read(descriptor, buffer, max(1, count / 2))
+                case .wouldBlock: .failure(.resourceTemporarilyUnavailable)
+                }
+            },
+            write: { descriptor, buffer, count in
+                switch self.fault(for: .write, descriptor: descriptor) {
+                case nil: live.write(descriptor, buffer, count)
+                case .failure(let errno): .failure(errno)
+                case .interrupted: .failure(.interrupted)
+                case .shortTransfer: live.write(descriptor, buffer, max(1, count / 2))
+                case .wouldBlock: .failure(.resourceTemporarilyUnavailable)
+                }
+            },
+            fsync: { descriptor in
+                switch self.fault(for: .fsync, descriptor: descriptor) {
+                case nil, .shortTransfer: live.fsync(descriptor)
+                case .failure(let errno): .failure(errno)
+                case .interrupted: .failure(.interrupted)
+                case .wouldBlock: .failure(.resourceTemporarilyUnavailable)
+                }
+            },
+            open: { path, flags, mode in
+                switch self.fault(for: .open, path: path) {
+                case nil, .shortTransfer:
+                    let result = live.open(path, flags, mode)
+                    if case .success(let descriptor) = result { self.record(descriptor, openedAt: path) }
+                    return result
+                case .failure(let errno): return .failure(errno)
+                case .interrupted: return .failure(.interrupted)
+                case .wouldBlock: return .failure(.resourceTemporarilyUnavailable)
+                }
+            },
+            close: { descriptor in
+                let fault = self.fault(for: .close, descriptor: descriptor)
+                self.record(descriptor, openedAt: nil)
+                let result = live.close(descriptor)  // released whatever close(2) reports
+                switch fault {
+                case nil, .shortTransfer: return result
+                case .failure(let errno): return .failure(errno)
+                case .interrupted: return .failure(.interrupted)
+                case .wouldBlock: return .failure(.resourceTemporarilyUnavailable)
+                }
+            },
+            rename: { from, to, flags in
+                switch self.fault(for: .rename, path: from) {
+                case nil, .shortTransfer: live.rename(from, to, flags)
+                case .failure(let errno): .failure(errno)
+                case .interrupted: .failure(.interrupted)
+                case .wouldBlock: .failure(.resourceTemporarilyUnavailable)
+                }
+            })
+    }
+}
+
+/// The descriptors of this process open on `directory` or below it (`/proc/self/fd` entries
+/// whose link points there).
+func openDescriptors(under directory: FilePath) throws -> [String] {
+    let prefix = directory.description
+    return try openDescriptorTargets().filter { $0 == prefix || $0.hasPrefix(prefix + "/") }
+}
+
+/// What every descriptor of this process is open on (`readlink(2)` of each `/proc/self/fd`
+/// entry; the one of the directory listing itself included).
+func openDescriptorTargets() throws -> [String] {
+    let directory: FilePath = "/proc/self/fd"
+    return try entries(in: directory).compactMap { name in
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = directory.appending(name).withCString { readlink($0, &buffer, buffer.count - 1) }
+        guard length >= 0 else { return nil }  // closed meanwhile (the listing's own descriptor)
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
