@@ -5,7 +5,8 @@
 /// ``FileError`` with code ``FileError/Code/closed`` (`EPIPE`; the process must ignore
 /// `SIGPIPE` to see it), which the CLI turns into a quiet exit with status 141.
 ///
-/// Writes run on the sink's own ``BlockingIOExecutor``. The descriptor is not closed.
+/// Writes run on the sink's own ``BlockingIOExecutor``. The descriptor is not closed. A
+/// descriptor in non-blocking mode is waited on in `poll(2)` while it answers `EAGAIN`.
 public actor DescriptorSink: ChunkSink {
     nonisolated let executor = BlockingIOExecutor(label: "sluice.descriptor-sink")
     /// The descriptor written to.

@@ -67,7 +67,8 @@ actor FileReader {
     /// Regular files: reads until the chunk is full or the file ends (short reads retried), so
     /// every chunk but the last is full. Pipes, FIFOs, terminals, sockets: returns what one
     /// `read(2)` delivered as soon as there is data, so a slow writer's bytes flow on at once;
-    /// while no data is there it waits in `poll(2)`, and ``cancel()`` wakes it.
+    /// while no data is there it waits in `poll(2)`, and ``cancel()`` wakes it. A read that
+    /// answers `EAGAIN` (a descriptor in non-blocking mode) waits in `poll(2)` again.
     ///
     /// - Throws: ``FileError`` (operation `read`) with the path and errno; `CancellationError`
     ///   once cancelled.
@@ -81,13 +82,19 @@ actor FileReader {
         let willWait = self.willWait.withLock { $0 }
         let chunk = try Chunk(capacity: chunkSize) { (buffer) throws -> Int in
             do {
-                if waitsForData {
+                while waitsForData {
                     willWait?()
                     // A signal left by an earlier read's cancellation is consumed and ignored.
                     guard try wake.waitUntilReadable(descriptor.rawValue, endsOnSignal: { Task.isCancelled }) else {
                         throw CancellationError()
                     }
-                    return try descriptor.read(into: buffer, system: system)
+                    do throws(Errno) {
+                        return try descriptor.read(into: buffer, system: system)
+                    } catch .resourceTemporarilyUnavailable {
+                        // A descriptor in non-blocking mode (a standard input shared with a
+                        // process that set O_NONBLOCK) whose data another reader took: wait again.
+                        continue
+                    }
                 }
                 return try descriptor.readFully(into: buffer, system: system)
             } catch let error as Errno {

@@ -99,7 +99,11 @@ public struct FileDescriptor: Sendable, Hashable {
 
     /// `write(2)` until every byte of `buffer` is written, retrying short writes and `EINTR`.
     ///
-    /// - Throws: the ``Errno`` of a failed `write(2)`; bytes before it were written.
+    /// A descriptor in non-blocking mode (a standard output that another process shares and
+    /// set `O_NONBLOCK` on) answers `EAGAIN` while it is full: the write then waits in
+    /// `poll(2)` until it can take more, as a blocking write would, instead of failing.
+    ///
+    /// - Throws: the ``Errno`` of a failed `write(2)` or `poll(2)`; bytes before it were written.
     public func write(contentsOf buffer: UnsafeRawBufferPointer, system: SystemCalls = .live) throws(Errno) {
         guard let base = buffer.baseAddress else { return }
         var written = 0
@@ -108,8 +112,21 @@ public struct FileDescriptor: Sendable, Hashable {
             case .success(0): throw Errno.ioError  // no progress and no error: never loop forever
             case .success(let count): written += count
             case .failure(.interrupted): continue
+            case .failure(.resourceTemporarilyUnavailable): try waitUntilWritable()
             case .failure(let error): throw error
             }
+        }
+    }
+
+    /// `poll(2)` until the descriptor can be written (or is in error, which the next write
+    /// reports), retried on `EINTR`.
+    ///
+    /// - Throws: the ``Errno`` of a failed `poll(2)`.
+    func waitUntilWritable() throws(Errno) {
+        var entry = pollfd(fd: rawValue, events: Int16(POLLOUT), revents: 0)
+        while poll(&entry, 1, -1) < 0 {
+            let error = Errno.current
+            if error != .interrupted { throw error }
         }
     }
 

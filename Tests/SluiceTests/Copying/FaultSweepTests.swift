@@ -15,9 +15,14 @@ import Testing
 /// - `open`: `ENOSPC`, `EINTR`; `read`: `EIO`, `EINTR`, short; `write`: `EIO`, `ENOSPC`,
 ///   `EINTR`, short; `fsync`: `EIO`, `ENOSPC`, `EINTR` (not in `fsync(2)`'s list, but NFS and
 ///   FUSE report it); `close`: `EIO`, `ENOSPC`, `EINTR`; `rename`: `ENOSPC` (`EINTR` is not
-///   among `rename(2)`'s errors, and a rename retried after one could find its source gone).
+///   among `rename(2)`'s errors, and a rename retried after one could find its source gone);
+/// - `EAGAIN` where it applies: only a descriptor in non-blocking mode answers it, and the only
+///   such descriptors on these paths are a caller's (a standard input or output that another
+///   process set `O_NONBLOCK` on): the pipe read in "pipe to file" and the pipe written in
+///   "file to standard output", which those runs put in non-blocking mode. Sluice opens its own
+///   files blocking (a source's `O_NONBLOCK` is cleared right after `open`).
 ///
-/// Each run must end complete and identical (`EINTR`, short transfers; and the faults
+/// Each run must end complete and identical (`EINTR`, short transfers, `EAGAIN`; and the faults
 /// Sluice rightly shrugs off: a `close` of the read-only source or of the directory, and an
 /// `open` or `fsync` of the directory after the rename, which is a warning naming the
 /// destination), or failed with a ``FileError`` whose operation is the faulted call's and whose
@@ -99,12 +104,15 @@ struct FaultSweepTests {
         }
     }
 
-    /// The faults a call of `kind` can meet, by its man page.
+    /// The faults a call of `kind` can meet, by its man page; `EAGAIN` only on the shape's
+    /// non-blocking pipe.
     static func faults(for kind: SystemCallKind, shape: Shape) -> [InjectedFault] {
         switch kind {
         case .open: [.failure(.noSpace), .interrupted]
-        case .read: [.failure(.ioError), .interrupted, .shortTransfer]
-        case .write: [.failure(.ioError), .failure(.noSpace), .interrupted, .shortTransfer]
+        case .read: [.failure(.ioError), .interrupted, .shortTransfer] + (shape == .pipeToFile ? [.wouldBlock] : [])
+        case .write:
+            [.failure(.ioError), .failure(.noSpace), .interrupted, .shortTransfer]
+                + (shape == .fileToStandardOutput ? [.wouldBlock] : [])
         case .fsync: [.failure(.ioError), .failure(.noSpace), .interrupted]
         case .close: [.failure(.ioError), .failure(.noSpace), .interrupted]
         case .rename: [.failure(.noSpace)]
