@@ -173,49 +173,44 @@ struct FaultSweepTests {
             }
             switch shape {
             case .fileToFile:
-                var sink: FileSink?
-                let result = await Result {
-                    let source = try await FileChunks.open(
-                        input, descriptor: nil, ownsDescriptor: true, chunkSize: FaultSweepTests.chunkSize, system: system)
-                    sink = try await fileSink(source, system)
-                    return try await perform(source, sink!)
-                }
-                return Run(
-                    result: result, output: exists(destination) ? try readFile(destination) : nil,
-                    warnings: await sink?.warnings ?? [])
+                return try await runToFile(reading: nil, system)
             case .pipeToFile:
                 let pipe = try makeTestPipe(sluiceReads: true, nonBlocking: nonBlocking)
                 defer { try? pipe.read.close() }
                 try inputBytes.withUnsafeBytes { try pipe.write.write(contentsOf: $0) }
                 try pipe.write.close()
-                var sink: FileSink?
-                let result = await Result {
-                    let source = try await FileChunks.open(
-                        "-", descriptor: pipe.read, ownsDescriptor: false, chunkSize: FaultSweepTests.chunkSize,
-                        system: system)
-                    sink = try await fileSink(source, system)
-                    return try await perform(source, sink!)
-                }
-                return Run(
-                    result: result, output: exists(destination) ? try readFile(destination) : nil,
-                    warnings: await sink?.warnings ?? [])
+                return try await runToFile(reading: pipe.read, system)
             case .fileToStandardOutput:
                 let pipe = try makeTestPipe(sluiceReads: false, nonBlocking: nonBlocking)
                 defer { try? pipe.read.close() }
                 let result = await Result {
-                    let source = try await FileChunks.open(
-                        input, descriptor: nil, ownsDescriptor: true, chunkSize: FaultSweepTests.chunkSize, system: system)
-                    return try await perform(source, DescriptorSink(pipe.write, path: "-", system: system))
+                    try await perform(openSource(nil, system), DescriptorSink(pipe.write, path: "-", system: system))
                 }
                 try pipe.write.close()
                 return Run(result: result, output: try readAll(pipe.read))
             }
         }
 
-        private func fileSink(_ source: FileChunks, _ system: SystemCalls) async throws -> FileSink {
-            try await FileSink.create(
-                at: destination, source: source.status, options: .init(overwrite: operation == .copy), system: system,
-                gate: gate)
+        /// Runs the operation into ``destination`` from ``input``, or from `descriptor` when given.
+        private func runToFile(reading descriptor: FileDescriptor?, _ system: SystemCalls) async throws -> Run {
+            var sink: FileSink?
+            let result = await Result {
+                let source = try await openSource(descriptor, system)
+                sink = try await FileSink.create(
+                    at: destination, source: source.status, options: .init(overwrite: operation == .copy),
+                    system: system, gate: gate)
+                return try await perform(source, sink!)
+            }
+            return Run(
+                result: result, output: exists(destination) ? try readFile(destination) : nil,
+                warnings: await sink?.warnings ?? [])
+        }
+
+        /// ``input``, or `descriptor` (named `-`, not closed) when given.
+        private func openSource(_ descriptor: FileDescriptor?, _ system: SystemCalls) async throws -> FileChunks {
+            try await FileChunks.open(
+                descriptor == nil ? input : "-", descriptor: descriptor, ownsDescriptor: descriptor == nil,
+                chunkSize: FaultSweepTests.chunkSize, system: system)
         }
 
         private func perform<Sink: ChunkSink>(_ source: FileChunks, _ sink: Sink) async throws -> CopyReport {

@@ -33,6 +33,16 @@ enum InjectedFault: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// What the call reports instead of its result; `nil` for a short transfer, which happens.
+    var errno: Errno? {
+        switch self {
+        case .failure(let errno): errno
+        case .interrupted: .interrupted
+        case .shortTransfer: nil
+        case .wouldBlock: .resourceTemporarilyUnavailable
+        }
+    }
+
     /// Whether the operation must still end complete and identical.
     var isTransient: Bool {
         if case .failure = self { false } else { true }
@@ -106,61 +116,41 @@ final class FaultInjector: Sendable {
         let live = SystemCalls.live
         return SystemCalls(
             read: { descriptor, buffer, count in
-                switch self.fault(for: .read, descriptor: descriptor) {
-                case nil: live.read(descriptor, buffer, count)
-                case .failure(let errno): .failure(errno)
-                case .interrupted: .failure(.interrupted)
-                case .shortTransfer: live.read(descriptor, buffer, max(1, count / 2))
-                case .wouldBlock: .failure(.resourceTemporarilyUnavailable)
-                }
+                self.transfer(.read, descriptor, count) { live.read(descriptor, buffer, $0) }
             },
             write: { descriptor, buffer, count in
-                switch self.fault(for: .write, descriptor: descriptor) {
-                case nil: live.write(descriptor, buffer, count)
-                case .failure(let errno): .failure(errno)
-                case .interrupted: .failure(.interrupted)
-                case .shortTransfer: live.write(descriptor, buffer, max(1, count / 2))
-                case .wouldBlock: .failure(.resourceTemporarilyUnavailable)
-                }
+                self.transfer(.write, descriptor, count) { live.write(descriptor, buffer, $0) }
             },
             fsync: { descriptor in
-                switch self.fault(for: .fsync, descriptor: descriptor) {
-                case nil, .shortTransfer: live.fsync(descriptor)
-                case .failure(let errno): .failure(errno)
-                case .interrupted: .failure(.interrupted)
-                case .wouldBlock: .failure(.resourceTemporarilyUnavailable)
-                }
+                if let errno = self.fault(for: .fsync, descriptor: descriptor)?.errno { return .failure(errno) }
+                return live.fsync(descriptor)
             },
             open: { path, flags, mode in
-                switch self.fault(for: .open, path: path) {
-                case nil, .shortTransfer:
-                    let result = live.open(path, flags, mode)
-                    if case .success(let descriptor) = result { self.record(descriptor, openedAt: path) }
-                    return result
-                case .failure(let errno): return .failure(errno)
-                case .interrupted: return .failure(.interrupted)
-                case .wouldBlock: return .failure(.resourceTemporarilyUnavailable)
-                }
+                if let errno = self.fault(for: .open, path: path)?.errno { return .failure(errno) }
+                let result = live.open(path, flags, mode)
+                if case .success(let descriptor) = result { self.record(descriptor, openedAt: path) }
+                return result
             },
             close: { descriptor in
-                let fault = self.fault(for: .close, descriptor: descriptor)
+                let errno = self.fault(for: .close, descriptor: descriptor)?.errno
                 self.record(descriptor, openedAt: nil)
                 let result = live.close(descriptor)  // released whatever close(2) reports
-                switch fault {
-                case nil, .shortTransfer: return result
-                case .failure(let errno): return .failure(errno)
-                case .interrupted: return .failure(.interrupted)
-                case .wouldBlock: return .failure(.resourceTemporarilyUnavailable)
-                }
+                return errno.map { .failure($0) } ?? result
             },
             rename: { from, to, flags in
-                switch self.fault(for: .rename, path: from) {
-                case nil, .shortTransfer: live.rename(from, to, flags)
-                case .failure(let errno): .failure(errno)
-                case .interrupted: .failure(.interrupted)
-                case .wouldBlock: .failure(.resourceTemporarilyUnavailable)
-                }
+                if let errno = self.fault(for: .rename, path: from)?.errno { return .failure(errno) }
+                return live.rename(from, to, flags)
             })
+    }
+
+    /// A `read` or `write` of `count` bytes, made by `call` with the count to transfer, with the
+    /// fault of this call if any.
+    private func transfer(
+        _ kind: SystemCallKind, _ descriptor: CInt, _ count: Int, _ call: (Int) -> Result<Int, Errno>
+    ) -> Result<Int, Errno> {
+        let fault = self.fault(for: kind, descriptor: descriptor)
+        if let errno = fault?.errno { return .failure(errno) }
+        return call(fault == .shortTransfer ? max(1, count / 2) : count)
     }
 }
 
