@@ -154,21 +154,16 @@ final class FaultInjector: Sendable {
     }
 }
 
-/// The descriptors of this process open on `directory` or below it (`/proc/self/fd` entries
-/// whose link points there).
+/// The descriptors of this process open on `directory` or below it: the `/proc/self/fd`
+/// entries whose link (`readlink(2)`) points there.
 func openDescriptors(under directory: FilePath) throws -> [String] {
     let prefix = directory.description
-    return try openDescriptorTargets().filter { $0 == prefix || $0.hasPrefix(prefix + "/") }
-}
-
-/// What every descriptor of this process is open on (`readlink(2)` of each `/proc/self/fd`
-/// entry; the one of the directory listing itself included).
-func openDescriptorTargets() throws -> [String] {
-    let directory: FilePath = "/proc/self/fd"
-    return try entries(in: directory).compactMap { name in
+    let descriptors: FilePath = "/proc/self/fd"
+    return try entries(in: descriptors).compactMap { name -> String? in
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = directory.appending(name).withCString { readlink($0, &buffer, buffer.count - 1) }
+        let length = descriptors.appending(name).withCString { readlink($0, &buffer, buffer.count - 1) }
         guard length >= 0 else { return nil }  // closed meanwhile (the listing's own descriptor)
-        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let target = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return target == prefix || target.hasPrefix(prefix + "/") ? target : nil
     }
 }
