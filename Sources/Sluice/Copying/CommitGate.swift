@@ -169,6 +169,13 @@ public final class CommitGate: Sendable {
         state.withLock { Set($0.files.values.lazy.filter { !$0.isCommitted }.map(\.temporary)) }
     }
 
+    /// The count of files registered now, before or past their commit point: 0 once every
+    /// sink has committed or aborted (a file left registered would hold up
+    /// ``waitForCommittedFiles()`` or be removed by ``removeUncommitted()``).
+    var registeredFileCount: Int {
+        state.withLock { $0.files.count }
+    }
+
     // MARK: For FileSink
 
     /// Creates (with `create`, under the lock) and registers a temporary file that will be

@@ -35,7 +35,8 @@ import Testing
 /// descriptors that are its own: those open below this sweep's scratch directory (the source,
 /// the temporary file, the directory: none may be left), and the reader's wake-up pipe, the one
 /// pipe Sluice makes for itself, whose owner must be gone (its `deinit` closes both ends). The
-/// test's pipes are the test's to close.
+/// test's pipes are the test's to close. The sinks of a sweep share one ``CommitGate``, as the
+/// files of one `sluice` process do, and none may stay registered there after its run.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct FaultSweepTests {
     enum Operation: String, CaseIterable, Sendable {
@@ -74,6 +75,7 @@ struct FaultSweepTests {
                 let failed = try await fixture.check(run, point: point, target: injector.target, reference: referenceOutput)
                 #expect(try openDescriptors(under: directory.path) == [], "\(point): descriptors left open")
                 #expect(!run.wakePipeIsOpen, "\(point): the reader's wake-up pipe is still open")
+                #expect(fixture.gate.registeredFileCount == 0, "\(point): a file still registered at the commit gate")
                 if failed {
                     failures += 1
                     let next = try await fixture.run(FaultInjector())
