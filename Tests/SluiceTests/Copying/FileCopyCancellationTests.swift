@@ -65,7 +65,7 @@ struct FileCopyCancellationTests {
         defer { directory.remove() }
         let recorded = LockedValue<(points: [AwaitPoint], late: [AwaitPoint], hasReturned: Bool)>(([], [], false))
         let cancel = LockedValue<(@Sendable () -> Void)?>(nil)
-        var watched: [String] = [directory.path.description + "/"]
+        var pipes: [String] = []
 
         var feeder: ThreadResult<Void>?
         var drained: ThreadResult<[UInt8]>?
@@ -80,7 +80,7 @@ struct FileCopyCancellationTests {
                 source = try await FileChunks.open(path, chunkSize: chunkSize)
             case .pipeToFile:
                 let pipe = try makePipe()
-                watched += [try pipeName(pipe.read)]
+                pipes.append(try pipeName(pipe.read))
                 closeAfterRun.append(pipe.read)
                 feeder = ThreadResult {
                     var start = 0
@@ -99,7 +99,7 @@ struct FileCopyCancellationTests {
                 sink = AnyTestSink(try await FileSink.create(at: directory.appending("output"), source: source.status))
             case .fileToStandardOutput:
                 let pipe = try makePipe()
-                watched += [try pipeName(pipe.write)]
+                pipes.append(try pipeName(pipe.write))
                 closeAfterRun.append(pipe.write)
                 drained = ThreadResult {
                     defer { try? pipe.read.close() }
@@ -141,7 +141,9 @@ struct FileCopyCancellationTests {
         let (points, late) = recorded.withLock { ($0.points, $0.late) }
         return Outcome(
             result: result, points: points, output: output, entries: try entries(in: directory.path),
-            leakedDescriptors: openDescriptors().filter { name in watched.contains { name.hasPrefix($0) } },
+            leakedDescriptors: openDescriptors().filter { name in
+                name.hasPrefix(directory.path.description + "/") || pipes.contains(name)
+            },
             latePoints: late)
     }
 
