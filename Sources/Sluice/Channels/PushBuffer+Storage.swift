@@ -190,11 +190,14 @@ extension PushBuffer {
             }
         }
 
-        /// The consumer's iterator is gone, or its task was cancelled: stop the source.
+        /// The consumer's iterator is gone, or its task was cancelled: stop the source. The
+        /// resume callback can never run again, so it is released: one that captures the buffer
+        /// (the usual way to yield from it) would otherwise keep the buffer alive for ever.
         @usableFromInline
         func consumerTerminated() {
             act(machine.withLock { $0.consumerTerminated() })
             spill?.close()
+            _ = resumeCallback.withLock { $0.take() }
         }
 
         @usableFromInline

@@ -223,7 +223,8 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     /// with no lock held, so it may yield again. It is skipped when a newer pause overtook it: a
     /// yield that answered ``Demand/pause`` after the drain and before the callback's turn (the
     /// next crossing resumes the source). It does not run once the stream has ended. A later
-    /// registration replaces an earlier one.
+    /// registration replaces an earlier one. It is released when the consumer's iterator is
+    /// gone, so a callback that captures the buffer does not keep it alive.
     ///
     /// - Parameter callback: resumes the source. Runs on the consumer's task, inside `next()`;
     ///   keep it short (it delays the consumer).

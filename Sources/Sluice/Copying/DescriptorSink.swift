@@ -41,8 +41,13 @@ public actor DescriptorSink: ChunkSink {
         try descriptor.write(chunk, path: path, system: system)
     }
 
-    /// Nothing to make final: the bytes are already written.
-    public func commit() {}
+    /// Nothing to make final: the bytes are already written. A task cancelled before this
+    /// point still ends as cancelled, as with every other sink.
+    ///
+    /// - Throws: `CancellationError` if the task was cancelled.
+    public func commit() throws {
+        try Task.checkCancellation()
+    }
 
     /// Nothing to take back.
     public func abort() {}

@@ -59,6 +59,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     private let totalBytes: Int64?
     private let options: Options
     private let makeTransform: TransformFactory?
+    /// For tests: called in each stage at every ``AwaitPoint``, so that a test can cancel the
+    /// run at exactly one of them. `nil` (no cost but a check per `await`) outside tests.
+    var awaitPointHook: AwaitPointHook?
 
     /// The copy's progress: subscribe before calling ``run()``. Its last snapshot comes after the
     /// sink committed (or failed), and then every subscriber's stream ends.
@@ -120,6 +123,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         let sink = self.sink
         let computesCRC32 = options.computesCRC32 && makeTransform == nil
         let makeTransform = self.makeTransform
+        let hook = awaitPointHook
 
         var results: [StageResult] = []
         var errors: [any Error] = []
@@ -132,11 +136,11 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
                 let collected = await withTaskGroup(of: Result<StageResult, any Error>.self) { upstream in
                     // Its own thread: the CRC-32 of a large chunk is blocking work too.
                     upstream.addTask(executorPreference: BlockingIOExecutor(label: "sluice.read-stage")) {
-                        await Result { try await Self.read(source, into: input, recorder: recorder, computesCRC32: computesCRC32) }
+                        await Result { try await Self.read(source, into: input, recorder: recorder, computesCRC32: computesCRC32, hook: hook) }
                     }
                     if let makeTransform, let output {
                         upstream.addTask(executorPreference: BlockingIOExecutor(label: "sluice.transform")) {
-                            await Result { try await Self.transform(input, into: output, using: makeTransform) }
+                            await Result { try await Self.transform(input, into: output, using: makeTransform, hook: hook) }
                         }
                     }
                     var collected: [Result<StageResult, any Error>] = []
@@ -151,7 +155,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
                 return (false, collected)
             }
             group.addTask {
-                (true, [await Result { try await Self.write(output ?? input, to: sink, recorder: recorder) }])
+                (true, [await Result { try await Self.write(output ?? input, to: sink, recorder: recorder, hook: hook) }])
             }
             for await (isSink, stages) in group {
                 for result in stages {
@@ -168,7 +172,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         if errors.isEmpty {
             do {
                 try Task.checkCancellation()
-                try await sink.commit()
+                try await hook.map(AwaitPoints.init).around(.sinkCommit) { try await sink.commit() }
             } catch {
                 errors.append(error)
             }
@@ -208,16 +212,19 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     }
 
     private static func read(
-        _ source: Source, into channel: BoundedChannel<Chunk>, recorder: ProgressRecorder, computesCRC32: Bool
+        _ source: Source, into channel: BoundedChannel<Chunk>, recorder: ProgressRecorder, computesCRC32: Bool,
+        hook: AwaitPointHook?
     ) async throws -> StageResult {
+        let points = hook.map(AwaitPoints.init)
         var crc = CRC32()
         var bytes: Int64 = 0
         do {
-            for try await chunk in source {
+            var chunks = source.makeAsyncIterator()
+            while let chunk = try await points.around(.sourceNext, { try await chunks.next() }) {
                 if computesCRC32 { chunk.withUnsafeBytes { crc.update($0) } }
                 bytes += Int64(chunk.count)
                 recorder.recordRead(chunk.count)
-                try await channel.send(chunk)
+                try await points.around(.readSend) { try await channel.send(chunk) }
             }
             channel.finish()
             return .read(bytes: bytes, crc32: computesCRC32 ? crc.value : nil)
@@ -228,15 +235,20 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     }
 
     private static func transform(
-        _ input: BoundedChannel<Chunk>, into output: BoundedChannel<Chunk>, using makeTransform: TransformFactory
+        _ input: BoundedChannel<Chunk>, into output: BoundedChannel<Chunk>, using makeTransform: TransformFactory,
+        hook: AwaitPointHook?
     ) async throws -> StageResult {
+        let points = hook.map(AwaitPoints.init)
         do {
             var transform = try makeTransform()
-            let emit: (Chunk) async throws -> Void = { chunk in try await output.send(chunk) }
-            for try await chunk in input {
-                try await transform.process(chunk, emit: emit)
+            let emit: (Chunk) async throws -> Void = { chunk in
+                try await points.around(.transformSend) { try await output.send(chunk) }
             }
-            let summary = try await transform.finish(emit: emit)
+            var chunks = input.makeAsyncIterator()
+            while let chunk = try await points.around(.transformReceive, { try await chunks.next() }) {
+                try await points.around(.transformProcess) { try await transform.process(chunk, emit: emit) }
+            }
+            let summary = try await points.around(.transformFinish) { try await transform.finish(emit: emit) }
             output.finish()
             return .transformed(summary)
         } catch {
@@ -246,10 +258,12 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     }
 
     private static func write(
-        _ channel: BoundedChannel<Chunk>, to sink: Sink, recorder: ProgressRecorder
+        _ channel: BoundedChannel<Chunk>, to sink: Sink, recorder: ProgressRecorder, hook: AwaitPointHook?
     ) async throws -> StageResult {
-        for try await chunk in channel {
-            try await sink.write(chunk)
+        let points = hook.map(AwaitPoints.init)
+        var chunks = channel.makeAsyncIterator()
+        while let chunk = try await points.around(.writeReceive, { try await chunks.next() }) {
+            try await points.around(.sinkWrite) { try await sink.write(chunk) }
             recorder.recordWritten(chunk.count)
         }
         return .written

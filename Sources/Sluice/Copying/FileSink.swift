@@ -250,9 +250,9 @@ public actor FileSink: ChunkSink {
     /// A directory that cannot be synced after the rename is a warning (``warnings``), not a
     /// failure: the data is in place.
     ///
-    /// - Throws: ``FileError`` of the step that failed; `CancellationError` if the gate recorded
-    ///   an interruption before the commit point (nothing renamed). The temporary file is then
-    ///   still there for ``abort()`` to remove.
+    /// - Throws: ``FileError`` of the step that failed; `CancellationError` if the task was
+    ///   cancelled, or the gate recorded an interruption, before the commit point (nothing
+    ///   renamed). The temporary file is then still there for ``abort()`` to remove.
     public func commit() throws {
         guard case .open(let descriptor, let mode) = state else {
             preconditionFailure("FileSink.commit after commit or abort")
@@ -275,6 +275,9 @@ public actor FileSink: ChunkSink {
                 throw FileError.system("close", path: destination, errno: error)
             }
             state = .open(FileDescriptor(rawValue: -1), mode)
+            // A cancellation that came while the data was synced is still before the commit
+            // point: nothing is renamed, and abort() removes the temporary file.
+            try Task.checkCancellation()
             try gate.commit(ticket) { () throws(FileError) in try moveIntoPlace(temporary) }
             state = .committed
             replacedDestination = true

@@ -103,6 +103,24 @@ struct PushBufferTests {
         #expect(elements == [1, 2, 3, 300, 4, 400, 5, 500, 6, 600])
     }
 
+    /// A resume callback that captures the buffer (as one that yields does) must not keep the
+    /// buffer alive once its consumer is gone: LeakSanitizer found that cycle.
+    @Test func resumeCallbackIsReleasedWhenTheConsumerIsGone() async throws {
+        final class Captured: Sendable {}
+        weak var captured: Captured?
+        let buffer = PushBuffer<Int>(capacity: 4)
+        do {
+            let object = Captured()
+            captured = object
+            buffer.onResume { _ = object }
+            var iterator = buffer.makeAsyncIterator()
+            buffer.yield(1)
+            #expect(try await iterator.next() == 1)
+            #expect(captured != nil)
+        }
+        #expect(captured == nil)
+    }
+
     // MARK: Cancellation and the gate
 
     @Test func hookInstalledAfterTheConsumerLeftRunsAtOnce() async {
