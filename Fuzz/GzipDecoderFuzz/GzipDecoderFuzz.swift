@@ -19,6 +19,8 @@
 //     CRC, magic and method errors the offsets and stored values too);
 //   - an emitted chunk is empty or larger than the output chunk size; more output than the
 //     limit; output emitted before an error that is not a prefix of the reference's output;
+//   - a call to `process` returns without having emitted all the output its input decodes to
+//     (what zlib, given the input up to the same point, has produced when it wants more);
 //   - a call after an error does not throw the same error.
 // The decoder's own preconditions and AddressSanitizer catch the rest; libFuzzer's -timeout,
 // -rss_limit_mb and -malloc_limit_mb (set by Fuzz/run) make a hang or unbounded memory a

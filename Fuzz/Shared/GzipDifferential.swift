@@ -11,7 +11,7 @@ private let defaultOutputLimit = 1 << 20
 
 /// Decodes `plan.payload` with GzipDecoder and with zlib, and stops the process if they disagree.
 func checkAgainstZlib(_ plan: FuzzPlan) {
-    let expected = referenceDecode(plan.payload, limit: plan.outputLimit)
+    let expected = referenceDecode(plan.payload, chunks: plan.chunks, limit: plan.outputLimit)
     let observed = runBlocking { await decodeWithSluice(plan) }
     compare(observed, expected, plan)
 }
@@ -79,6 +79,8 @@ struct FuzzPlan: Sendable {
 
 struct Observed: Sendable {
     var output: [UInt8] = []
+    /// After each `process` that returned: the input's end so far and the output's size.
+    var outputAfterInput: [(inputEnd: Int, outputCount: Int)] = []
     var result: Result<TransformSummary, GzipError> = .success(TransformSummary())
     var problems: [String] = []
 }
@@ -99,6 +101,7 @@ func decodeWithSluice(_ plan: FuzzPlan) async -> Observed {
     do {
         for range in plan.chunks {
             try await decoder.process(Chunk(plan.payload[range]), emit: emit)
+            observed.outputAfterInput.append((range.upperBound, observed.output.count))
         }
         finished = true
         observed.result = .success(try await decoder.finish(emit: emit))
@@ -134,6 +137,9 @@ enum Verdict: Equatable {
 
 struct Reference {
     var output: [UInt8] = []
+    /// Where zlib, given the input up to a chunk's end, stopped for want of more: that end and
+    /// the output's size then (what a streaming decoder must have emitted by that point).
+    var outputAtStall: [Int: Int] = [:]
     var verdict = Verdict.accepted(warning: false)
 }
 
@@ -143,7 +149,10 @@ struct Reference {
 /// (`1f`, then `8b`); only gzip with method 8 is accepted. One intentional reading: once NUL
 /// padding has begun, everything after it is trailing bytes, even a complete member (as
 /// GzipDecoder documents: padding ends the members).
-func referenceDecode(_ payload: [UInt8], limit: Int) -> Reference {
+///
+/// zlib gets the input up to each chunk's end in turn (`chunks`), so `outputAtStall` says how
+/// much output that much input yields; its output does not depend on how the input is split.
+func referenceDecode(_ payload: [UInt8], chunks: [Range<Int>], limit: Int) -> Reference {
     var reference = Reference()
     let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
     stream.initialize(to: z_stream())
@@ -153,6 +162,8 @@ func referenceDecode(_ payload: [UInt8], limit: Int) -> Reference {
     var scratch = [UInt8](repeating: 0, count: 64 << 10)
     var position = 0
     var members = 0
+    var boundaries = chunks.map(\.upperBound).makeIterator()
+    var boundary = boundaries.next() ?? payload.count
     func reject(_ kind: GzipError.Kind, at offset: Int?, _ message: String? = nil) -> Reference {
         reference.verdict = .rejected(kind, offset: offset.map(Int64.init), message: message)
         return reference
@@ -179,14 +190,16 @@ func referenceDecode(_ payload: [UInt8], limit: Int) -> Reference {
         guard inflateReset(stream) == Z_OK else { fatalError("inflateReset failed") }
         var memberOutput = 0
         while true {
+            while boundary <= position && boundary < payload.count { boundary = boundaries.next() ?? payload.count }
+            let end = max(boundary, position)
             let (code, consumed, produced) = payload.withUnsafeBufferPointer { input in
                 scratch.withUnsafeMutableBufferPointer { output in
                     stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress.map { $0 + position })
-                    stream.pointee.avail_in = UInt32(input.count - position)
+                    stream.pointee.avail_in = UInt32(end - position)
                     stream.pointee.next_out = output.baseAddress
                     stream.pointee.avail_out = UInt32(output.count)
                     let code = inflate(stream, Z_NO_FLUSH)
-                    let consumed = input.count - position - Int(stream.pointee.avail_in)
+                    let consumed = end - position - Int(stream.pointee.avail_in)
                     let produced = output.count - Int(stream.pointee.avail_out)
                     stream.pointee.next_in = nil
                     stream.pointee.next_out = nil
@@ -203,7 +216,9 @@ func referenceDecode(_ payload: [UInt8], limit: Int) -> Reference {
             if code == Z_STREAM_END { break }
             if code == Z_OK && (consumed > 0 || produced > 0) { continue }
             if code == Z_OK || code == Z_BUF_ERROR {
-                guard position == payload.count else { fatalError("reference inflate stalled with input left") }
+                guard position == end else { fatalError("reference inflate stalled with input left") }
+                reference.outputAtStall[end] = reference.output.count
+                if end < payload.count { continue }
                 return reject(.truncatedInput, at: payload.count)
             }
             let message = stream.pointee.msg.map { String(cString: $0) }
@@ -236,6 +251,12 @@ func compare(_ observed: Observed, _ expected: Reference, _ plan: FuzzPlan) {
         fatalError("GzipDecoder disagrees with zlib: \(what) [payload \(plan.payload.count) bytes, output chunk size \(plan.outputChunkSize), limit \(plan.outputLimit), \(plan.chunks.count) input chunks]")
     }
     if let problem = observed.problems.first { fail(problem) }
+    // Output is never held back: what a call's input decodes to is emitted by that call.
+    for (inputEnd, outputCount) in observed.outputAfterInput {
+        if let decodable = expected.outputAtStall[inputEnd], outputCount != decodable {
+            fail("after input byte \(inputEnd) emitted \(outputCount) bytes; zlib decodes \(decodable) from that input")
+        }
+    }
     switch (observed.result, expected.verdict) {
     case (.success(let summary), .accepted(let warning)):
         if observed.output != expected.output {
