@@ -24,11 +24,11 @@ struct FuzzPlan: Sendable {
     /// Each chunk as a range of `payload`.
     var chunks: [Range<Int>]
 
-    init(outputChunkSize: Int, outputLimit: Int, payload: [UInt8], chunks: [Range<Int>]) {
+    private init(outputChunkSize: Int) {
         self.outputChunkSize = outputChunkSize
-        self.outputLimit = outputLimit
-        self.payload = payload
-        self.chunks = chunks
+        outputLimit = defaultOutputLimit
+        payload = []
+        chunks = []
     }
 
     /// Reads the control bytes at the start of `input` (see the layout in
@@ -38,7 +38,7 @@ struct FuzzPlan: Sendable {
         var position = 1
         let sizeCount = Int(control >> 3) & 7
         guard input.count >= position + sizeCount else { return nil }
-        var plan = FuzzPlan(outputChunkSize: outputChunkSizes[Int(control & 7)], outputLimit: defaultOutputLimit, payload: [], chunks: [])
+        var plan = FuzzPlan(outputChunkSize: outputChunkSizes[Int(control & 7)])
         plan.chunkSizes = input[position..<(position + sizeCount)].map(Int.init)
         position += sizeCount
         if control & 0x40 != 0 {
