@@ -40,8 +40,9 @@ public struct GzipError: Error, Sendable, Hashable, CustomStringConvertible {
     public var kind: Kind
 
     /// The byte offset in the compressed input at which the failure was detected (0 for the
-    /// first byte). For ``Kind/notGzip`` and ``Kind/unknownMethod(_:)`` it is the offending
-    /// byte; for trailer mismatches, the start of the stored field; for
+    /// first byte). For ``Kind/notGzip`` it is the start of the member whose magic bytes are
+    /// wrong; for ``Kind/unknownMethod(_:)``, the method byte; for trailer mismatches, the start
+    /// of the stored field; for
     /// ``Kind/truncatedInput``, the input's length. An encoder reports the count of
     /// uncompressed bytes it had consumed.
     public var offset: Int64
