@@ -1,6 +1,6 @@
 import Testing
 
-/// Messages and exit statuses of DESIGN.md's table: 0, 1, 64.
+/// Messages and exit statuses of the README's table: 0, 1, 64.
 @Suite(.timeLimit(.minutes(1)))
 struct ExitStatusTests {
     @Test func missingSourceFailsWithTheErrnoMessage() async throws {

@@ -6,7 +6,7 @@ struct UsageError: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// The program exit statuses (DESIGN.md, "The CLI").
+/// The program exit statuses (README, "Exit status").
 enum ExitStatus {
     static let success: Int32 = 0
     static let failure: Int32 = 1
