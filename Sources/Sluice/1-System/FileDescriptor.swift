@@ -37,12 +37,9 @@ public struct FileDescriptor: Sendable, Hashable {
     public static func open(
         _ path: FilePath, _ flags: CInt, permissions: mode_t = 0o666, system: SystemCalls = .live
     ) throws(FileError) -> FileDescriptor {
-        while true {
-            switch path.withCString({ system.open($0, flags | O_CLOEXEC, permissions) }) {
-            case .success(let descriptor): return FileDescriptor(rawValue: descriptor)
-            case .failure(.interrupted): continue
-            case .failure(let error): throw .system("open", path: path, errno: error)
-            }
+        switch Errno.retryingInterrupts({ path.withCString { system.open($0, flags | O_CLOEXEC, permissions) } }) {
+        case .success(let descriptor): return FileDescriptor(rawValue: descriptor)
+        case .failure(let error): throw .system("open", path: path, errno: error)
         }
     }
 
@@ -74,13 +71,7 @@ public struct FileDescriptor: Sendable, Hashable {
     /// - Throws: the call's ``Errno``.
     public func read(into buffer: UnsafeMutableRawBufferPointer, system: SystemCalls = .live) throws(Errno) -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
-        while true {
-            switch system.read(rawValue, base, buffer.count) {
-            case .success(let count): return count
-            case .failure(.interrupted): continue
-            case .failure(let error): throw error
-            }
-        }
+        return try Errno.retryingInterrupts { system.read(rawValue, base, buffer.count) }.get()
     }
 
     /// Reads until `buffer` is full or the file ends, retrying short reads and `EINTR`.
@@ -124,20 +115,40 @@ public struct FileDescriptor: Sendable, Hashable {
     /// - Throws: the ``Errno`` of a failed `poll(2)`.
     func waitUntilWritable() throws(Errno) {
         var entry = pollfd(fd: rawValue, events: Int16(POLLOUT), revents: 0)
-        while poll(&entry, 1, -1) < 0 {
-            let error = Errno.current
-            if error != .interrupted { throw error }
-        }
+        _ = try Errno.retryingInterrupts { poll(&entry, 1, -1) }
     }
 
-    /// Writes every byte of `chunk` (see ``write(contentsOf:system:)``), naming `path` in the error.
+    /// `pread(2)` once into `buffer` at `offset`, retried on `EINTR`; the file offset is not
+    /// used or moved.
     ///
-    /// - Throws: ``FileError`` (operation `write`) with `path` and the errno.
-    public func write(_ chunk: Chunk, path: FilePath, system: SystemCalls = .live) throws(FileError) {
-        do {
-            try chunk.withUnsafeBytes { (buffer) throws(Errno) in try write(contentsOf: buffer, system: system) }
-        } catch {
-            throw .system("write", path: path, errno: error)
+    /// - Parameters:
+    ///   - offset: where in the file to read, in bytes from its start.
+    ///   - buffer: where the bytes go.
+    /// - Returns: the count of bytes read (0...buffer.count); 0 means `offset` is at or past
+    ///   the end of the file.
+    /// - Throws: the call's ``Errno``.
+    public func read(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        return try Errno.retryingInterrupts { pread(rawValue, base, buffer.count, off_t(offset)) }
+    }
+
+    /// `pwrite(2)` of every byte of `buffer` at `offset`, retrying short writes and `EINTR`; the
+    /// file offset is not used or moved.
+    ///
+    /// - Parameters:
+    ///   - offset: where in the file to write, in bytes from its start.
+    ///   - buffer: the bytes to write.
+    /// - Throws: the ``Errno`` of a failed `pwrite(2)` (``Errno/ioError`` for a write that made
+    ///   no progress and reported nothing); bytes before it were written.
+    public func write(toAbsoluteOffset offset: Int64, _ buffer: UnsafeRawBufferPointer) throws(Errno) {
+        guard let base = buffer.baseAddress else { return }
+        var written = 0
+        while written < buffer.count {
+            let count = try Errno.retryingInterrupts {
+                pwrite(rawValue, base + written, buffer.count - written, off_t(offset) + off_t(written))
+            }
+            guard count > 0 else { throw Errno.ioError }  // no progress and no error: never loop forever
+            written += count
         }
     }
 
@@ -154,13 +165,7 @@ public struct FileDescriptor: Sendable, Hashable {
     ///
     /// - Throws: the call's ``Errno``.
     public func synchronize(system: SystemCalls = .live) throws(Errno) {
-        while true {
-            switch system.fsync(rawValue) {
-            case .success: return
-            case .failure(.interrupted): continue
-            case .failure(let error): throw error
-            }
-        }
+        try Errno.retryingInterrupts { system.fsync(rawValue) }.get()
     }
 
     /// `close(2)`. Not retried on `EINTR` (on Linux the descriptor is released anyway).
