@@ -159,7 +159,7 @@ struct CallbackIngest {
             print("pushed-crc32: \(hex(summary.crc.value))")
             print("file-crc32: \(hex(fileCRC.value))")
             print("seconds: \(String(format: "%.3f", Double(seconds.components.seconds) + Double(seconds.components.attoseconds) / 1e18))")
-            print("spilled-chunks: \(buffer.statistics.spilledCount)")
+            print("spilled-chunks: \(buffer.statistics.elementsSpilled)")
             if summary.crc != fileCRC || report.bytesWritten != options.size {
                 FileHandle.standardError.write(Data("CallbackIngest: the output differs from what was pushed\n".utf8))
                 status = 1

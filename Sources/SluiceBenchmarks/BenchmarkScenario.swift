@@ -171,11 +171,11 @@ public enum BenchmarkScenario {
             let report = try await copy.run()
             await watcher.value
             // In memory only: the push buffer's peak plus the pipeline's (spilled bytes wait on disk).
-            gauge.reportPeak(buffer.statistics.peakBufferedBytes + report.peakBufferedBytes)
+            gauge.reportPeak(buffer.statistics.peakBytesBuffered + report.peakBufferedBytes)
             return report.bytesRead
         } catch {
             await watcher.value
-            gauge.reportPeak(buffer.statistics.peakBufferedBytes)
+            gauge.reportPeak(buffer.statistics.peakBytesBuffered)
             throw error
         }
     }

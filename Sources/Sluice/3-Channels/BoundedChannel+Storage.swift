@@ -1,5 +1,3 @@
-import Synchronization
-
 extension BoundedChannel {
     /// Internal observation points for tests, so they can order events without sleeping.
     ///
@@ -24,19 +22,12 @@ extension BoundedChannel {
         }
     }
 
-    /// Owns the lock around the ``StateMachine`` and performs every side effect it decides.
-    ///
-    /// Each operation decides inside `machine.withLock` and acts after it returns: no
-    /// continuation is resumed, and no hook is called, while the lock is held.
-    ///
-    /// - Note: The lock is a ``LockedValue`` (a `pthread_mutex_t`), not `Synchronization.Mutex`:
-    ///   on Linux with Swift 6.3 `Mutex` waits on a futex that ThreadSanitizer does not see, so
-    ///   `swift test --sanitize=thread` reported every contended critical section here as a race.
+    /// Owns the lock around the ``StateMachine`` and performs every side effect it decides: the
+    /// consumer's side comes from ``ChannelStorage``, the senders' side is here.
     @usableFromInline
-    final class Storage: Sendable {
+    final class Storage: ChannelStorage {
         @usableFromInline typealias SenderContinuation = CheckedContinuation<Result<Void, ChannelSendError<Element>>, Never>
-        @usableFromInline typealias ConsumerContinuation = CheckedContinuation<Result<Element?, any Error>, Never>
-        @usableFromInline typealias Machine = StateMachine<SenderContinuation, ConsumerContinuation>
+        @usableFromInline typealias Machine = StateMachine<SenderContinuation, CheckedContinuation<ConsumerWake<Element>, Never>>
 
         @usableFromInline let machine: LockedValue<Machine>
         @usableFromInline let weight: @Sendable (Element) -> Int
@@ -59,7 +50,7 @@ extension BoundedChannel {
             case .complete:
                 return
             case .resumeConsumer(let consumer, let element):
-                consumer.resume(returning: .success(element))
+                consumer.resume(returning: .element(element))
             case .throwError(let reason):
                 throw ChannelSendError(reason: reason, element: element)
             case .suspend(let id):
@@ -86,7 +77,7 @@ extension BoundedChannel {
                 case .none:
                     break
                 case .resumeSenders(let resumptions):
-                    resume(resumptions)
+                    act(resumptions)
                 }
             }
             let duration = start.duration(to: .now)
@@ -104,120 +95,22 @@ extension BoundedChannel {
             act(machine.withLock { $0.fail(error) })
         }
 
-        // MARK: Consumer side
+        // MARK: What the consumer's side asks of the senders' side
 
+        /// Resumes senders: admitted ones with success, the others with their element.
         @inlinable
-        func makeIterator() {
-            switch machine.withLock({ $0.makeIterator() }) {
-            case .makeIterator:
-                return
-            case .failSecondIterator:
-                preconditionFailure("BoundedChannel supports a single consumer: makeAsyncIterator() called twice")
-            }
-        }
-
-        @inlinable
-        func next() async throws -> Element? {
-            if Task.isCancelled {
-                act(machine.withLock { $0.consumerTerminated() })
-                throw CancellationError()
-            }
-            switch machine.withLock({ $0.next() }) {
-            case .returnElement(let element, let senders):
-                resumeAdmitted(senders)
-                return element
-            case .returnNil:
-                return nil
-            case .throwError(let error):
-                throw error
-            case .throwCancellation:
-                throw CancellationError()
-            case .suspend(let id):
-                return try await suspendConsumer(id: id).get()
-            }
-        }
-
-        @inlinable
-        func suspendConsumer(id: Int) async -> Result<Element?, any Error> {
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: ConsumerContinuation) in
-                    switch machine.withLock({ $0.consumerSuspended(id: id, consumer: continuation) }) {
-                    case .wait:
-                        hooks.consumerSuspended?()
-                    case .resumeConsumer(let consumer, let result, let senders):
-                        resumeAdmitted(senders)
-                        consumer.resume(returning: result)
-                    }
-                }
-            } onCancel: {
-                act(machine.withLock { $0.consumerCancelled(id: id) })
-            }
-        }
-
-        /// The consumer's iterator is gone: release everyone.
-        @inlinable
-        func consumerTerminated() {
-            act(machine.withLock { $0.consumerTerminated() })
-        }
-
-        @inlinable
-        var statistics: ChannelStatistics {
-            machine.withLock { $0.statistics }
-        }
-
-        // MARK: Acting on decisions (never under the lock)
-
-        @inlinable
-        func act(_ action: Machine.FinishAction) {
-            switch action {
-            case .none:
-                break
-            case .resume(let consumer, let senders):
-                resume(senders)
-                if let (consumer, result) = consumer {
-                    consumer.resume(returning: result)
-                }
-            }
-        }
-
-        @inlinable
-        func act(_ action: Machine.TerminateAction) {
-            switch action {
-            case .none:
-                break
-            case .resume(let consumer, let senders):
-                resume(senders)
-                consumer?.resume(returning: .failure(CancellationError()))
-            }
-        }
-
-        @inlinable
-        func resume(_ resumptions: [Machine.SenderResumption]) {
+        func act(_ resumptions: [Machine.SenderResumption]) {
             for resumption in resumptions {
                 resumption.sender.resume(returning: resumption.result)
             }
         }
 
         @inlinable
-        func resumeAdmitted(_ senders: [SenderContinuation]) {
-            for sender in senders {
-                sender.resume(returning: .success(()))
-            }
-        }
-    }
-
-    /// Terminates the channel when the consumer's iterator (and every copy of it) is gone.
-    @usableFromInline
-    final class ConsumerLifetime: Sendable {
-        @usableFromInline let storage: Storage
+        func refill(_ request: Never) async -> Machine.NextAction {}
 
         @inlinable
-        init(storage: Storage) {
-            self.storage = storage
-        }
-
-        deinit {
-            storage.consumerTerminated()
+        func consumerDidSuspend() {
+            hooks.consumerSuspended?()
         }
     }
 }

@@ -116,8 +116,9 @@ public final class BoundedChannel<Element: Sendable>: AsyncSequence, Sendable {
         storage.fail(error)
     }
 
-    /// The channel's counters now (elements and bytes through it, buffer level and peaks,
-    /// sender suspensions). Callable from any task; takes the channel's lock briefly.
+    /// The channel's counters now (elements and bytes accepted, delivered and discarded, the
+    /// buffer's level and peaks, sender suspensions), in the vocabulary ``PushBuffer`` shares.
+    /// Callable from any task; takes the channel's lock briefly.
     @inlinable
     public var statistics: ChannelStatistics {
         storage.statistics
@@ -129,18 +130,17 @@ public final class BoundedChannel<Element: Sendable>: AsyncSequence, Sendable {
     ///   iterator before the end terminates the channel (see ``BoundedChannel``).
     @inlinable
     public func makeAsyncIterator() -> AsyncIterator {
-        storage.makeIterator()
-        return AsyncIterator(lifetime: ConsumerLifetime(storage: storage))
+        AsyncIterator(lifetime: storage.makeConsumer())
     }
 
     /// The consumer's iterator. Not `Sendable`: it belongs to the consumer's task.
     ///
     /// Dropping it (with every copy) terminates the channel for its senders.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        @usableFromInline let lifetime: ConsumerLifetime
+        @usableFromInline let lifetime: ConsumerLifetime<Storage>
 
         @inlinable
-        init(lifetime: ConsumerLifetime) {
+        init(lifetime: ConsumerLifetime<Storage>) {
             self.lifetime = lifetime
         }
 

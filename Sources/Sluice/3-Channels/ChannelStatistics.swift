@@ -1,40 +1,62 @@
-/// Counters of a ``BoundedChannel``: what went through it, how full it got, how long senders
-/// waited.
+/// Counters of a ``BoundedChannel`` or a ``PushBuffer``: what went in and out, what was
+/// dropped, how full the buffer got, what went through a spill store, how long senders waited.
 ///
-/// A snapshot taken under the channel's lock: all fields are consistent with each other at
-/// the moment ``BoundedChannel/statistics`` was read. Byte counts are the sum of the channel's
-/// `weight` of each element (for a channel of ``Chunk``, the chunk's byte count); with the
-/// default weight they stay 0.
+/// Both types count in the same words. *Accepted* elements went in (a send that returned, a yield
+/// that answered `.enqueued` or `.spilled`); *delivered* ones came out of the consumer's `next()`;
+/// *discarded* ones were accepted but dropped because the consumer went away; *buffered* ones are
+/// in memory now. So at every moment, for elements and for bytes alike:
+/// accepted = delivered + discarded + buffered + in spill.
 ///
-/// - Note: These counters describe the channel, not the caller's view of it. To check that
-///   nothing was lost, count on the callers' side: elements attempted = received by the
-///   consumer + handed back by ``ChannelSendError``.
+/// A snapshot taken under the lock of the channel or buffer: all fields are consistent with each
+/// other at the moment `statistics` was read. Byte counts are sums of the `weight` of each element
+/// given at creation (for ``Chunk``, its byte count); with the default weight they stay 0.
+///
+/// - Note: These counters describe the channel, not the callers' view of it. To check that
+///   nothing was lost, count on the callers' side: elements offered = delivered + discarded +
+///   handed back (by a ``ChannelSendError``, or by a `.rejected` or `.terminated` yield).
 public struct ChannelStatistics: Sendable, Hashable {
-    /// Elements accepted by ``BoundedChannel/send(_:)`` (into the buffer or handed straight to
-    /// a waiting consumer). Elements handed back in a ``ChannelSendError`` are not counted.
-    public var elementsSent: Int
-    /// Bytes (weights) of the elements counted in ``elementsSent``.
-    public var bytesSent: Int64
+    /// Elements taken in: sends that returned (into the buffer, or handed straight to a waiting
+    /// consumer), yields answered `.enqueued` or `.spilled`. Elements handed back are not counted.
+    public var elementsAccepted: Int
+    /// Bytes (weights) of the elements counted in ``elementsAccepted``.
+    public var bytesAccepted: Int64
     /// Elements returned to the consumer by `next()`.
-    public var elementsReceived: Int
-    /// Bytes (weights) of the elements counted in ``elementsReceived``.
-    public var bytesReceived: Int64
-    /// Elements in the buffer now.
-    public var bufferedCount: Int
-    /// Bytes (weights) in the buffer now.
-    public var bufferedBytes: Int64
-    /// The most elements held at once: the largest ``bufferedCount`` seen, where an element
-    /// handed straight to a waiting consumer counts as one held for that instant (so a channel
-    /// that carried anything has a peak of at least 1).
-    public var peakBufferedCount: Int
-    /// The most bytes (weights) held at once: the largest ``bufferedBytes`` seen, counting an
-    /// element handed straight to a waiting consumer as held alone for that instant.
-    public var peakBufferedBytes: Int64
-    /// Elements that were in the buffer when the consumer went away, dropped with it.
+    public var elementsDelivered: Int
+    /// Bytes (weights) of the elements counted in ``elementsDelivered``.
+    public var bytesDelivered: Int64
+    /// Accepted elements dropped, undelivered, because the consumer went away (its task was
+    /// cancelled or it stopped iterating), or because reading a ``PushBuffer``'s spill store back
+    /// failed.
     public var elementsDiscarded: Int
     /// Bytes (weights) of the elements counted in ``elementsDiscarded``.
     public var bytesDiscarded: Int64
-    /// How many times a sender suspended for room (counted when that sender resumes).
+    /// Elements in the memory buffer now.
+    public var elementsBuffered: Int
+    /// Bytes (weights) in the memory buffer now.
+    public var bytesBuffered: Int64
+    /// The most elements the memory buffer held at once: the largest ``elementsBuffered`` seen,
+    /// records read back from a spill store included, where an element handed straight to a
+    /// waiting consumer counts as one held for that instant (so a channel that carried anything
+    /// has a peak of at least 1).
+    public var peakElementsBuffered: Int
+    /// The most bytes (weights) the memory buffer held at once, counted as
+    /// ``peakElementsBuffered`` is.
+    public var peakBytesBuffered: Int64
+    /// Accepted elements that went through a ``PushBuffer``'s spill store (always 0 for a
+    /// ``BoundedChannel``, which never spills).
+    public var elementsSpilled: Int
+    /// Bytes (weights) of the elements counted in ``elementsSpilled``.
+    public var bytesSpilled: Int64
+    /// Elements in the spill store now, not yet read back.
+    public var elementsInSpill: Int
+    /// Bytes (weights) of the elements counted in ``elementsInSpill``.
+    public var bytesInSpill: Int64
+    /// The most elements waiting in the spill store at once.
+    public var peakElementsInSpill: Int
+    /// The most bytes (weights) waiting in the spill store at once.
+    public var peakBytesInSpill: Int64
+    /// How many times a sender of a ``BoundedChannel`` suspended for room (counted when that
+    /// sender resumes). Always 0 for a ``PushBuffer``, whose producers never wait.
     public var suspensionCount: Int
     /// The total time senders spent suspended for room, measured by each sender with
     /// `ContinuousClock` and added when it resumes.
@@ -43,16 +65,22 @@ public struct ChannelStatistics: Sendable, Hashable {
     /// Creates statistics with every counter at zero.
     @inlinable
     public init() {
-        elementsSent = 0
-        bytesSent = 0
-        elementsReceived = 0
-        bytesReceived = 0
-        bufferedCount = 0
-        bufferedBytes = 0
-        peakBufferedCount = 0
-        peakBufferedBytes = 0
+        elementsAccepted = 0
+        bytesAccepted = 0
+        elementsDelivered = 0
+        bytesDelivered = 0
         elementsDiscarded = 0
         bytesDiscarded = 0
+        elementsBuffered = 0
+        bytesBuffered = 0
+        peakElementsBuffered = 0
+        peakBytesBuffered = 0
+        elementsSpilled = 0
+        bytesSpilled = 0
+        elementsInSpill = 0
+        bytesInSpill = 0
+        peakElementsInSpill = 0
+        peakBytesInSpill = 0
         suspensionCount = 0
         suspendedDuration = .zero
     }

@@ -1,18 +1,17 @@
 extension PushBuffer {
-    /// Owns the lock around the ``StateMachine`` and performs every side effect it decides.
+    /// Owns the lock around the ``StateMachine`` and performs every side effect it decides: the
+    /// consumer's side comes from ``ChannelStorage``, the source's side is here.
     ///
-    /// Each operation decides inside `machine.withLock` and acts after it returns: no
-    /// continuation is resumed, no callback or cancellation hook runs, while a lock is held.
-    /// The source's stop closure never runs on the thread that stops the stream: the gate's
+    /// No continuation is resumed, and no callback or cancellation hook runs, while a lock is
+    /// held. The source's stop closure never runs on the thread that stops the stream: the gate's
     /// handler only schedules it on ``stopExecutor``, so a source that holds its own lock while it
-    /// calls in (and takes that lock in its stop closure) cannot deadlock itself.
-    /// With a spill policy, yields additionally hold the spill writer's lock (see
-    /// ``PushBuffer/SpillWriter``) around the decision and the write, so records land in the
-    /// file in the order the machine decided; the machine's lock is never held during a write.
+    /// calls in (and takes that lock in its stop closure) cannot deadlock itself. With a spill
+    /// policy, yields additionally hold the spill writer's lock (see ``PushBuffer/Spill``) around
+    /// the decision and the write, so records land in the store in the order the machine decided;
+    /// the machine's lock is never held during a write.
     @usableFromInline
-    final class Storage: Sendable {
-        @usableFromInline typealias Machine = StateMachine<ConsumerContinuation>
-        @usableFromInline typealias ConsumerContinuation = CheckedContinuation<ConsumerWake, Never>
+    final class Storage: ChannelStorage {
+        @usableFromInline typealias Machine = StateMachine<CheckedContinuation<ConsumerWake<Element>, Never>>
 
         @usableFromInline let machine: LockedValue<Machine>
         @usableFromInline let weight: @Sendable (Element) -> Int
@@ -22,7 +21,7 @@ extension PushBuffer {
         let stopExecutor = BlockingIOExecutor(label: "sluice.push-buffer.stop")
         /// The source's resume callback, if registered.
         @usableFromInline let resumeCallback = LockedValue<(@Sendable () -> Void)?>(nil)
-        /// The spill file and its codec, with a spill policy.
+        /// The spill store and its codec, with a spill policy.
         @usableFromInline let spill: Spill?
 
         @usableFromInline
@@ -91,152 +90,57 @@ extension PushBuffer {
 
         @inlinable
         func finish() {
-            // With a spill policy, after any write in progress (so a record whose yield began
-            // before the end is delivered before it).
-            let action = if let spill {
-                spill.writer.withLock { _ in machine.withLock { $0.finish() } }
-            } else {
-                machine.withLock { $0.finish() }
-            }
-            act(action)
+            act(afterSpillWrites { machine.withLock { $0.finish() } })
         }
 
         @inlinable
         func fail(_ error: any Error) {
-            let action = if let spill {
-                spill.writer.withLock { _ in machine.withLock { $0.fail(error) } }
-            } else {
-                machine.withLock { $0.fail(error) }
-            }
-            act(action)
+            act(afterSpillWrites { machine.withLock { $0.fail(error) } })
         }
 
-        @usableFromInline
-        func act(_ action: Machine.FinishAction) {
-            if case .resumeConsumer(let consumer, let wake) = action {
-                consumer.resume(returning: wake)
-            }
+        /// Runs `end`: with a spill policy under the spill writer's lock, after any write in
+        /// progress, so a record whose yield began before the end is delivered before it.
+        @inlinable
+        func afterSpillWrites(_ end: () -> Machine.FinishAction) -> Machine.FinishAction {
+            guard let spill else { return end() }
+            return spill.writer.withLock { _ in end() }
         }
 
         func setResumeCallback(_ callback: @escaping @Sendable () -> Void) {
             resumeCallback.withLock { $0 = callback }
         }
 
-        // MARK: Consumer side
+        // MARK: What the consumer's side asks of the source's side
 
-        @inlinable
-        func makeIterator() {
-            switch machine.withLock({ $0.makeIterator() }) {
-            case .makeIterator:
-                return
-            case .failSecondIterator:
-                preconditionFailure("PushBuffer supports a single consumer: makeAsyncIterator() called twice")
-            }
-        }
-
-        @inlinable
-        func next() async throws -> Element? {
-            if Task.isCancelled {
-                consumerTerminated()
-                throw CancellationError()
-            }
-            var action = machine.withLock { $0.next() }
-            while true {
-                switch action {
-                case .returnElement(let element, let resume):
-                    if let resume { runResumeCallback(decidedAt: resume) }
-                    return element
-                case .readSpill(let read):
-                    action = await readBack(read)
-                case .returnNil:
-                    spill?.close()
-                    return nil
-                case .throwError(let error):
-                    spill?.close()
-                    throw error
-                case .throwCancellation:
-                    spill?.close()
-                    throw CancellationError()
-                case .suspend(let id):
-                    switch await suspendConsumer(id: id) {
-                    case .element(let element):
-                        return element
-                    case .end:
-                        spill?.close()
-                        return nil
-                    case .failure(let error):
-                        spill?.close()
-                        throw error
-                    case .retry:
-                        action = machine.withLock { $0.next() }
-                    }
-                }
-            }
-        }
-
-        @inlinable
-        func suspendConsumer(id: Int) async -> ConsumerWake {
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: ConsumerContinuation) in
-                    switch machine.withLock({ $0.consumerSuspended(id: id, consumer: continuation) }) {
-                    case .wait:
-                        break
-                    case .resumeConsumer(let consumer, let wake):
-                        consumer.resume(returning: wake)
-                    }
-                }
-            } onCancel: {
-                act(machine.withLock { $0.consumerCancelled(id: id) })
-            }
-        }
-
-        /// The consumer's iterator is gone, or its task was cancelled: stop the source. The
-        /// resume callback can never run again, so it is released: one that captures the buffer
-        /// (the usual way to yield from it) would otherwise keep the buffer alive for ever.
+        /// Resumes or stops the source.
         @usableFromInline
-        func consumerTerminated() {
-            act(machine.withLock { $0.consumerTerminated() })
-            spill?.close()
-            _ = resumeCallback.withLock { $0.take() }
-        }
-
-        @usableFromInline
-        func act(_ action: Machine.TerminateAction) {
-            switch action {
+        func act(_ effect: SourceEffect) {
+            switch effect {
             case .none:
                 break
-            case .terminate(let consumer, let stopSource):
-                consumer?.resume(returning: .failure(CancellationError()))
-                if stopSource { gate.cancel() }
+            case .resume(let decidedAt):
+                // Unless a pause answered since overtook it.
+                guard machine.withLock({ $0.isResumeCurrent(decidedAt) }) else { return }
+                let callback = resumeCallback.withLock { $0 }
+                callback?()
+            case .stop:
+                gate.cancel()
             }
         }
 
-        /// Runs the resume callback, unless a pause answered since `decidedAt` overtook it.
+        /// The stream ended for the consumer: the spill store's space is released.
         @usableFromInline
-        func runResumeCallback(decidedAt pauseCount: Int) {
-            guard machine.withLock({ $0.isResumeCurrent(pauseCount) }) else { return }
-            let callback = resumeCallback.withLock { $0 }
-            callback?()
+        func consumerReachedEnd() {
+            spill?.close()
         }
 
-        @inlinable
-        var statistics: Statistics {
-            machine.withLock { $0.statistics }
-        }
-    }
-
-    /// Ends the stream for the producers when the consumer's iterator (and every copy) is gone.
-    @usableFromInline
-    final class ConsumerLifetime: Sendable {
-        @usableFromInline let storage: Storage
-
-        @inlinable
-        init(storage: Storage) {
-            self.storage = storage
-        }
-
-        deinit {
-            storage.consumerTerminated()
+        /// The consumer went away. The resume callback can never run again, so it is released:
+        /// one that captures the buffer (the usual way to yield from it) would otherwise keep the
+        /// buffer alive for ever.
+        @usableFromInline
+        func consumerDidLeave() {
+            spill?.close()
+            _ = resumeCallback.withLock { $0.take() }
         }
     }
 }

@@ -8,12 +8,12 @@
 /// |---|---|---|
 /// | `.enqueued(.keepGoing)` | buffered | go on |
 /// | `.enqueued(.pause)` | buffered, the high watermark is reached | pause until ``onResume(_:)`` fires, if it can |
-/// | `.spilled(demand)` | written to the spill file (``OverflowPolicy/spill(directory:limit:)``) | as for `.enqueued(demand)` |
+/// | `.spilled(demand)` | written to the spill store (``OverflowPolicy/spill(directory:limit:)``) | as for `.enqueued(demand)` |
 /// | `.rejected(element, offset:)` | over capacity: the stream fails after what was accepted | stop; the element is handed back |
 /// | `.terminated(element)` | the stream has ended or its consumer left | stop; the element is handed back |
 ///
 /// **Sources that can pause** watch the demand: "pause" is answered from the yield that makes the
-/// buffered count (memory and spill file) reach the high watermark until the consumer drains it
+/// buffered count (memory and spill store) reach the high watermark until the consumer drains it
 /// below the low watermark; then the callback registered with ``onResume(_:)`` runs once for that
 /// crossing, on the consumer's task, outside any lock (it may yield again), unless a newer pause
 /// overtook it.
@@ -27,12 +27,13 @@
 ///   on the buffer's own thread; later yields are rejected.
 /// - ``OverflowPolicy/spill(directory:limit:)`` (for ``SpillCodable`` elements such as
 ///   ``Chunk``): past capacity, elements go to a spill file and come back in order; memory stays
-///   bounded; past the limit the stream fails as with `fail`.
+///   bounded; past the limit the stream fails as with `fail`. ``OverflowPolicy/spill(to:limit:)``
+///   does the same with any ``SpillStore``.
 ///
 /// **Ending.** The source calls ``finish()`` or ``fail(_:)``: the consumer receives every
 /// accepted element, then the end or the error. The consumer going away (its task cancelled,
 /// or its iterator dropped: a `break` out of `for try await`) ends the stream too: the elements
-/// still buffered are discarded (counted in ``Statistics/discardedCount``), later yields answer
+/// still buffered are discarded (counted in ``ChannelStatistics/elementsDiscarded``), later yields answer
 /// `.terminated`, and the cancellation hook runs once, through a ``CancellationGate``, even when
 /// it is installed only afterwards. So does the buffer being freed while its stream is open
 /// (nothing iterates it and nothing keeps it).
@@ -63,7 +64,8 @@
 /// ```
 public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     /// The error type of iteration: ``CapacityExceededError``, the error given to ``fail(_:)``,
-    /// a spill file's ``FileError``, or `CancellationError`.
+    /// a spill store's error (a ``FileError`` of the spill file) or ``SpillCodingError``, or
+    /// `CancellationError`.
     public typealias Failure = any Error
 
     /// Whether the source should go on producing.
@@ -78,7 +80,7 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     public enum YieldResult: Sendable {
         /// Buffered in memory (or handed to the waiting consumer), with the demand now.
         case enqueued(Demand)
-        /// Past capacity, written to the spill file; it will be delivered in order. The demand
+        /// Past capacity, written to the spill store; it will be delivered in order. The demand
         /// counts spilled elements too, so a source that can pause is told to at the high
         /// watermark whether the element went to memory or to the file.
         case spilled(Demand)
@@ -90,54 +92,6 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
         case terminated(Element)
     }
 
-    /// What happens to a yield that finds the buffer full.
-    public struct OverflowPolicy: Sendable {
-        @usableFromInline
-        enum Kind: Sendable {
-            case fail
-            case spill(SpillConfiguration)
-        }
-
-        @usableFromInline let kind: Kind
-
-        @usableFromInline
-        init(kind: Kind) {
-            self.kind = kind
-        }
-
-        /// Reject the element, hand it back, and fail the stream with ``CapacityExceededError``
-        /// after every accepted element. The default.
-        public static var fail: Self { Self(kind: .fail) }
-    }
-
-    /// Counters of a buffer's traffic, read with ``PushBuffer/statistics``.
-    public struct Statistics: Sendable, Hashable {
-        /// Elements taken by yields (buffered, handed over, or spilled).
-        public var acceptedCount = 0
-        /// Elements returned to the consumer.
-        public var deliveredCount = 0
-        /// Accepted elements that went through the spill file.
-        public var spilledCount = 0
-        /// Accepted elements dropped because the consumer went away (or its spill read failed).
-        public var discardedCount = 0
-        /// Elements in the memory buffer now.
-        public var bufferedCount = 0
-        /// Elements in the spill file, not yet read back, now.
-        public var spilledBacklog = 0
-        /// The most elements the memory buffer held at once, records read back from the spill
-        /// file included; an element handed straight to a waiting consumer counts as one held for
-        /// that instant.
-        public var peakBufferedCount = 0
-        /// The most bytes (sum of weights) the memory buffer held at once, counted as
-        /// ``peakBufferedCount`` is.
-        public var peakBufferedBytes: Int64 = 0
-        /// The most records waiting in the spill file at once.
-        public var peakSpilledCount = 0
-
-        /// Creates zeroed counters.
-        public init() {}
-    }
-
     @usableFromInline let storage: Storage
 
     /// Creates an open, empty buffer.
@@ -147,7 +101,7 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     ///   - byteBudget: the most bytes (sum of `weight`) the memory buffer holds, or `nil` for no
     ///     byte bound; must be >= 0. An element heavier than the budget enters only an empty
     ///     buffer.
-    ///   - highWatermark: the buffered count (memory and spill file) from which yields answer
+    ///   - highWatermark: the buffered count (memory and spill store) from which yields answer
     ///     ``Demand/pause``; default `capacity`; >= 1.
     ///   - lowWatermark: a paused source resumes when the count drops below this; default half
     ///     the high watermark (at least 1); in 1...highWatermark.
@@ -169,7 +123,7 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     ///
     /// Concurrency: callable from any thread, by several at once; elements from one thread keep
     /// their order. Never suspends; blocks only for a short critical section or, past capacity
-    /// with a spill policy, for one regular-file write.
+    /// with a spill policy, for one append to the spill store (a regular-file write).
     ///
     /// - Parameter element: the next element.
     /// - Returns: what happened to it (see ``YieldResult``); a rejected or terminated element is
@@ -236,7 +190,7 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     ///
     /// The stream stops the source when the consumer goes away before the end (its task is
     /// cancelled, it leaves its loop, it drops its iterator), when it overflows (capacity, spill
-    /// limit, a spill file error, a failed read-back), or when the buffer is freed while open.
+    /// limit, a spill store error, a failed read-back), or when the buffer is freed while open.
     /// Not when the source itself calls ``finish()`` or ``fail(_:)`` first.
     ///
     /// `handler` runs at most once, with no lock held, on a thread of the buffer's own (a serial
@@ -253,7 +207,7 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
 
     /// The buffer's counters now. Callable from any thread; takes the lock briefly.
     @inlinable
-    public var statistics: Statistics {
+    public var statistics: ChannelStatistics {
         storage.statistics
     }
 
@@ -263,16 +217,15 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     ///   iterator before the end ends the stream and stops the source (see ``PushBuffer``).
     @inlinable
     public func makeAsyncIterator() -> AsyncIterator {
-        storage.makeIterator()
-        return AsyncIterator(lifetime: ConsumerLifetime(storage: storage))
+        AsyncIterator(lifetime: storage.makeConsumer())
     }
 
     /// The consumer's iterator. Not `Sendable`: it belongs to the consumer's task.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        @usableFromInline let lifetime: ConsumerLifetime
+        @usableFromInline let lifetime: ConsumerLifetime<Storage>
 
         @inlinable
-        init(lifetime: ConsumerLifetime) {
+        init(lifetime: ConsumerLifetime<Storage>) {
             self.lifetime = lifetime
         }
 
@@ -285,10 +238,14 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
         ///
         /// - Returns: the next element in the order the yields were accepted, or `nil` after
         ///   ``PushBuffer/finish()`` once drained (and on every later call).
-        /// - Throws: once drained: ``CapacityExceededError`` after an overflow, the error given to
-        ///   ``PushBuffer/fail(_:)``, or a ``FileError`` of the spill file; `CancellationError` if
-        ///   the consumer's task is cancelled (before or during the call), which ends the stream.
-        ///   Later calls throw the same.
+        /// - Throws: once drained: ``CapacityExceededError`` after an overflow (of the capacity
+        ///   with ``PushBuffer/OverflowPolicy/fail``, of the spill limit with a spill policy); the
+        ///   error given to ``PushBuffer/fail(_:)``; with a spill policy, the spill store's error
+        ///   as it is (a ``FileError`` of the spill file for
+        ///   ``PushBuffer/OverflowPolicy/spill(directory:limit:)``: `create`, `write`, `read`) or a
+        ///   ``SpillCodingError`` when an element could not be encoded or decoded.
+        ///   `CancellationError` if the consumer's task is cancelled (before or during the call),
+        ///   which ends the stream. Later calls throw the same.
         @inlinable
         public mutating func next() async throws -> Element? {
             try await lifetime.storage.next()

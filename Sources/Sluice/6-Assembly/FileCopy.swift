@@ -111,8 +111,8 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
             let first = input.statistics
             let second = output?.statistics
             return (
-                buffered: first.bufferedBytes + (second?.bufferedBytes ?? 0),
-                peak: first.peakBufferedBytes + (second?.peakBufferedBytes ?? 0),
+                buffered: first.bytesBuffered + (second?.bytesBuffered ?? 0),
+                peak: first.peakBytesBuffered + (second?.peakBytesBuffered ?? 0),
                 suspended: first.suspendedDuration
             )
         }
@@ -187,7 +187,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
             bytesRead: recorder.bytesCompleted.load(ordering: .relaxed),
             bytesWritten: recorder.bytesWritten.load(ordering: .relaxed),
             crc32: nil, duration: ContinuousClock.now - start,
-            peakBufferedBytes: input.statistics.peakBufferedBytes + (output?.statistics.peakBufferedBytes ?? 0),
+            peakBufferedBytes: input.statistics.peakBytesBuffered + (output?.statistics.peakBytesBuffered ?? 0),
             producerSuspended: input.statistics.suspendedDuration, warnings: [])
         for result in results {
             switch result {

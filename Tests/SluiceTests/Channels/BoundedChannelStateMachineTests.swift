@@ -52,8 +52,9 @@ import Testing
         if case .throwError(let reason) = action { reason } else { nil }
     }
 
-    static func returned(_ action: Machine.NextAction) -> (element: Int, senders: [Int])? {
-        if case .returnElement(let element, let senders) = action { (element, senders) } else { nil }
+    /// The element returned and the senders resumed with it (all admitted, as `.sent`).
+    static func returned(_ action: Machine.NextAction) -> (element: Int, senders: [Outcome])? {
+        if case .returnElement(let element, let resumptions) = action { (element, outcomes(resumptions)) } else { nil }
     }
 
     static func consumerSuspendID(_ action: Machine.NextAction, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
@@ -64,13 +65,13 @@ import Testing
         return id
     }
 
-    static func released(_ action: Machine.FinishAction) -> (consumer: Int?, result: Result<Int?, any Error>?, senders: [Outcome])? {
+    static func released(_ action: Machine.FinishAction) -> (consumer: Int?, wake: ConsumerWake<Int>?, senders: [Outcome])? {
         guard case .resume(let consumer, let senders) = action else { return nil }
         return (consumer?.0, consumer?.1, outcomes(senders))
     }
 
     static func released(_ action: Machine.TerminateAction) -> (consumer: Int?, senders: [Outcome])? {
-        guard case .resume(let consumer, let senders) = action else { return nil }
+        guard case .terminate(let consumer, let senders) = action else { return nil }
         return (consumer, outcomes(senders))
     }
 
@@ -89,11 +90,11 @@ import Testing
         #expect(waiting == 1)
         let first = Self.returned(machine.next())
         #expect(first?.element == 1)
-        #expect(first?.senders == [30])
+        #expect(first?.senders == [.sent(30)])
         #expect(Self.returned(machine.next())?.element == 2)
         #expect(Self.returned(machine.next())?.element == 3)
-        #expect(machine.statistics.peakBufferedCount == 2)
-        #expect(machine.statistics.elementsReceived == 3)
+        #expect(machine.statistics.peakElementsBuffered == 2)
+        #expect(machine.statistics.elementsDelivered == 3)
     }
 
     @Test func sendHandsTheElementToAWaitingConsumer() throws {
@@ -107,11 +108,11 @@ import Testing
         }
         #expect(consumer == 5 && element == 9)
         let statistics = machine.statistics
-        #expect(statistics.elementsSent == 1 && statistics.elementsReceived == 1)
-        #expect(statistics.bytesSent == 3 && statistics.bytesReceived == 3)
+        #expect(statistics.elementsAccepted == 1 && statistics.elementsDelivered == 1)
+        #expect(statistics.bytesAccepted == 3 && statistics.bytesDelivered == 3)
         // Handed over directly, it still passed through the channel: the peaks count it.
-        #expect(statistics.bufferedCount == 0 && statistics.peakBufferedCount == 1)
-        #expect(statistics.peakBufferedBytes == 3)
+        #expect(statistics.elementsBuffered == 0 && statistics.peakElementsBuffered == 1)
+        #expect(statistics.peakBytesBuffered == 3)
     }
 
     @Test func laterSmallerSenderNeverOvertakesAWaitingOne() throws {
@@ -125,7 +126,7 @@ import Testing
         _ = machine.senderSuspended(id: big, sender: 10)
         let first = Self.returned(machine.next())
         #expect(first?.element == 4)
-        #expect(first?.senders == [10, 11])  // 4 + 5 + 1 = 10: both fit, in arrival order
+        #expect(first?.senders == [.sent(10), .sent(11)])  // 4 + 5 + 1 = 10: both fit, in arrival order
         #expect(Self.returned(machine.next())?.element == 4)
         #expect(Self.returned(machine.next())?.element == 5)
         #expect(Self.returned(machine.next())?.element == 1)
@@ -136,14 +137,14 @@ import Testing
         #expect(Self.isComplete(machine.send(100, weight: 100)))  // empty buffer: admitted
         let small = try Self.suspendedID(machine.send(1, weight: 1))
         _ = machine.senderSuspended(id: small, sender: 1)
-        #expect(Self.returned(machine.next())?.senders == [1])
+        #expect(Self.returned(machine.next())?.senders == [.sent(1)])
 
         let oversized = try Self.suspendedID(machine.send(200, weight: 200))  // non-empty buffer: waits
         _ = machine.senderSuspended(id: oversized, sender: 2)
         let taken = Self.returned(machine.next())
         #expect(taken?.element == 1)
-        #expect(taken?.senders == [2])  // admitted once the buffer is empty
-        #expect(machine.statistics.peakBufferedBytes == 200)
+        #expect(taken?.senders == [.sent(2)])  // admitted once the buffer is empty
+        #expect(machine.statistics.peakBytesBuffered == 200)
     }
 
     // MARK: Sender cancellation
@@ -245,16 +246,18 @@ import Testing
         _ = machine.consumerSuspended(id: id, consumer: 5)
         let released = Self.released(machine.finish())
         #expect(released?.consumer == 5)
-        guard case .success(nil) = released?.result else { Issue.record("expected nil for the consumer"); return }
+        guard case .end? = released?.wake else { Issue.record("expected nil for the consumer"); return }
     }
 
     @Test func finishBeforeTheConsumerRegistersIsAnsweredAtRegistration() throws {
         var machine = Machine(capacity: 1, byteBudget: nil)
         let id = try Self.consumerSuspendID(machine.next())
         _ = machine.fail(Boom())
-        guard case .resumeConsumer(5, .failure(let error), []) = machine.consumerSuspended(id: id, consumer: 5) else {
-            Issue.record("expected the error at registration"); return
+        // Registration answers "ask again", and the next answer is the error.
+        guard case .resumeConsumer(5, .retry) = machine.consumerSuspended(id: id, consumer: 5) else {
+            Issue.record("expected a retry at registration"); return
         }
+        guard case .throwError(let error) = machine.next() else { Issue.record("expected the error"); return }
         #expect(error is Boom)
     }
 
@@ -275,7 +278,7 @@ import Testing
 
         let statistics = machine.statistics
         #expect(statistics.elementsDiscarded == 2 && statistics.bytesDiscarded == 3)
-        #expect(statistics.bufferedCount == 0 && statistics.bufferedBytes == 0)
+        #expect(statistics.elementsBuffered == 0 && statistics.bytesBuffered == 0)
         #expect(Self.thrownReason(machine.send(5, weight: 0)) == .consumerTerminated)
         guard case .throwCancellation = machine.next() else { Issue.record("a gone consumer gets cancellation"); return }
         guard case .none = machine.consumerTerminated() else { Issue.record("termination is idempotent"); return }
@@ -293,7 +296,7 @@ import Testing
         let released = Self.released(machine.consumerCancelled(id: id))
         #expect(released?.consumer == nil)
         #expect(released?.senders == [.failed(20, .consumerTerminated, 2)])
-        guard case .resumeConsumer(5, .failure(let error), []) = machine.consumerSuspended(id: id, consumer: 5) else {
+        guard case .resumeConsumer(5, .failure(let error)) = machine.consumerSuspended(id: id, consumer: 5) else {
             Issue.record("a consumer cancelled before registering must be resumed at once"); return
         }
         #expect(error is CancellationError)

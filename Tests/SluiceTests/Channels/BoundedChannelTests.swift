@@ -149,7 +149,7 @@ struct BoundedChannelTests {
         }
         await sendersParked.wait(untilAtLeast: 1)
         #expect(returned.withLock { $0 } == false)
-        #expect(channel.statistics.bufferedCount == 2)
+        #expect(channel.statistics.elementsBuffered == 2)
 
         var iterator = channel.makeAsyncIterator()
         #expect(try await iterator.next() == 1)
@@ -158,10 +158,10 @@ struct BoundedChannelTests {
         #expect(try await iterator.next() == 3)
 
         let statistics = channel.statistics
-        #expect(statistics.peakBufferedCount == 2)
+        #expect(statistics.peakElementsBuffered == 2)
         #expect(statistics.suspensionCount == 1)
         #expect(statistics.suspendedDuration > .zero)
-        #expect(statistics.elementsSent == 3 && statistics.elementsReceived == 3)
+        #expect(statistics.elementsAccepted == 3 && statistics.elementsDelivered == 3)
     }
 
     @Test func consumerWaitsForTheNextSend() async throws {
@@ -200,7 +200,7 @@ struct BoundedChannelTests {
         }.value
         #expect(outcomes.0 == nil)
         #expect(outcomes.1 == ChannelSendError(reason: .cancelled, element: 2))
-        #expect(channel.statistics.elementsSent == 1)
+        #expect(channel.statistics.elementsAccepted == 1)
     }
 
     // MARK: The consumer going away
@@ -219,7 +219,7 @@ struct BoundedChannelTests {
             }
         }
         #expect(accepted == 1 && handedBack.count == 1)
-        #expect(channel.statistics.elementsReceived == 1)
+        #expect(channel.statistics.elementsDelivered == 1)
         #expect(channel.statistics.elementsDiscarded == 1)
         #expect(await send(4, to: channel) == ChannelSendError(reason: .consumerTerminated, element: 4))
     }
@@ -350,13 +350,13 @@ struct BoundedChannelTests {
         #expect(await Self.send(4, to: channel) == nil)
         let third = Task { await Self.send(4, to: channel) }
         await sendersParked.wait(untilAtLeast: 1)
-        #expect(channel.statistics.bufferedBytes == 8)
+        #expect(channel.statistics.bytesBuffered == 8)
 
         var iterator = channel.makeAsyncIterator()
         #expect(try await iterator.next() == 4)
         #expect(await third.value == nil)
-        #expect(channel.statistics.bufferedBytes == 8)
-        #expect(channel.statistics.peakBufferedBytes == 8)
+        #expect(channel.statistics.bytesBuffered == 8)
+        #expect(channel.statistics.peakBytesBuffered == 8)
     }
 
     @Test func oversizedElementWaitsForAnEmptyBuffer() async throws {
@@ -368,7 +368,7 @@ struct BoundedChannelTests {
         var iterator = channel.makeAsyncIterator()
         #expect(try await iterator.next() == 1)
         #expect(await oversized.value == nil)  // admitted into the now empty buffer
-        #expect(channel.statistics.bufferedBytes == 100)
+        #expect(channel.statistics.bytesBuffered == 100)
         #expect(try await iterator.next() == 100)
         #expect(await Self.send(100, to: channel) == nil)  // empty buffer: no wait at all
         #expect(channel.statistics.suspensionCount == 1)
@@ -385,8 +385,8 @@ struct BoundedChannelTests {
         for try await chunk in channel { total += chunk.count }
         let statistics = channel.statistics
         #expect(total == 6)
-        #expect(statistics.bytesSent == 6 && statistics.bytesReceived == 6)
-        #expect(statistics.peakBufferedBytes == 6)
+        #expect(statistics.bytesAccepted == 6 && statistics.bytesDelivered == 6)
+        #expect(statistics.peakBytesBuffered == 6)
     }
 
     // MARK: Programming errors

@@ -80,7 +80,7 @@ struct PushBufferCallbackTests {
         defer { directory.remove() }
         let source = LockingSource()
         // Room for one record of a 4-byte chunk.
-        let limit = PushBuffer<Chunk>.Spill.headerSize + 4
+        let limit = PushBuffer<Chunk>.Spill.recordOverhead + 4
         let started: Started<Chunk> = Self.start(
             source, capacity: 1, policy: .spill(directory: FilePath(directory.url.path), limit: limit), weight: { $0.count })
         let results = (1...3).map { byte in source.locked { started.deliver(Self.chunk(UInt8(byte))) } }
@@ -123,7 +123,7 @@ struct PushBufferCallbackTests {
             return try await iterator.next()
         }
         // Wait until the consumer is parked in next(), inside its cancellation handler's scope.
-        while !buffer.storage.machine.withLock({ if case .waiting = $0.consumer { true } else { false } }) {
+        while !buffer.storage.machine.withLock({ if case .waiting = $0.core.consumer { true } else { false } }) {
             await Task.yield()
         }
         let cancelled = Latch()

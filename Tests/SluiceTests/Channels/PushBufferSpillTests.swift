@@ -59,8 +59,8 @@ struct PushBufferSpillTests {
         }
         #expect(expected == count)
         #expect(received == pushed)
-        #expect(buffer.statistics.spilledCount == count - 4)
-        #expect(buffer.statistics.peakBufferedCount <= 4)
+        #expect(buffer.statistics.elementsSpilled == count - 4)
+        #expect(buffer.statistics.peakElementsBuffered <= 4)
         #expect(Self.openSpillFiles(in: directory).isEmpty, "the spill file is closed at the end")
     }
 
@@ -110,7 +110,7 @@ struct PushBufferSpillTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         // Room for exactly three records of a header and 4096 bytes.
-        let limit = 3 * (PushBuffer<Chunk>.Spill.headerSize + 4096)
+        let limit = 3 * (PushBuffer<Chunk>.Spill.recordOverhead + 4096)
         let buffer = PushBuffer<Chunk>(
             capacity: 2, byteBudget: nil, policy: .spill(directory: FilePath(directory.url.path), limit: limit))
         let source = LockingSource()
@@ -166,13 +166,13 @@ struct PushBufferSpillTests {
         #expect(try await iterator.next() == Self.chunk(0, size: 60))
         #expect(try await iterator.next() == Self.chunk(1, size: 60))
         var statistics = buffer.statistics
-        #expect(statistics.bufferedCount == 0, "read back past the byte budget")
-        #expect(statistics.spilledBacklog == 2)
+        #expect(statistics.elementsBuffered == 0, "read back past the byte budget")
+        #expect(statistics.elementsInSpill == 2)
         #expect(try await iterator.next() == Self.chunk(2, size: 60))
         #expect(try await iterator.next() == Self.chunk(3, size: 60))
         #expect(try await iterator.next() == nil)
         statistics = buffer.statistics
-        #expect(statistics.peakBufferedCount == 1 && statistics.peakBufferedBytes == 60)
+        #expect(statistics.peakElementsBuffered == 1 && statistics.peakBytesBuffered == 60)
     }
 
     /// Records read back are counted in the peaks: 90 bytes in memory, then 20 + 40 + 40 read
@@ -182,14 +182,14 @@ struct PushBufferSpillTests {
         defer { directory.remove() }
         let buffer = PushBuffer<Chunk>(capacity: 4, byteBudget: 100, policy: Self.spillPolicy(directory))
         for (sequence, size) in [90, 20, 40, 40].enumerated() { buffer.yield(Self.chunk(sequence, size: size)) }
-        #expect(buffer.statistics.spilledBacklog == 3)
+        #expect(buffer.statistics.elementsInSpill == 3)
         buffer.finish()
         var iterator = buffer.makeAsyncIterator()
         _ = try await iterator.next()
         _ = try await iterator.next()  // reads the three records back
         let statistics = buffer.statistics
-        #expect(statistics.bufferedCount == 2 && statistics.spilledBacklog == 0)
-        #expect(statistics.peakBufferedCount == 3 && statistics.peakBufferedBytes == 100)
+        #expect(statistics.elementsBuffered == 2 && statistics.elementsInSpill == 0)
+        #expect(statistics.peakElementsBuffered == 3 && statistics.peakBytesBuffered == 100)
     }
 
     /// C36: `PushBuffer(capacity: 2, highWatermark: 3, lowWatermark: 1, policy: .spill)`: the

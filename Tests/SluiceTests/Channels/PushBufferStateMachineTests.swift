@@ -18,7 +18,11 @@ import Testing
 
     /// Takes the next element, expecting one; returns it and whether the resume callback runs.
     static func take(_ machine: inout Machine) -> (Int, Bool)? {
-        if case .returnElement(let element, let resume) = machine.next() { return (element, resume != nil) }
+        if case .returnElement(let element, let effect) = machine.next() {
+            if case .resume = effect { return (element, true) }
+            #expect(effect == .none, "taking an element never stops the source")
+            return (element, false)
+        }
         return nil
     }
 
@@ -71,7 +75,7 @@ import Testing
     @Test func cancelledBeforeRegisteringResumesWithCancellationAndStopsTheSourceOnce() {
         var machine = Self.machine()
         guard case .suspend(let id) = machine.next() else { Issue.record("no suspend"); return }
-        guard case .terminate(consumer: nil, stopSource: true) = machine.consumerCancelled(id: id) else {
+        guard case .terminate(consumer: nil, .stop) = machine.consumerCancelled(id: id) else {
             Issue.record("cancel did not terminate"); return
         }
         guard case .resumeConsumer(9, .failure(let error)) = machine.consumerSuspended(id: id, consumer: 9) else {
@@ -98,31 +102,30 @@ import Testing
         var machine = Self.machine()
         guard case .suspend(let id) = machine.next() else { Issue.record("no suspend"); return }
         _ = machine.consumerSuspended(id: id, consumer: 3)
-        guard case .resumeConsumer(3, .end) = machine.finish() else { Issue.record("not woken"); return }
+        guard case .resume(consumer: (3, .end)?, .none) = machine.finish() else { Issue.record("not woken"); return }
         guard case .returnNil = machine.next() else { Issue.record("not ended"); return }
     }
 
     @Test func spillKeepsOrderBehindTheMemoryBuffer() {
         var machine = Self.machine(capacity: 2, spills: true)
-        let descriptor = FileDescriptor(rawValue: 99)
         _ = machine.yield(1, weight: 0)
         _ = machine.yield(2, weight: 0)
         guard case .spill(rewind: true) = machine.yield(3, weight: 0) else { Issue.record("no spill"); return }
-        guard case .spilled(_, resumingConsumer: nil) = machine.spillWritten(weight: 0, descriptor: descriptor) else {
+        guard case .spilled(_, resumingConsumer: nil) = machine.spillWritten(weight: 0) else {
             Issue.record("not spilled"); return
         }
         #expect(Self.take(&machine)?.0 == 1)
         // Room in memory now, but a record waits in the file: the next yield spills too.
         guard case .spill(rewind: false) = machine.yield(4, weight: 0) else { Issue.record("overtook the spill"); return }
-        _ = machine.spillWritten(weight: 0, descriptor: descriptor)
+        _ = machine.spillWritten(weight: 0)
         #expect(Self.take(&machine)?.0 == 2)
-        guard case .readSpill(let read) = machine.next() else { Issue.record("no read-back"); return }
-        #expect(read.maxRecords == 2 && read.offset == 0)
-        guard case .returnElement(3, _) = machine.spillRead([.init(element: 3, weight: 0), .init(element: 4, weight: 0)], endOffset: 16) else {
+        guard case .refill(let read) = machine.next() else { Issue.record("no read-back"); return }
+        #expect(read.maxRecords == 2 && read.position == 0)
+        guard case .returnElement(3, _) = machine.spillRead([.init(element: 3, weight: 0), .init(element: 4, weight: 0)], nextPosition: 16) else {
             Issue.record("read-back not delivered"); return
         }
         #expect(Self.take(&machine)?.0 == 4)
-        // Drained: the next overflow rewinds the file to offset 0.
+        // Drained: the next overflow rewinds the store to its beginning.
         _ = machine.yield(5, weight: 0)
         _ = machine.yield(6, weight: 0)
         guard case .spill(rewind: true) = machine.yield(7, weight: 0) else { Issue.record("no rewind"); return }
@@ -133,10 +136,10 @@ import Testing
         _ = machine.yield(1, weight: 0)
         guard case .spill = machine.yield(2, weight: 0) else { Issue.record("no spill"); return }
         _ = machine.consumerTerminated()
-        guard case .terminate = machine.spillWritten(weight: 0, descriptor: FileDescriptor(rawValue: 99)) else {
+        guard case .terminate = machine.spillWritten(weight: 0) else {
             Issue.record("record kept for a gone consumer"); return
         }
-        #expect(machine.statistics.discardedCount == 1)
+        #expect(machine.statistics.elementsDiscarded == 1)
     }
 
     @Test func spillLimitOverflowsAfterTheAcceptedRecords() {
@@ -153,8 +156,6 @@ import Testing
 
     // MARK: Spill failures and read-back
 
-    static let descriptor = FileDescriptor(rawValue: 99)
-
     /// A machine of `capacity` with `memory` elements in memory and `spilled` records in the file
     /// (weights as given, in order), and the consumer idle.
     static func spilling(capacity: Int, byteBudget: Int? = nil, high: Int? = nil, low: Int? = nil, weights: [Int]) -> Machine {
@@ -162,7 +163,7 @@ import Testing
         for (value, weight) in weights.enumerated() {
             switch machine.yield(value + 1, weight: weight) {
             case .enqueued: break
-            case .spill: _ = machine.spillWritten(weight: weight, descriptor: descriptor)
+            case .spill: _ = machine.spillWritten(weight: weight)
             default: Issue.record("yield \(value + 1) neither enqueued nor spilled")
             }
         }
@@ -180,7 +181,7 @@ import Testing
         #expect(Self.take(&machine)?.0 == 1)
         guard case .throwError(let error) = machine.next() else { Issue.record("no error"); return }
         #expect(error is Boom)
-        #expect(machine.statistics.acceptedCount == 1)
+        #expect(machine.statistics.elementsAccepted == 1)
     }
 
     /// Capacity 1: element 1 in memory, element 2's spill write reserved (in progress), element
@@ -205,20 +206,20 @@ import Testing
 
     @Test func spillWrittenWakesTheWaitingConsumerWithRetry() throws {
         var machine = try #require(Self.consumerWaitingOnASpillWrite())
-        guard case .spilled(_, resumingConsumer: 4) = machine.spillWritten(weight: 0, descriptor: Self.descriptor) else {
+        guard case .spilled(_, resumingConsumer: 4) = machine.spillWritten(weight: 0) else {
             Issue.record("waiting consumer not woken"); return
         }
-        guard case .readSpill(let read) = machine.next() else { Issue.record("no read-back"); return }
-        #expect(read.offset == 0 && read.maxRecords == 1)
+        guard case .refill(let read) = machine.next() else { Issue.record("no read-back"); return }
+        #expect(read.position == 0 && read.maxRecords == 1)
     }
 
     @Test func failedReadBackFailsTheStreamStopsTheSourceAndDiscardsTheBacklog() {
         var machine = Self.spilling(capacity: 1, weights: [0, 0, 0])
         #expect(Self.take(&machine)?.0 == 1)
-        guard case .readSpill = machine.next() else { Issue.record("no read-back"); return }
+        guard case .refill = machine.next() else { Issue.record("no read-back"); return }
         let stopsSource = machine.spillReadFailed(Boom())
         #expect(stopsSource)
-        #expect(machine.statistics.discardedCount == 2 && machine.statistics.spilledBacklog == 0)
+        #expect(machine.statistics.elementsDiscarded == 2 && machine.statistics.elementsInSpill == 0)
         guard case .throwError(let error) = machine.next() else { Issue.record("no error"); return }
         #expect(error is Boom)
         guard case .terminate = machine.yield(9, weight: 0) else { Issue.record("yield after the failure accepted"); return }
@@ -228,7 +229,7 @@ import Testing
         var machine = Self.spilling(capacity: 1, weights: [0, 0])
         _ = machine.finish()
         #expect(Self.take(&machine)?.0 == 1)
-        guard case .readSpill = machine.next() else { Issue.record("no read-back"); return }
+        guard case .refill = machine.next() else { Issue.record("no read-back"); return }
         let stopsSource = machine.spillReadFailed(Boom())
         #expect(!stopsSource, "a source that finished is not stopped")
         guard case .throwError(let error) = machine.next() else { Issue.record("no error"); return }
@@ -239,43 +240,43 @@ import Testing
     /// is counted in the peaks.
     @Test func readBackRequestCarriesTheBudgetAndItsRecordsCountInThePeaks() {
         var machine = Self.spilling(capacity: 4, byteBudget: 100, weights: [90, 20, 40, 40])
-        #expect(machine.statistics.spilledBacklog == 3)
+        #expect(machine.statistics.elementsInSpill == 3)
         #expect(Self.take(&machine)?.0 == 1)
-        guard case .readSpill(let read) = machine.next() else { Issue.record("no read-back"); return }
+        guard case .refill(let read) = machine.next() else { Issue.record("no read-back"); return }
         #expect(read.byteBudget == 100 && read.maxRecords == 3)
-        let records: [Machine.Buffered] = [.init(element: 2, weight: 20), .init(element: 3, weight: 40), .init(element: 4, weight: 40)]
-        guard case .returnElement(2, _) = machine.spillRead(records, endOffset: 3 * 24) else {
+        let records: [Machine.Item] = [.init(element: 2, weight: 20), .init(element: 3, weight: 40), .init(element: 4, weight: 40)]
+        guard case .returnElement(2, _) = machine.spillRead(records, nextPosition: 3 * 24) else {
             Issue.record("read-back not delivered"); return
         }
         let statistics = machine.statistics
-        #expect(statistics.peakBufferedCount == 3 && statistics.peakBufferedBytes == 100)
-        #expect(statistics.bufferedCount == 2 && statistics.spilledBacklog == 0)
+        #expect(statistics.peakElementsBuffered == 3 && statistics.peakBytesBuffered == 100)
+        #expect(statistics.elementsBuffered == 2 && statistics.elementsInSpill == 0)
     }
 
     @Test func partialReadBackLeavesTheRestForTheNextRead() {
         var machine = Self.spilling(capacity: 16, byteBudget: 100, weights: [60, 60, 60, 60])
         #expect(Self.take(&machine)?.0 == 1)
-        guard case .readSpill(let first) = machine.next() else { Issue.record("no read-back"); return }
-        #expect(first.offset == 0 && first.maxRecords == 3)
-        guard case .returnElement(2, _) = machine.spillRead([.init(element: 2, weight: 60)], endOffset: 76) else {
+        guard case .refill(let first) = machine.next() else { Issue.record("no read-back"); return }
+        #expect(first.position == 0 && first.maxRecords == 3)
+        guard case .returnElement(2, _) = machine.spillRead([.init(element: 2, weight: 60)], nextPosition: 76) else {
             Issue.record("read-back not delivered"); return
         }
-        #expect(machine.statistics.bufferedCount == 0 && machine.statistics.peakBufferedBytes == 60)
-        guard case .readSpill(let second) = machine.next() else { Issue.record("no second read-back"); return }
-        #expect(second.offset == 76 && second.maxRecords == 2)
+        #expect(machine.statistics.elementsBuffered == 0 && machine.statistics.peakBytesBuffered == 60)
+        guard case .refill(let second) = machine.next() else { Issue.record("no second read-back"); return }
+        #expect(second.position == 76 && second.maxRecords == 2)
     }
 
     @Test func consumerLeavingDuringAReadBackThrowsCancellation() {
         var machine = Self.spilling(capacity: 1, weights: [0, 0])
         #expect(Self.take(&machine)?.0 == 1)
-        guard case .readSpill = machine.next() else { Issue.record("no read-back"); return }
-        guard case .terminate(consumer: nil, stopSource: true) = machine.consumerTerminated() else {
+        guard case .refill = machine.next() else { Issue.record("no read-back"); return }
+        guard case .terminate(consumer: nil, .stop) = machine.consumerTerminated() else {
             Issue.record("departure did not stop the source"); return
         }
-        guard case .throwCancellation = machine.spillRead([.init(element: 2, weight: 0)], endOffset: 16) else {
+        guard case .throwCancellation = machine.spillRead([.init(element: 2, weight: 0)], nextPosition: 16) else {
             Issue.record("records delivered to a gone consumer"); return
         }
-        #expect(machine.statistics.discardedCount == 1)
+        #expect(machine.statistics.elementsDiscarded == 1)
     }
 
     // MARK: Demand
@@ -288,7 +289,7 @@ import Testing
             switch machine.yield(value, weight: 0) {
             case .enqueued(let demand): answers.append("enqueued \(demand)")
             case .spill:
-                guard case .spilled(let demand, _) = machine.spillWritten(weight: 0, descriptor: Self.descriptor) else {
+                guard case .spilled(let demand, _) = machine.spillWritten(weight: 0) else {
                     Issue.record("not spilled"); return
                 }
                 answers.append("spilled \(demand)")
@@ -303,7 +304,7 @@ import Testing
         _ = machine.yield(1, weight: 0)
         _ = machine.yield(2, weight: 0)  // pause
         _ = Self.take(&machine)
-        guard case .returnElement(2, let resume?) = machine.next() else { Issue.record("no resume"); return }
+        guard case .returnElement(2, .resume(let resume)) = machine.next() else { Issue.record("no resume"); return }
         #expect(machine.isResumeCurrent(resume))
         _ = machine.yield(3, weight: 0)
         guard case .enqueued(.pause) = machine.yield(4, weight: 0) else { Issue.record("no new pause"); return }
@@ -327,8 +328,8 @@ import Testing
         _ = machine.consumerSuspended(id: id, consumer: 7)
         guard case .resumeConsumer(7, 42) = machine.yield(42, weight: 5) else { Issue.record("no handoff"); return }
         let statistics = machine.statistics
-        #expect(statistics.bufferedCount == 0)
-        #expect(statistics.peakBufferedCount == 1 && statistics.peakBufferedBytes == 5)
+        #expect(statistics.elementsBuffered == 0)
+        #expect(statistics.peakElementsBuffered == 1 && statistics.peakBytesBuffered == 5)
     }
 
     @Test func elementArrivingBeforeTheConsumerRegistersWakesItWithRetry() {
@@ -345,7 +346,7 @@ import Testing
         var machine = Self.machine()
         guard case .suspend(let id) = machine.next() else { Issue.record("no suspend"); return }
         _ = machine.consumerSuspended(id: id, consumer: 3)
-        guard case .resumeConsumer(3, .failure(let error)) = machine.fail(Boom()) else { Issue.record("not woken"); return }
+        guard case .resume(consumer: (3, .failure(let error))?, .none) = machine.fail(Boom()) else { Issue.record("not woken"); return }
         #expect(error is Boom)
         guard case .none = machine.finish() else { Issue.record("finish after fail changed the end"); return }
         guard case .throwError(let sticky) = machine.next() else { Issue.record("not failed"); return }

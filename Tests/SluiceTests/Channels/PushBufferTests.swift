@@ -136,7 +136,7 @@ struct PushBufferTests {
         await source.stopped.wait()
         await buffer.stopsScheduledSoFarHaveRun()
         #expect(source.stops == 1)
-        #expect(buffer.statistics.discardedCount == 0)
+        #expect(buffer.statistics.elementsDiscarded == 0)
     }
 
     @Test func hookRunsOnceWhenTheConsumerIsCancelledAndThenDropsItsIterator() async {
@@ -159,7 +159,7 @@ struct PushBufferTests {
         await source.stopped.wait()
         await buffer.stopsScheduledSoFarHaveRun()
         #expect(source.stops == 1)
-        #expect(buffer.statistics.discardedCount == 1)
+        #expect(buffer.statistics.elementsDiscarded == 1)
         guard case .terminated = buffer.yield(3) else { Issue.record("accepted after cancellation"); return }
     }
 
@@ -196,14 +196,14 @@ struct PushBufferTests {
             return try await iterator.next()
         }
         // Wait until the consumer is parked in next(): the yield then hands over directly.
-        while !buffer.storage.machine.withLock({ if case .waiting = $0.consumer { true } else { false } }) {
+        while !buffer.storage.machine.withLock({ if case .waiting = $0.core.consumer { true } else { false } }) {
             await Task.yield()
         }
         guard case .enqueued(.keepGoing) = buffer.yield(7) else { Issue.record("not taken"); return }
         #expect(try await consumer.value == 7)
         let statistics = buffer.statistics
-        #expect(statistics.bufferedCount == 0)
-        #expect(statistics.peakBufferedCount == 1 && statistics.peakBufferedBytes == 7)
+        #expect(statistics.elementsBuffered == 0)
+        #expect(statistics.peakElementsBuffered == 1 && statistics.peakBytesBuffered == 7)
     }
 
     // MARK: Stress
@@ -268,7 +268,7 @@ struct PushBufferTests {
         let delivered = await consumer.value
         let statistics = buffer.statistics
         let acceptedCount = accepted.reduce(0) { $0 + $1.count }
-        #expect(acceptedCount == delivered.count + statistics.discardedCount, "seed \(seed)")
+        #expect(acceptedCount == delivered.count + statistics.elementsDiscarded, "seed \(seed)")
         var lastSequence = [Int](repeating: -1, count: producers)
         var acceptedSets = accepted.map(Set.init)
         for (producer, sequence) in delivered {

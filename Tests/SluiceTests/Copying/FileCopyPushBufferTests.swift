@@ -36,7 +36,7 @@ struct FileCopyPushBufferTests {
         var last: ProgressSnapshot?
         for await snapshot in updates { last = snapshot }
         #expect(last?.fraction == 1.0)
-        #expect(buffer.statistics.spilledCount == 196)
+        #expect(buffer.statistics.elementsSpilled == 196)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
         #expect(names == ["out.bin"])
     }
