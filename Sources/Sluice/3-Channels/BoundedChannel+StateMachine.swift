@@ -17,36 +17,13 @@ extension BoundedChannel {
         @usableFromInline typealias Effect = [SenderResumption]
         @usableFromInline typealias Refill = Never
 
-        /// A sender waiting for room, in arrival order; its handle may not be registered yet.
-        @usableFromInline
-        struct Waiter {
-            @usableFromInline var id: Int
-            @usableFromInline var element: Element
-            @usableFromInline var weight: Int
+        /// A sender waiting for room, in arrival order, with the element it offers; its handle
+        /// may not be registered yet.
+        @usableFromInline typealias Waiter = (id: Int, offered: WeightedQueue<Element>.Item)
 
-            @inlinable
-            init(id: Int, element: Element, weight: Int) {
-                self.id = id
-                self.element = element
-                self.weight = weight
-            }
-        }
-
-        /// A suspended sender to resume, and with what: the effect of the machine's events on
-        /// the senders.
-        @usableFromInline
-        struct SenderResumption {
-            /// The sender's handle.
-            @usableFromInline var sender: Sender
-            /// `.success` if its element was enqueued; the error with the element otherwise.
-            @usableFromInline var result: SendResult
-
-            @inlinable
-            init(sender: Sender, result: SendResult) {
-                self.sender = sender
-                self.result = result
-            }
-        }
+        /// A suspended sender to resume, and with what: `.success` if its element was enqueued,
+        /// the error with the element otherwise. The effect of the machine's events on the senders.
+        @usableFromInline typealias SenderResumption = (sender: Sender, result: SendResult)
 
         @inlinable static var owner: StaticString { "BoundedChannel" }
         @inlinable static var noEffect: [SenderResumption] { [] }
@@ -107,7 +84,7 @@ extension BoundedChannel {
                 return .complete
             }
             let id = core.drawID()
-            waiters.append(Waiter(id: id, element: element, weight: weight))
+            waiters.append((id, WeightedQueue.Item(element: element, weight: weight)))
             return .suspend(id: id)
         }
 
@@ -151,7 +128,7 @@ extension BoundedChannel {
             }
             let waiter = waiters.remove(at: index)
             var resumptions: [SenderResumption] = []
-            settle(id: waiter.id, .failure(SendFailure(reason: .cancelled, element: waiter.element)), into: &resumptions)
+            settle(id: waiter.id, .failure(SendFailure(reason: .cancelled, element: waiter.offered.element)), into: &resumptions)
             if index == 0 {
                 admitWaiters(into: &resumptions)
             }
@@ -211,8 +188,8 @@ extension BoundedChannel {
         @inlinable
         mutating func admitWaiters(into resumptions: inout [SenderResumption]) {
             var admitted = 0
-            while admitted < waiters.count && core.queue.admits(weight: waiters[admitted].weight) {
-                core.accept(waiters[admitted].element, weight: waiters[admitted].weight)
+            while admitted < waiters.count && core.queue.admits(weight: waiters[admitted].offered.weight) {
+                core.accept(waiters[admitted].offered.element, weight: waiters[admitted].offered.weight)
                 settle(id: waiters[admitted].id, .success(()), into: &resumptions)
                 admitted += 1
             }
@@ -223,7 +200,7 @@ extension BoundedChannel {
         @inlinable
         mutating func settle(id: Int, _ result: SendResult, into resumptions: inout [SenderResumption]) {
             if let sender = senderContinuations.removeValue(forKey: id) {
-                resumptions.append(SenderResumption(sender: sender, result: result))
+                resumptions.append((sender, result))
             } else {
                 earlyResults[id] = result
             }
@@ -234,12 +211,10 @@ extension BoundedChannel {
         mutating func releaseWaiters(_ reason: SendFailure.Reason) -> [SenderResumption] {
             var resumptions: [SenderResumption] = []
             for waiter in waiters {
-                settle(id: waiter.id, .failure(SendFailure(reason: reason, element: waiter.element)), into: &resumptions)
+                settle(id: waiter.id, .failure(SendFailure(reason: reason, element: waiter.offered.element)), into: &resumptions)
             }
             waiters.removeAll()
             return resumptions
         }
     }
 }
-
-extension BoundedChannel.StateMachine.SenderResumption: Sendable where Sender: Sendable {}

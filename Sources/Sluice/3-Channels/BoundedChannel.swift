@@ -48,6 +48,9 @@ public final class BoundedChannel<Element: Sendable>: AsyncSequence, Sendable {
     /// The error type of iteration: what ``fail(_:)`` was given, or `CancellationError`.
     public typealias Failure = any Error
 
+    /// The consumer's iterator: one per channel, made by ``makeAsyncIterator()``.
+    public typealias AsyncIterator = ChannelIterator<Element>
+
     @usableFromInline let storage: Storage
 
     /// Creates an open, empty channel.
@@ -116,14 +119,6 @@ public final class BoundedChannel<Element: Sendable>: AsyncSequence, Sendable {
         storage.fail(error)
     }
 
-    /// The channel's counters now (elements and bytes accepted, delivered and discarded, the
-    /// buffer's level and peaks, sender suspensions), in the vocabulary ``PushBuffer`` shares.
-    /// Callable from any task; takes the channel's lock briefly.
-    @inlinable
-    public var statistics: ChannelStatistics {
-        storage.statistics
-    }
-
     /// Returns the channel's single iterator.
     ///
     /// - Important: Call it once per channel; a second call stops the program. Dropping the
@@ -133,37 +128,14 @@ public final class BoundedChannel<Element: Sendable>: AsyncSequence, Sendable {
         AsyncIterator(lifetime: storage.makeConsumer())
     }
 
-    /// The consumer's iterator. Not `Sendable`: it belongs to the consumer's task.
-    ///
-    /// Dropping it (with every copy) terminates the channel for its senders.
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        @usableFromInline let lifetime: ConsumerLifetime<Storage>
-
-        @inlinable
-        init(lifetime: ConsumerLifetime<Storage>) {
-            self.lifetime = lifetime
-        }
-
-        /// Returns the next element, suspending while the buffer is empty and the channel
-        /// is open.
-        ///
-        /// Taking an element makes room: the senders waiting for it are resumed.
-        ///
-        /// - Returns: the next element in the order the sends completed, or `nil` after
-        ///   ``BoundedChannel/finish()`` once the buffer is drained (and on every later call).
-        /// - Throws: the error given to ``BoundedChannel/fail(_:)``, once the buffer is
-        ///   drained (and on every later call); `CancellationError` if the consumer's task is
-        ///   cancelled while waiting or before the call: the channel is then terminated for
-        ///   its senders, and every later call throws `CancellationError` too.
-        @inlinable
-        public mutating func next() async throws -> Element? {
-            try await lifetime.storage.next()
-        }
+    /// The channel's counters now (elements and bytes accepted, delivered and discarded, the
+    /// buffer's level and peaks, sender suspensions), in the vocabulary ``PushBuffer`` shares.
+    /// Callable from any task; takes the channel's lock briefly.
+    @inlinable
+    public var statistics: ChannelStatistics {
+        storage.statistics
     }
 }
-
-@available(*, unavailable)
-extension BoundedChannel.AsyncIterator: Sendable {}
 
 extension BoundedChannel where Element == Chunk {
     /// Creates a channel of chunks that weighs each chunk by its byte count.

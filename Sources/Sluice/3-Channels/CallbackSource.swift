@@ -60,7 +60,7 @@ extension PushBuffer {
                 storage?.yield(element, offset: nil) ?? .terminated(element)
             },
             { [weak storage = buffer.storage] error in
-                if let error { storage?.fail(error) } else { storage?.finish() }
+                storage?.end(error.map { .failed($0) } ?? .finished)
             })
         buffer.storage.installStop(stop)
         return buffer

@@ -4,7 +4,7 @@
 /// Generic over the channel's `Consumer` handle (a continuation in the storage, an integer in
 /// tests) and over its producer side's `Effect` (senders to resume, a source to resume or stop)
 /// and `Refill` (a read of spilled records). Each machine refers to them through the
-/// type aliases of ``ChannelMachine`` (`NextAction`, `FinishAction`, ...).
+/// type aliases of ``ChannelMachine`` (`NextAction`, `EndAction`, ...).
 @usableFromInline
 enum ChannelAction {
     /// What the caller of `makeAsyncIterator()` does.
@@ -45,28 +45,18 @@ enum ChannelAction {
         case resumeConsumer(Consumer, ConsumerWake<Element>)
     }
 
-    /// What `finish()` and `fail(_:)` do.
+    /// What an end of the stream does, from either side: the producers finishing or failing
+    /// it, the consumer's cancellation or departure.
     @usableFromInline
-    enum Finish<Consumer, Element, Effect> {
-        /// Nothing: the stream had already ended.
+    enum End<Consumer, Element, Effect> {
+        /// Nothing: the stream had already ended that way.
         case none
-        /// Carry out the producer side's effect, and wake the waiting consumer (if any) with its
-        /// answer.
+        /// Carry out the producer side's effect, then wake the consumer (if it was waiting) with
+        /// its answer: nil or the error at the producers' end, `CancellationError` at its own.
         case resume(consumer: (Consumer, ConsumerWake<Element>)?, Effect)
-    }
-
-    /// What ends the stream for the consumer's side: its cancellation or its departure.
-    @usableFromInline
-    enum Terminate<Consumer, Effect> {
-        /// Nothing to do.
-        case none
-        /// Carry out the producer side's effect, and resume the consumer (if it was waiting)
-        /// with `CancellationError`.
-        case terminate(consumer: Consumer?, Effect)
     }
 }
 
 extension ChannelAction.Next: Sendable where Element: Sendable, Effect: Sendable, Refill: Sendable {}
 extension ChannelAction.ConsumerSuspended: Sendable where Consumer: Sendable, Element: Sendable {}
-extension ChannelAction.Finish: Sendable where Consumer: Sendable, Element: Sendable, Effect: Sendable {}
-extension ChannelAction.Terminate: Sendable where Consumer: Sendable, Effect: Sendable {}
+extension ChannelAction.End: Sendable where Consumer: Sendable, Element: Sendable, Effect: Sendable {}

@@ -41,6 +41,15 @@ struct ChannelCore<Element, Consumer> {
         case waiting(id: Int, consumer: Consumer)
     }
 
+    /// How the producers end the stream.
+    @usableFromInline
+    enum Ending {
+        /// The consumer receives nil after the buffered elements.
+        case finished
+        /// The consumer receives the error after the buffered elements.
+        case failed(any Error)
+    }
+
     /// What ``end(_:)`` found.
     @usableFromInline
     enum EndResult {
@@ -148,11 +157,14 @@ struct ChannelCore<Element, Consumer> {
         return item
     }
 
-    /// Ends an open stream with `ending` (``Lifecycle/finished`` or ``Lifecycle/failed(_:)``).
+    /// Ends an open stream with `ending`.
     @inlinable
-    mutating func end(_ ending: Lifecycle) -> EndResult {
+    mutating func end(_ ending: Ending) -> EndResult {
         guard isOpen else { return .alreadyEnded }
-        lifecycle = ending
+        switch ending {
+        case .finished: lifecycle = .finished
+        case .failed(let error): lifecycle = .failed(error)
+        }
         return .ended(waitingConsumer: takeWaitingConsumer())
     }
 
@@ -189,3 +201,5 @@ struct ChannelCore<Element, Consumer> {
         return statistics
     }
 }
+
+extension ChannelCore.Ending: Sendable {}

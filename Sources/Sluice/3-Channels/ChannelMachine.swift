@@ -54,8 +54,8 @@ extension ChannelMachine {
     @usableFromInline typealias MakeIteratorAction = ChannelAction.MakeIterator
     @usableFromInline typealias NextAction = ChannelAction.Next<Element, Effect, Refill>
     @usableFromInline typealias ConsumerSuspendedAction = ChannelAction.ConsumerSuspended<Consumer, Element>
-    @usableFromInline typealias FinishAction = ChannelAction.Finish<Consumer, Element, Effect>
-    @usableFromInline typealias TerminateAction = ChannelAction.Terminate<Consumer, Effect>
+    @usableFromInline typealias EndAction = ChannelAction.End<Consumer, Element, Effect>
+    @usableFromInline typealias Ending = ChannelCore<Element, Consumer>.Ending
 
     /// The consumer asks for its iterator.
     @inlinable
@@ -118,7 +118,7 @@ extension ChannelMachine {
     /// If that `next()` was already answered, nothing happens here: the consumer's next call to
     /// `next()` sees the cancelled task.
     @inlinable
-    mutating func consumerCancelled(id: Int) -> TerminateAction {
+    mutating func consumerCancelled(id: Int) -> EndAction {
         defer { checkInvariants() }
         switch core.consumer {
         case .pending(let pendingID) where pendingID == id:
@@ -135,24 +135,39 @@ extension ChannelMachine {
     /// The consumer went away outside `next()`: its iterator was dropped, or it called `next()`
     /// in a cancelled task. Idempotent.
     @inlinable
-    mutating func consumerTerminated() -> TerminateAction {
+    mutating func consumerTerminated() -> EndAction {
         defer { checkInvariants() }
         assert({ if case .idle = core.consumer { true } else { false } }())
         return terminate(consumer: nil)
     }
 
-    /// The producers end the stream: the consumer receives nil after the buffered elements.
+    /// The producers end the stream: the consumer receives nil (``Ending/finished``) or the error
+    /// (``Ending/failed(_:)``) after the buffered elements. Only the first ending counts.
     @inlinable
-    mutating func finish() -> FinishAction {
+    mutating func end(_ ending: Ending) -> EndAction {
         defer { checkInvariants() }
-        return end(.finished, wake: .end)
+        switch core.end(ending) {
+        case .alreadyEnded:
+            return .none
+        case .ended(let waitingConsumer):
+            let wake: ConsumerWake<Element> = switch ending {
+            case .finished: .end
+            case .failed(let error): .failure(error)
+            }
+            return .resume(consumer: waitingConsumer.map { ($0, wake) }, didEnd())
+        }
     }
 
-    /// The producers fail the stream: the consumer receives `error` after the buffered elements.
+    /// ``end(_:)`` with ``Ending/finished``.
     @inlinable
-    mutating func fail(_ error: any Error) -> FinishAction {
-        defer { checkInvariants() }
-        return end(.failed(error), wake: .failure(error))
+    mutating func finish() -> EndAction {
+        end(.finished)
+    }
+
+    /// ``end(_:)`` with ``Ending/failed(_:)``.
+    @inlinable
+    mutating func fail(_ error: any Error) -> EndAction {
+        end(.failed(error))
     }
 
     /// The counters now.
@@ -162,21 +177,12 @@ extension ChannelMachine {
     }
 
     @inlinable
-    mutating func end(_ ending: ChannelCore<Element, Consumer>.Lifecycle, wake: ConsumerWake<Element>) -> FinishAction {
-        switch core.end(ending) {
-        case .alreadyEnded:
-            return .none
-        case .ended(let waitingConsumer):
-            return .resume(consumer: waitingConsumer.map { ($0, wake) }, didEnd())
-        }
-    }
-
-    @inlinable
-    mutating func terminate(consumer handle: Consumer?) -> TerminateAction {
+    mutating func terminate(consumer handle: Consumer?) -> EndAction {
+        let wake = handle.map { ($0, ConsumerWake<Element>.failure(CancellationError())) }
         guard let afterEnd = core.terminate() else {
-            return handle.map { .terminate(consumer: $0, Self.noEffect) } ?? .none
+            return wake.map { .resume(consumer: $0, Self.noEffect) } ?? .none
         }
-        return .terminate(consumer: handle, didTerminate(afterEnd: afterEnd))
+        return .resume(consumer: wake, didTerminate(afterEnd: afterEnd))
     }
 
     /// Stops the program if an invariant does not hold (debug builds only; O(1)).

@@ -42,14 +42,16 @@ protocol ChannelStorage: AnyObject, Sendable {
 extension ChannelStorage {
     @usableFromInline typealias ConsumerContinuation = CheckedContinuation<ConsumerWake<Machine.Element>, Never>
 
-    /// Makes the single consumer's hold on the channel.
+    /// Makes the single consumer's hold on the channel: it calls ``next()``, and
+    /// ``consumerTerminated()`` when it is gone. Made here, where `Self` is known, so that the
+    /// consumer's calls run specialised code.
     ///
     /// - Precondition: Called once per channel: a second consumer stops the program.
     @inlinable
-    func makeConsumer() -> ConsumerLifetime<Self> {
+    func makeConsumer() -> ConsumerLifetime<Machine.Element> {
         switch machine.withLock({ $0.makeIterator() }) {
         case .makeIterator:
-            return ConsumerLifetime(storage: self)
+            return ConsumerLifetime(next: { try await self.next() }, leave: { self.consumerTerminated() })
         case .failSecondIterator:
             preconditionFailure("\(Machine.owner) supports a single consumer: makeAsyncIterator() called twice")
         }
@@ -122,18 +124,7 @@ extension ChannelStorage {
     }
 
     @inlinable
-    func act(_ action: Machine.TerminateAction) {
-        switch action {
-        case .none:
-            break
-        case .terminate(let consumer, let effect):
-            act(effect)
-            consumer?.resume(returning: .failure(CancellationError()))
-        }
-    }
-
-    @inlinable
-    func act(_ action: Machine.FinishAction) {
+    func act(_ action: Machine.EndAction) {
         switch action {
         case .none:
             break

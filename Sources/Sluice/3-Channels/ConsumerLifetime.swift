@@ -1,20 +1,26 @@
-/// The consumer's hold on a channel: when its iterator (and every copy of it) is gone, the
-/// channel learns that its consumer went away.
+/// The consumer's hold on a ``BoundedChannel`` or a ``PushBuffer``: how its iterator reaches the
+/// channel, and how the channel learns that its consumer went away.
 ///
-/// Shared by ``BoundedChannel`` and ``PushBuffer``: their iterators keep one, and its `deinit`
-/// calls ``ChannelStorage/consumerTerminated()``, which releases the producers (suspended
-/// senders fail, a push source is stopped) and drops what is still buffered.
+/// Made by ``ChannelStorage/makeConsumer()`` with two closures over the channel's storage, formed
+/// where the storage's type is known, so that ``ChannelIterator`` can be one type for both
+/// channels while each `next()` still runs code specialised for its channel and element. When the
+/// iterator (and every copy of it) is gone, `deinit` tells the storage
+/// (``ChannelStorage/consumerTerminated()``), which releases the producers (suspended senders
+/// fail, a push source is stopped) and drops what is still buffered.
 @usableFromInline
-final class ConsumerLifetime<Storage: ChannelStorage>: Sendable {
-    /// The channel the consumer reads.
-    @usableFromInline let storage: Storage
+final class ConsumerLifetime<Element>: Sendable {
+    /// The channel's `next()`.
+    @usableFromInline let next: @Sendable () async throws -> Element?
+    /// Tells the channel its consumer is gone.
+    @usableFromInline let leave: @Sendable () -> Void
 
     @inlinable
-    init(storage: Storage) {
-        self.storage = storage
+    init(next: @escaping @Sendable () async throws -> Element?, leave: @escaping @Sendable () -> Void) {
+        self.next = next
+        self.leave = leave
     }
 
     deinit {
-        storage.consumerTerminated()
+        leave()
     }
 }

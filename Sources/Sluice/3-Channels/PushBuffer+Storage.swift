@@ -88,22 +88,17 @@ extension PushBuffer {
             }
         }
 
+        /// The source finishes or fails the stream. With a spill policy, under the spill writer's
+        /// lock, after any write in progress, so a record whose yield began before the end is
+        /// delivered before it.
         @inlinable
-        func finish() {
-            act(afterSpillWrites { machine.withLock { $0.finish() } })
-        }
-
-        @inlinable
-        func fail(_ error: any Error) {
-            act(afterSpillWrites { machine.withLock { $0.fail(error) } })
-        }
-
-        /// Runs `end`: with a spill policy under the spill writer's lock, after any write in
-        /// progress, so a record whose yield began before the end is delivered before it.
-        @inlinable
-        func afterSpillWrites(_ end: () -> Machine.FinishAction) -> Machine.FinishAction {
-            guard let spill else { return end() }
-            return spill.writer.withLock { _ in end() }
+        func end(_ ending: Machine.Ending) {
+            let action = if let spill {
+                spill.writer.withLock { _ in machine.withLock { $0.end(ending) } }
+            } else {
+                machine.withLock { $0.end(ending) }
+            }
+            act(action)
         }
 
         func setResumeCallback(_ callback: @escaping @Sendable () -> Void) {

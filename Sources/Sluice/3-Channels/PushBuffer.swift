@@ -68,6 +68,9 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     /// `CancellationError`.
     public typealias Failure = any Error
 
+    /// The consumer's iterator: one per buffer, made by ``makeAsyncIterator()``.
+    public typealias AsyncIterator = ChannelIterator<Element>
+
     /// Whether the source should go on producing.
     public enum Demand: Sendable, Hashable {
         /// Below the high watermark (or not yet drained below the low one after a pause).
@@ -156,7 +159,7 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     /// spill policy it waits for a spill write in progress, so that element comes before the end.
     @inlinable
     public func finish() {
-        storage.finish()
+        storage.end(.finished)
     }
 
     /// Fails the stream: the consumer receives every accepted element, then `error`.
@@ -167,7 +170,7 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     /// - Parameter error: what the consumer's `next()` throws after the buffered elements.
     @inlinable
     public func fail(_ error: any Error) {
-        storage.fail(error)
+        storage.end(.failed(error))
     }
 
     /// Registers the callback that resumes a paused source.
@@ -219,42 +222,7 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(lifetime: storage.makeConsumer())
     }
-
-    /// The consumer's iterator. Not `Sendable`: it belongs to the consumer's task.
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        @usableFromInline let lifetime: ConsumerLifetime<Storage>
-
-        @inlinable
-        init(lifetime: ConsumerLifetime<Storage>) {
-            self.lifetime = lifetime
-        }
-
-        /// Returns the next element, suspending while the buffer is empty and the stream open.
-        ///
-        /// Spilled elements are read back on the buffer's blocking-I/O thread, not on the
-        /// cooperative pool, as many at once as the memory buffer admits (capacity and byte
-        /// budget). When this take drains a paused buffer below the low watermark, the resume
-        /// callback runs here first (unless a newer pause overtook it).
-        ///
-        /// - Returns: the next element in the order the yields were accepted, or `nil` after
-        ///   ``PushBuffer/finish()`` once drained (and on every later call).
-        /// - Throws: once drained: ``CapacityExceededError`` after an overflow (of the capacity
-        ///   with ``PushBuffer/OverflowPolicy/fail``, of the spill limit with a spill policy); the
-        ///   error given to ``PushBuffer/fail(_:)``; with a spill policy, the spill store's error
-        ///   as it is (a ``FileError`` of the spill file for
-        ///   ``PushBuffer/OverflowPolicy/spill(directory:limit:)``: `create`, `write`, `read`) or a
-        ///   ``SpillCodingError`` when an element could not be encoded or decoded.
-        ///   `CancellationError` if the consumer's task is cancelled (before or during the call),
-        ///   which ends the stream. Later calls throw the same.
-        @inlinable
-        public mutating func next() async throws -> Element? {
-            try await lifetime.storage.next()
-        }
-    }
 }
-
-@available(*, unavailable)
-extension PushBuffer.AsyncIterator: Sendable {}
 
 extension PushBuffer where Element == Chunk {
     /// Creates a buffer of chunks that weighs each chunk by its byte count.

@@ -33,7 +33,7 @@ import Testing
 
     static func outcome(_ action: Machine.SenderSuspendedAction) -> Outcome? {
         guard case .resumeSender(let sender, let result) = action else { return nil }
-        return outcomes([Machine.SenderResumption(sender: sender, result: result)]).first
+        return outcomes([(sender, result)]).first
     }
 
     static func isComplete(_ action: Machine.SendAction) -> Bool {
@@ -65,14 +65,15 @@ import Testing
         return id
     }
 
-    static func released(_ action: Machine.FinishAction) -> (consumer: Int?, wake: ConsumerWake<Int>?, senders: [Outcome])? {
+    /// What an end of the channel releases: the consumer woken (and with what), the senders.
+    static func released(_ action: Machine.EndAction) -> (consumer: Int?, wake: ConsumerWake<Int>?, senders: [Outcome])? {
         guard case .resume(let consumer, let senders) = action else { return nil }
         return (consumer?.0, consumer?.1, outcomes(senders))
     }
 
-    static func released(_ action: Machine.TerminateAction) -> (consumer: Int?, senders: [Outcome])? {
-        guard case .terminate(let consumer, let senders) = action else { return nil }
-        return (consumer, outcomes(senders))
+    /// Whether the consumer is woken with `CancellationError` (its end).
+    static func isCancellation(_ wake: ConsumerWake<Int>?) -> Bool {
+        if case .failure(let error) = wake { error is CancellationError } else { false }
     }
 
     struct Boom: Error, Equatable {}
@@ -309,6 +310,7 @@ import Testing
         _ = machine.consumerSuspended(id: id, consumer: 5)
         let released = Self.released(machine.consumerCancelled(id: id))
         #expect(released?.consumer == 5)
+        #expect(Self.isCancellation(released?.wake), "a consumer that leaves is woken with CancellationError")
         #expect(released?.senders == [])
         #expect(Self.thrownReason(machine.send(1, weight: 0)) == .consumerTerminated)
     }

@@ -75,7 +75,7 @@ import Testing
     @Test func cancelledBeforeRegisteringResumesWithCancellationAndStopsTheSourceOnce() {
         var machine = Self.machine()
         guard case .suspend(let id) = machine.next() else { Issue.record("no suspend"); return }
-        guard case .terminate(consumer: nil, .stop) = machine.consumerCancelled(id: id) else {
+        guard case .resume(consumer: nil, .stop) = machine.consumerCancelled(id: id) else {
             Issue.record("cancel did not terminate"); return
         }
         guard case .resumeConsumer(9, .failure(let error)) = machine.consumerSuspended(id: id, consumer: 9) else {
@@ -270,7 +270,7 @@ import Testing
         var machine = Self.spilling(capacity: 1, weights: [0, 0])
         #expect(Self.take(&machine)?.0 == 1)
         guard case .refill = machine.next() else { Issue.record("no read-back"); return }
-        guard case .terminate(consumer: nil, .stop) = machine.consumerTerminated() else {
+        guard case .resume(consumer: nil, .stop) = machine.consumerTerminated() else {
             Issue.record("departure did not stop the source"); return
         }
         guard case .throwCancellation = machine.spillRead([.init(element: 2, weight: 0)], nextPosition: 16) else {
