@@ -12,7 +12,7 @@ extension PushBuffer {
     /// freed, `deliver` answers `.terminated` and `complete` does nothing.
     ///
     /// **The stop closure** runs at most once, when the stream stops the source: on overflow
-    /// (capacity, spill limit, a spill file error, a failed read-back), when the consumer is
+    /// (capacity, spill limit, a spill store error, a failed read-back), when the consumer is
     /// cancelled or leaves its loop before the end, or when the buffer is freed while its stream
     /// is open (a buffer that is never iterated is stopped when the last reference to it goes).
     /// It does not run once the source has ended the stream itself with `complete`, even if the

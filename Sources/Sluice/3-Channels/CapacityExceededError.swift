@@ -2,19 +2,19 @@
 ///
 /// Thrown by the consumer's `next()` after it has received every element the buffer accepted,
 /// in order: with the ``PushBuffer/OverflowPolicy/fail`` policy when a yield found the buffer at
-/// its capacity (or byte budget), and with a spill policy when the spill file would have grown
+/// its capacity (or byte budget), and with a spill policy when the spill store would have grown
 /// past its limit. The yield that overflowed got its element back
 /// (``PushBuffer/YieldResult/rejected(_:offset:)``), so the source knows exactly where the data
 /// stopped.
 public struct CapacityExceededError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The buffer's capacity in elements.
     public var capacity: Int
-    /// The elements buffered (in memory and in the spill file) when the overflow happened.
+    /// The elements buffered (in memory and in the spill store) when the overflow happened.
     public var bufferedCount: Int
-    /// The bytes buffered (sum of the elements' weights, in memory and in the spill file) when
+    /// The bytes buffered (sum of the elements' weights, in memory and in the spill store) when
     /// the overflow happened.
     public var bufferedBytes: Int64
-    /// The spill file's limit in bytes, when the overflow was the spill file's; `nil` when it was
+    /// The spill limit in bytes, when the overflow was the spill store's; `nil` when it was
     /// the memory buffer's.
     public var spillLimit: Int64?
 
@@ -24,7 +24,7 @@ public struct CapacityExceededError: Error, Hashable, Sendable, CustomStringConv
     ///   - capacity: the buffer's capacity in elements.
     ///   - bufferedCount: elements buffered at the overflow.
     ///   - bufferedBytes: bytes buffered at the overflow.
-    ///   - spillLimit: the spill file's limit in bytes if it overflowed, `nil` otherwise.
+    ///   - spillLimit: the spill limit in bytes if the spill store overflowed, `nil` otherwise.
     public init(capacity: Int, bufferedCount: Int, bufferedBytes: Int64, spillLimit: Int64? = nil) {
         self.capacity = capacity
         self.bufferedCount = bufferedCount
