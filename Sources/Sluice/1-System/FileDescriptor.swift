@@ -7,7 +7,7 @@ import Musl
 /// A raw file descriptor with typed wrappers over the system calls Sluice uses.
 ///
 /// A plain value: it does not close itself. Whoever opens one owns it and must call
-/// ``close()`` exactly once (see ``closeAfter(_:)``). Every call retries `EINTR`; ``read(into:system:)``
+/// ``close(system:)`` exactly once (see ``closeAfter(system:_:)``). Every call retries `EINTR`; ``read(into:system:)``
 /// may return fewer bytes than asked, ``write(contentsOf:system:)`` writes everything.
 ///
 /// These calls block: run them on a dedicated thread (``BlockingIOExecutor``), never on

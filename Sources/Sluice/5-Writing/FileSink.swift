@@ -32,7 +32,7 @@ import Musl
 ///   group where permitted); set-user-ID and set-group-ID are dropped when the owner or group
 ///   is not kept, as `cp -p` does.
 ///
-/// Rules, in order (see ``create(at:source:options:)``):
+/// Rules, in order (see ``create(at:source:options:gate:)``):
 /// 1. A destination that is the source (same device and inode, following symbolic links) is
 ///    refused: ``FileError/Code/sameFile``.
 /// 2. A directory is refused (``FileError/Code/isDirectory``); callers that mean "into the
