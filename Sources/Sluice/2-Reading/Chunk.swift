@@ -73,10 +73,12 @@ public struct Chunk: Sendable, Hashable {
         try body(UnsafeRawBufferPointer(start: storage.base, count: storage.count))
     }
 
+    /// Whether two chunks hold the same bytes (not whether they share storage).
     public static func == (lhs: Chunk, rhs: Chunk) -> Bool {
         lhs.count == rhs.count && (lhs.storage === rhs.storage || memcmp(lhs.storage.base, rhs.storage.base, lhs.count) == 0)
     }
 
+    /// Hashes the chunk's bytes.
     public func hash(into hasher: inout Hasher) {
         withUnsafeBytes { hasher.combine(bytes: $0) }
     }

@@ -91,6 +91,8 @@ public actor FileSink: ChunkSink {
     private var replacedDestination = false
     private var directorySynchronized = true
 
+    /// The sink's own ``BlockingIOExecutor``: every method of the actor, so every system call,
+    /// runs on its dedicated thread.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
     }
