@@ -77,7 +77,7 @@ struct MessageTests {
         let option = try await CLI.run([command, "--help"], in: sandbox)
         #expect(help.status == 0 && option.status == 0)
         #expect(help.stdoutText == option.stdoutText)
-        #expect(help.stdoutText.contains("sluice \(command) [options]"))
+        #expect(help.stdoutText.contains("\nUSAGE: sluice \(command) [<options>]"))
     }
 
     @Test func helpForAnUnknownCommandIsBadUsage() async throws {
