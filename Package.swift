@@ -15,8 +15,8 @@ let package = Package(
         .target(name: "SluiceBenchmarks", dependencies: ["Sluice"]),
         .executableTarget(name: "SluiceCLI", dependencies: ["Sluice", "SluiceBenchmarks"]),
         .executableTarget(name: "CallbackIngest", dependencies: ["Sluice", "SluiceBenchmarks"], path: "Examples/CallbackIngest"),
-        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "CZlib", "CSluiceShims", "CallbackIngest"]),
-        .testTarget(name: "SluiceCLITests", dependencies: ["SluiceCLI", "Sluice"]),
+        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "CZlib", "CSluiceShims"]),
+        .testTarget(name: "SluiceCLITests", dependencies: ["SluiceCLI", "Sluice", "SluiceBenchmarks"]),
         .testTarget(name: "SluiceBenchmarksTests", dependencies: ["SluiceBenchmarks", "Sluice"]),
     ],
     swiftLanguageModes: [.v6]
