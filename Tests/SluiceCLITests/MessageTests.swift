@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SluiceTestSupport
 import Testing
 
 /// C39: one vocabulary of error words, no 100% for a failure, reports that say what happened,
@@ -50,7 +51,7 @@ struct MessageTests {
         #expect(try #require(last.fraction) < 1, "\(last.text)")
         #expect(!json.stderr.contains("\"fraction\":1.0"), "\(json.stderr)")
 
-        guard Tool.hasScript else { return }
+        guard Tool.script != nil else { return }
         let script = MidCopyFailureTests.script.replacingOccurrences(of: "%@", with: "--force --progress")
         let bar = try await CLI.shell("script -qec '\(script.replacingOccurrences(of: "'", with: "'\\''"))' /dev/null", in: sandbox)
         #expect(bar.stdoutText.contains("copy 'big.bin'"), "\(bar.stdoutText)")

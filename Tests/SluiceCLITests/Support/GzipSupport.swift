@@ -5,23 +5,6 @@ import Foundation
 import Sluice
 import Testing
 
-/// Programs the gzip tests call besides `gzip` (which CI installs and every test may use).
-enum Tool {
-    /// Whether an executable named `name` is on `PATH`.
-    static func exists(_ name: String) -> Bool {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").contains { directory in
-            FileManager.default.isExecutableFile(atPath: "\(directory)/\(name)")
-        }
-    }
-
-    static let hasPigz = exists("pigz")
-    static let hasPython3 = exists("python3")
-    static let hasScript = exists("script")
-    /// GNU time at its usual path (the shell keyword `time` cannot report memory).
-    static let hasGNUTime = FileManager.default.isExecutableFile(atPath: "/usr/bin/time")
-}
-
 /// The sanitizers the `sluice` under test is built with (`swift test --sanitize=...`), read from
 /// the binary: a sanitized build links the runtime and its instrumented code calls the runtime's
 /// entry point, so the binary holds that name.

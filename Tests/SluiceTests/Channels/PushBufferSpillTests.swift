@@ -1,6 +1,6 @@
-import Foundation
 import Testing
 @testable import Sluice
+import SluiceTestSupport
 
 /// Spilling to disk: large volumes in a serialized suite, each test in its own directory.
 @Suite(.serialized, .timeLimit(.minutes(1)))
@@ -16,24 +16,17 @@ struct PushBufferSpillTests {
         }
     }
 
-    /// Names in `directory` (a spill file must never be visible there).
-    static func entries(_ directory: TemporaryDirectory) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
-    }
-
     /// This process's open descriptors that point at a spill file in `directory`.
-    static func openSpillFiles(in directory: TemporaryDirectory) -> [String] {
-        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
-            .filter { $0.hasPrefix(directory.url.path) && $0.contains(".sluice-spill-") }
+    static func openSpillFiles(in directory: ScratchDirectory) -> [String] {
+        openDescriptors(under: directory.path).filter { $0.contains(".sluice-spill-") }
     }
 
     @Test func hundredThousandChunksThroughCapacityFourArriveCompleteAndInOrder() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let count = 100_000
         let buffer = PushBuffer<Chunk>(
-            capacity: 4, byteBudget: nil, policy: .spill(directory: FilePath(directory.url.path), limit: 1 << 31))
+            capacity: 4, byteBudget: nil, policy: .spill(directory: directory.path, limit: 1 << 31))
         var pushed = CRC32()
         for sequence in 0..<count {
             let chunk = Self.chunk(sequence)
@@ -43,7 +36,7 @@ struct PushBufferSpillTests {
             }
         }
         buffer.finish()
-        let names = try Self.entries(directory)
+        let names = try entries(in: directory.path)
         #expect(names.isEmpty, "the spill file is unlinked at creation")
         #expect(Self.openSpillFiles(in: directory).count == 1)
 
@@ -70,10 +63,10 @@ struct PushBufferSpillTests {
 
     @Test(arguments: Ending.allCases)
     func spillFileIsGoneAfterTheStreamEnds(_ ending: Ending) async throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let buffer = PushBuffer<Chunk>(
-            capacity: 2, byteBudget: nil, policy: .spill(directory: FilePath(directory.url.path), limit: 1 << 30))
+            capacity: 2, byteBudget: nil, policy: .spill(directory: directory.path, limit: 1 << 30))
         for sequence in 0..<20 { buffer.yield(Self.chunk(sequence)) }
         #expect(Self.openSpillFiles(in: directory).count == 1)
         switch ending {
@@ -100,19 +93,19 @@ struct PushBufferSpillTests {
         case .droppedIterator:
             for try await _ in buffer { break }
         }
-        let names = try Self.entries(directory)
+        let names = try entries(in: directory.path)
         #expect(names.isEmpty)
         #expect(Self.openSpillFiles(in: directory).isEmpty)
         guard case .terminated = buffer.yield(Self.chunk(99)) else { Issue.record("accepted after the end"); return }
     }
 
     @Test func passingTheSpillLimitFailsWithTheCapacityError() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         // Room for exactly three records of a header and 4096 bytes.
         let limit = 3 * (PushBuffer<Chunk>.Spill.headerSize + 4096)
         let buffer = PushBuffer<Chunk>(
-            capacity: 2, byteBudget: nil, policy: .spill(directory: FilePath(directory.url.path), limit: limit))
+            capacity: 2, byteBudget: nil, policy: .spill(directory: directory.path, limit: limit))
         let source = LockingSource()
         do {
             buffer.onCancel { source.stop() }
@@ -147,15 +140,15 @@ struct PushBufferSpillTests {
         #expect(error.code == .notFound)
     }
 
-    static func spillPolicy(_ directory: TemporaryDirectory) -> PushBuffer<Chunk>.OverflowPolicy {
-        .spill(directory: FilePath(directory.url.path), limit: 1 << 30)
+    static func spillPolicy(_ directory: ScratchDirectory) -> PushBuffer<Chunk>.OverflowPolicy {
+        .spill(directory: directory.path, limit: 1 << 30)
     }
 
     /// C35: `PushBuffer<Chunk>(capacity: 16, byteBudget: 100, policy: .spill)`, four 60-byte
     /// chunks yielded (one in memory, three spilled), finish, two `next()`: after the second,
     /// nothing else is buffered in memory (60 + 60 > 100); the peak stays at 60 bytes.
     @Test func spillReadBackKeepsTheByteBudget() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let buffer = PushBuffer<Chunk>(capacity: 16, byteBudget: 100, policy: Self.spillPolicy(directory))
         let results = (0..<4).map { buffer.yield(Self.chunk($0, size: 60)) }
@@ -178,7 +171,7 @@ struct PushBufferSpillTests {
     /// Records read back are counted in the peaks: 90 bytes in memory, then 20 + 40 + 40 read
     /// back at once within the 100-byte budget.
     @Test func readBackCountsInThePeaks() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let buffer = PushBuffer<Chunk>(capacity: 4, byteBudget: 100, policy: Self.spillPolicy(directory))
         for (sequence, size) in [90, 20, 40, 40].enumerated() { buffer.yield(Self.chunk(sequence, size: size)) }
@@ -196,7 +189,7 @@ struct PushBufferSpillTests {
     /// five yields answer keep-going, keep-going, then spilled with "pause" three times, and the
     /// resume callback runs once, when the drain crosses below 1: answers and resume agree.
     @Test func spilledYieldsReportPauseAndAgreeWithTheResumeCallback() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let buffer = PushBuffer<Chunk>(
             capacity: 2, byteBudget: nil, highWatermark: 3, lowWatermark: 1, policy: Self.spillPolicy(directory))

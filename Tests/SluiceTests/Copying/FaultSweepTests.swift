@@ -5,6 +5,7 @@ import Musl
 #endif
 import Testing
 @testable import Sluice
+import SluiceTestSupport
 
 /// Faults at every point: a copy, a compress and a decompress, each file to file, pipe to file
 /// and file to standard output (a pipe), run once per (system call, fault) through the seam.
@@ -73,7 +74,7 @@ struct FaultSweepTests {
                 let run = try await fixture.run(injector, nonBlocking: point.fault == .wouldBlock)
                 #expect(injector.target != nil, "\(point) was never reached")
                 let failed = try await fixture.check(run, point: point, target: injector.target, reference: referenceOutput)
-                #expect(try openDescriptors(under: directory.path) == [], "\(point): descriptors left open")
+                #expect(openDescriptors(under: directory.path) == [], "\(point): descriptors left open")
                 #expect(!run.wakePipeIsOpen, "\(point): the reader's wake-up pipe is still open")
                 #expect(fixture.gate.registeredFileCount == 0, "\(point): a file still registered at the commit gate")
                 if failed {

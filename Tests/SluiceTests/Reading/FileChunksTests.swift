@@ -5,6 +5,7 @@ import Musl
 #endif
 import Testing
 @testable import Sluice
+import SluiceTestSupport
 
 @Suite(.timeLimit(.minutes(1)))
 struct FileChunksTests {
