@@ -86,7 +86,7 @@ struct DecompressCommandTests {
         #expect(sandbox.listing() == ["d"])
     }
 
-    @Test func testOptionWritesNothingAndExitsZeroForAGoodFile() async throws {
+    @Test func integrityCheckWritesNothingAndExitsZeroForAGoodFile() async throws {
         let sandbox = try Sandbox()
         try await writeWithGzip(mixedData(count: 300_000), to: "x", in: sandbox)
         unlink(sandbox.path("x"))
@@ -99,7 +99,7 @@ struct DecompressCommandTests {
         }
     }
 
-    @Test func testOptionExitsOneForABadFile() async throws {
+    @Test func integrityCheckExitsOneForABadFile() async throws {
         let sandbox = try Sandbox()
         try await writeWithGzip(mixedData(count: 300_000), to: "x", in: sandbox)
         unlink(sandbox.path("x"))

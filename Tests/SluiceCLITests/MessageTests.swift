@@ -60,7 +60,7 @@ struct MessageTests {
     }
 
     /// `decompress -t -v` writes nothing: it reports the bytes it decoded.
-    @Test func testReportSaysDecoded() async throws {
+    @Test func integrityCheckReportsBytesDecodedNotWritten() async throws {
         let sandbox = try Sandbox()
         try await writeWithGzip(pattern(count: 100_000), to: "data", in: sandbox)
         let result = try await CLI.run(["decompress", "-t", "-v", "data.gz"], in: sandbox)

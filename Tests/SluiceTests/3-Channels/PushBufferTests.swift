@@ -22,7 +22,7 @@ struct PushBufferTests {
         }
     }
 
-    // MARK: C26
+    // MARK: Overflow with the fail policy: the first refused yield ends the stream (C26)
 
     @Test func fiveYieldsIntoCapacityFourDeliverFourThenTheCapacityError() async throws {
         let buffer = PushBuffer<Int>(capacity: 4)
