@@ -1,6 +1,6 @@
-import Foundation
 import Testing
 @testable import Sluice
+import SluiceTestSupport
 
 /// A callback-driven producer through a ``PushBuffer`` into ``FileCopy`` and ``FileSink``.
 @Suite(.timeLimit(.minutes(1)))
@@ -10,13 +10,13 @@ struct FileCopyPushBufferTests {
     }
 
     @Test func callbackProducerIsWrittenToTheFileAtomically() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
-        let destination = FilePath(directory.url.appendingPathComponent("out.bin").path)
+        let destination = directory.appending("out.bin")
         var expected: [UInt8] = []
         for index in 0..<200 { expected += Self.chunk(index).bytes }
         let buffer = PushBuffer<Chunk>.fromCallbacks(
-            capacity: 4, byteBudget: nil, policy: .spill(directory: FilePath(directory.url.path), limit: 1 << 30)
+            capacity: 4, byteBudget: nil, policy: .spill(directory: directory.path, limit: 1 << 30)
         ) { deliver, complete in
             // Everything is pushed before the copy starts: most of it goes to the spill file.
             for index in 0..<200 {
@@ -31,20 +31,19 @@ struct FileCopyPushBufferTests {
         let report = try await copy.run()
         #expect(report.bytesWritten == Int64(expected.count))
         #expect(report.crc32 == CRC32(expected).value)
-        let written = try [UInt8](Data(contentsOf: directory.url.appendingPathComponent("out.bin")))
+        let written = try readFile(destination)
         #expect(written == expected)
         var last: ProgressSnapshot?
         for await snapshot in updates { last = snapshot }
         #expect(last?.fraction == 1.0)
         #expect(buffer.statistics.spilledCount == 196)
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
-        #expect(names == ["out.bin"])
+        #expect(try entries(in: directory.path) == ["out.bin"])
     }
 
     @Test func capacityFailureLeavesNoOutputAndNoTemporaryFile() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
-        let destination = FilePath(directory.url.appendingPathComponent("out.bin").path)
+        let destination = directory.appending("out.bin")
         let producer = LockingSource()
         do {
             let buffer = PushBuffer<Chunk>.fromCallbacks(capacity: 4, byteBudget: nil) { deliver, complete in
@@ -62,7 +61,7 @@ struct FileCopyPushBufferTests {
             await buffer.stopsScheduledSoFarHaveRun()
             #expect(producer.stops == 1)
         }
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+        let names = try entries(in: directory.path)
         #expect(names.isEmpty, "left behind: \(names)")
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 
-@Suite struct ProgressSnapshotJSONTests {
+@Suite struct ProgressSnapshotTests {
     static let keys = [
         "bytesCompleted", "bytesWritten", "totalBytes", "fraction", "elapsedSeconds",
         "bytesPerSecond", "bufferedBytes", "peakBufferedBytes", "producerSuspendedSeconds",

@@ -1,6 +1,7 @@
 import CZlib
 import Testing
 @testable import Sluice
+import SluiceTestSupport
 
 private let hello = Array("hello\n".utf8)
 private let world = Array("world\n".utf8)

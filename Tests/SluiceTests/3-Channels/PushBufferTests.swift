@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Sluice
+import SluiceTestSupport
 
 /// The push buffer with real tasks and threads. Every order is made by events (everything
 /// produced before the consumer starts, or a consumer that cancels itself at a chosen element),
@@ -21,7 +22,7 @@ struct PushBufferTests {
         }
     }
 
-    // MARK: C26
+    // MARK: Overflow with the fail policy: the first refused yield ends the stream (C26)
 
     @Test func fiveYieldsIntoCapacityFourDeliverFourThenTheCapacityError() async throws {
         let buffer = PushBuffer<Int>(capacity: 4)
@@ -221,11 +222,11 @@ struct PushBufferTests {
         let capacity = Int(random.next() % 128) + 1
         let stopAfter = Int(random.next() % UInt64(producers * perProducer + 200))
         let breaksOut = random.next() % 2 == 0
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let buffer = PushBuffer<Chunk>(
             capacity: capacity, byteBudget: nil,
-            policy: spills ? .spill(directory: FilePath(directory.url.path), limit: 1 << 30) : .fail)
+            policy: spills ? .spill(directory: directory.path, limit: 1 << 30) : .fail)
 
         let consumer = Task {
             var delivered: [(producer: Int, sequence: Int)] = []

@@ -5,6 +5,7 @@ import Musl
 #endif
 import Testing
 @testable import Sluice
+import SluiceTestSupport
 
 @Suite struct FilePathTests {
     @Test func descriptionEscapesBytesThatAreNotUTF8() {

@@ -6,6 +6,7 @@ import Musl
 import Dispatch
 import Testing
 @testable import Sluice
+import SluiceTestSupport
 
 @Suite(.timeLimit(.minutes(1)))
 struct FileSinkTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Sluice
+import SluiceTestSupport
 
 /// Cancellation at every await point of the pipeline: a copy, a compress and a decompress, each
 /// from a file to a file, from a pipe to a file and from a file to a descriptor (standard
@@ -80,7 +81,7 @@ struct FileCopyCancellationTests {
                 source = try await FileChunks.open(path, chunkSize: chunkSize)
             case .pipeToFile:
                 let pipe = try makePipe()
-                pipes.append(try pipeName(pipe.read))
+                pipes.append(try descriptorTarget(pipe.read))
                 closeAfterRun.append(pipe.read)
                 feeder = ThreadResult {
                     var start = 0
@@ -99,7 +100,7 @@ struct FileCopyCancellationTests {
                 sink = AnyTestSink(try await FileSink.create(at: directory.appending("output"), source: source.status))
             case .fileToStandardOutput:
                 let pipe = try makePipe()
-                pipes.append(try pipeName(pipe.write))
+                pipes.append(try descriptorTarget(pipe.write))
                 closeAfterRun.append(pipe.write)
                 drained = ThreadResult {
                     defer { try? pipe.read.close() }
@@ -141,7 +142,7 @@ struct FileCopyCancellationTests {
         let (points, late) = recorded.withLock { ($0.points, $0.late) }
         return Outcome(
             result: result, points: points, output: output, entries: try entries(in: directory.path),
-            leakedDescriptors: openDescriptors().filter { name in
+            leakedDescriptors: openDescriptorTargets().filter { name in
                 name.hasPrefix(directory.path.description + "/") || pipes.contains(name)
             },
             latePoints: late)
@@ -199,18 +200,6 @@ struct AnyTestSink: ChunkSink {
     func write(_ chunk: Chunk) async throws { try await base.write(chunk) }
     func commit() async throws { try await base.commit() }
     func abort() async { await base.abort() }
-}
-
-/// The targets of this process's open descriptors (`/proc/self/fd`): paths, `pipe:[inode]`, ...
-func openDescriptors() -> [String] {
-    let directory = "/proc/self/fd"
-    let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-    return names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\($0)") }
-}
-
-/// What `/proc/self/fd` shows for a pipe's end: `pipe:[inode]`.
-func pipeName(_ descriptor: FileDescriptor) throws -> String {
-    try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor.rawValue)")
 }
 
 /// A value computed on a thread of its own, waited for without the cooperative pool.

@@ -1,5 +1,6 @@
 import Testing
 @testable import Sluice
+import SluiceTestSupport
 
 /// Input chunk sizes from one byte to 1 MiB (STYLE §7).
 let inputChunkSizes = [1, 7, 4096, 64 << 10, 1 << 20]

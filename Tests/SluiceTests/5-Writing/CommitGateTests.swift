@@ -5,6 +5,7 @@ import Musl
 #endif
 import Testing
 @testable import Sluice
+import SluiceTestSupport
 
 /// C28 and C29 in-process: the commit point against interruptions taken in both orders. A
 /// synthetic signal (``CommitGate/interrupt(by:)``, or a signal source that reports one pending)

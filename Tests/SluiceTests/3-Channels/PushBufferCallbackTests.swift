@@ -7,6 +7,7 @@ import Musl
 import Foundation
 import Testing
 @testable import Sluice
+import SluiceTestSupport
 
 /// The stop closure of `PushBuffer.fromCallbacks` against a source that holds an error-checking
 /// mutex across every call into Sluice and takes it in its stop closure (``LockingSource``):
@@ -76,13 +77,13 @@ struct PushBufferCallbackTests {
     }
 
     @Test func spillLimitStopsTheSourceOutsideItsDeliver() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let source = LockingSource()
         // Room for one record of a 4-byte chunk.
         let limit = PushBuffer<Chunk>.Spill.headerSize + 4
         let started: Started<Chunk> = Self.start(
-            source, capacity: 1, policy: .spill(directory: FilePath(directory.url.path), limit: limit), weight: { $0.count })
+            source, capacity: 1, policy: .spill(directory: directory.path, limit: limit), weight: { $0.count })
         let results = (1...3).map { byte in source.locked { started.deliver(Self.chunk(UInt8(byte))) } }
         guard case .spilled = results[1], case .rejected = results[2] else { Issue.record("answered \(results)"); return }
         await Self.expectStoppedOnceOutsideTheSourcesCalls(source, started.buffer)

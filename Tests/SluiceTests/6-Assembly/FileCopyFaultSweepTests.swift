@@ -5,6 +5,7 @@ import Musl
 #endif
 import Testing
 @testable import Sluice
+import SluiceTestSupport
 
 /// Faults at every point: a copy, a compress and a decompress, each file to file, pipe to file
 /// and file to standard output (a pipe), run once per (system call, fault) through the seam.
@@ -38,7 +39,7 @@ import Testing
 /// test's pipes are the test's to close. The sinks of a sweep share one ``CommitGate``, as the
 /// files of one `sluice` process do, and none may stay registered there after its run.
 @Suite(.serialized, .timeLimit(.minutes(5)))
-struct FaultSweepTests {
+struct FileCopyFaultSweepTests {
     enum Operation: String, CaseIterable, Sendable {
         case copy, compress, decompress
     }
@@ -73,7 +74,7 @@ struct FaultSweepTests {
                 let run = try await fixture.run(injector, nonBlocking: point.fault == .wouldBlock)
                 #expect(injector.target != nil, "\(point) was never reached")
                 let failed = try await fixture.check(run, point: point, target: injector.target, reference: referenceOutput)
-                #expect(try openDescriptors(under: directory.path) == [], "\(point): descriptors left open")
+                #expect(openDescriptors(under: directory.path) == [], "\(point): descriptors left open")
                 #expect(!run.wakePipeIsOpen, "\(point): the reader's wake-up pipe is still open")
                 #expect(fixture.gate.registeredFileCount == 0, "\(point): a file still registered at the commit gate")
                 if failed {
@@ -146,21 +147,21 @@ struct FaultSweepTests {
             self.directory = directory
             input = directory.appending("input")
             destination = directory.appending("output")
-            inputBytes = operation == .decompress ? try await gzipped(FaultSweepTests.data) : FaultSweepTests.data
+            inputBytes = operation == .decompress ? try await gzipped(FileCopyFaultSweepTests.data) : FileCopyFaultSweepTests.data
             if shape != .pipeToFile { try writeFile(input, inputBytes) }
         }
 
         var transform: (@Sendable () throws -> any ChunkTransform)? {
             switch operation {
             case .copy: nil
-            case .compress: { try GzipEncoder(level: .default, outputChunkSize: FaultSweepTests.chunkSize) }
-            case .decompress: { GzipDecoder(outputChunkSize: FaultSweepTests.chunkSize) }
+            case .compress: { try GzipEncoder(level: .default, outputChunkSize: FileCopyFaultSweepTests.chunkSize) }
+            case .decompress: { GzipDecoder(outputChunkSize: FileCopyFaultSweepTests.chunkSize) }
             }
         }
 
         /// What the destination held before each run: old bytes for a copy (replaced with
         /// `overwrite`), nothing for compress and decompress (created with `RENAME_NOREPLACE`).
-        var untouched: [UInt8]? { operation == .copy ? FaultSweepTests.oldBytes : nil }
+        var untouched: [UInt8]? { operation == .copy ? FileCopyFaultSweepTests.oldBytes : nil }
 
         /// The uncompressed data an output stands for.
         func decoded(_ output: [UInt8]) async throws -> [UInt8] {
@@ -236,7 +237,7 @@ struct FaultSweepTests {
         ) async throws -> FileChunks {
             let source = try await FileChunks.open(
                 descriptor == nil ? input : "-", descriptor: descriptor, ownsDescriptor: descriptor == nil,
-                chunkSize: FaultSweepTests.chunkSize, system: system)
+                chunkSize: FileCopyFaultSweepTests.chunkSize, system: system)
             wakePipe.object = source.reader.wake
             return source
         }
@@ -257,7 +258,7 @@ struct FaultSweepTests {
                 let warnings = report.warnings + run.warnings
                 let mayEndWell = point.fault.isTransient || isShrugged(point, target: target)
                 #expect(mayEndWell, "\(point) on \(target ?? "?"): completed")
-                #expect(try await decoded(run.output ?? []) == FaultSweepTests.data, "\(point): output differs")
+                #expect(try await decoded(run.output ?? []) == FileCopyFaultSweepTests.data, "\(point): output differs")
                 if point.fault.isTransient || point.kind == .close {
                     #expect(warnings.isEmpty, "\(point): \(warnings)")
                 } else if mayEndWell {

@@ -1,6 +1,6 @@
-import Foundation
 import Testing
 @testable import Sluice
+import SluiceTestSupport
 
 /// Spilling to disk: large volumes in a serialized suite, each test in its own directory.
 @Suite(.serialized, .timeLimit(.minutes(1)))
@@ -16,24 +16,17 @@ struct PushBufferSpillTests {
         }
     }
 
-    /// Names in `directory` (a spill file must never be visible there).
-    static func entries(_ directory: TemporaryDirectory) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
-    }
-
     /// This process's open descriptors that point at a spill file in `directory`.
-    static func openSpillFiles(in directory: TemporaryDirectory) -> [String] {
-        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
-            .filter { $0.hasPrefix(directory.url.path) && $0.contains(".sluice-spill-") }
+    static func openSpillFiles(in directory: ScratchDirectory) -> [String] {
+        openDescriptors(under: directory.path).filter { $0.contains(".sluice-spill-") }
     }
 
     @Test func hundredThousandChunksThroughCapacityFourArriveCompleteAndInOrder() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let count = 100_000
         let buffer = PushBuffer<Chunk>(
-            capacity: 4, byteBudget: nil, policy: .spill(directory: FilePath(directory.url.path), limit: 1 << 31))
+            capacity: 4, byteBudget: nil, policy: .spill(directory: directory.path, limit: 1 << 31))
         var pushed = CRC32()
         for sequence in 0..<count {
             let chunk = Self.chunk(sequence)
@@ -43,7 +36,7 @@ struct PushBufferSpillTests {
             }
         }
         buffer.finish()
-        let names = try Self.entries(directory)
+        let names = try entries(in: directory.path)
         #expect(names.isEmpty, "the spill file is unlinked at creation")
         #expect(Self.openSpillFiles(in: directory).count == 1)
 
@@ -70,10 +63,10 @@ struct PushBufferSpillTests {
 
     @Test(arguments: Ending.allCases)
     func spillFileIsGoneAfterTheStreamEnds(_ ending: Ending) async throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let buffer = PushBuffer<Chunk>(
-            capacity: 2, byteBudget: nil, policy: .spill(directory: FilePath(directory.url.path), limit: 1 << 30))
+            capacity: 2, byteBudget: nil, policy: .spill(directory: directory.path, limit: 1 << 30))
         for sequence in 0..<20 { buffer.yield(Self.chunk(sequence)) }
         #expect(Self.openSpillFiles(in: directory).count == 1)
         switch ending {
@@ -100,19 +93,19 @@ struct PushBufferSpillTests {
         case .droppedIterator:
             for try await _ in buffer { break }
         }
-        let names = try Self.entries(directory)
+        let names = try entries(in: directory.path)
         #expect(names.isEmpty)
         #expect(Self.openSpillFiles(in: directory).isEmpty)
         guard case .terminated = buffer.yield(Self.chunk(99)) else { Issue.record("accepted after the end"); return }
     }
 
     @Test func passingTheSpillLimitFailsWithTheCapacityError() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         // Room for exactly three records of a header and 4096 bytes.
         let limit = 3 * (PushBuffer<Chunk>.Spill.headerSize + 4096)
         let buffer = PushBuffer<Chunk>(
-            capacity: 2, byteBudget: nil, policy: .spill(directory: FilePath(directory.url.path), limit: limit))
+            capacity: 2, byteBudget: nil, policy: .spill(directory: directory.path, limit: limit))
         let source = LockingSource()
         do {
             buffer.onCancel { source.stop() }
@@ -147,15 +140,15 @@ struct PushBufferSpillTests {
         #expect(error.code == .notFound)
     }
 
-    static func spillPolicy(_ directory: TemporaryDirectory) -> PushBuffer<Chunk>.OverflowPolicy {
-        .spill(directory: FilePath(directory.url.path), limit: 1 << 30)
+    static func spillPolicy(_ directory: ScratchDirectory) -> PushBuffer<Chunk>.OverflowPolicy {
+        .spill(directory: directory.path, limit: 1 << 30)
     }
 
     /// C35: `PushBuffer<Chunk>(capacity: 16, byteBudget: 100, policy: .spill)`, four 60-byte
     /// chunks yielded (one in memory, three spilled), finish, two `next()`: after the second,
     /// nothing else is buffered in memory (60 + 60 > 100); the peak stays at 60 bytes.
     @Test func spillReadBackKeepsTheByteBudget() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let buffer = PushBuffer<Chunk>(capacity: 16, byteBudget: 100, policy: Self.spillPolicy(directory))
         let results = (0..<4).map { buffer.yield(Self.chunk($0, size: 60)) }
@@ -178,7 +171,7 @@ struct PushBufferSpillTests {
     /// Records read back are counted in the peaks: 90 bytes in memory, then 20 + 40 + 40 read
     /// back at once within the 100-byte budget.
     @Test func readBackCountsInThePeaks() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let buffer = PushBuffer<Chunk>(capacity: 4, byteBudget: 100, policy: Self.spillPolicy(directory))
         for (sequence, size) in [90, 20, 40, 40].enumerated() { buffer.yield(Self.chunk(sequence, size: size)) }
@@ -196,7 +189,7 @@ struct PushBufferSpillTests {
     /// five yields answer keep-going, keep-going, then spilled with "pause" three times, and the
     /// resume callback runs once, when the drain crosses below 1: answers and resume agree.
     @Test func spilledYieldsReportPauseAndAgreeWithTheResumeCallback() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let buffer = PushBuffer<Chunk>(
             capacity: 2, byteBudget: nil, highWatermark: 3, lowWatermark: 1, policy: Self.spillPolicy(directory))
@@ -221,58 +214,6 @@ struct PushBufferSpillTests {
         guard case .enqueued(.keepGoing) = buffer.yield(Self.chunk(5, size: 16)) else {
             Issue.record("the answer disagrees with the resume"); return
         }
-    }
-
-    /// Whether this process runs under ThreadSanitizer or AddressSanitizer (the first doubles RSS,
-    /// the second's shadow memory and quarantine add more: memory figures mean nothing).
-    /// (`dlsym(RTLD_DEFAULT, "__tsan_init")`: a runtime is linked into sanitized builds only.)
-    static let isSanitized = dlsym(nil, "__tsan_init") != nil || dlsym(nil, "__asan_init") != nil
-
-    /// The `CallbackIngest` example built beside the test bundle.
-    static var callbackIngest: URL {
-        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        let directories = [bundle.deletingLastPathComponent(), Bundle.main.bundleURL.deletingLastPathComponent()]
-        return directories.map { $0.appendingPathComponent("CallbackIngest") }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-            ?? directories[0].appendingPathComponent("CallbackIngest")
-    }
-
-    @Test(.enabled(if: !isSanitized, "sanitizers inflate RSS, so peak memory is only asserted in normal builds"))
-    func spillingChildKeepsItsPeakRSSUnder64MiB() async throws {
-        let executable = Self.callbackIngest
-        try #require(FileManager.default.isExecutableFile(atPath: executable.path), "build CallbackIngest first: \(executable.path)")
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let output = directory.url.appendingPathComponent("out.bin")
-        let report = directory.url.appendingPathComponent("report.txt")
-        _ = FileManager.default.createFile(atPath: report.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: report)
-        defer { try? handle.close() }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["--policy", "spill", "--size", "400M", "--sink-rate", "400M", output.path]
-        process.standardOutput = handle
-        process.standardError = handle
-        // Wait off the cooperative pool: a blocked pool thread stalls every other test.
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        let text = try String(contentsOf: report, encoding: .utf8)
-        #expect(process.terminationStatus == 0, "\(text)")
-        var fields: [String: String] = [:]
-        for line in text.split(separator: "\n") {
-            let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            if parts.count == 2 { fields[parts[0]] = parts[1] }
-        }
-        let peak = try #require(fields["peak-rss-bytes"].flatMap { Int($0.split(separator: " ")[0]) }, "\(text)")
-        #expect(peak < 64 << 20, "\(text)")
-        #expect(fields["pushed-crc32"] != nil && fields["pushed-crc32"] == fields["file-crc32"], "\(text)")
-        #expect(fields["bytes"] == "\(400 << 20)", "\(text)")
-        #expect(Int(fields["spilled-chunks"] ?? "0") ?? 0 > 0, "the sink was not slower than the producer: \(text)")
     }
 }
 

@@ -5,6 +5,7 @@ import Musl
 #endif
 import Testing
 @testable import Sluice
+import SluiceTestSupport
 
 @Suite(.timeLimit(.minutes(1)))
 struct FileChunksTests {
@@ -309,7 +310,7 @@ struct FileChunksTests {
         }
     }
 
-    // MARK: C34
+    // MARK: A cancelled read leaves the wake signal to the read it was meant for (C34)
 
     /// C34: a task waits in `next()` on a FIFO and is cancelled; the writer then writes `hello`;
     /// a new, uncancelled task's `next()` returns `hello` (the wake signal was consumed by the
