@@ -291,7 +291,7 @@ public actor FileSink: ChunkSink {
                     // The data is in place; only its durability is in doubt. Not "nothing
                     // committed": a warning, and --rm keeps the source.
                     directorySynchronized = false
-                    warnings.append(CopyWarning("'\(destination)' is in place, but \(error)"))
+                    warnings.append(StageWarning("'\(destination)' is in place, but \(error)"))
                 }
             }
         }
@@ -321,7 +321,7 @@ public actor FileSink: ChunkSink {
     }
 
     /// Conditions of the commit that did not undo it (a directory that could not be synced).
-    public private(set) var warnings: [CopyWarning] = []
+    public private(set) var warnings: [StageWarning] = []
 
     /// Whether ``commit()`` made the data durable at ``destination``: a regular file renamed
     /// into place with both fsyncs. `false` before the commit, for a destination written in

@@ -43,7 +43,7 @@ struct Transfer {
 
     /// What happened, for the exit status.
     enum Outcome {
-        case success(warnings: [CopyWarning])
+        case success(warnings: [StageWarning])
         case failure
         case brokenPipe
         case cancelled
@@ -127,7 +127,7 @@ struct Transfer {
         }
         if removesSource, case .file(let path) = source,
             let kept = await keepReason(path, hasWarnings: !warnings.isEmpty, fileSink: fileSink, force: options.force) {
-            let warning = CopyWarning("kept '\(path)': \(kept)")
+            let warning = StageWarning("kept '\(path)': \(kept)")
             if !options.quiet { Console.message(warning.message) }
             warnings.append(warning)
         }

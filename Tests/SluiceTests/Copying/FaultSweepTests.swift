@@ -120,7 +120,7 @@ struct FaultSweepTests {
     struct Run {
         var result: Result<CopyReport, any Error>
         var output: [UInt8]?
-        var warnings: [CopyWarning] = []
+        var warnings: [StageWarning] = []
         /// Whether the source's wake-up pipe (see ``WakePipe``) outlived the run.
         var wakePipeIsOpen = false
     }
