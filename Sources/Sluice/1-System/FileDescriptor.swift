@@ -39,7 +39,7 @@ public struct FileDescriptor: Sendable, Hashable {
     ) throws(FileError) -> FileDescriptor {
         switch Errno.retryingInterrupts({ path.withCString { system.open($0, flags | O_CLOEXEC, permissions) } }) {
         case .success(let descriptor): return FileDescriptor(rawValue: descriptor)
-        case .failure(let error): throw .system("open", path: path, errno: error)
+        case .failure(let error): throw .open(path: path, errno: error)
         }
     }
 

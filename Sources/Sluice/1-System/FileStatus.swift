@@ -82,7 +82,7 @@ public struct FileStatus: Sendable, Hashable {
         var raw = stat()
         let result = path.withCString { followingSymlinks ? stat($0, &raw) : lstat($0, &raw) }
         if result < 0 {
-            throw .system(followingSymlinks ? "stat" : "lstat", path: path, errno: .current)
+            throw followingSymlinks ? .stat(path: path, errno: .current) : .lstat(path: path, errno: .current)
         }
         return FileStatus(raw)
     }

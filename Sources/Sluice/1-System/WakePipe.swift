@@ -16,11 +16,11 @@ final class WakePipe: Sendable {
     let readEnd: CInt
     private let writeEnd: CInt
 
-    /// - Throws: ``FileError`` (operation `pipe`) when the process is out of descriptors.
+    /// - Throws: ``FileError`` (operation `pipe2`) when the process is out of descriptors.
     init() throws(FileError) {
         var ends: [CInt] = [-1, -1]
         // pipe2(2): close-on-exec from the start, so a concurrent posix_spawn cannot inherit it.
-        guard pipe2(&ends, O_CLOEXEC | O_NONBLOCK) == 0 else { throw .system("pipe2", path: nil, errno: .current) }
+        guard pipe2(&ends, O_CLOEXEC | O_NONBLOCK) == 0 else { throw .pipe2(errno: .current) }
         readEnd = ends[0]
         writeEnd = ends[1]
     }

@@ -143,7 +143,7 @@ public actor FileSink: ChunkSink {
         }
         let linkStatus = try Self.statusIfPresent(destination)
         if let followed, followed.kind == .directory {
-            throw FileError.isDirectory("create", path: destination)
+            throw FileError.isDirectory(.create, path: destination)
         }
         if let linkStatus {
             // What the name leads to: the file itself, or a symbolic link's target (nil if it dangles).
@@ -231,7 +231,7 @@ public actor FileSink: ChunkSink {
                 in: destination.directory, prefix: ".sluice-", flags: O_WRONLY, permissions: mode_t(mode), system: system)
         } catch {
             // Name the destination, not the temporary file, in the message.
-            throw FileError.system("create", path: destination, errno: error.errno ?? .ioError)
+            throw FileError.create(path: destination, errno: error.errno ?? .ioError, cause: error)
         }
     }
 
@@ -263,18 +263,18 @@ public actor FileSink: ChunkSink {
         case .inPlace:
             state = .committed
             do { try descriptor.close(system: system) } catch {
-                throw FileError.system("close", path: destination, errno: error)
+                throw FileError.close(path: destination, errno: error)
             }
         case .replacing(let temporary, let ticket):
             try applyAttributes(to: descriptor)
             if options.synchronize {
                 do { try descriptor.synchronize(system: system) } catch {
-                    throw FileError.system("fsync", path: destination, errno: error)
+                    throw FileError.fsync(path: destination, errno: error)
                 }
             }
             do { try descriptor.close(system: system) } catch {
                 state = .open(FileDescriptor(rawValue: -1), mode)
-                throw FileError.system("close", path: destination, errno: error)
+                throw FileError.close(path: destination, errno: error)
             }
             state = .open(FileDescriptor(rawValue: -1), mode)
             // A cancellation that came while the data was synced is still before the commit
@@ -317,7 +317,7 @@ public actor FileSink: ChunkSink {
             error = .current
         }
         if error == .fileExists { throw FileError.destinationExists(destination) }
-        throw FileError.system("rename", path: destination, errno: error)
+        throw FileError.rename(path: destination, errno: error)
     }
 
     /// Conditions of the commit that did not undo it (a directory that could not be synced).
@@ -363,26 +363,26 @@ public actor FileSink: ChunkSink {
         let ownerKept = keepOwner(model, on: descriptor)
         let permissions = ownerKept ? model.permissions : model.permissions & ~0o6000
         if fchmod(descriptor.rawValue, mode_t(permissions)) != 0 {
-            throw FileError.system("fchmod", path: destination, errno: .current)
+            throw FileError.fchmod(path: destination, errno: .current)
         }
         if let replaced, model == replaced.status {
             let name = Self.accessACLName
             if let acl = replaced.accessACL {
                 if fsetxattr(descriptor.rawValue, name, acl, acl.count, 0) != 0 {
-                    throw FileError.system("fsetxattr", path: destination, errno: .current)
+                    throw FileError.fsetxattr(path: destination, errno: .current)
                 }
             } else if fremovexattr(descriptor.rawValue, name) != 0 {
                 // A default ACL of the directory gave the new file one the replaced file had not.
                 let error = Errno.current
                 if error != Errno(rawValue: ENODATA) && error != Errno(rawValue: EOPNOTSUPP) {
-                    throw FileError.system("fremovexattr", path: destination, errno: error)
+                    throw FileError.fremovexattr(path: destination, errno: error)
                 }
             }
         }
         if model == source {
             var times = [model.accessTime.timespec, model.modificationTime.timespec]
             if futimens(descriptor.rawValue, &times) != 0 {
-                throw FileError.system("futimens", path: destination, errno: .current)
+                throw FileError.futimens(path: destination, errno: .current)
             }
         }
     }
@@ -405,7 +405,7 @@ public actor FileSink: ChunkSink {
         let descriptor = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY, system: system)
         try descriptor.closeAfter(system: system) { () throws(FileError) in
             do throws(Errno) { try descriptor.synchronize(system: system) } catch {
-                throw FileError.system("fsync", path: directory, errno: error)
+                throw FileError.fsync(path: directory, errno: error)
             }
         }
     }

@@ -98,7 +98,7 @@ struct Transfer {
         case .file(let path):
             if let existing = try? FileStatus.of(path), created.contains(existing) {
                 throw FileError(
-                    code: .alreadyExists, operation: "create", path: path,
+                    code: .alreadyExists, operation: .create, path: path,
                     reason: "will not overwrite a file this run just created with '\(source.name)'")
             }
             var sourceStatus = chunks.status
@@ -188,6 +188,10 @@ struct Transfer {
             // The library words it as a copy; compress and decompress name their own verb.
             if error.code == .sameFile, verb != "copy", let path = error.path {
                 return (.failure, "cannot \(verb) '\(source.name)' to '\(path)': \(error.reason ?? "source and destination are the same file")")
+            }
+            // The library states the fact; the option that overrides it is the command's to name.
+            if error.code == .alreadyExists, error.errno == .fileExists, case .file(let path) = destination, error.path == path {
+                return (.failure, error.description + " (use --force to overwrite)")
             }
             return (.failure, error.description)
         }

@@ -268,7 +268,7 @@ struct FaultSweepTests {
                 #expect(!point.fault.isTransient, "\(point): \(error)")
                 let fileError = try #require(error as? FileError, "\(point): \(type(of: error)): \(error)")
                 if case .failure(let errno) = point.fault { #expect(fileError.errno == errno, "\(point): \(fileError)") }
-                #expect(operations(for: point.kind).contains(fileError.operation), "\(point): \(fileError)")
+                #expect(operations(for: point.kind).contains(fileError.operation.description), "\(point): \(fileError)")
                 let path = try #require(fileError.path, "\(point): \(fileError)")
                 #expect([input, destination, "-"].contains(path), "\(point): \(fileError)")
                 #expect(fileError.description.contains("'\(path)'"), "\(point): \(fileError)")

@@ -57,7 +57,7 @@ func withScratchDirectory<R>(_ body: (ScratchDirectory) async throws -> R) async
 /// The names in `directory`, without `.` and `..`, sorted by their bytes.
 func entries(in directory: FilePath) throws -> [FilePath] {
     guard let stream = directory.withCString({ opendir($0) }) else {
-        throw FileError.system("opendir", path: directory, errno: Errno(rawValue: errno))
+        throw FileError.opendir(path: directory, errno: Errno(rawValue: errno))
     }
     defer { closedir(stream) }
     var names: [FilePath] = []
