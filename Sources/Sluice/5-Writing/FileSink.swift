@@ -392,11 +392,10 @@ public actor FileSink: ChunkSink {
     ///
     /// - Returns: whether both owner and group are `model`'s now.
     private func keepOwner(_ model: FileStatus, on descriptor: FileDescriptor) -> Bool {
-        var raw = stat()
-        guard fstat(descriptor.rawValue, &raw) == 0 else { return false }
-        if raw.st_uid == model.userID && raw.st_gid == model.groupID { return true }
+        guard let current = try? descriptor.status() else { return false }
+        if current.userID == model.userID && current.groupID == model.groupID { return true }
         if fchown(descriptor.rawValue, model.userID, model.groupID) == 0 { return true }
-        if raw.st_gid != model.groupID { _ = fchown(descriptor.rawValue, uid_t.max, model.groupID) }
+        if current.groupID != model.groupID { _ = fchown(descriptor.rawValue, uid_t.max, model.groupID) }
         return false
     }
 
