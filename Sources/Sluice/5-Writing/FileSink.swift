@@ -176,18 +176,6 @@ public actor FileSink: ChunkSink {
         state = .open(descriptor, .replacing(temporary: temporary, ticket: ticket))
     }
 
-    /// The access ACL of `path` (the `system.posix_acl_access` extended attribute, acl(5)), or
-    /// `nil` if it has none or the file system keeps none.
-    private static func accessACL(of path: FilePath) -> [UInt8]? {
-        let size = path.withCString { getxattr($0, accessACLName, nil, 0) }
-        guard size > 0 else { return nil }
-        var value = [UInt8](repeating: 0, count: size)
-        let read = path.withCString { getxattr($0, accessACLName, &value, size) }
-        return read > 0 ? Array(value[..<read]) : nil
-    }
-
-    private static let accessACLName = "system.posix_acl_access"
-
     /// Opens an existing non-regular destination for writing. A FIFO's open waits for a reader:
     /// `O_NONBLOCK` fails with `ENXIO` while there is none, so the wait is a retry that checks
     /// for cancellation every 10 ms instead of an `open(2)` that nothing can interrupt.
@@ -360,24 +348,13 @@ public actor FileSink: ChunkSink {
     /// access ACL of a replaced file.
     private func applyAttributes(to descriptor: FileDescriptor) throws {
         guard let model = attributeModel else { return }  // created with its final bits
-        let ownerKept = keepOwner(model, on: descriptor)
+        let ownerKept = Self.keepOwner(model, on: descriptor)
         let permissions = ownerKept ? model.permissions : model.permissions & ~0o6000
         if fchmod(descriptor.rawValue, mode_t(permissions)) != 0 {
             throw FileError.fchmod(path: destination, errno: .current)
         }
         if let replaced, model == replaced.status {
-            let name = Self.accessACLName
-            if let acl = replaced.accessACL {
-                if fsetxattr(descriptor.rawValue, name, acl, acl.count, 0) != 0 {
-                    throw FileError.fsetxattr(path: destination, errno: .current)
-                }
-            } else if fremovexattr(descriptor.rawValue, name) != 0 {
-                // A default ACL of the directory gave the new file one the replaced file had not.
-                let error = Errno.current
-                if error != Errno(rawValue: ENODATA) && error != Errno(rawValue: EOPNOTSUPP) {
-                    throw FileError.fremovexattr(path: destination, errno: error)
-                }
-            }
+            try Self.setAccessACL(replaced.accessACL, on: descriptor, path: destination)
         }
         if model == source {
             var times = [model.accessTime.timespec, model.modificationTime.timespec]
@@ -385,18 +362,6 @@ public actor FileSink: ChunkSink {
                 throw FileError.futimens(path: destination, errno: .current)
             }
         }
-    }
-
-    /// Gives the file `model`'s owner and group where permitted (`fchown(2)`: any as root; the
-    /// user's own with a group the user is in otherwise), else its group alone.
-    ///
-    /// - Returns: whether both owner and group are `model`'s now.
-    private func keepOwner(_ model: FileStatus, on descriptor: FileDescriptor) -> Bool {
-        guard let current = try? descriptor.status() else { return false }
-        if current.userID == model.userID && current.groupID == model.groupID { return true }
-        if fchown(descriptor.rawValue, model.userID, model.groupID) == 0 { return true }
-        if current.groupID != model.groupID { _ = fchown(descriptor.rawValue, uid_t.max, model.groupID) }
-        return false
     }
 
     /// `fsync(2)` of the directory, through the system-call seam.
