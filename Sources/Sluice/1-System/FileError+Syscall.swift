@@ -8,8 +8,13 @@ extension FileError {
 
     /// Creating `path` failed: `open(2)` with `O_CREAT | O_EXCL`.
     ///
-    /// - Parameter cause: the error of the call on the file actually created, when the message
-    ///   names another path (a temporary file is reported under its destination's name).
+    /// - Parameters:
+    ///   - path: the path the message names.
+    ///   - errno: what `open(2)` reported.
+    ///   - cause: the error of the call on the file actually created, when the message names
+    ///     another path (a temporary file is reported under its destination's name).
+    ///   - file: the caller's `#fileID`, for ``FileError/location``.
+    ///   - line: the caller's line, for ``FileError/location``.
     public static func create(
         path: FilePath, errno: Errno, cause: (any Error)? = nil, file: String = #fileID, line: Int = #line
     ) -> FileError {

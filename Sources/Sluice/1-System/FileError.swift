@@ -80,6 +80,8 @@ public struct FileError: Error, Sendable, CustomStringConvertible {
     ///   - errno: what the system call reported, if one failed.
     ///   - reason: why Sluice refused, when no `errno` says it.
     ///   - cause: the error that led to this one, if any.
+    ///   - file: the caller's `#fileID`, for ``location``.
+    ///   - line: the caller's line, for ``location``.
     public init(
         code: Code, operation: Operation, path: FilePath?, errno: Errno? = nil, reason: String? = nil,
         cause: (any Error)? = nil, file: String = #fileID, line: Int = #line
