@@ -80,9 +80,10 @@ public struct FileStatus: Sendable, Hashable {
     /// - Throws: ``FileError`` with the call's errno.
     public static func of(_ path: FilePath, followingSymlinks: Bool = true) throws(FileError) -> FileStatus {
         var raw = stat()
-        let result = path.withCString { followingSymlinks ? stat($0, &raw) : lstat($0, &raw) }
-        if result < 0 {
-            throw .system(followingSymlinks ? "stat" : "lstat", path: path, errno: .current)
+        do throws(Errno) {
+            _ = try Errno.retryingInterrupts { path.withCString { followingSymlinks ? stat($0, &raw) : lstat($0, &raw) } }
+        } catch {
+            throw followingSymlinks ? .stat(path: path, errno: error) : .lstat(path: path, errno: error)
         }
         return FileStatus(raw)
     }

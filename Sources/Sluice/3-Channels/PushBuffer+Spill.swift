@@ -115,8 +115,7 @@ extension PushBuffer {
             } catch let error as WriteFailure {
                 failure = error
             } catch {
-                failure = .system(FileError(
-                    code: .io, operation: "encode", path: configuration.directory, reason: "\(error)"))
+                failure = .system(FileError(code: .io, operation: .write, path: configuration.directory, cause: error))
             }
             if let failure { throw failure }
             return descriptor
@@ -134,7 +133,7 @@ extension PushBuffer {
                 // A write of 0 bytes made no progress and reported nothing: fail, never spin.
                 let error = count == 0 ? Errno.ioError : Errno.current
                 if error == .interrupted { continue }
-                throw .system(.system("write", path: configuration.directory, errno: error))
+                throw .system(.write(path: configuration.directory, errno: error))
             }
         }
 
@@ -147,7 +146,7 @@ extension PushBuffer {
                 _ = path.withCString { unlink($0) }
                 return descriptor
             } catch {
-                throw .system(.system("create", path: configuration.directory, errno: error.errno ?? .ioError))
+                throw .system(.create(path: configuration.directory, errno: error.errno ?? .ioError))
             }
         }
 
@@ -182,7 +181,7 @@ extension PushBuffer {
                 } catch let error as FileError {
                     throw error
                 } catch {
-                    throw FileError(code: .io, operation: "decode", path: configuration.directory, reason: "\(error)")
+                    throw FileError(code: .io, operation: .read, path: configuration.directory, cause: error)
                 }
                 offset = start + Int64(count)
                 records.append(.init(element: element, weight: weight))
@@ -201,11 +200,11 @@ extension PushBuffer {
                     continue
                 }
                 if count == 0 {
-                    throw .system("read", path: configuration.directory, errno: .ioError)
+                    throw .read(path: configuration.directory, errno: .ioError)
                 }
                 let error = Errno.current
                 if error == .interrupted { continue }
-                throw .system("read", path: configuration.directory, errno: error)
+                throw .read(path: configuration.directory, errno: error)
             }
         }
     }

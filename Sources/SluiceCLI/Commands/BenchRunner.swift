@@ -208,14 +208,14 @@ struct BenchRunner {
 
     func makeDirectory(_ path: FilePath) throws {
         if path.withCString({ mkdir($0, 0o755) }) != 0 && errno != EEXIST {
-            throw FileError.system("mkdir", path: path, errno: Errno(rawValue: errno))
+            throw FileError.mkdir(path: path, errno: Errno(rawValue: errno))
         }
     }
 
     func makeTemporaryDirectory(in parent: FilePath) throws -> FilePath {
         var template = parent.appending(".sluice-bench-XXXXXX").bytes.map { CChar(bitPattern: $0) } + [0]
         guard mkdtemp(&template) != nil else {
-            throw FileError.system("mkdtemp", path: parent, errno: Errno(rawValue: errno))
+            throw FileError.mkdtemp(path: parent, errno: Errno(rawValue: errno))
         }
         return FilePath(bytes: template.dropLast().map { UInt8(bitPattern: $0) })
     }
@@ -249,7 +249,7 @@ struct BenchRunner {
                     try descriptor.write(contentsOf: UnsafeRawBufferPointer(rebasing: raw[..<count]))
                 }
             } catch {
-                throw FileError.system("write", path: path, errno: error as? Errno ?? .ioError)
+                throw FileError.write(path: path, errno: error as? Errno ?? .ioError)
             }
             written += Int64(count)
         }
@@ -263,10 +263,10 @@ struct BenchRunner {
             try descriptor.close()
         } catch {
             try? descriptor.close()
-            throw FileError.system("write", path: path, errno: error as? Errno ?? .ioError)
+            throw FileError.write(path: path, errno: error as? Errno ?? .ioError)
         }
         if temporary.withCString({ from in path.withCString { to in rename(from, to) } }) != 0 {
-            throw FileError.system("rename", path: path, errno: Errno(rawValue: errno))
+            throw FileError.rename(path: path, errno: Errno(rawValue: errno))
         }
     }
 }

@@ -53,7 +53,7 @@ extension GzipOptions {
     /// `X` for `X.gz`; anything else fails (`-o` names the output).
     private func decompressedName(of source: FilePath) throws(Skipped) -> FilePath {
         if (try? FileStatus.of(source))?.kind == .directory {
-            throw Skipped(message: FileError.isDirectory("read", path: source).description, isFailure: true)
+            throw Skipped(message: FileError.isDirectory(.read, path: source).description, isFailure: true)
         }
         guard source.hasSuffix(".gz"), source.lastComponent.bytes.count > 3 else {
             let reason = source.hasSuffix(".gz") ? "the name is only the .gz suffix" : "the name does not end in .gz"

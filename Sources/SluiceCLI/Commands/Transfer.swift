@@ -43,7 +43,7 @@ struct Transfer {
 
     /// What happened, for the exit status.
     enum Outcome {
-        case success(warnings: [CopyWarning])
+        case success(warnings: [StageWarning])
         case failure
         case brokenPipe
         case cancelled
@@ -98,7 +98,7 @@ struct Transfer {
         case .file(let path):
             if let existing = try? FileStatus.of(path), created.contains(existing) {
                 throw FileError(
-                    code: .alreadyExists, operation: "create", path: path,
+                    code: .alreadyExists, operation: .create, path: path,
                     reason: "will not overwrite a file this run just created with '\(source.name)'")
             }
             var sourceStatus = chunks.status
@@ -127,7 +127,7 @@ struct Transfer {
         }
         if removesSource, case .file(let path) = source,
             let kept = await keepReason(path, hasWarnings: !warnings.isEmpty, fileSink: fileSink, force: options.force) {
-            let warning = CopyWarning("kept '\(path)': \(kept)")
+            let warning = StageWarning("kept '\(path)': \(kept)")
             if !options.quiet { Console.message(warning.message) }
             warnings.append(warning)
         }
@@ -188,6 +188,10 @@ struct Transfer {
             // The library words it as a copy; compress and decompress name their own verb.
             if error.code == .sameFile, verb != "copy", let path = error.path {
                 return (.failure, "cannot \(verb) '\(source.name)' to '\(path)': \(error.reason ?? "source and destination are the same file")")
+            }
+            // The library states the fact; the option that overrides it is the command's to name.
+            if error.code == .alreadyExists, error.errno == .fileExists, case .file(let path) = destination, error.path == path {
+                return (.failure, error.description + " (use --force to overwrite)")
             }
             return (.failure, error.description)
         }

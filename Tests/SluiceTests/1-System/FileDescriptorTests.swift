@@ -173,7 +173,7 @@ import Testing
             try FileDescriptor.open("/nonexistent-sluice-test/x", O_RDONLY)
         }
         #expect(error.code == .notFound)
-        #expect(error.operation == "open")
+        #expect(error.operation == .open)
         #expect(error.path == "/nonexistent-sluice-test/x")
         #expect(error.description == "cannot open '/nonexistent-sluice-test/x': No such file or directory")
     }

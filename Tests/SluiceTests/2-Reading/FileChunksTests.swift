@@ -188,7 +188,7 @@ struct FileChunksTests {
                 try await FileChunks.open(path)
             }
             #expect(error.code == .notFound)
-            #expect(error.operation == "open")
+            #expect(error.operation == .open)
             #expect(error.path == path)
         }
     }
@@ -235,7 +235,7 @@ struct FileChunksTests {
             var iterator = chunks.makeAsyncIterator()
             let error = try await #require(throws: FileError.self) { try await iterator.next() }
             #expect(error.code == .io)
-            #expect(error.operation == "read")
+            #expect(error.operation == .read)
             #expect(error.errno == .ioError)
             #expect(error.path == path)
         }

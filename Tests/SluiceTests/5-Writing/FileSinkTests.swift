@@ -341,7 +341,7 @@ struct FileSinkTests {
             }
             #expect(error.errno == .fileTooLarge)
             #expect(error.code == .noSpace)
-            #expect(error.operation == "write")
+            #expect(error.operation == .write)
             #expect(error.path == destination)
             #expect(error.description == "cannot write to '\(destination)': File too large")
             await sink.abort()
@@ -358,7 +358,7 @@ struct FileSinkTests {
             let sink = try await FileSink.create(at: destination, source: nil, options: .init(), system: system)
             try await sink.write(Chunk([1]))
             let error = try await #require(throws: FileError.self) { try await sink.commit() }
-            #expect(error.operation == "fsync")
+            #expect(error.operation == .fsync)
             #expect(error.errno == .ioError)
             await sink.abort()
             #expect(try entries(in: directory.path) == [])

@@ -121,7 +121,7 @@ struct FileCopyFaultSweepTests {
     struct Run {
         var result: Result<CopyReport, any Error>
         var output: [UInt8]?
-        var warnings: [CopyWarning] = []
+        var warnings: [StageWarning] = []
         /// Whether the source's wake-up pipe (see ``WakePipe``) outlived the run.
         var wakePipeIsOpen = false
     }
@@ -269,7 +269,7 @@ struct FileCopyFaultSweepTests {
                 #expect(!point.fault.isTransient, "\(point): \(error)")
                 let fileError = try #require(error as? FileError, "\(point): \(type(of: error)): \(error)")
                 if case .failure(let errno) = point.fault { #expect(fileError.errno == errno, "\(point): \(fileError)") }
-                #expect(operations(for: point.kind).contains(fileError.operation), "\(point): \(fileError)")
+                #expect(operations(for: point.kind).contains(fileError.operation.description), "\(point): \(fileError)")
                 let path = try #require(fileError.path, "\(point): \(fileError)")
                 #expect([input, destination, "-"].contains(path), "\(point): \(fileError)")
                 #expect(fileError.description.contains("'\(path)'"), "\(point): \(fileError)")

@@ -281,7 +281,7 @@ struct FileCopyTests {
         typealias Copy = FileCopy<GeneratedChunks, FileSink>
         let refused = ChannelSendError(reason: .cancelled, element: Chunk([1]))
         let gone = ChannelSendError(reason: .consumerTerminated, element: Chunk([1]))
-        let full = FileError.system("write", path: "out", errno: .fileTooLarge)
+        let full = FileError.write(path: "out", errno: .fileTooLarge)
 
         #expect(Copy.primaryError([]) == nil)
         #expect((Copy.primaryError([CancellationError(), gone, full]) as? FileError)?.errno == .fileTooLarge)
