@@ -15,8 +15,11 @@ let package = Package(
         .target(name: "SluiceBenchmarks", dependencies: ["Sluice"]),
         .executableTarget(name: "SluiceCLI", dependencies: ["Sluice", "SluiceBenchmarks"]),
         .executableTarget(name: "CallbackIngest", dependencies: ["Sluice", "SluiceBenchmarks"], path: "Examples/CallbackIngest"),
-        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "CZlib", "CSluiceShims", "CallbackIngest"]),
-        .testTarget(name: "SluiceCLITests", dependencies: ["SluiceCLI", "Sluice"]),
+        // Helpers that more than one test target needs (scratch directories, the programs the
+        // tests run); used by the test targets only, through Sluice's public API.
+        .target(name: "SluiceTestSupport", dependencies: ["Sluice"], path: "Tests/SluiceTestSupport"),
+        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "CZlib", "CSluiceShims", "SluiceTestSupport"]),
+        .testTarget(name: "SluiceCLITests", dependencies: ["SluiceCLI", "Sluice", "SluiceBenchmarks", "SluiceTestSupport"]),
         .testTarget(name: "SluiceBenchmarksTests", dependencies: ["SluiceBenchmarks", "Sluice"]),
     ],
     swiftLanguageModes: [.v6]

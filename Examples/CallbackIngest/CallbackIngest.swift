@@ -143,14 +143,8 @@ struct CallbackIngest {
         var status: Int32 = 0
         do {
             let file = try await FileSink.create(at: output, options: FileSink.Options(overwrite: true))
-            let report: CopyReport
-            if let rate = options.sinkRate {
-                report = try await FileCopy(
-                    from: buffer, to: RateLimitedSink(file, bytesPerSecond: rate), totalBytes: options.size
-                ).run()
-            } else {
-                report = try await FileCopy(from: buffer, to: file, totalBytes: options.size).run()
-            }
+            let sink = ThrottledSink(file, bytesPerSecond: options.sinkRate)
+            let report = try await FileCopy(from: buffer, to: sink, totalBytes: options.size).run()
             let seconds = start.duration(to: .now)
             let fileCRC = try await crc32(of: output)
             let summary = source.summary

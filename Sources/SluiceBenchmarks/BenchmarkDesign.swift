@@ -78,6 +78,9 @@ public struct BenchmarkRun: Sendable, Hashable, Codable {
     public var outcome: BenchmarkOutcome
     /// RSS and buffered bytes over time (at most a few hundred points).
     public var samples: [MemorySample]
+    /// Chunks the push buffer wrote to its spill file: the backlog that did not stay in memory
+    /// (`push-spill`; 0 for the other designs).
+    public var spilledChunks: Int
 
     /// Throughput in MiB per second, for a run that completed; `nil` for one that failed (bytes
     /// over the time to the failure would be a speed nobody gets).
@@ -88,7 +91,8 @@ public struct BenchmarkRun: Sendable, Hashable, Codable {
     /// Creates a run record.
     public init(
         design: BenchmarkDesign, consumer: BenchmarkConsumer, bytesMoved: Int64, seconds: Double,
-        peakResidentBytes: Int64, peakBufferedBytes: Int64, outcome: BenchmarkOutcome, samples: [MemorySample]
+        peakResidentBytes: Int64, peakBufferedBytes: Int64, outcome: BenchmarkOutcome, samples: [MemorySample],
+        spilledChunks: Int = 0
     ) {
         self.design = design
         self.consumer = consumer
@@ -98,6 +102,7 @@ public struct BenchmarkRun: Sendable, Hashable, Codable {
         self.peakBufferedBytes = peakBufferedBytes
         self.outcome = outcome
         self.samples = samples
+        self.spilledChunks = spilledChunks
     }
 }
 

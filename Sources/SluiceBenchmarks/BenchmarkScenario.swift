@@ -76,7 +76,7 @@ public enum BenchmarkScenario {
             seconds: elapsed.benchmarkSeconds,
             peakResidentBytes: ProcessMemory.peakResidentBytes(),
             peakBufferedBytes: gauge.reportedPeak ?? max(samples.map(\.bufferedBytes).max() ?? 0, gauge.peak),
-            outcome: outcome, samples: samples)
+            outcome: outcome, samples: samples, spilledChunks: gauge.spilledChunks)
     }
 
     /// The unbounded design: a producer task reads as fast as it can and yields into an
@@ -172,10 +172,12 @@ public enum BenchmarkScenario {
             await watcher.value
             // In memory only: the push buffer's peak plus the pipeline's (spilled bytes wait on disk).
             gauge.reportPeak(buffer.statistics.peakBytesBuffered + report.peakBufferedBytes)
+            gauge.reportSpilled(buffer.statistics.elementsSpilled)
             return report.bytesRead
         } catch {
             await watcher.value
             gauge.reportPeak(buffer.statistics.peakBytesBuffered)
+            gauge.reportSpilled(buffer.statistics.elementsSpilled)
             throw error
         }
     }
@@ -240,6 +242,7 @@ final class BufferGauge: Sendable {
     private let peakValue = Atomic<Int64>(0)
     private let producedTotal = Atomic<Int64>(0)
     private let reported = Atomic<Int64>(-1)
+    private let spilled = Atomic<Int>(0)
 
     /// A peak the design measured itself (bytes in memory), overriding produced minus consumed.
     var reportedPeak: Int64? {
@@ -249,6 +252,13 @@ final class BufferGauge: Sendable {
 
     func reportPeak(_ value: Int64) {
         reported.store(value, ordering: .relaxed)
+    }
+
+    /// Chunks a push buffer spilled to disk, as the design reported them (0 if none did).
+    var spilledChunks: Int { spilled.load(ordering: .relaxed) }
+
+    func reportSpilled(_ count: Int) {
+        spilled.store(count, ordering: .relaxed)
     }
 
     var current: Int64 { buffered.load(ordering: .relaxed) }

@@ -82,12 +82,12 @@ public enum ChildProcess {
         let start = ContinuousClock.now
         let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         guard spawned == 0 else {
-            throw FileError.system("posix_spawn", path: FilePath(executable), errno: Errno(rawValue: spawned))
+            throw FileError.posixSpawn(path: FilePath(executable), errno: Errno(rawValue: spawned))
         }
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw FileError.system("wait4", path: FilePath(executable), errno: Errno(rawValue: errno)) }
+            guard errno == EINTR else { throw FileError.wait4(path: FilePath(executable), errno: Errno(rawValue: errno)) }
         }
         let elapsed = ContinuousClock.now - start
         let exitStatus: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)

@@ -10,27 +10,36 @@ import Synchronization
 /// table.
 @main
 struct SluiceMain {
-    static let help = HelpText(
-        overview: "Copy and compress files as streams of chunks with lossless backpressure.",
-        usage: ["sluice <command> [options] ..."],
-        arguments: [
-            ("copy", "copy files (sluice copy --help)"),
-            ("compress", "compress files to gzip (sluice compress --help)"),
-            ("decompress", "decompress gzip files (sluice decompress --help)"),
-            ("bench", "measure memory and speed of the designs (sluice bench --help)"),
-            ("help <command>", "the same as sluice <command> --help"),
-        ],
-        options: [("-h, --help", "show this help"), ("--version", "show the version")],
-        discussion: """
-            Exit status: 0 success, 1 failure, 2 success with a warning, 64 bad usage,
-            130 interrupted (SIGINT), 143 terminated (SIGTERM; 129 SIGHUP, 131 SIGQUIT),
-            141 reader of standard output went away. A signal aborts a file not yet renamed into
-            place; a file written before it stays and is named.
-            """,
-        argumentsTitle: "COMMANDS")
+    /// The version `--version` prints.
+    static let version = "0.1.0"
 
-    /// The commands `sluice help CMD` and the usage hint know by name.
-    static let commands = ["copy", "compress", "decompress", "bench"]
+    /// The subcommands the help lists and `sluice help` knows, in that order.
+    static let subcommands: [CommandName] = [.copy, .compress, .decompress, .bench]
+
+    /// `sluice --help`: the subcommands, each with its own overview, and the exit statuses.
+    static let help = HelpText(
+        command: .sluice,
+        overview: "Copy and compress files as streams of chunks with lossless backpressure.",
+        discussion: [
+            "Exit status: 0 success, 1 failure, 2 success with a warning, 64 bad usage, 130 interrupted (SIGINT), "
+                + "143 terminated (SIGTERM; 129 SIGHUP, 131 SIGQUIT), 141 reader of standard output went away.",
+            "A signal aborts a file not yet renamed into place; a file written before it stays and is named.",
+        ],
+        usage: ["<subcommand>"],
+        subcommands: subcommands.map { HelpText.Row(label: $0.rawValue, abstract: help(for: $0).overview) }
+            + [HelpText.Row(label: "help", abstract: "show the help of a subcommand, as sluice <subcommand> --help")])
+
+    /// The help of `command`, whose usage its usage errors show too.
+    static func help(for command: CommandName) -> HelpText {
+        switch command {
+        case .sluice: help
+        case .copy: CopyCommand.help
+        case .compress: GzipCommand.help(.compress)
+        case .decompress: GzipCommand.help(.decompress)
+        case .bench: BenchCommand.help
+        case .benchRun: BenchCommand.childHelp
+        }
+    }
 
     /// Synchronous on purpose: an `async` `main` hands the main thread to `dispatch_main()`,
     /// which clears that thread's signal mask, and an unblocked thread would take a signal the
@@ -77,6 +86,8 @@ struct SluiceMain {
         }
     }
 
+    /// Runs the command line `arguments` (without the program's name) and returns the exit
+    /// status. Every usage error is printed here, with the usage of the command it concerns.
     static func run(_ arguments: [[UInt8]]) async -> Int32 {
         guard let first = arguments.first else {
             Console.writeError(help.render())
@@ -84,31 +95,51 @@ struct SluiceMain {
         }
         let name = String(decoding: first, as: UTF8.self)
         let rest = Array(arguments.dropFirst())
+        let command = CommandName(subcommand: name)
         do throws(UsageError) {
+            if let command { return try await run(command, rest) }
             switch name {
-            case "copy": return try await CopyCommand.run(rest)
-            case "compress": return try await GzipCommand.run(.compress, rest)
-            case "decompress": return try await GzipCommand.run(.decompress, rest)
-            case "bench": return try await BenchCommand.run(rest)
-            case "bench-run": return await BenchCommand.runChild(rest)
             case "bench-probe": return BenchCommand.runProbe(rest)
-            case "help" where !rest.isEmpty:
-                // `sluice help CMD` is `sluice CMD --help`.
-                let command = String(decoding: rest[0], as: UTF8.self)
-                guard commands.contains(command) else { throw UsageError("unknown command '\(command)'") }
-                guard rest.count == 1 else { throw UsageError("help takes one command") }
-                return await run([rest[0], Array("--help".utf8)])
-            case "-h", "--help", "help":
-                Console.writeOutput(help.render())
-                return ExitStatus.success
-            case "--version": return printVersion()
+            case "help": return try await runHelp(rest)
+            case "-", "--": throw UsageError("unknown command '\(name)'")
+            case _ where name.hasPrefix("-"): return try await run(.sluice, arguments)
             default: throw UsageError("unknown command '\(name)'")
             }
         } catch {
-            Console.message(error.message)
-            let known = commands.contains(name)
-            Console.writeError("See 'sluice \(known ? name + " " : "")--help'.\n")
+            Console.writeError(help(for: command ?? .sluice).usageError(error))
             return ExitStatus.usage
         }
+    }
+
+    /// Parses `arguments` for `command`, answers `--help` and `--version`, else runs it.
+    static func run(_ command: CommandName, _ arguments: [[UInt8]]) async throws(UsageError) -> Int32 {
+        let parsed = try ParsedArguments(arguments, for: command)
+        if parsed.has(.help) {
+            Console.writeOutput(help(for: command).render())
+            return ExitStatus.success
+        }
+        if parsed.has(.version) {
+            Console.writeOutput("sluice \(version)\n")
+            return ExitStatus.success
+        }
+        switch command {
+        case .sluice: throw UsageError("missing subcommand")
+        case .copy: return try await CopyCommand.run(parsed)
+        case .compress: return try await GzipCommand.run(.compress, parsed)
+        case .decompress: return try await GzipCommand.run(.decompress, parsed)
+        case .bench: return try await BenchCommand.run(parsed)
+        case .benchRun: return try await BenchCommand.runChild(parsed)
+        }
+    }
+
+    /// `sluice help` is `sluice --help`; `sluice help CMD` is `sluice CMD --help`.
+    static func runHelp(_ arguments: [[UInt8]]) async throws(UsageError) -> Int32 {
+        guard let first = arguments.first else { return try await run(.sluice, [Array("--help".utf8)]) }
+        let name = String(decoding: first, as: UTF8.self)
+        guard let command = CommandName(subcommand: name), subcommands.contains(command) else {
+            throw UsageError("unknown command '\(name)'")
+        }
+        guard arguments.count == 1 else { throw UsageError("help takes one command") }
+        return try await run(command, [Array("--help".utf8)])
     }
 }

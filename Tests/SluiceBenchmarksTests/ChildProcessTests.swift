@@ -7,7 +7,7 @@ import Testing
 /// `getrusage(RUSAGE_CHILDREN)`, which keeps the largest child ever reaped (case C25). After
 /// `posix_spawn`, `ru_maxrss` also counts this (large) test process's own peak, so "a small child
 /// after a large one reports small" is tested on the measure `sluice bench` reports, the child's
-/// own `VmHWM` (SluiceCLITests, `BenchProbeTests`).
+/// own `VmHWM` (SluiceCLITests, `BenchTests`).
 @Suite(.serialized) struct ChildProcessTests {
     static let scratch = FilePath(NSTemporaryDirectory())
 
@@ -48,10 +48,5 @@ import Testing
             thread.start()
         }
         #expect(result.standardOutput == "SigBlk:\t0000000000000000\n")
-    }
-
-    @Test func processMemoryReadsThisProcess() {
-        #expect(ProcessMemory.residentBytes() > 0)
-        #expect(ProcessMemory.peakResidentBytes() >= ProcessMemory.residentBytes())
     }
 }

@@ -1,4 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
+import Sluice
+import SluiceBenchmarks
 import Testing
 
 /// `sluice bench`: the memory measure it reports (each child's own `VmHWM`), and a small run end
@@ -71,6 +76,67 @@ struct BenchTests {
         #expect(moved < 16 << 20)
         #expect(failed[4].isEmpty, "a failed run has no speed: \(failed)")
         #expect(rows.prefix(2).allSatisfy { $0[2] == "\(32 << 20)" && !$0[4].isEmpty })
+    }
+
+    /// A producer that cannot pause (`push-spill`: a thread reads a 400 MiB file as fast as it
+    /// can into a `PushBuffer` that spills past 16 chunks of 64 KiB, 1 MiB) and a sink throttled
+    /// to 400 MiB/s: the spill takes the backlog, every byte arrives in order, and the child's
+    /// peak RSS stays under 64 MiB.
+    @Test(.disabled(if: Sanitizer.inflatesMemory, "sanitizers inflate RSS: peak memory is asserted in normal builds only"))
+    func pushSpillRunKeepsItsPeakRSSFlatWhileTheSpillTakesTheBacklog() async throws {
+        let sandbox = try Sandbox()
+        let size: Int64 = 400 << 20
+        let input = sandbox.path("input.bin")
+        let output = sandbox.path("output.bin")
+        let written = try Self.writeStampedFile(FilePath(input), size: size)
+        let result = try await CLI.run(
+            ["bench-run", "--design", "push-spill", "--consumer", "slow", "--input", input, "--output", output,
+             "--sink-rate", "\(400 << 20)", "--chunk-size", "\(64 << 10)", "--capacity", "16", "--spill-dir", sandbox.root],
+            in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        let run = try JSONDecoder().decode(BenchmarkRun.self, from: Data(result.stdout))
+        let summary = "\(run.outcome), \(run.bytesMoved) bytes, \(run.spilledChunks) chunks spilled, peak RSS \(run.peakResidentBytes)"
+        #expect(run.outcome == .ok, "\(summary)")
+        #expect(run.bytesMoved == size, "\(summary)")
+        #expect(run.spilledChunks > 0, "the sink was not slower than the producer: \(summary)")
+        #expect(run.peakResidentBytes > 0 && run.peakResidentBytes < 64 << 20, "\(summary)")
+        #expect(try await Self.crc32(of: FilePath(output)) == written, "the output differs from the input")
+        #expect(sandbox.leftovers().isEmpty, "spill or temporary files left: \(sandbox.listing())")
+    }
+
+    /// Writes `size` bytes to `path` in 64 KiB blocks of seeded noise, each block's first 8 bytes
+    /// its index (so a block out of order changes the CRC-32); returns that CRC-32.
+    static func writeStampedFile(_ path: FilePath, size: Int64) throws -> CRC32 {
+        let blockSize = 64 << 10
+        var block = pattern(count: blockSize, seed: 0x5B111)
+        var crc = CRC32()
+        let descriptor = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644)
+        defer { try? descriptor.close() }
+        var offset: Int64 = 0
+        var index: UInt64 = 0
+        while offset < size {
+            let count = Int(min(Int64(blockSize), size - offset))
+            withUnsafeBytes(of: index.littleEndian) { stamp in
+                block.withUnsafeMutableBytes { $0.copyMemory(from: stamp) }
+            }
+            try block.withUnsafeBytes { bytes in
+                let slice = UnsafeRawBufferPointer(rebasing: bytes[..<count])
+                try descriptor.write(contentsOf: slice)
+                crc.update(slice)
+            }
+            offset += Int64(count)
+            index += 1
+        }
+        return crc
+    }
+
+    /// The CRC-32 of the file at `path`, read a chunk at a time.
+    static func crc32(of path: FilePath) async throws -> CRC32 {
+        var crc = CRC32()
+        for try await chunk in try await FileChunks.open(path) {
+            chunk.withUnsafeBytes { crc.update($0) }
+        }
+        return crc
     }
 
     @Test func unknownDesignIsBadUsage() async throws {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SluiceTestSupport
 import Testing
 
 /// `sluice compress` output is what the real `gzip -d` decodes, at every level and chunk size.
@@ -347,7 +348,7 @@ struct CompressCommandTests {
 
     /// C24: compressed data is not written to a terminal without `-f` (`script` gives the
     /// child a pseudo-terminal as standard output).
-    @Test(.enabled(if: Tool.hasScript, "script (util-linux) is not installed: no pseudo-terminal to write to"))
+    @Test(.enabled(if: Tool.script != nil, "script (util-linux) is not installed: no pseudo-terminal to write to"))
     func compressedDataIsNotWrittenToATerminalWithoutForce() async throws {
         let sandbox = try Sandbox()
         try sandbox.write(mixedData(count: 10_000), to: "input")

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SluiceTestSupport
 import Testing
 
 /// What `gzip` and `pigz` write, `sluice decompress` decodes, at every chunk size.
@@ -20,7 +21,7 @@ struct DecompressRoundTripTests {
 
     /// pigz writes its output in independently compressed blocks (with empty stored blocks
     /// between them) from several threads.
-    @Test(.enabled(if: Tool.hasPigz, "pigz is not installed"), arguments: [1, 6, 9], roundTripChunkSizes)
+    @Test(.enabled(if: Tool.pigz != nil, "pigz is not installed"), arguments: [1, 6, 9], roundTripChunkSizes)
     func sluiceDecodesWhatPigzCompresses(level: Int, chunkSize: String) async throws {
         let sandbox = try Sandbox()
         let data = mixedData(count: roundTripInputSize(chunkSize: chunkSize))
@@ -33,7 +34,7 @@ struct DecompressRoundTripTests {
         #expect(result.stdout == data)
     }
 
-    @Test(.enabled(if: Tool.hasPigz, "pigz is not installed"))
+    @Test(.enabled(if: Tool.pigz != nil, "pigz is not installed"))
     func pigzDecodesWhatSluiceCompresses() async throws {
         let sandbox = try Sandbox()
         let data = mixedData(count: 2_000_000)
@@ -85,7 +86,7 @@ struct DecompressCommandTests {
         #expect(sandbox.listing() == ["d"])
     }
 
-    @Test func testOptionWritesNothingAndExitsZeroForAGoodFile() async throws {
+    @Test func integrityCheckWritesNothingAndExitsZeroForAGoodFile() async throws {
         let sandbox = try Sandbox()
         try await writeWithGzip(mixedData(count: 300_000), to: "x", in: sandbox)
         unlink(sandbox.path("x"))
@@ -98,7 +99,7 @@ struct DecompressCommandTests {
         }
     }
 
-    @Test func testOptionExitsOneForABadFile() async throws {
+    @Test func integrityCheckExitsOneForABadFile() async throws {
         let sandbox = try Sandbox()
         try await writeWithGzip(mixedData(count: 300_000), to: "x", in: sandbox)
         unlink(sandbox.path("x"))
@@ -265,7 +266,7 @@ struct DecompressInterruptTests {
 /// C38: compressed data is not read from a terminal (`script` makes standard input one).
 @Suite(.timeLimit(.minutes(1)))
 struct TerminalInputTests {
-    @Test(.enabled(if: Tool.hasScript, "script (util-linux) is not installed: no terminal for standard input"),
+    @Test(.enabled(if: Tool.script != nil, "script (util-linux) is not installed: no terminal for standard input"),
           arguments: [[], ["-"], ["-c", "-"]])
     func decompressRefusesATerminalAsInput(arguments: [String]) async throws {
         let sandbox = try Sandbox()

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SluiceTestSupport
 import Testing
 
 /// A decompression bomb: 1 GiB of zeros as a ~5 MB gzip member decodes in flat memory.
@@ -12,7 +13,7 @@ import Testing
 /// so every child would report at least the test runner's peak.
 @Suite(
     .serialized, .timeLimit(.minutes(3)),
-    .enabled(if: Tool.hasGNUTime, "GNU time (/usr/bin/time, Debian package 'time') is not installed"),
+    .enabled(if: Tool.gnuTime != nil, "GNU time (/usr/bin/time, Debian package 'time') is not installed"),
     .disabled(
         if: Sanitizer.threadSanitizerIsActive,
         "ThreadSanitizer roughly doubles RSS: memory assertions run in normal builds only"))

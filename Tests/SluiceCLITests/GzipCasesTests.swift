@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SluiceTestSupport
 import Testing
 
 /// Cases C01–C07 of the cases README at the command line, each with its exact outcome.
@@ -228,7 +229,7 @@ struct GzipCasesTests {
         sys.stdout.buffer.write(header + body + trailer)
         """#
 
-    @Test(.enabled(if: Tool.hasPython3, "python3 is not installed: the Swift-built member covers C06"))
+    @Test(.enabled(if: Tool.python3 != nil, "python3 is not installed: the Swift-built member covers C06"))
     func mkhdrMemberDecodesAndItsChangedCommentFails() async throws {
         let sandbox = try Sandbox()
         try sandbox.write(Self.mkhdr, to: "mkhdr.py")
@@ -271,7 +272,7 @@ struct GzipCasesTests {
         expectNotCommitted("z", in: sandbox)
     }
 
-    @Test(.enabled(if: Tool.hasPython3, "python3 is not installed: the Swift-built streams cover C07"))
+    @Test(.enabled(if: Tool.python3 != nil, "python3 is not installed: the Swift-built streams cover C07"))
     func pythonZlibStreamsAreNotGzip() async throws {
         let sandbox = try Sandbox()
         let made = try await CLI.shell(#"""

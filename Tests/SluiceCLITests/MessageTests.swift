@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SluiceTestSupport
 import Testing
 
 /// C39: one vocabulary of error words, no 100% for a failure, reports that say what happened,
@@ -50,7 +51,7 @@ struct MessageTests {
         #expect(try #require(last.fraction) < 1, "\(last.text)")
         #expect(!json.stderr.contains("\"fraction\":1.0"), "\(json.stderr)")
 
-        guard Tool.hasScript else { return }
+        guard Tool.script != nil else { return }
         let script = MidCopyFailureTests.script.replacingOccurrences(of: "%@", with: "--force --progress")
         let bar = try await CLI.shell("script -qec '\(script.replacingOccurrences(of: "'", with: "'\\''"))' /dev/null", in: sandbox)
         #expect(bar.stdoutText.contains("copy 'big.bin'"), "\(bar.stdoutText)")
@@ -59,7 +60,7 @@ struct MessageTests {
     }
 
     /// `decompress -t -v` writes nothing: it reports the bytes it decoded.
-    @Test func testReportSaysDecoded() async throws {
+    @Test func integrityCheckReportsBytesDecodedNotWritten() async throws {
         let sandbox = try Sandbox()
         try await writeWithGzip(pattern(count: 100_000), to: "data", in: sandbox)
         let result = try await CLI.run(["decompress", "-t", "-v", "data.gz"], in: sandbox)
@@ -77,7 +78,7 @@ struct MessageTests {
         let option = try await CLI.run([command, "--help"], in: sandbox)
         #expect(help.status == 0 && option.status == 0)
         #expect(help.stdoutText == option.stdoutText)
-        #expect(help.stdoutText.contains("sluice \(command) [options]"))
+        #expect(help.stdoutText.contains("\nUSAGE: sluice \(command) [<options>]"))
     }
 
     @Test func helpForAnUnknownCommandIsBadUsage() async throws {

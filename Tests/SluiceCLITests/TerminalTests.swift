@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Sluice
 @testable import SluiceCLI
+import SluiceTestSupport
 import Testing
 
 /// The columns a terminal gives `text`, for the characters these tests write: CJK 2, the rest 1
@@ -89,7 +90,7 @@ struct TerminalBarTests {
     /// `script` gives the shell a controlling terminal, `set -m` job control: a job started with
     /// `&` is in a process group of its own, not the terminal's foreground group, and draws
     /// nothing; the same copy in the foreground draws its bar.
-    @Test(.enabled(if: Tool.hasScript, "script (util-linux) is not installed: no terminal with job control"))
+    @Test(.enabled(if: Tool.script != nil, "script (util-linux) is not installed: no terminal with job control"))
     func backgroundJobDrawsNothing() async throws {
         let sandbox = try Sandbox()
         try sandbox.write(pattern(count: 3 << 20), to: "big")
@@ -108,7 +109,7 @@ struct TerminalBarTests {
     }
 
     /// A terminal that does not know its width (0 columns): `$COLUMNS`, else 80.
-    @Test(.enabled(if: Tool.hasScript, "script (util-linux) is not installed: no terminal to size"))
+    @Test(.enabled(if: Tool.script != nil, "script (util-linux) is not installed: no terminal to size"))
     func unknownWidthComesFromColumnsElseIsEighty() async throws {
         let sandbox = try Sandbox()
         try sandbox.write(pattern(count: 3 << 20), to: "big")

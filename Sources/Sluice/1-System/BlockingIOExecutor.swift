@@ -21,6 +21,8 @@ public final class BlockingIOExecutor: SerialExecutor, TaskExecutor {
         queue = DispatchQueue(label: label)
     }
 
+    /// Runs `job` on this executor's thread after the jobs already enqueued. Called by the Swift
+    /// runtime from any thread; returns at once.
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         queue.async { [self] in
@@ -34,10 +36,12 @@ public final class BlockingIOExecutor: SerialExecutor, TaskExecutor {
         queue.async(execute: work)
     }
 
+    /// This executor as the runtime's unowned serial-executor reference (for actors that run on it).
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
 
+    /// Traps unless the caller runs on this executor's thread (the runtime's isolation check).
     public func checkIsolated() {
         dispatchPrecondition(condition: .onQueue(queue))
     }

@@ -7,7 +7,7 @@ import Musl
 /// A raw file descriptor with typed wrappers over the system calls Sluice uses.
 ///
 /// A plain value: it does not close itself. Whoever opens one owns it and must call
-/// ``close()`` exactly once (see ``closeAfter(_:)``). Every call retries `EINTR`; ``read(into:system:)``
+/// ``close(system:)`` exactly once (see ``closeAfter(system:_:)``). Every call retries `EINTR`; ``read(into:system:)``
 /// may return fewer bytes than asked, ``write(contentsOf:system:)`` writes everything.
 ///
 /// These calls block: run them on a dedicated thread (``BlockingIOExecutor``), never on
@@ -39,7 +39,7 @@ public struct FileDescriptor: Sendable, Hashable {
     ) throws(FileError) -> FileDescriptor {
         switch Errno.retryingInterrupts({ path.withCString { system.open($0, flags | O_CLOEXEC, permissions) } }) {
         case .success(let descriptor): return FileDescriptor(rawValue: descriptor)
-        case .failure(let error): throw .system("open", path: path, errno: error)
+        case .failure(let error): throw .open(path: path, errno: error)
         }
     }
 
@@ -88,23 +88,34 @@ public struct FileDescriptor: Sendable, Hashable {
         return filled
     }
 
+    /// `write(2)` once from `buffer`, retried on `EINTR`.
+    ///
+    /// - Returns: the count of bytes written (0...buffer.count); fewer than `buffer.count` is
+    ///   not an error (a pipe with less room, a signal after some bytes).
+    /// - Throws: the call's ``Errno``; `EAGAIN` from a descriptor in non-blocking mode that
+    ///   cannot take a byte now.
+    func write(from buffer: UnsafeRawBufferPointer, system: SystemCalls = .live) throws(Errno) -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        return try Errno.retryingInterrupts { system.write(rawValue, base, buffer.count) }.get()
+    }
+
     /// `write(2)` until every byte of `buffer` is written, retrying short writes and `EINTR`.
     ///
     /// A descriptor in non-blocking mode (a standard output that another process shares and
     /// set `O_NONBLOCK` on) answers `EAGAIN` while it is full: the write then waits in
     /// `poll(2)` until it can take more, as a blocking write would, instead of failing.
     ///
-    /// - Throws: the ``Errno`` of a failed `write(2)` or `poll(2)`; bytes before it were written.
+    /// - Throws: the ``Errno`` of a failed `write(2)` or `poll(2)` (``Errno/ioError`` for a
+    ///   write that made no progress and reported nothing); bytes before it were written.
     public func write(contentsOf buffer: UnsafeRawBufferPointer, system: SystemCalls = .live) throws(Errno) {
-        guard let base = buffer.baseAddress else { return }
         var written = 0
         while written < buffer.count {
-            switch system.write(rawValue, base + written, buffer.count - written) {
-            case .success(0): throw Errno.ioError  // no progress and no error: never loop forever
-            case .success(let count): written += count
-            case .failure(.interrupted): continue
-            case .failure(.resourceTemporarilyUnavailable): try waitUntilWritable()
-            case .failure(let error): throw error
+            do throws(Errno) {
+                let count = try write(from: UnsafeRawBufferPointer(rebasing: buffer[written...]), system: system)
+                guard count > 0 else { throw Errno.ioError }  // no progress and no error: never loop forever
+                written += count
+            } catch .resourceTemporarilyUnavailable {
+                try waitUntilWritable()
             }
         }
     }

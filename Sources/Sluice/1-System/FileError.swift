@@ -2,15 +2,22 @@
 ///
 /// Modelled on NIOFS's `FileSystemError`: a broad ``code`` to switch on, the system call that
 /// failed (``operation``), the ``path`` it was given, the underlying ``errno`` when there is
-/// one, and the place in Sluice that threw it (``location``). Its ``description`` is one line
-/// without a program prefix: `cannot open 'x': No such file or directory`.
+/// one, the error that led to this one (``cause``) when there is one, and the place in Sluice
+/// that threw it (``location``). Its ``description`` is one line without a program prefix:
+/// `cannot open 'x': No such file or directory`.
 ///
-/// All mapping from `errno` to codes lives in `FileError+Errno.swift`.
+/// Errors are made by factories: one per system call (`FileError+Syscall.swift`, such as
+/// ``open(path:errno:file:line:)``), whose ``code`` comes from the `errno` in one place
+/// (``code(for:)``), and one per refusal by Sluice's own rules (`FileError+Refusal.swift`, such
+/// as ``sameFile(destination:file:line:)``).
+///
+/// Concurrency contract: a `Sendable` value; it may cross any concurrency domain.
 public struct FileError: Error, Sendable, CustomStringConvertible {
     /// A broad classification of a ``FileError``. Extensible: switch with a `default` case.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
         private init(_ name: String) { self.name = name }
+        /// The code's name, such as `notFound`.
         public var description: String { name }
 
         /// The path does not exist (`ENOENT`).
@@ -41,59 +48,59 @@ public struct FileError: Error, Sendable, CustomStringConvertible {
         public var file: String
         /// The line in ``file``.
         public var line: Int
+        /// `file:line`.
         public var description: String { "\(file):\(line)" }
     }
 
     /// The broad classification.
     public var code: Code
-    /// The system call (or Sluice step) that failed: `open`, `read`, `write`, `fsync`, `rename`...
-    public var operation: String
+    /// The system call (or step of Sluice's own) that failed.
+    public var operation: Operation
     /// The path the operation was given, if any.
     public var path: FilePath?
     /// The underlying error number, when a system call failed.
     public var errno: Errno?
-    /// The human reason when there is no ``errno`` (for example "source and destination are the same file").
+    /// Why Sluice refused, when no ``errno`` says it (for example "source and destination are
+    /// the same file").
     public var reason: String?
+    /// The error that led to this one, if any: for example the failure of a call on a temporary
+    /// file that this error reports under its destination's name. The ``description`` shows it
+    /// only when there is neither ``reason`` nor ``errno``.
+    public var cause: (any Error)?
     /// The place that threw it.
     public var location: Location
 
-    /// Creates an error. Prefer the factories in `FileError+Errno.swift`.
+    /// Creates an error. Prefer the factories (`FileError+Syscall.swift`,
+    /// `FileError+Refusal.swift`), which derive ``code`` from ``errno``.
+    ///
+    /// - Parameters:
+    ///   - code: the broad classification.
+    ///   - operation: what failed.
+    ///   - path: the path it was given, if any.
+    ///   - errno: what the system call reported, if one failed.
+    ///   - reason: why Sluice refused, when no `errno` says it.
+    ///   - cause: the error that led to this one, if any.
+    ///   - file: the caller's `#fileID`, for ``location``.
+    ///   - line: the caller's line, for ``location``.
     public init(
-        code: Code, operation: String, path: FilePath?, errno: Errno? = nil, reason: String? = nil,
-        file: String = #fileID, line: Int = #line
+        code: Code, operation: Operation, path: FilePath?, errno: Errno? = nil, reason: String? = nil,
+        cause: (any Error)? = nil, file: String = #fileID, line: Int = #line
     ) {
         self.code = code
         self.operation = operation
         self.path = path
         self.errno = errno
         self.reason = reason
+        self.cause = cause
         self.location = Location(file: file, line: line)
     }
 
-    /// `cannot <verb> '<path>': <reason>`, without a program prefix.
+    /// `cannot <verb> '<path>': <reason>`, without a program prefix. The reason is ``reason``,
+    /// else ``errno``'s text, else ``cause``, else ``code``.
     public var description: String {
-        var text = "cannot \(Self.verb(for: operation))"
+        var text = "cannot \(operation.verb)"
         if let path { text += " '\(path)'" }
-        text += ": " + (reason ?? errno?.description ?? code.description)
+        text += ": " + (reason ?? errno?.description ?? cause.map { "\($0)" } ?? code.description)
         return text
-    }
-
-    /// The phrase a message uses for an operation ("open", "read", "write to", ...).
-    static func verb(for operation: String) -> String {
-        switch operation {
-        case "open": return "open"
-        case "read": return "read"
-        case "write": return "write to"
-        case "fsync": return "sync"
-        case "rename": return "replace"
-        case "unlink": return "remove"
-        case "stat", "fstat", "lstat": return "stat"
-        case "create": return "create"
-        case "copy": return "copy to"
-        case "fchmod", "fchown", "futimens", "fsetxattr", "fremovexattr": return "set attributes of"
-        case "close": return "close"
-        case "poll": return "wait for"
-        default: return operation
-        }
     }
 }

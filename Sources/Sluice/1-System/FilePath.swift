@@ -31,6 +31,7 @@ public struct FilePath: Hashable, Sendable, CustomStringConvertible, Expressible
         }
     }
 
+    /// Creates a path from a string literal, as its UTF-8 bytes.
     public init(stringLiteral value: String) {
         self.init(value)
     }

@@ -8,7 +8,22 @@ import Musl
 public struct FileStatus: Sendable, Hashable {
     /// The kind of file, from the `S_IFMT` bits of `st_mode`.
     public enum Kind: Sendable, Hashable {
-        case regular, directory, symbolicLink, fifo, characterDevice, blockDevice, socket, unknown
+        /// A regular file (`S_IFREG`).
+        case regular
+        /// A directory (`S_IFDIR`).
+        case directory
+        /// A symbolic link (`S_IFLNK`), as `lstat(2)` reports it.
+        case symbolicLink
+        /// A named pipe (`S_IFIFO`).
+        case fifo
+        /// A character device such as a terminal or `/dev/null` (`S_IFCHR`).
+        case characterDevice
+        /// A block device such as a disk (`S_IFBLK`).
+        case blockDevice
+        /// A Unix-domain socket (`S_IFSOCK`).
+        case socket
+        /// A type `stat(2)` reported that none of the others matches.
+        case unknown
     }
 
     /// The device that holds the file (`st_dev`); with ``inode``, the file's identity.
@@ -65,9 +80,10 @@ public struct FileStatus: Sendable, Hashable {
     /// - Throws: ``FileError`` with the call's errno.
     public static func of(_ path: FilePath, followingSymlinks: Bool = true) throws(FileError) -> FileStatus {
         var raw = stat()
-        let result = path.withCString { followingSymlinks ? stat($0, &raw) : lstat($0, &raw) }
-        if result < 0 {
-            throw .system(followingSymlinks ? "stat" : "lstat", path: path, errno: .current)
+        do throws(Errno) {
+            _ = try Errno.retryingInterrupts { path.withCString { followingSymlinks ? stat($0, &raw) : lstat($0, &raw) } }
+        } catch {
+            throw followingSymlinks ? .stat(path: path, errno: error) : .lstat(path: path, errno: error)
         }
         return FileStatus(raw)
     }

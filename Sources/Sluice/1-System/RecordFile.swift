@@ -58,8 +58,8 @@ struct RecordFile: Sendable {
     /// - Parameters:
     ///   - directory: where the file is created; it must be writable.
     ///   - prefix: the start of the short-lived name.
-    /// - Throws: ``FileError`` (operation `create`, the directory's path) when the file cannot be
-    ///   created.
+    /// - Throws: ``FileError`` (operation `create`, the directory's path, the error of the file
+    ///   tried as its cause) when the file cannot be created.
     static func createUnlinked(in directory: FilePath, prefix: String) throws(FileError) -> RecordFile {
         let descriptor: FileDescriptor
         do throws(FileError) {
@@ -68,7 +68,7 @@ struct RecordFile: Sendable {
             _ = path.withCString { unlink($0) }
             descriptor = created
         } catch {
-            throw .system("create", path: directory, errno: error.errno ?? .ioError)
+            throw .create(path: directory, errno: error.errno ?? .ioError, cause: error)
         }
         return RecordFile(descriptor: descriptor, directory: directory)
     }
@@ -86,7 +86,7 @@ struct RecordFile: Sendable {
             }
             try descriptor.write(toAbsoluteOffset: start + Self.headerSize, bytes)
         } catch {
-            throw .system("write", path: directory, errno: error)
+            throw .write(path: directory, errno: error)
         }
         endOffset = start + Self.headerSize + Int64(bytes.count)
     }
@@ -136,10 +136,10 @@ struct RecordFile: Sendable {
                     fromAbsoluteOffset: offset + Int64(filled),
                     into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
             } catch {
-                throw .system("read", path: directory, errno: error)
+                throw .read(path: directory, errno: error)
             }
             // The file ended inside a record: it was cut short under us.
-            guard count > 0 else { throw .system("read", path: directory, errno: .ioError) }
+            guard count > 0 else { throw .read(path: directory, errno: .ioError) }
             filled += count
         }
     }

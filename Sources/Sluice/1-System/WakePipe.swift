@@ -13,23 +13,24 @@ import Musl
 /// so a cancellation handler that holds a reference can never write to a reused descriptor.
 final class WakePipe: Sendable {
     /// The end that `poll(2)` watches.
-    let readEnd: CInt
-    private let writeEnd: CInt
+    let readEnd: FileDescriptor
+    private let writeEnd: FileDescriptor
 
-    /// - Throws: ``FileError`` (operation `pipe`) when the process is out of descriptors.
+    /// - Throws: ``FileError`` (operation `pipe2`) when the process is out of descriptors.
     init() throws(FileError) {
         var ends: [CInt] = [-1, -1]
         // pipe2(2): close-on-exec from the start, so a concurrent posix_spawn cannot inherit it.
-        guard pipe2(&ends, O_CLOEXEC | O_NONBLOCK) == 0 else { throw .system("pipe2", path: nil, errno: .current) }
-        readEnd = ends[0]
-        writeEnd = ends[1]
+        guard pipe2(&ends, O_CLOEXEC | O_NONBLOCK) == 0 else { throw .pipe2(errno: .current) }
+        readEnd = FileDescriptor(rawValue: ends[0])
+        writeEnd = FileDescriptor(rawValue: ends[1])
     }
 
     /// Makes ``readEnd`` readable until a wait consumes the signal (see
     /// ``waitUntilReadable(_:endsOnSignal:)``).
     func signal() {
+        // A full pipe (EAGAIN) already holds a signal: nothing is lost.
         var byte: UInt8 = 1
-        _ = Glibc.write(writeEnd, &byte, 1)
+        _ = withUnsafeBytes(of: &byte) { try? writeEnd.write(from: $0) }
     }
 
     /// Blocks until `descriptor` is readable (or at end, or in error): `true`; or until a
@@ -47,15 +48,10 @@ final class WakePipe: Sendable {
     func waitUntilReadable(_ descriptor: CInt, endsOnSignal: () -> Bool) throws(Errno) -> Bool {
         var fds = [
             pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: readEnd.rawValue, events: Int16(POLLIN), revents: 0),
         ]
         while true {
-            let result = poll(&fds, 2, -1)
-            if result < 0 {
-                let error = Errno.current
-                if error == .interrupted { continue }
-                throw error
-            }
+            _ = try Errno.retryingInterrupts { poll(&fds, 2, -1) }
             if fds[1].revents != 0 {
                 consumeSignals()
                 if endsOnSignal() { return false }
@@ -67,11 +63,12 @@ final class WakePipe: Sendable {
     /// Reads every pending signal byte (the read end is non-blocking).
     private func consumeSignals() {
         var bytes = (UInt64(0), UInt64(0))
-        while withUnsafeMutableBytes(of: &bytes, { Glibc.read(readEnd, $0.baseAddress, $0.count) }) > 0 {}
+        // Until the pipe is empty (EAGAIN) or fails.
+        while (withUnsafeMutableBytes(of: &bytes) { try? readEnd.read(into: $0) } ?? 0) > 0 {}
     }
 
     deinit {
-        Glibc.close(readEnd)
-        Glibc.close(writeEnd)
+        try? readEnd.close()
+        try? writeEnd.close()
     }
 }

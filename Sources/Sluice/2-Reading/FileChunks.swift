@@ -23,6 +23,7 @@
 /// continues where the first iteration stopped. It may be sent to another task before
 /// iteration. Iterators are not `Sendable`.
 public struct FileChunks: AsyncSequence, Sendable {
+    /// Each element is the next chunk of the file, in file order.
     public typealias Element = Chunk
 
     /// The default chunk size: 1 MiB.
@@ -84,6 +85,7 @@ public struct FileChunks: AsyncSequence, Sendable {
         return FileChunks(reader: reader, status: status)
     }
 
+    /// Makes the iterator; call it once per sequence (the file is read once).
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(reader: reader)
     }

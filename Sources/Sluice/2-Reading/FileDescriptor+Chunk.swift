@@ -12,7 +12,7 @@ extension FileDescriptor {
         do {
             try chunk.withUnsafeBytes { (buffer) throws(Errno) in try write(contentsOf: buffer, system: system) }
         } catch {
-            throw .system("write", path: path, errno: error)
+            throw .write(path: path, errno: error)
         }
     }
 }

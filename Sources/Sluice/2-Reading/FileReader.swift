@@ -54,11 +54,11 @@ actor FileReader {
         }
         do {
             let status = try descriptor!.status()
-            if status.kind == .directory { throw FileError.isDirectory("read", path: path) }
+            if status.kind == .directory { throw FileError.isDirectory(.read, path: path) }
             self.status = status
             return status
         } catch let error as Errno {
-            throw FileError.system("fstat", path: path, errno: error)
+            throw FileError.fstat(path: path, errno: error)
         }
     }
 
@@ -98,7 +98,7 @@ actor FileReader {
                 }
                 return try descriptor.readFully(into: buffer, system: system)
             } catch let error as Errno {
-                throw FileError.system("read", path: path, errno: error)
+                throw FileError.read(path: path, errno: error)
             }
         }
         if chunk.isEmpty {

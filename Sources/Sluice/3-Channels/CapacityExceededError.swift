@@ -32,6 +32,7 @@ public struct CapacityExceededError: Error, Hashable, Sendable, CustomStringConv
         self.spillLimit = spillLimit
     }
 
+    /// One line: which bound was reached (the capacity or the spill limit) and what was buffered.
     public var description: String {
         if let spillLimit {
             return "push buffer capacity exceeded: spill file limit of \(spillLimit) bytes reached "

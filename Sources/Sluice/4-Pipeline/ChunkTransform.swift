@@ -29,33 +29,3 @@ public protocol ChunkTransform {
     ///   `emit` threw.
     mutating func finish(emit: (Chunk) async throws -> Void) async throws -> TransformSummary
 }
-
-/// What a transform reports when its input ends.
-public struct TransformSummary: Sendable, Equatable {
-    /// The CRC-32 (ISO 3309, as in RFC 1952 §8) of the uncompressed data the transform saw or
-    /// produced, when it computed one; `nil` lets the pipeline compute it itself.
-    public var crc32: UInt32?
-    /// Conditions that did not stop the operation but that the user should hear about.
-    public var warnings: [CopyWarning]
-
-    /// Creates a summary.
-    public init(crc32: UInt32? = nil, warnings: [CopyWarning] = []) {
-        self.crc32 = crc32
-        self.warnings = warnings
-    }
-}
-
-/// A condition that did not fail an operation but that its user should hear about
-/// (for example trailing bytes after the last gzip member). The CLI prints it on standard error
-/// and exits with status 2.
-public struct CopyWarning: Sendable, Hashable, CustomStringConvertible {
-    /// A one-line, human-readable description without a program prefix.
-    public var message: String
-
-    /// Creates a warning with a one-line message.
-    public init(_ message: String) {
-        self.message = message
-    }
-
-    public var description: String { message }
-}

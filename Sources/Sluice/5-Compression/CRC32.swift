@@ -2,7 +2,7 @@ import CZlib
 
 /// A running CRC-32 (ISO 3309, the check value of a gzip member's trailer, RFC 1952 §8).
 ///
-/// Feed the bytes in order with ``update(_:)`` and read ``value`` at any point; splitting the
+/// Feed the bytes in order with ``update(_:)-(UnsafeRawBufferPointer)`` and read ``value`` at any point; splitting the
 /// input differently never changes the result. The computation is zlib's `crc32`.
 ///
 /// ```swift
@@ -13,7 +13,7 @@ import CZlib
 ///
 /// Concurrency: a plain value; `Sendable`. Each copy runs independently.
 public struct CRC32: Sendable, Hashable {
-    /// The CRC-32 of every byte passed to ``update(_:)`` so far; `0` for no bytes.
+    /// The CRC-32 of every byte passed to ``update(_:)-(UnsafeRawBufferPointer)`` so far; `0` for no bytes.
     public private(set) var value: UInt32
 
     /// Creates a CRC-32 of no bytes (value `0`).

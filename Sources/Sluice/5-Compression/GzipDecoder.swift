@@ -6,7 +6,7 @@ import CZlib
 /// outputs are concatenated. Each member's CRC-32 and ISIZE (its size modulo 2^32) are
 /// verified, and header fields FEXTRA, FNAME, FCOMMENT and FHCRC are accepted and checked but
 /// never used (RFC 1952 §2.3.1). After the last complete member, NUL padding is ignored
-/// silently; any other bytes are ignored with one ``CopyWarning`` in the summary, as `gzip -d`
+/// silently; any other bytes are ignored with one ``StageWarning`` in the summary, as `gzip -d`
 /// does, except bytes that begin a new member (`1f`, `1f 8b`, …) and end before it is complete,
 /// which are a truncated member. Only gzip is accepted: zlib streams (RFC 1950) and raw deflate
 /// are not in gzip format.
@@ -63,7 +63,7 @@ public final class GzipDecoder: ChunkTransform {
     private var totalOutput: Int64 = 0
     private var membersDecoded = 0
     private var crc32: UInt32 = 0
-    private var warnings: [CopyWarning] = []
+    private var warnings: [StageWarning] = []
     private var failure: GzipError?
     private var isFinished = false
 
@@ -266,7 +266,7 @@ public final class GzipDecoder: ChunkTransform {
     /// Records the one warning for bytes after the last member that are neither NUL padding nor
     /// a member, starting at byte `offset`; ignores everything from there on.
     private func ignoreTrailingGarbage(from offset: Int64) {
-        warnings.append(CopyWarning("decompression OK, trailing garbage ignored (from byte \(offset))"))
+        warnings.append(StageWarning("decompression OK, trailing garbage ignored (from byte \(offset))"))
         phase = .ignoringGarbage
     }
 

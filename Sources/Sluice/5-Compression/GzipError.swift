@@ -3,7 +3,7 @@
 /// Each ``Kind`` matches one of the failures `gzip -d` reports, and ``description`` uses the same
 /// words (`not in gzip format`, `unexpected end of file`, …), followed by the byte offset.
 /// Trailing bytes after the last member are not an error: the decoder reports them as a
-/// ``CopyWarning`` in its ``TransformSummary``.
+/// ``StageWarning`` in its ``TransformSummary``.
 ///
 /// Concurrency: a plain value; `Sendable`.
 public struct GzipError: Error, Sendable, Hashable, CustomStringConvertible {

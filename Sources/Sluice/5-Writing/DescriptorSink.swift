@@ -15,6 +15,8 @@ public actor DescriptorSink: ChunkSink {
     public nonisolated let path: FilePath
     private let system: SystemCalls
 
+    /// The sink's own ``BlockingIOExecutor``: every method of the actor, so every system call,
+    /// runs on its dedicated thread.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
     }

@@ -32,7 +32,7 @@ import Musl
 ///   group where permitted); set-user-ID and set-group-ID are dropped when the owner or group
 ///   is not kept, as `cp -p` does.
 ///
-/// Rules, in order (see ``create(at:source:options:)``):
+/// Rules, in order (see ``create(at:source:options:gate:)``):
 /// 1. A destination that is the source (same device and inode, following symbolic links) is
 ///    refused: ``FileError/Code/sameFile``.
 /// 2. A directory is refused (``FileError/Code/isDirectory``); callers that mean "into the
@@ -91,6 +91,8 @@ public actor FileSink: ChunkSink {
     private var replacedDestination = false
     private var directorySynchronized = true
 
+    /// The sink's own ``BlockingIOExecutor``: every method of the actor, so every system call,
+    /// runs on its dedicated thread.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
     }
@@ -141,7 +143,7 @@ public actor FileSink: ChunkSink {
         }
         let linkStatus = try Self.statusIfPresent(destination)
         if let followed, followed.kind == .directory {
-            throw FileError.isDirectory("create", path: destination)
+            throw FileError.isDirectory(.create, path: destination)
         }
         if let linkStatus {
             // What the name leads to: the file itself, or a symbolic link's target (nil if it dangles).
@@ -173,18 +175,6 @@ public actor FileSink: ChunkSink {
         }
         state = .open(descriptor, .replacing(temporary: temporary, ticket: ticket))
     }
-
-    /// The access ACL of `path` (the `system.posix_acl_access` extended attribute, acl(5)), or
-    /// `nil` if it has none or the file system keeps none.
-    private static func accessACL(of path: FilePath) -> [UInt8]? {
-        let size = path.withCString { getxattr($0, accessACLName, nil, 0) }
-        guard size > 0 else { return nil }
-        var value = [UInt8](repeating: 0, count: size)
-        let read = path.withCString { getxattr($0, accessACLName, &value, size) }
-        return read > 0 ? Array(value[..<read]) : nil
-    }
-
-    private static let accessACLName = "system.posix_acl_access"
 
     /// Opens an existing non-regular destination for writing. A FIFO's open waits for a reader:
     /// `O_NONBLOCK` fails with `ENXIO` while there is none, so the wait is a retry that checks
@@ -229,7 +219,7 @@ public actor FileSink: ChunkSink {
                 in: destination.directory, prefix: ".sluice-", flags: O_WRONLY, permissions: mode_t(mode), system: system)
         } catch {
             // Name the destination, not the temporary file, in the message.
-            throw FileError.system("create", path: destination, errno: error.errno ?? .ioError)
+            throw FileError.create(path: destination, errno: error.errno ?? .ioError, cause: error)
         }
     }
 
@@ -261,18 +251,18 @@ public actor FileSink: ChunkSink {
         case .inPlace:
             state = .committed
             do { try descriptor.close(system: system) } catch {
-                throw FileError.system("close", path: destination, errno: error)
+                throw FileError.close(path: destination, errno: error)
             }
         case .replacing(let temporary, let ticket):
             try applyAttributes(to: descriptor)
             if options.synchronize {
                 do { try descriptor.synchronize(system: system) } catch {
-                    throw FileError.system("fsync", path: destination, errno: error)
+                    throw FileError.fsync(path: destination, errno: error)
                 }
             }
             do { try descriptor.close(system: system) } catch {
                 state = .open(FileDescriptor(rawValue: -1), mode)
-                throw FileError.system("close", path: destination, errno: error)
+                throw FileError.close(path: destination, errno: error)
             }
             state = .open(FileDescriptor(rawValue: -1), mode)
             // A cancellation that came while the data was synced is still before the commit
@@ -289,7 +279,7 @@ public actor FileSink: ChunkSink {
                     // The data is in place; only its durability is in doubt. Not "nothing
                     // committed": a warning, and --rm keeps the source.
                     directorySynchronized = false
-                    warnings.append(CopyWarning("'\(destination)' is in place, but \(error)"))
+                    warnings.append(StageWarning("'\(destination)' is in place, but \(error)"))
                 }
             }
         }
@@ -315,11 +305,11 @@ public actor FileSink: ChunkSink {
             error = .current
         }
         if error == .fileExists { throw FileError.destinationExists(destination) }
-        throw FileError.system("rename", path: destination, errno: error)
+        throw FileError.rename(path: destination, errno: error)
     }
 
     /// Conditions of the commit that did not undo it (a directory that could not be synced).
-    public private(set) var warnings: [CopyWarning] = []
+    public private(set) var warnings: [StageWarning] = []
 
     /// Whether ``commit()`` made the data durable at ``destination``: a regular file renamed
     /// into place with both fsyncs. `false` before the commit, for a destination written in
@@ -358,44 +348,20 @@ public actor FileSink: ChunkSink {
     /// access ACL of a replaced file.
     private func applyAttributes(to descriptor: FileDescriptor) throws {
         guard let model = attributeModel else { return }  // created with its final bits
-        let ownerKept = keepOwner(model, on: descriptor)
+        let ownerKept = Self.keepOwner(model, on: descriptor)
         let permissions = ownerKept ? model.permissions : model.permissions & ~0o6000
         if fchmod(descriptor.rawValue, mode_t(permissions)) != 0 {
-            throw FileError.system("fchmod", path: destination, errno: .current)
+            throw FileError.fchmod(path: destination, errno: .current)
         }
         if let replaced, model == replaced.status {
-            let name = Self.accessACLName
-            if let acl = replaced.accessACL {
-                if fsetxattr(descriptor.rawValue, name, acl, acl.count, 0) != 0 {
-                    throw FileError.system("fsetxattr", path: destination, errno: .current)
-                }
-            } else if fremovexattr(descriptor.rawValue, name) != 0 {
-                // A default ACL of the directory gave the new file one the replaced file had not.
-                let error = Errno.current
-                if error != Errno(rawValue: ENODATA) && error != Errno(rawValue: EOPNOTSUPP) {
-                    throw FileError.system("fremovexattr", path: destination, errno: error)
-                }
-            }
+            try Self.setAccessACL(replaced.accessACL, on: descriptor, path: destination)
         }
         if model == source {
             var times = [model.accessTime.timespec, model.modificationTime.timespec]
             if futimens(descriptor.rawValue, &times) != 0 {
-                throw FileError.system("futimens", path: destination, errno: .current)
+                throw FileError.futimens(path: destination, errno: .current)
             }
         }
-    }
-
-    /// Gives the file `model`'s owner and group where permitted (`fchown(2)`: any as root; the
-    /// user's own with a group the user is in otherwise), else its group alone.
-    ///
-    /// - Returns: whether both owner and group are `model`'s now.
-    private func keepOwner(_ model: FileStatus, on descriptor: FileDescriptor) -> Bool {
-        var raw = stat()
-        guard fstat(descriptor.rawValue, &raw) == 0 else { return false }
-        if raw.st_uid == model.userID && raw.st_gid == model.groupID { return true }
-        if fchown(descriptor.rawValue, model.userID, model.groupID) == 0 { return true }
-        if raw.st_gid != model.groupID { _ = fchown(descriptor.rawValue, uid_t.max, model.groupID) }
-        return false
     }
 
     /// `fsync(2)` of the directory, through the system-call seam.
@@ -403,7 +369,7 @@ public actor FileSink: ChunkSink {
         let descriptor = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY, system: system)
         try descriptor.closeAfter(system: system) { () throws(FileError) in
             do throws(Errno) { try descriptor.synchronize(system: system) } catch {
-                throw FileError.system("fsync", path: directory, errno: error)
+                throw FileError.fsync(path: directory, errno: error)
             }
         }
     }

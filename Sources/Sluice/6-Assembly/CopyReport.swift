@@ -17,12 +17,12 @@ public struct CopyReport: Sendable, Hashable {
     public var producerSuspended: Duration
     /// Conditions that did not fail the copy (for example trailing bytes after the last gzip
     /// member); the CLI prints them and exits with status 2.
-    public var warnings: [CopyWarning]
+    public var warnings: [StageWarning]
 
     /// Creates a report.
     public init(
         bytesRead: Int64, bytesWritten: Int64, crc32: UInt32?, duration: Duration,
-        peakBufferedBytes: Int64, producerSuspended: Duration, warnings: [CopyWarning]
+        peakBufferedBytes: Int64, producerSuspended: Duration, warnings: [StageWarning]
     ) {
         self.bytesRead = bytesRead
         self.bytesWritten = bytesWritten

@@ -15,32 +15,66 @@ struct BenchRunner {
         var description: String
     }
 
+    /// The files one benchmark works with, in a scratch directory it removes at the end.
+    private struct Workspace {
+        var directory: FilePath
+        var input: FilePath
+        var output: FilePath
+        var executable: String
+        var progress: StepProgress
+    }
+
+    /// Runs the whole benchmark and writes its results.
+    ///
+    /// - Returns: 0.
+    /// - Throws: ``Failure`` or a system error when the input, a reference command or the
+    ///   results cannot be written; a design's run that fails is recorded, not thrown.
     func run() async throws -> Int32 {
         try makeDirectory(plan.out)
-        let work = try makeTemporaryDirectory(in: plan.out)
-        defer { removeTree(work) }
-        let input = work.appending("input.bin")
-        let output = work.appending("output.bin")
-        let executable = try selfExecutable()
+        let directory = try makeTemporaryDirectory(in: plan.out)
+        defer { removeTree(directory) }
         let totalSteps = 2 * (plan.runs + 1) + plan.designs.count * plan.consumers.count * (plan.runs + 1)
-        let progress = StepProgress(total: totalSteps + 1)
+        let work = Workspace(
+            directory: directory, input: directory.appending("input.bin"), output: directory.appending("output.bin"),
+            executable: try selfExecutable(), progress: StepProgress(total: totalSteps + 1))
 
-        progress.begin("writing a \(ProgressDisplay.formatBytes(plan.size)) input")
-        try writeInput(input, size: plan.size)
-        progress.end()
+        work.progress.begin("writing a \(ProgressDisplay.formatBytes(plan.size)) input")
+        try writeInput(work.input, size: plan.size)
+        work.progress.end()
         Console.writeError("sluice bench: \(ProgressDisplay.formatBytes(plan.size)) input, \(plan.runs) counted run\(plan.runs == 1 ? "" : "s") each (median), "
             + "chunk \(ProgressDisplay.formatBytes(Int64(plan.chunkSize))), capacity \(plan.capacity), slow consumer "
             + "\(ProgressDisplay.formatBytes(plan.sinkRate))/s; writes without fsync (--no-fsync semantics)\n")
 
+        let (references, referenceRuns) = try await timeReferences(work)
+        var counted: [BenchmarkRun] = []
+        var medians: [BenchmarkRun] = []
+        for design in plan.designs {
+            for consumer in plan.consumers {
+                let runs = try await measure(design, consumer, work)
+                counted += runs
+                medians.append(medianRun(runs))
+            }
+        }
+        work.progress.finish()
+
+        printTable(medians, references: references)
+        try writeResults(counted: counted, medians: medians, references: referenceRuns)
+        return ExitStatus.success
+    }
+
+    /// Times `cp` and `cat` on the input: one warm-up, then the counted runs.
+    ///
+    /// - Returns: each command's median time in seconds, and every counted run.
+    private func timeReferences(_ work: Workspace) async throws -> ([String: Double], [ReferenceRun]) {
         var references: [String: Double] = [:]
         var referenceRuns: [ReferenceRun] = []
-        for (name, command) in [("cp", "cp '\(input)' '\(output)'"), ("cat", "cat '\(input)' > '\(output)'")] {
+        for (name, command) in [("cp", "cp '\(work.input)' '\(work.output)'"), ("cat", "cat '\(work.input)' > '\(work.output)'")] {
             var times: [Double] = []
             for index in 0...plan.runs {
-                progress.begin("\(name) \(index == 0 ? "warm-up" : "run \(index)/\(plan.runs)")")
-                let result = try await ChildProcess.run("/bin/sh", ["-c", command], scratch: work)
-                removeFile(output)
-                progress.end()
+                work.progress.begin("\(name) \(index == 0 ? "warm-up" : "run \(index)/\(plan.runs)")")
+                let result = try await ChildProcess.run("/bin/sh", ["-c", command], scratch: work.directory)
+                removeFile(work.output)
+                work.progress.end()
                 guard result.status == 0 else { throw Failure(description: "\(name) failed: \(result.standardError)") }
                 if index > 0 {
                     times.append(result.seconds)
@@ -49,54 +83,61 @@ struct BenchRunner {
             }
             references[name] = median(times)
         }
+        return (references, referenceRuns)
+    }
 
-        var counted: [BenchmarkRun] = []
-        var medians: [BenchmarkRun] = []
-        for design in plan.designs {
-            for consumer in plan.consumers {
-                var runs: [BenchmarkRun] = []
-                for index in 0...plan.runs {
-                    progress.begin("\(design.rawValue) / \(consumer.rawValue) \(index == 0 ? "warm-up" : "run \(index)/\(plan.runs)")")
-                    let arguments = [
-                        "bench-run", "--design", design.rawValue, "--consumer", consumer.rawValue,
-                        "--input", "\(input)", "--output", "\(output)", "--sink-rate", "\(plan.sinkRate)",
-                        "--chunk-size", "\(plan.chunkSize)", "--capacity", "\(plan.capacity)", "--spill-dir", "\(work)",
-                    ]
-                    let result = try await ChildProcess.run(executable, arguments, scratch: work)
-                    removeFile(output)
-                    progress.end()
-                    var run: BenchmarkRun
-                    if result.status == 0, let decoded = try? JSONDecoder().decode(BenchmarkRun.self, from: Data(result.standardOutput.utf8)) {
-                        run = decoded
-                        // Wall time from spawn to exit, as for cp and cat: what a user waits for.
-                        run.seconds = result.seconds
-                        // The child's own high-water mark (VmHWM at exit). wait4's ru_maxrss on that
-                        // child is kept for children that could not report: after posix_spawn it
-                        // also counts this process's peak (see ChildProcess).
-                        run.peakResidentBytes = decoded.peakResidentBytes > 0 ? decoded.peakResidentBytes : result.peakResidentBytes
-                    } else {
-                        let message = result.standardError.split(separator: "\n").last.map(String.init) ?? "exit status \(result.status)"
-                        // The child could not say what it moved: nothing is claimed.
-                        run = BenchmarkRun(
-                            design: design, consumer: consumer, bytesMoved: 0, seconds: result.seconds,
-                            peakResidentBytes: result.peakResidentBytes, peakBufferedBytes: 0, outcome: .error(message), samples: [])
-                    }
-                    if index > 0 { runs.append(run) }
-                }
-                counted += runs
-                let sorted = runs.sorted { $0.seconds < $1.seconds }
-                var middle = sorted[sorted.count / 2]
-                middle.peakResidentBytes = Int64(median(runs.map { Double($0.peakResidentBytes) }))
-                middle.peakBufferedBytes = Int64(median(runs.map { Double($0.peakBufferedBytes) }))
-                medians.append(middle)
-            }
+    /// Runs `design` with `consumer` in child processes: one warm-up, then the counted runs.
+    ///
+    /// - Returns: the counted runs.
+    private func measure(_ design: BenchmarkDesign, _ consumer: BenchmarkConsumer, _ work: Workspace) async throws -> [BenchmarkRun] {
+        var runs: [BenchmarkRun] = []
+        for index in 0...plan.runs {
+            work.progress.begin("\(design.rawValue) / \(consumer.rawValue) \(index == 0 ? "warm-up" : "run \(index)/\(plan.runs)")")
+            let arguments = [
+                "bench-run", "--design", design.rawValue, "--consumer", consumer.rawValue,
+                "--input", "\(work.input)", "--output", "\(work.output)", "--sink-rate", "\(plan.sinkRate)",
+                "--chunk-size", "\(plan.chunkSize)", "--capacity", "\(plan.capacity)", "--spill-dir", "\(work.directory)",
+            ]
+            let result = try await ChildProcess.run(work.executable, arguments, scratch: work.directory)
+            removeFile(work.output)
+            work.progress.end()
+            if index > 0 { runs.append(benchmarkRun(design, consumer, result)) }
         }
-        progress.finish()
+        return runs
+    }
 
-        printTable(medians, references: references)
+    /// What one child reported, or, when it could not report, its failure with no bytes claimed.
+    private func benchmarkRun(_ design: BenchmarkDesign, _ consumer: BenchmarkConsumer, _ result: ChildProcess.Result) -> BenchmarkRun {
+        guard result.status == 0, var run = try? JSONDecoder().decode(BenchmarkRun.self, from: Data(result.standardOutput.utf8)) else {
+            let message = result.standardError.split(separator: "\n").last.map(String.init) ?? "exit status \(result.status)"
+            // The child could not say what it moved: nothing is claimed.
+            return BenchmarkRun(
+                design: design, consumer: consumer, bytesMoved: 0, seconds: result.seconds,
+                peakResidentBytes: result.peakResidentBytes, peakBufferedBytes: 0, outcome: .error(message), samples: [])
+        }
+        // Wall time from spawn to exit, as for cp and cat: what a user waits for.
+        run.seconds = result.seconds
+        // The child's own high-water mark (VmHWM at exit). wait4's ru_maxrss on that child is
+        // kept for children that could not report: after posix_spawn it also counts this
+        // process's peak (see ChildProcess).
+        if run.peakResidentBytes <= 0 { run.peakResidentBytes = result.peakResidentBytes }
+        return run
+    }
+
+    /// The run of median time, with the medians of the peaks.
+    private func medianRun(_ runs: [BenchmarkRun]) -> BenchmarkRun {
+        let sorted = runs.sorted { $0.seconds < $1.seconds }
+        var middle = sorted[sorted.count / 2]
+        middle.peakResidentBytes = Int64(median(runs.map { Double($0.peakResidentBytes) }))
+        middle.peakBufferedBytes = Int64(median(runs.map { Double($0.peakBufferedBytes) }))
+        return middle
+    }
+
+    /// Writes `bench.csv` (every counted run) and `memory.svg` (the medians' memory over time).
+    private func writeResults(counted: [BenchmarkRun], medians: [BenchmarkRun], references: [ReferenceRun]) throws {
         let csvPath = plan.out.appending("bench.csv")
         let svgPath = plan.out.appending("memory.svg")
-        try write(CSVWriter.csv(for: counted, references: referenceRuns), to: csvPath)
+        try write(CSVWriter.csv(for: counted, references: references), to: csvPath)
         let series = medians.map { run in
             SVGPlot.Series(
                 label: run.design.rawValue, panel: "\(run.consumer.rawValue) consumer",
@@ -104,7 +145,6 @@ struct BenchRunner {
         }
         try write(SVGPlot.svg(series, title: "Resident memory over time, \(ProgressDisplay.formatBytes(plan.size)) input"), to: svgPath)
         Console.writeOutput("\nwrote \(csvPath) and \(svgPath)\n")
-        return ExitStatus.success
     }
 
     func printTable(_ runs: [BenchmarkRun], references: [String: Double]) {
@@ -168,14 +208,14 @@ struct BenchRunner {
 
     func makeDirectory(_ path: FilePath) throws {
         if path.withCString({ mkdir($0, 0o755) }) != 0 && errno != EEXIST {
-            throw FileError.system("mkdir", path: path, errno: Errno(rawValue: errno))
+            throw FileError.mkdir(path: path, errno: Errno(rawValue: errno))
         }
     }
 
     func makeTemporaryDirectory(in parent: FilePath) throws -> FilePath {
         var template = parent.appending(".sluice-bench-XXXXXX").bytes.map { CChar(bitPattern: $0) } + [0]
         guard mkdtemp(&template) != nil else {
-            throw FileError.system("mkdtemp", path: parent, errno: Errno(rawValue: errno))
+            throw FileError.mkdtemp(path: parent, errno: Errno(rawValue: errno))
         }
         return FilePath(bytes: template.dropLast().map { UInt8(bitPattern: $0) })
     }
@@ -209,7 +249,7 @@ struct BenchRunner {
                     try descriptor.write(contentsOf: UnsafeRawBufferPointer(rebasing: raw[..<count]))
                 }
             } catch {
-                throw FileError.system("write", path: path, errno: error as? Errno ?? .ioError)
+                throw FileError.write(path: path, errno: error as? Errno ?? .ioError)
             }
             written += Int64(count)
         }
@@ -223,10 +263,10 @@ struct BenchRunner {
             try descriptor.close()
         } catch {
             try? descriptor.close()
-            throw FileError.system("write", path: path, errno: error as? Errno ?? .ioError)
+            throw FileError.write(path: path, errno: error as? Errno ?? .ioError)
         }
         if temporary.withCString({ from in path.withCString { to in rename(from, to) } }) != 0 {
-            throw FileError.system("rename", path: path, errno: Errno(rawValue: errno))
+            throw FileError.rename(path: path, errno: Errno(rawValue: errno))
         }
     }
 }

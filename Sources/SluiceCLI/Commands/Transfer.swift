@@ -10,6 +10,11 @@ struct Transfer {
         case standardInput
         case file(FilePath)
 
+        /// The source an operand names: `-` is standard input.
+        init(operand: FilePath) {
+            self = operand == "-" ? .standardInput : .file(operand)
+        }
+
         var name: FilePath {
             switch self {
             case .standardInput: return "-"
@@ -38,95 +43,116 @@ struct Transfer {
 
     /// What happened, for the exit status.
     enum Outcome {
-        case success(warnings: [CopyWarning])
+        case success(warnings: [StageWarning])
         case failure
         case brokenPipe
         case cancelled
     }
 
-    /// Runs the transfer and reports on standard error.
+    /// Runs the transfer and reports on standard error: its warnings, its report with
+    /// `--verbose`, or its failure (``fail(_:display:options:)``, the one place a failure is
+    /// printed).
     func run(options: CommonOptions) async -> Outcome {
+        let chunks: FileChunks
+        let sink: (any: AnySink, file: FileSink?)
         do {
-            let chunks: FileChunks
-            switch source {
-            case .standardInput: chunks = try await FileChunks.reading(.standardInput, chunkSize: options.chunkSize)
-            case .file(let path): chunks = try await FileChunks.open(path, chunkSize: options.chunkSize)
-            }
-            let sink: AnySink
-            var fileSink: FileSink?
-            switch destination {
-            case .standardOutput:
-                // `sluice copy f - >> f` would read its own output until the disk is full.
-                if let output = try? FileDescriptor.standardOutput.status(), output.kind == .regular,
-                    output.isSameFile(as: chunks.status) {
-                    throw FileError.sameFile(destination: "-")
-                }
-                sink = AnySink(DescriptorSink())
-            case .discard: sink = AnySink(DiscardingSink())
-            case .file(let path):
-                if let existing = try? FileStatus.of(path), created.contains(existing) {
-                    throw FileError(
-                        code: .alreadyExists, operation: "create", path: path,
-                        reason: "will not overwrite a file this run just created with '\(source.name)'")
-                }
-                var sourceStatus = chunks.status
-                // A compressed or decompressed file is data, never a set-ID program.
-                if transform != nil { sourceStatus.permissions &= ~0o6000 }
-                let opened = try await FileSink.create(at: path, source: sourceStatus, options: options.sinkOptions)
-                fileSink = opened
-                sink = AnySink(opened)
-            }
-            let copy = FileCopy(
-                from: chunks, to: sink, totalBytes: chunks.expectedSize,
-                options: .init(capacity: options.capacity, computesCRC32: options.verbose || transform != nil),
-                transform: transform)
-            let display = ProgressDisplay(hub: copy.progress, mode: options.progress, label: "\(verb) '\(source.name)'")
-            let report: CopyReport
-            do {
-                report = try await copy.run()
-                await display.finish(error: nil)
-            } catch {
-                let outcome = classify(error)
-                // Cancellation and a closed output pipe print no message, but the last progress
-                // line must still not read as a success.
-                await display.finish(error: progressError(error, outcome))
-                if let message = outcome.message { Console.message(message) }
-                return outcome.result
-            }
-            if case .file(let path) = destination, let status = try? FileStatus.of(path), status.kind == .regular {
-                created.insert(status)
-            }
-            if CommitGate.shared.interruption != nil {
-                // Interrupted after the commit point: the output is complete, and said so; the
-                // source is kept.
-                if case .file(let path) = destination { SignalWatcher.reportWritten(path) }
-                return .cancelled
-            }
-            var warnings = report.warnings + (await fileSink?.warnings ?? [])
-            if !options.quiet {
-                for warning in warnings { Console.message("\(verb) '\(source.name)': \(warning)") }
-            }
-            if removesSource, case .file(let path) = source {
-                if let kept = await keepReason(path, hasWarnings: !warnings.isEmpty, fileSink: fileSink, force: options.force) {
-                    let warning = CopyWarning("kept '\(path)': \(kept)")
-                    if !options.quiet { Console.message(warning.message) }
-                    warnings.append(warning)
-                }
-            }
-            if options.verbose { Console.message(describe(report)) }
-            return .success(warnings: warnings)
+            chunks = try await openSource(options)
+            sink = try await openDestination(for: chunks, options: options)
         } catch {
-            let outcome = classify(error)
-            if options.progress == .json {
-                // Failed before the copy started: still one last line, with "done" and "error".
-                let nothing = ProgressSnapshot(
-                    bytesCompleted: 0, bytesWritten: 0, totalBytes: nil, fraction: nil, elapsed: .zero,
-                    bytesPerSecond: 0, bufferedBytes: 0, peakBufferedBytes: 0, producerSuspended: .zero, isFinal: true)
-                Console.writeError(nothing.jsonLine(done: true, error: progressError(error, outcome)) + "\n")
-            }
-            if let message = outcome.message { Console.message(message) }
-            return outcome.result
+            return await fail(error, display: nil, options: options)
         }
+        let copy = FileCopy(
+            from: chunks, to: sink.any, totalBytes: chunks.expectedSize,
+            options: .init(capacity: options.capacity, computesCRC32: options.verbose || transform != nil),
+            transform: transform)
+        let display = ProgressDisplay(hub: copy.progress, mode: options.progress, label: "\(verb) '\(source.name)'")
+        let report: CopyReport
+        do {
+            report = try await copy.run()
+            await display.finish(error: nil)
+        } catch {
+            return await fail(error, display: display, options: options)
+        }
+        return await succeed(report, fileSink: sink.file, options: options)
+    }
+
+    private func openSource(_ options: CommonOptions) async throws -> FileChunks {
+        switch source {
+        case .standardInput: try await FileChunks.reading(.standardInput, chunkSize: options.chunkSize)
+        case .file(let path): try await FileChunks.open(path, chunkSize: options.chunkSize)
+        }
+    }
+
+    /// The sink for ``destination``, and the ``FileSink`` behind it when it is a file.
+    private func openDestination(for chunks: FileChunks, options: CommonOptions) async throws -> (any: AnySink, file: FileSink?) {
+        switch destination {
+        case .standardOutput:
+            // `sluice copy f - >> f` would read its own output until the disk is full.
+            if let output = try? FileDescriptor.standardOutput.status(), output.kind == .regular,
+                output.isSameFile(as: chunks.status) {
+                throw FileError.sameFile(destination: "-")
+            }
+            return (AnySink(DescriptorSink()), nil)
+        case .discard:
+            return (AnySink(DiscardingSink()), nil)
+        case .file(let path):
+            if let existing = try? FileStatus.of(path), created.contains(existing) {
+                throw FileError(
+                    code: .alreadyExists, operation: .create, path: path,
+                    reason: "will not overwrite a file this run just created with '\(source.name)'")
+            }
+            var sourceStatus = chunks.status
+            // A compressed or decompressed file is data, never a set-ID program.
+            if transform != nil { sourceStatus.permissions &= ~0o6000 }
+            let sink = try await FileSink.create(at: path, source: sourceStatus, options: options.sinkOptions)
+            return (AnySink(sink), sink)
+        }
+    }
+
+    /// After a copy that succeeded: remembers the file created, prints the warnings, removes
+    /// the source for `--rm` (or says why it is kept), prints the `--verbose` report.
+    private func succeed(_ report: CopyReport, fileSink: FileSink?, options: CommonOptions) async -> Outcome {
+        if case .file(let path) = destination, let status = try? FileStatus.of(path), status.kind == .regular {
+            created.insert(status)
+        }
+        if CommitGate.shared.interruption != nil {
+            // Interrupted after the commit point: the output is complete, and said so; the
+            // source is kept.
+            if case .file(let path) = destination { SignalWatcher.reportWritten(path) }
+            return .cancelled
+        }
+        var warnings = report.warnings + (await fileSink?.warnings ?? [])
+        if !options.quiet {
+            for warning in warnings { Console.message("\(verb) '\(source.name)': \(warning)") }
+        }
+        if removesSource, case .file(let path) = source,
+            let kept = await keepReason(path, hasWarnings: !warnings.isEmpty, fileSink: fileSink, force: options.force) {
+            let warning = StageWarning("kept '\(path)': \(kept)")
+            if !options.quiet { Console.message(warning.message) }
+            warnings.append(warning)
+        }
+        if options.verbose { Console.message(describe(report)) }
+        return .success(warnings: warnings)
+    }
+
+    /// Reports a failure, before the copy started (`display` is `nil`) or during it: the last
+    /// progress line, with its `"error"` for `--progress=json`, then the message, if the
+    /// failure has one (a signal and a closed output pipe are quiet).
+    private func fail(_ error: any Error, display: ProgressDisplay?, options: CommonOptions) async -> Outcome {
+        let (outcome, message) = classify(error)
+        let lastError = progressError(error, (outcome, message))
+        if let display {
+            // The last progress line must not read as a success.
+            await display.finish(error: lastError)
+        } else if options.progress == .json {
+            // Failed before the copy started: still one last line, with "done" and "error".
+            let nothing = ProgressSnapshot(
+                bytesCompleted: 0, bytesWritten: 0, totalBytes: nil, fraction: nil, elapsed: .zero,
+                bytesPerSecond: 0, bufferedBytes: 0, peakBufferedBytes: 0, producerSuspended: .zero, isFinal: true)
+            Console.writeError(nothing.jsonLine(done: true, error: lastError) + "\n")
+        }
+        if let message { Console.message(message) }
+        return outcome
     }
 
     /// Why `--rm` keeps the source `path` (a warning, exit 2), or `nil` once it removed it.
@@ -162,6 +188,10 @@ struct Transfer {
             // The library words it as a copy; compress and decompress name their own verb.
             if error.code == .sameFile, verb != "copy", let path = error.path {
                 return (.failure, "cannot \(verb) '\(source.name)' to '\(path)': \(error.reason ?? "source and destination are the same file")")
+            }
+            // The library states the fact; the option that overrides it is the command's to name.
+            if error.code == .alreadyExists, error.errno == .fileExists, case .file(let path) = destination, error.path == path {
+                return (.failure, error.description + " (use --force to overwrite)")
             }
             return (.failure, error.description)
         }
@@ -203,51 +233,3 @@ struct Transfer {
     }
 }
 
-extension Transfer.Outcome {
-    var isFailure: Bool {
-        if case .success = self { return false }
-        return true
-    }
-}
-
-extension FilePath {
-    /// `/dev/stdout` (a link to `/proc/self/fd/1`) names standard output: it is written as `-`
-    /// is, in place, whatever descriptor 1 is, and never replaced as a symbolic link would be.
-    var isStandardOutput: Bool {
-        self == "/dev/stdout" || self == "/proc/self/fd/1" || self == "/dev/fd/1"
-    }
-}
-
-/// The identities (device and inode) of the files one command has created.
-final class CreatedFiles {
-    private struct Identity: Hashable {
-        var device: UInt64
-        var inode: UInt64
-    }
-
-    private var identities: Set<Identity> = []
-
-    func insert(_ status: FileStatus) {
-        identities.insert(Identity(device: status.device, inode: status.inode))
-    }
-
-    func contains(_ status: FileStatus) -> Bool {
-        identities.contains(Identity(device: status.device, inode: status.inode))
-    }
-}
-
-/// A type-erased ``ChunkSink``, so one pipeline type serves files, standard output and `--test`.
-struct AnySink: ChunkSink {
-    private let base: any ChunkSink
-    init(_ base: any ChunkSink) { self.base = base }
-    func write(_ chunk: Chunk) async throws { try await base.write(chunk) }
-    func commit() async throws { try await base.commit() }
-    func abort() async { await base.abort() }
-}
-
-/// A sink that drops every chunk: `--test` decodes and verifies without writing.
-struct DiscardingSink: ChunkSink {
-    func write(_ chunk: Chunk) async throws {}
-    func commit() async throws {}
-    func abort() async {}
-}

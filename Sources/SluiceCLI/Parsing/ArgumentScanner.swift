@@ -75,28 +75,3 @@ struct ArgumentScanner {
         return String(decoding: arguments[index - 1], as: UTF8.self)
     }
 }
-
-/// Parses a size with an optional binary unit: `4096`, `256K` (KiB), `1M` (MiB), `2G` (GiB);
-/// `KiB`, `MiB`, `GiB` and a trailing `B` are accepted too.
-///
-/// - Throws: ``UsageError`` for anything else, or a value that overflows.
-func parseSize(_ text: String, option: String) throws(UsageError) -> Int64 {
-    var digits = Substring(text)
-    var multiplier: Int64 = 1
-    let units: [(String, Int64)] = [
-        ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40),
-        ("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30), ("TB", 1 << 40),
-        ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30), ("T", 1 << 40), ("B", 1),
-    ]
-    for (suffix, value) in units where digits.uppercased().hasSuffix(suffix.uppercased()) {
-        digits = digits.dropLast(suffix.count)
-        multiplier = value
-        break
-    }
-    guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let number = Int64(digits), number >= 0 else {
-        throw UsageError("invalid size '\(text)' for \(option) (a count of bytes with an optional binary unit: 4096, 256K, 1M)")
-    }
-    let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
-    guard !overflow else { throw UsageError("size '\(text)' for \(option) is too large") }
-    return product
-}

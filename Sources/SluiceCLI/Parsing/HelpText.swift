@@ -1,50 +1,74 @@
-/// A command's help, in the swift-argument-parser layout: OVERVIEW, USAGE, ARGUMENTS, OPTIONS.
+/// A command's help, in swift-argument-parser's layout: OVERVIEW (then the discussion), USAGE,
+/// ARGUMENTS, OPTIONS and, for the top level, SUBCOMMANDS; wrapped at ``width`` columns, with
+/// labels in a column of ``labelColumn`` and their text beside them. Also the lines of a usage
+/// error, which name the same usage.
+///
+/// The options come from the option table (``CommandOption/all``): those that name ``command``.
 struct HelpText {
-    var overview: String
-    var usage: [String]
-    var arguments: [(String, String)]
-    var options: [(String, String)]
-    var discussion: String? = nil
-    /// The heading of the `arguments` list (`COMMANDS` for the top level).
-    var argumentsTitle = "ARGUMENTS"
-
-    static let commonOptions: [(String, String)] = [
-        ("-f, --force", "overwrite an existing regular file (replaced atomically)"),
-        ("--no-fsync", "skip fsync of the file and its directory (faster, not durable)"),
-        ("--preserve", "keep the source's mode, times, and owner where permitted"),
-        ("--chunk-size <size>", "bytes per chunk, binary units: 4096, 256K, 1M (default 1M)"),
-        ("--capacity <n>", "chunks buffered between stages, at least 1 (default 4)"),
-        ("--progress", "show progress on standard error (a bar on a terminal)"),
-        ("--progress=json", "one JSON object per line on standard error"),
-        ("-q, --quiet", "do not print warnings"),
-        ("-v, --verbose", "print a report: bytes, CRC-32, time"),
-        ("-h, --help", "show this help"),
-        ("--version", "show the version"),
-    ]
-
-    func render() -> String {
-        var text = "OVERVIEW: \(overview)\n\nUSAGE:"
-        for line in usage { text += "\n  \(line)" }
-        if !arguments.isEmpty {
-            text += "\n\n\(argumentsTitle):"
-            for (name, help) in arguments { text += Self.row(name, help) }
-        }
-        text += "\n\nOPTIONS:"
-        for (name, help) in options { text += Self.row(name, help) }
-        if let discussion { text += "\n\n" + discussion }
-        return text + "\n"
+    /// One row of a section: a label on the left, its text wrapped beside it.
+    struct Row {
+        var label: String
+        var abstract: String
     }
 
-    private static func row(_ name: String, _ help: String) -> String {
-        let lines = help.split(separator: "\n", omittingEmptySubsequences: false)
-        let column = 26
-        var text = "\n  " + name
-        if name.count + 2 >= column {
-            text += "\n" + String(repeating: " ", count: column)
-        } else {
-            text += String(repeating: " ", count: column - 2 - name.count)
+    /// The width every line of the help fits in, in columns.
+    static let width = 80
+    /// The column where the text of a row starts (a longer label puts it on the next line).
+    static let labelColumn = 26
+
+    var command: CommandName
+    /// One sentence: what the command does.
+    var overview: String
+    /// Paragraphs shown after the overview, each wrapped on its own.
+    var discussion: [String] = []
+    /// The ways to invoke the command, after its name: `[<options>] <source> <destination>`.
+    /// The first is the one a usage error shows.
+    var usage: [String]
+    var arguments: [Row] = []
+    var subcommands: [Row] = []
+    /// Whether the command is internal: its usage errors do not point to a help it lacks.
+    var isHidden = false
+
+    /// The rows of the options that ``command`` takes, in the table's order.
+    var options: [Row] {
+        CommandOption.all.filter { $0.commands.contains(command) }.map { Row(label: $0.label, abstract: $0.abstract) }
+    }
+
+    /// The whole help, ending in a newline.
+    func render() -> String {
+        var lines = ("OVERVIEW: " + overview).wrapped(toColumns: Self.width)
+        for paragraph in discussion {
+            lines += [""] + paragraph.wrapped(toColumns: Self.width)
         }
-        text += lines.joined(separator: "\n" + String(repeating: " ", count: column))
+        lines.append("")
+        for (index, invocation) in usage.enumerated() {
+            let lead = index == 0 ? "USAGE: " : String(repeating: " ", count: 7)
+            lines += "\(command.invocation) \(invocation)".wrapped(toColumns: Self.width, after: lead, indent: 7)
+        }
+        for (title, rows) in [("ARGUMENTS", arguments), ("OPTIONS", options), ("SUBCOMMANDS", subcommands)] where !rows.isEmpty {
+            lines += ["", "\(title):"] + rows.flatMap(Self.render)
+        }
+        if !subcommands.isEmpty {
+            lines += ["", "  See '\(command.invocation) help <subcommand>' for detailed help."]
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// What a usage error prints on standard error, as swift-argument-parser does: the
+    /// message, the first usage, and where to get help.
+    func usageError(_ error: UsageError) -> String {
+        var text = "Error: \(error.message)\nUsage: \(command.invocation) \(usage[0])\n"
+        if !isHidden { text += "  See '\(command.invocation) --help' for more information.\n" }
         return text
+    }
+
+    private static func render(_ row: Row) -> [String] {
+        let label = "  " + row.label
+        guard label.displayWidth < labelColumn else {
+            return [label] + row.abstract.wrapped(
+                toColumns: width, after: String(repeating: " ", count: labelColumn), indent: labelColumn)
+        }
+        let lead = label + String(repeating: " ", count: labelColumn - label.displayWidth)
+        return row.abstract.wrapped(toColumns: width, after: lead, indent: labelColumn)
     }
 }

@@ -1,20 +1,15 @@
-/// A command line that cannot be run as written: exit status 64, the message, a usage line and
-/// a hint to `--help`.
+/// A command line that cannot be run as written: exit status 64, with the message, the
+/// command's usage line and where to get help (``HelpText/usageError(_:)``).
 struct UsageError: Error, CustomStringConvertible {
+    /// What is wrong, without a prefix: `unknown option '--bogus'`.
     var message: String
-    init(_ message: String) { self.message = message }
-    var description: String { message }
-}
 
-/// The program exit statuses (README, "Exit status").
-enum ExitStatus {
-    static let success: Int32 = 0
-    static let failure: Int32 = 1
-    static let warning: Int32 = 2
-    static let usage: Int32 = 64
-    static let brokenPipe: Int32 = 141
-    /// Not an exit status: what a command returns when a signal cancelled it; `main` turns it
-    /// into 128 + the signal's number.
-    static let interrupted: Int32 = -1
-    static func signal(_ number: Int32) -> Int32 { 128 + number }
+    init(_ message: String) { self.message = message }
+
+    var description: String { message }
+
+    /// An option the command does not take, as it was written (`-x`, `--bogus`, `-6`).
+    static func unknownOption(_ spelling: String) -> UsageError {
+        UsageError("unknown option '\(spelling)'")
+    }
 }

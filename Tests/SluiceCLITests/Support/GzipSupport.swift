@@ -5,33 +5,6 @@ import Foundation
 import Sluice
 import Testing
 
-/// Programs the gzip tests call besides `gzip` (which CI installs and every test may use).
-enum Tool {
-    /// Whether an executable named `name` is on `PATH`.
-    static func exists(_ name: String) -> Bool {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").contains { directory in
-            FileManager.default.isExecutableFile(atPath: "\(directory)/\(name)")
-        }
-    }
-
-    static let hasPigz = exists("pigz")
-    static let hasPython3 = exists("python3")
-    static let hasScript = exists("script")
-    /// GNU time at its usual path (the shell keyword `time` cannot report memory).
-    static let hasGNUTime = FileManager.default.isExecutableFile(atPath: "/usr/bin/time")
-}
-
-/// Whether the `sluice` under test is built with ThreadSanitizer (`swift test
-/// --sanitize=thread`), which roughly doubles a process's RSS: memory assertions are skipped
-/// then. The runtime is linked statically, so the binary itself holds its entry point's name.
-enum Sanitizer {
-    static let threadSanitizerIsActive: Bool = {
-        guard let binary = FileManager.default.contents(atPath: CLI.binary) else { return false }
-        return binary.range(of: Data("__tsan_init".utf8)) != nil
-    }()
-}
-
 /// Test data that compresses about half-way: blocks of text lines alternate with blocks of
 /// generated noise, so deflate has both matches and literals to code.
 func mixedData(count: Int) -> [UInt8] {

@@ -2,23 +2,26 @@
 import Glibc
 #endif
 import Foundation
+import Sluice
+import SluiceTestSupport
 
-/// A temporary directory of one test, removed with everything in it when the value goes away.
+/// A ``ScratchDirectory`` of one test, removed with everything in it when the value goes away,
+/// with the file operations the command-line tests need.
 ///
 /// File names are bytes (`[UInt8]`) where a test needs a name that is not UTF-8; the `String`
 /// overloads cover the rest.
 final class Sandbox: Sendable {
+    private let directory: ScratchDirectory
     /// The directory's absolute path.
     let root: String
 
     init() throws {
-        var template = Array((NSTemporaryDirectory() + "/sluice-cli-XXXXXX").utf8CString)
-        guard let created = mkdtemp(&template) else { throw SpawnError(program: "mkdtemp", code: errno) }
-        root = String(cString: created)
+        directory = try ScratchDirectory(prefix: "sluice-cli")
+        root = String(decoding: directory.path.bytes, as: UTF8.self)
     }
 
     deinit {
-        try? FileManager.default.removeItem(atPath: root)
+        directory.remove()
     }
 
     /// The absolute path of `name` in the sandbox.
@@ -85,16 +88,8 @@ final class Sandbox: Sendable {
     /// The names in `directory` (relative to the sandbox, `""` for its root), as `ls -A` lists
     /// them, as bytes.
     func entries(_ directory: String = "") -> [[UInt8]] {
-        guard let stream = opendir(directory.isEmpty ? root : path(directory)) else { return [] }
-        defer { closedir(stream) }
-        var names: [[UInt8]] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                Array(raw.prefix { $0 != 0 })
-            }
-            if name != [UInt8(ascii: ".")] && name != Array("..".utf8) { names.append(name) }
-        }
-        return names.sorted { $0.lexicographicallyPrecedes($1) }
+        let path = directory.isEmpty ? self.directory.path : self.directory.appending(FilePath(directory))
+        return ((try? SluiceTestSupport.entries(in: path)) ?? []).map(\.bytes)
     }
 
     /// `ls -A` names as text (bytes that are not UTF-8 replaced).

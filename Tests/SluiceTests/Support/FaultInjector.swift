@@ -153,17 +153,3 @@ final class FaultInjector: Sendable {
         return call(fault == .shortTransfer ? max(1, count / 2) : count)
     }
 }
-
-/// The descriptors of this process open on `directory` or below it: the `/proc/self/fd`
-/// entries whose link (`readlink(2)`) points there.
-func openDescriptors(under directory: FilePath) throws -> [String] {
-    let prefix = directory.description
-    let descriptors: FilePath = "/proc/self/fd"
-    return try entries(in: descriptors).compactMap { name -> String? in
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = descriptors.appending(name).withCString { readlink($0, &buffer, buffer.count - 1) }
-        guard length >= 0 else { return nil }  // closed meanwhile (the listing's own descriptor)
-        let target = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return target == prefix || target.hasPrefix(prefix + "/") ? target : nil
-    }
-}

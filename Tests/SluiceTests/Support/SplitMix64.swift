@@ -11,3 +11,19 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// `count` bytes from a seeded generator.
+func randomBytes(count: Int, seed: UInt64) -> [UInt8] {
+    var generator = SplitMix64(seed: seed)
+    var bytes = [UInt8](repeating: 0, count: count)
+    var index = 0
+    while index < count {
+        var word = generator.next()
+        for _ in 0..<8 where index < count {
+            bytes[index] = UInt8(truncatingIfNeeded: word)
+            word >>= 8
+            index += 1
+        }
+    }
+    return bytes
+}

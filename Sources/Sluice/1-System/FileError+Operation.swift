@@ -1,0 +1,75 @@
+extension FileError {
+    /// The system call (or step of Sluice's own) that a ``FileError`` reports as failed.
+    ///
+    /// A closed set, so a misspelt operation does not compile; its ``description`` is the
+    /// system call's name (`open`, `fsync`, `posix_spawn`). Extensible: switch with a `default`
+    /// case.
+    public struct Operation: Hashable, Sendable, CustomStringConvertible {
+        private enum Call: String, Hashable, Sendable {
+            case open, create, read, write, fsync, close, rename, stat, lstat, fstat
+            case fchmod, futimens, fsetxattr, fremovexattr
+            case pipe2, mkdir, mkdtemp, opendir, wait4
+            case posixSpawn = "posix_spawn"
+        }
+
+        private let call: Call
+        private init(_ call: Call) { self.call = call }
+
+        /// The system call's name, such as `fsync`.
+        public var description: String { call.rawValue }
+
+        /// The phrase a message uses for the operation: `cannot <verb> '<path>'`.
+        var verb: String {
+            switch call {
+            case .write: "write to"
+            case .fsync: "sync"
+            case .rename: "replace"
+            case .stat, .lstat, .fstat: "stat"
+            case .fchmod, .futimens, .fsetxattr, .fremovexattr: "set attributes of"
+            default: call.rawValue
+            }
+        }
+
+        /// `open(2)` of an existing file (or of a directory to sync).
+        public static let open = Operation(.open)
+        /// `open(2)` with `O_CREAT | O_EXCL`: a new file, such as the temporary file of a
+        /// destination.
+        public static let create = Operation(.create)
+        /// `read(2)` or `pread(2)`.
+        public static let read = Operation(.read)
+        /// `write(2)` or `pwrite(2)`.
+        public static let write = Operation(.write)
+        /// `fsync(2)`.
+        public static let fsync = Operation(.fsync)
+        /// `close(2)`.
+        public static let close = Operation(.close)
+        /// `rename(2)` or `renameat2(2)`.
+        public static let rename = Operation(.rename)
+        /// `stat(2)`.
+        public static let stat = Operation(.stat)
+        /// `lstat(2)`.
+        public static let lstat = Operation(.lstat)
+        /// `fstat(2)`.
+        public static let fstat = Operation(.fstat)
+        /// `fchmod(2)`.
+        public static let fchmod = Operation(.fchmod)
+        /// `futimens(3)`.
+        public static let futimens = Operation(.futimens)
+        /// `fsetxattr(2)`.
+        public static let fsetxattr = Operation(.fsetxattr)
+        /// `fremovexattr(2)`.
+        public static let fremovexattr = Operation(.fremovexattr)
+        /// `pipe2(2)`.
+        public static let pipe2 = Operation(.pipe2)
+        /// `mkdir(2)`.
+        public static let mkdir = Operation(.mkdir)
+        /// `mkdtemp(3)`.
+        public static let mkdtemp = Operation(.mkdtemp)
+        /// `opendir(3)`.
+        public static let opendir = Operation(.opendir)
+        /// `posix_spawn(3)`.
+        public static let posixSpawn = Operation(.posixSpawn)
+        /// `wait4(2)`.
+        public static let wait4 = Operation(.wait4)
+    }
+}

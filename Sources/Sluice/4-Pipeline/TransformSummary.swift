@@ -1,0 +1,14 @@
+/// What a transform reports when its input ends.
+public struct TransformSummary: Sendable, Equatable {
+    /// The CRC-32 (ISO 3309, as in RFC 1952 §8) of the uncompressed data the transform saw or
+    /// produced, when it computed one; `nil` lets the pipeline compute it itself.
+    public var crc32: UInt32?
+    /// Conditions that did not stop the operation but that the user should hear about.
+    public var warnings: [StageWarning]
+
+    /// Creates a summary.
+    public init(crc32: UInt32? = nil, warnings: [StageWarning] = []) {
+        self.crc32 = crc32
+        self.warnings = warnings
+    }
+}

@@ -1,0 +1,56 @@
+import CSluiceShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The system calls behind the owner and the access ACL that ``FileSink`` gives a new file.
+extension FileSink {
+    /// The name of the access ACL's extended attribute (acl(5)).
+    static let accessACLName = "system.posix_acl_access"
+
+    /// The access ACL of `path` (the `system.posix_acl_access` extended attribute, acl(5)), or
+    /// `nil` if it has none or the file system keeps none.
+    static func accessACL(of path: FilePath) -> [UInt8]? {
+        let size = path.withCString { getxattr($0, accessACLName, nil, 0) }
+        guard size > 0 else { return nil }
+        var value = [UInt8](repeating: 0, count: size)
+        let read = path.withCString { getxattr($0, accessACLName, &value, size) }
+        return read > 0 ? Array(value[..<read]) : nil
+    }
+
+    /// Gives the file `acl` as its access ACL, or removes the one it has when `acl` is `nil` (a
+    /// default ACL of the directory gave the new file one that the replaced file had not).
+    ///
+    /// - Parameters:
+    ///   - acl: the replaced file's access ACL, or `nil` for none.
+    ///   - descriptor: the new file.
+    ///   - path: the name errors use (the destination).
+    /// - Throws: ``FileError`` (`fsetxattr`, or `fremovexattr` for anything but "no ACL" and
+    ///   "no ACLs on this file system").
+    static func setAccessACL(_ acl: [UInt8]?, on descriptor: FileDescriptor, path: FilePath) throws(FileError) {
+        if let acl {
+            if fsetxattr(descriptor.rawValue, accessACLName, acl, acl.count, 0) != 0 {
+                throw FileError.fsetxattr(path: path, errno: .current)
+            }
+        } else if fremovexattr(descriptor.rawValue, accessACLName) != 0 {
+            let error = Errno.current
+            if error != Errno(rawValue: ENODATA) && error != Errno(rawValue: EOPNOTSUPP) {
+                throw FileError.fremovexattr(path: path, errno: error)
+            }
+        }
+    }
+
+    /// Gives the file `model`'s owner and group where permitted (`fchown(2)`: any as root; the
+    /// user's own with a group the user is in otherwise), else its group alone.
+    ///
+    /// - Returns: whether both owner and group are `model`'s now.
+    static func keepOwner(_ model: FileStatus, on descriptor: FileDescriptor) -> Bool {
+        guard let current = try? descriptor.status() else { return false }
+        if current.userID == model.userID && current.groupID == model.groupID { return true }
+        if fchown(descriptor.rawValue, model.userID, model.groupID) == 0 { return true }
+        if current.groupID != model.groupID { _ = fchown(descriptor.rawValue, uid_t.max, model.groupID) }
+        return false
+    }
+}

@@ -1,0 +1,43 @@
+import Sluice
+
+/// What `sluice copy` was asked, read from its command line and checked: the sources, and the
+/// destination each goes to.
+struct CopyOptions {
+    var common: CommonOptions
+    var sources: [FilePath]
+    /// The last operand; `-` is standard output (and so is `/dev/stdout`).
+    var destination: FilePath
+    /// Whether ``destination`` is an existing directory, each source going into it under its
+    /// own name (as `cp`).
+    var intoDirectory: Bool
+
+    /// - Throws: ``UsageError`` for a missing operand, several sources without a directory
+    ///   destination, or standard input into a directory.
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        common = CommonOptions(arguments)
+        var operands = arguments.operands
+        guard operands.count >= 2 else {
+            throw UsageError(operands.isEmpty ? "missing source and destination" : "missing destination after '\(operands[0])'")
+        }
+        destination = operands.removeLast()
+        if destination.isStandardOutput { destination = "-" }
+        sources = operands
+        intoDirectory = destination != "-" && (try? FileStatus.of(destination))?.kind == .directory
+        try validate()
+    }
+
+    private func validate() throws(UsageError) {
+        if sources.count > 1 && !intoDirectory {
+            throw UsageError("copying several sources needs a directory destination; '\(destination)' is not one")
+        }
+        if intoDirectory && sources.contains("-") {
+            throw UsageError("standard input has no name to copy into directory '\(destination)': name the destination file")
+        }
+    }
+
+    /// Where `source` is copied to.
+    func destination(for source: FilePath) -> Transfer.Destination {
+        if destination == "-" { return .standardOutput }
+        return .file(intoDirectory ? destination.appending(source.lastComponent) : destination)
+    }
+}

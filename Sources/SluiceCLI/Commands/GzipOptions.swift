@@ -1,0 +1,72 @@
+import Sluice
+
+/// What `sluice compress` or `sluice decompress` was asked, read from its command line and
+/// checked against the combinations that make no sense (`-o` with several sources, `--rm` to
+/// standard output, ...).
+struct GzipOptions {
+    var mode: GzipCommand.Mode
+    var common: CommonOptions
+    /// The sources; standard input (`-`) when none is given.
+    var sources: [FilePath]
+    /// `-o`: the output of the single source; `-` is standard output (and so is `/dev/stdout`).
+    var output: FilePath?
+    /// `-c`: every output to standard output.
+    var toStandardOutput: Bool
+    var level: CompressionLevel
+    /// `-t`: decode and verify, write nothing.
+    var test: Bool
+    /// `--max-output`: the most bytes decompression may write, per source.
+    var maxOutput: Int64?
+    /// `--rm`: remove each source once its output is durable.
+    var removesSources: Bool
+
+    /// - Throws: ``UsageError`` for no source at all when standard input is a terminal
+    ///   (compress), or options that cannot go together.
+    init(_ mode: GzipCommand.Mode, _ arguments: ParsedArguments) throws(UsageError) {
+        self.mode = mode
+        common = CommonOptions(arguments)
+        sources = arguments.operands
+        output = arguments.path(.output)
+        if output?.isStandardOutput == true { output = "-" }
+        toStandardOutput = arguments.has(.standardOutput)
+        level = arguments.integer(.level).flatMap(CompressionLevel.init(exactly:)) ?? .default
+        test = arguments.has(.test)
+        maxOutput = arguments.size(.maxOutput)
+        removesSources = arguments.has(.removeSource)
+        if sources.isEmpty {
+            // As gzip: no operand means standard input; compress refuses to wait on a terminal
+            // for data (decompress refuses to read one at all: terminalInputRefusal).
+            guard mode == .decompress || !Console.isTerminal(0) else {
+                throw UsageError("missing source (use '-' for standard input)")
+            }
+            sources = ["-"]
+        }
+        try validate()
+    }
+
+    private func validate() throws(UsageError) {
+        if output != nil && sources.count > 1 { throw UsageError("-o takes a single source") }
+        if output != nil && toStandardOutput { throw UsageError("-o and -c cannot be used together") }
+        if test && (output != nil || toStandardOutput) {
+            throw UsageError("--test writes nothing: it cannot be used with -o or -c")
+        }
+        guard removesSources else { return }
+        if !common.synchronize { throw UsageError("--rm needs a durable output: it cannot be used with --no-fsync") }
+        if toStandardOutput || output == "-" { throw UsageError("--rm cannot be used with standard output") }
+        if test { throw UsageError("--rm cannot be used with --test") }
+        if sources.contains("-") { throw UsageError("--rm cannot remove standard input") }
+    }
+
+    /// The verb of messages: `compress`, `decompress`, or `test`.
+    var verb: String { test ? "test" : mode.name }
+
+    /// The stage each source's pipeline runs: the encoder or the decoder, with its chunk size
+    /// and its level or output limit.
+    var transform: FileCopy<FileChunks, AnySink>.TransformFactory {
+        let (chunkSize, level, outputLimit) = (common.chunkSize, level, maxOutput)
+        return switch mode {
+        case .compress: { try GzipEncoder(level: level, outputChunkSize: chunkSize) }
+        case .decompress: { GzipDecoder(outputChunkSize: chunkSize, outputLimit: outputLimit) }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import SluiceBenchmarks
+
+/// The option table: every option of every command, declared once. The order is the order of
+/// the help: a command's own options first, then those it shares, `--help` and `--version` last.
+extension CommandOption {
+    static let all: [CommandOption] = [
+        output, standardOutput, level, test, maxOutput, removeSource,
+        size, runs, out, design, consumer, sinkRate, input, spillDirectory,
+        force, noFsync, preserve, chunkSize, capacity, progress, quiet, verbose, help, version,
+    ]
+
+    private static let transfers: Set<CommandName> = [.copy, .compress, .decompress]
+    private static let gzip: Set<CommandName> = [.compress, .decompress]
+
+    // MARK: compress and decompress
+
+    static let output = CommandOption(
+        long: "output", short: "o", value: .required(name: "dst", kind: .path),
+        abstract: "write the single source to <dst> ('-' is standard output)",
+        commands: gzip.union([.benchRun]))
+    static let standardOutput = CommandOption(
+        long: "stdout", short: "c", abstract: "write to standard output, keep sources", commands: gzip)
+    static let level = CommandOption(
+        long: "level", takesDigits: true, value: .required(name: "n", kind: .integer(1...9, noun: "compression level")),
+        abstract: "compression level: 1 fastest, 9 best (default 6)", commands: [.compress])
+    static let test = CommandOption(
+        long: "test", short: "t", abstract: "decode and verify, write nothing", commands: [.decompress])
+    static let maxOutput = CommandOption(
+        long: "max-output", value: .required(name: "size", kind: .size(0...Int64.max)),
+        abstract: "fail once the output would exceed <size> bytes (binary units: 512M, 2G)",
+        commands: [.decompress])
+    static let removeSource = CommandOption(
+        long: "rm",
+        abstract: "remove each source once its output is complete and durable (one with other hard links or "
+            + "a set-ID or sticky bit is kept unless -f)",
+        commands: gzip)
+
+    // MARK: bench, and its hidden child bench-run
+
+    static let size = CommandOption(
+        long: "size", value: .required(name: "size", kind: .size((1 << 20)...Int64.max)),
+        abstract: "input size, binary units (default 256M)", commands: [.bench])
+    static let runs = CommandOption(
+        long: "runs", value: .required(name: "n", kind: .integer(1...Int.max, noun: "count of runs")),
+        abstract: "counted runs per design and consumer; the median is reported (default 3; one warm-up run is "
+            + "discarded)",
+        commands: [.bench])
+    static let out = CommandOption(
+        long: "out", value: .required(name: "dir", kind: .path),
+        abstract: "where to write bench.csv and memory.svg (default bench-results)", commands: [.bench])
+    static let design = CommandOption(
+        long: "design", value: .required(name: "list", kind: .list(choices: BenchmarkDesign.allCases.map(\.rawValue))),
+        abstract: "comma-separated: \(BenchmarkDesign.allCases.map(\.rawValue).joined(separator: ", ")) (default: all)",
+        commands: [.bench, .benchRun])
+    static let consumer = CommandOption(
+        long: "consumer",
+        value: .required(name: "list", kind: .list(choices: BenchmarkConsumer.allCases.map(\.rawValue))),
+        abstract: "comma-separated: \(BenchmarkConsumer.allCases.map(\.rawValue).joined(separator: ", ")) "
+            + "(default: both)",
+        commands: [.bench, .benchRun])
+    static let sinkRate = CommandOption(
+        long: "sink-rate", value: .required(name: "rate", kind: .size((1 << 10)...Int64.max)),
+        abstract: "the slow consumer's bytes per second, binary units (default 200M)", commands: [.bench, .benchRun])
+    static let input = CommandOption(
+        long: "input", value: .required(name: "path", kind: .path), abstract: "the file to read",
+        commands: [.benchRun])
+    static let spillDirectory = CommandOption(
+        long: "spill-dir", value: .required(name: "dir", kind: .path),
+        abstract: "where the push buffer's spill policy writes its files", commands: [.benchRun])
+
+    // MARK: shared
+
+    static let force = CommandOption(
+        long: "force", short: "f", abstract: "overwrite an existing regular file (replaced atomically)",
+        commands: transfers)
+    static let noFsync = CommandOption(
+        long: "no-fsync", abstract: "skip fsync of the file and its directory (faster, not durable)",
+        commands: transfers)
+    static let preserve = CommandOption(
+        long: "preserve", abstract: "keep the source's mode, times, and owner where permitted", commands: transfers)
+    static let chunkSize = CommandOption(
+        long: "chunk-size", value: .required(name: "size", kind: .size(1...(1 << 30))),
+        abstract: "bytes per chunk, binary units: 4096, 256K, 1M (default 1M)",
+        commands: transfers.union([.bench, .benchRun]))
+    static let capacity = CommandOption(
+        long: "capacity", value: .required(name: "n", kind: .integer(1...(1 << 20), noun: "count of chunks")),
+        abstract: "chunks buffered between stages, at least 1 (default 4)",
+        commands: transfers.union([.bench, .benchRun]))
+    static let progress = CommandOption(
+        long: "progress", value: .attached(choices: ["json"]),
+        abstract: "show progress on standard error: a bar on a terminal, else a plain line; with =json, one "
+            + "JSON object per line",
+        commands: transfers)
+    static let quiet = CommandOption(
+        long: "quiet", short: "q", abstract: "do not print warnings", commands: transfers)
+    static let verbose = CommandOption(
+        long: "verbose", short: "v", abstract: "print a report: bytes, CRC-32, time", commands: transfers)
+    static let help = CommandOption(
+        long: "help", short: "h", abstract: "show this help", commands: transfers.union([.sluice, .bench]))
+    static let version = CommandOption(
+        long: "version", abstract: "show the version", commands: transfers.union([.sluice]))
+}

@@ -1,0 +1,71 @@
+/// One option of the command line, declared once in the option table
+/// (`CommandOption+Table.swift`): its spellings, the value it takes, its help and the commands
+/// that take it. The parser (``ParsedArguments``) and the help (``HelpText``) both read it, so
+/// an option is never spelled twice.
+struct CommandOption: Sendable {
+    /// What follows the option's name.
+    enum Value: Sendable {
+        /// Nothing: the option is a flag.
+        case none
+        /// Nothing, or one of `choices` attached with `=` (`--progress`, `--progress=json`);
+        /// never the next argument, which stays an operand.
+        case attached(choices: [String])
+        /// A value, attached (`--name=value`, `-ovalue`) or as the next argument, shown in the
+        /// help as `<name>`.
+        case required(name: String, kind: ValueKind)
+    }
+
+    /// The long name without its `--`; it also identifies the option among the parsed values.
+    let long: String
+    /// The short name without its `-`, if the option has one.
+    let short: Character?
+    /// Whether a dash and digits (`-9`) give the option that number as its value, as in
+    /// `gzip -9`; only for an option whose value is an ``ValueKind/integer(_:noun:)``.
+    let takesDigits: Bool
+    let value: Value
+    /// What the option does, in one paragraph with no line breaks: the help wraps it.
+    let abstract: String
+    /// The commands that take the option; any other answers "unknown option".
+    let commands: Set<CommandName>
+
+    init(
+        long: String, short: Character? = nil, takesDigits: Bool = false, value: Value = .none, abstract: String,
+        commands: Set<CommandName>
+    ) {
+        self.long = long
+        self.short = short
+        self.takesDigits = takesDigits
+        self.value = value
+        self.abstract = abstract
+        self.commands = commands
+    }
+
+    /// The option's column in the help: `-o, --output <dst>`, `-1 ... -9, --level <n>`,
+    /// `--progress[=json]`.
+    var label: String {
+        var names: [String] = []
+        if takesDigits, case .required(_, .integer(let range, _)) = value {
+            names.append("-\(range.lowerBound) ... -\(range.upperBound)")
+        }
+        if let short { names.append("-\(short)") }
+        switch value {
+        case .none: names.append("--\(long)")
+        case .attached(let choices): names.append("--\(long)[=\(choices.joined(separator: "|"))]")
+        case .required(let name, _): names.append("--\(long) <\(name)>")
+        }
+        return names.joined(separator: ", ")
+    }
+}
+
+/// The kind of value an option takes: how it is read and checked, and what a bad one is told.
+enum ValueKind: Sendable {
+    /// A count of bytes with an optional binary unit (`4096`, `256K`, `1M`, `2G`), within the
+    /// range.
+    case size(ClosedRange<Int64>)
+    /// A decimal integer within the range; `noun` names it in messages ("count of chunks").
+    case integer(ClosedRange<Int>, noun: String)
+    /// A file name.
+    case path
+    /// One or more of `choices`, separated by commas.
+    case list(choices: [String])
+}

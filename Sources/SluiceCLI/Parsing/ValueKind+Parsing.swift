@@ -1,0 +1,79 @@
+import Sluice
+
+extension ValueKind {
+    /// Reads and checks the value `text` given to the option spelled `option`.
+    ///
+    /// - Throws: ``UsageError`` naming the option and what it expects, when `text` is not of
+    ///   this kind or is out of range.
+    func parse(_ text: String, option: String) throws(UsageError) -> ParsedArguments.Value {
+        switch self {
+        case .size(let range):
+            let size = try Self.parseSize(text, option: option)
+            guard size >= range.lowerBound else { throw UsageError("\(option) must be at least \(Self.describe(range.lowerBound))") }
+            guard size <= range.upperBound else { throw UsageError("\(option) must be at most \(Self.describe(range.upperBound))") }
+            return .size(size)
+        case .integer(let range, let noun):
+            guard let number = Int(text), range.contains(number) else {
+                throw UsageError("invalid value '\(text)' for \(option) (expected a \(noun), \(Self.describe(range)))")
+            }
+            return .integer(number)
+        case .path:
+            return .path(FilePath(text))
+        case .list(let choices):
+            return .list(try Self.parseList(text, choices: choices, option: option))
+        }
+    }
+
+    /// Parses a size with an optional binary unit: `4096`, `256K` (KiB), `1M` (MiB), `2G` (GiB),
+    /// `1T` (TiB); `KiB`, `MiB`, `GiB`, `TiB`, `KB` ... and a trailing `B` are accepted too, in
+    /// either case.
+    ///
+    /// - Throws: ``UsageError`` for anything else, or a value that overflows `Int64`.
+    static func parseSize(_ text: String, option: String) throws(UsageError) -> Int64 {
+        var digits = Substring(text)
+        var multiplier: Int64 = 1
+        let units: [(String, Int64)] = [
+            ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40),
+            ("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30), ("TB", 1 << 40),
+            ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30), ("T", 1 << 40), ("B", 1),
+        ]
+        for (suffix, value) in units where digits.uppercased().hasSuffix(suffix.uppercased()) {
+            digits = digits.dropLast(suffix.count)
+            multiplier = value
+            break
+        }
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let number = Int64(digits), number >= 0 else {
+            throw UsageError(
+                "invalid size '\(text)' for \(option) (a count of bytes with an optional binary unit: 4096, 256K, 1M)")
+        }
+        let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
+        guard !overflow else { throw UsageError("size '\(text)' for \(option) is too large") }
+        return product
+    }
+
+    /// The comma-separated `text` as a list of `choices`, in the order given.
+    ///
+    /// - Throws: ``UsageError`` for a name that is not a choice, or an empty list.
+    private static func parseList(_ text: String, choices: [String], option: String) throws(UsageError) -> [String] {
+        let names = text.split(separator: ",").map(String.init)
+        if let unknown = names.first(where: { !choices.contains($0) }) {
+            throw UsageError("unknown value '\(unknown)' for \(option) (expected \(choices.joined(separator: ", ")))")
+        }
+        guard !names.isEmpty else { throw UsageError("\(option) needs at least one value") }
+        return names
+    }
+
+    /// A size as a message gives it: `1 byte`, `1K`, `1M`, `1G`, else a count of bytes.
+    private static func describe(_ size: Int64) -> String {
+        if size == 1 { return "1 byte" }
+        for (unit, shift) in [("G", Int64(30)), ("M", 20), ("K", 10)] where size > 0 && size % (1 << shift) == 0 {
+            return "\(size >> shift)\(unit)"
+        }
+        return "\(size) bytes"
+    }
+
+    /// A range as a message gives it: `1...9`, or `at least 1` when it has no upper bound.
+    private static func describe(_ range: ClosedRange<Int>) -> String {
+        range.upperBound == Int.max ? "at least \(range.lowerBound)" : "\(range.lowerBound)...\(range.upperBound)"
+    }
+}

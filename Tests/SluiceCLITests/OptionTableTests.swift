@@ -1,0 +1,113 @@
+import Sluice
+@testable import SluiceCLI
+import Testing
+
+/// The option table: each option declared once, the parser and the help both read from it.
+@Suite struct OptionTableTests {
+    func parse(_ arguments: [String], for command: CommandName) throws(UsageError) -> ParsedArguments {
+        try ParsedArguments(arguments.map { Array($0.utf8) }, for: command)
+    }
+
+    func usageMessage(_ arguments: [String], for command: CommandName) -> String? {
+        do throws(UsageError) {
+            _ = try parse(arguments, for: command)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    @Test func everyOptionHasOneLongNameAndAShortNameUniqueInEachCommand() {
+        let longs = CommandOption.all.map(\.long)
+        #expect(Set(longs).count == longs.count)
+        for command in CommandName.allCases {
+            let shorts = CommandOption.all.filter { $0.commands.contains(command) }.compactMap(\.short)
+            #expect(Set(shorts).count == shorts.count, "\(command)")
+            #expect(CommandOption.all.filter { $0.commands.contains(command) && $0.takesDigits }.count <= 1)
+        }
+        #expect(CommandOption.all.allSatisfy { !$0.commands.isEmpty })
+    }
+
+    @Test func helpTextsHaveNoHandPlacedLineBreaks() {
+        for option in CommandOption.all {
+            #expect(!option.abstract.contains("\n"), "\(option.long)")
+        }
+        for command in CommandName.allCases {
+            let help = SluiceMain.help(for: command)
+            #expect(!(help.overview + help.discussion.joined() + help.usage.joined()).contains("\n"), "\(command)")
+            #expect(help.arguments.allSatisfy { !$0.abstract.contains("\n") })
+            #expect(help.command == command)
+        }
+    }
+
+    /// The help of each visible command lists exactly the options the table gives it.
+    @Test(arguments: CommandName.allCases.filter { $0 != .benchRun })
+    func helpListsEveryOptionOfItsCommand(command: CommandName) {
+        let text = SluiceMain.help(for: command).render()
+        for option in CommandOption.all {
+            #expect(text.contains("\n  \(option.label)") == option.commands.contains(command), "\(option.label)")
+        }
+        for line in text.split(separator: "\n") {
+            #expect(line.count <= HelpText.width, "\(line)")
+        }
+    }
+
+    @Test func labelsShowEverySpelling() {
+        #expect(CommandOption.output.label == "-o, --output <dst>")
+        #expect(CommandOption.level.label == "-1 ... -9, --level <n>")
+        #expect(CommandOption.progress.label == "--progress[=json]")
+        #expect(CommandOption.noFsync.label == "--no-fsync")
+    }
+
+    @Test func spellingsOfOneOption() throws {
+        #expect(try parse(["--level", "1", "--level=3", "-9"], for: .compress).integer(.level) == 9)
+        #expect(try parse(["-9", "--level", "2"], for: .compress).integer(.level) == 2)
+        #expect(try parse(["-ofile"], for: .compress).path(.output) == "file")
+        #expect(try parse(["-co", "file"], for: .decompress).path(.output) == "file")
+        #expect(try parse(["--output=a=b"], for: .compress).path(.output) == "a=b")
+        let flags = try parse(["-qvf", "--no-fsync", "x"], for: .copy)
+        #expect(flags.has(.quiet) && flags.has(.verbose) && flags.has(.force) && flags.has(.noFsync))
+        #expect(!flags.has(.preserve))
+        #expect(flags.operands == ["x"])
+    }
+
+    @Test func operandsKeepTheirOrderAndEveryByte() throws {
+        let parsed = try ParsedArguments([Array("a".utf8), [0x66, 0xFF], Array("-".utf8), Array("--".utf8), Array("-f".utf8)], for: .copy)
+        #expect(parsed.operands == ["a", FilePath(bytes: [0x66, 0xFF]), "-", "-f"])
+        #expect(!parsed.has(.force))
+    }
+
+    @Test func valuesAreCheckedByKind() throws {
+        #expect(try parse(["--chunk-size", "256K"], for: .copy).size(.chunkSize) == 256 << 10)
+        #expect(try parse(["--chunk-size=1MiB"], for: .bench).size(.chunkSize) == 1 << 20)
+        #expect(try parse(["--max-output", "0"], for: .decompress).size(.maxOutput) == 0)
+        #expect(try parse(["--design", "push-fail,bounded-pull"], for: .bench).list(.design) == ["push-fail", "bounded-pull"])
+        #expect(try parse(["--progress=json"], for: .copy).choice(.progress) == "json")
+        #expect(try parse(["--progress"], for: .copy).has(.progress))
+        #expect(usageMessage(["--chunk-size", "0"], for: .copy) == "--chunk-size must be at least 1 byte")
+        #expect(usageMessage(["--chunk-size", "2G"], for: .bench) == "--chunk-size must be at most 1G")
+        #expect(usageMessage(["--size", "1K"], for: .bench) == "--size must be at least 1M")
+        #expect(usageMessage(["--runs", "x"], for: .bench) == "invalid value 'x' for --runs (expected a count of runs, at least 1)")
+        #expect(usageMessage(["-0"], for: .compress) == "invalid compression level -0 (expected -1 ... -9)")
+        #expect(usageMessage(["--consumer", ","], for: .bench) == "--consumer needs at least one value")
+        #expect(usageMessage(["--capacity"], for: .copy) == "option '--capacity' needs a value")
+        #expect(usageMessage(["--quiet=yes"], for: .copy) == "option '--quiet' takes no value")
+    }
+
+    /// An option is known only to the commands the table names.
+    @Test func optionsOfOtherCommandsAreUnknown() {
+        #expect(usageMessage(["-t"], for: .compress) == "unknown option '-t'")
+        #expect(usageMessage(["-6"], for: .decompress) == "unknown option '-6'")
+        #expect(usageMessage(["--output", "x"], for: .copy) == "unknown option '--output'")
+        #expect(usageMessage(["--version"], for: .bench) == "unknown option '--version'")
+        #expect(usageMessage(["--force"], for: .sluice) == "unknown option '--force'")
+        #expect(usageMessage(["--size", "1M"], for: .copy) == "unknown option '--size'")
+    }
+
+    @Test func wrappingBreaksAtSpacesWithinTheWidth() {
+        #expect("aaa bbb ccc".wrapped(toColumns: 7) == ["aaa bbb", "ccc"])
+        #expect("aaa  bbb".wrapped(toColumns: 80, after: "> ", indent: 2) == ["> aaa bbb"])
+        #expect("a verylongword b".wrapped(toColumns: 5, after: "", indent: 1) == ["a", " verylongword", " b"])
+        #expect("x y".wrapped(toColumns: 4, after: "ab", indent: 2) == ["abx", "  y"])
+    }
+}

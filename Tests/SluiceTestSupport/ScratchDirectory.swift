@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Sluice
+
+/// A fresh directory for one test, made by `mkdtemp(3)` under `$TMPDIR` (else `/tmp`) and
+/// addressed as a ``FilePath``, so names that are not UTF-8 work; ``remove()`` takes it away
+/// with everything in it.
+///
+/// ```swift
+/// try await withScratchDirectory { directory in
+///     let file = directory.appending("data.bin")
+///     ...
+/// }
+/// ```
+///
+/// A value type that only names the directory: `Sendable`, and any copy may remove it.
+public struct ScratchDirectory: Sendable {
+    /// The directory's absolute path.
+    public let path: FilePath
+
+    /// Makes the directory, named `prefix` and six random characters.
+    ///
+    /// - Throws: the `Errno` of `mkdtemp(3)`.
+    public init(prefix: String = "sluice-test") throws(Errno) {
+        var parent = getenv("TMPDIR").map { String(cString: $0) } ?? ""
+        if parent.isEmpty { parent = "/tmp" }
+        while parent.count > 1 && parent.hasSuffix("/") { parent.removeLast() }
+        var template = Array("\(parent)/\(prefix)-XXXXXX".utf8CString)
+        let created = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        guard let created else { throw Errno(rawValue: errno) }
+        path = FilePath(cString: created)
+    }
+
+    /// `path/component`.
+    public func appending(_ component: FilePath) -> FilePath {
+        path.appending(component)
+    }
+
+    /// Removes the directory and everything below it, without following symbolic links;
+    /// errors are ignored.
+    public func remove() {
+        Self.removeTree(path)
+    }
+
+    private static func removeTree(_ path: FilePath) {
+        if let status = try? FileStatus.of(path, followingSymlinks: false), status.kind == .directory {
+            for name in (try? entries(in: path)) ?? [] {
+                removeTree(path.appending(name))
+            }
+            _ = path.withCString { rmdir($0) }
+        } else {
+            _ = path.withCString { unlink($0) }
+        }
+    }
+}
+
+/// Runs `body` with a fresh scratch directory, then removes it, whatever `body` did.
+///
+/// - Throws: the `Errno` of `mkdtemp(3)`, or what `body` throws.
+public func withScratchDirectory<R>(_ body: (ScratchDirectory) async throws -> R) async throws -> R {
+    let directory = try ScratchDirectory()
+    defer { directory.remove() }
+    return try await body(directory)
+}
+
+/// The names in `directory`, without `.` and `..`, sorted by their bytes.
+///
+/// - Throws: the `Errno` of `opendir(3)`.
+public func entries(in directory: FilePath) throws(Errno) -> [FilePath] {
+    guard let stream = directory.withCString({ opendir($0) }) else { throw Errno(rawValue: errno) }
+    defer { closedir(stream) }
+    var names: [FilePath] = []
+    while let entry = readdir(stream) {
+        let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
+            pointer.withMemoryRebound(to: CChar.self, capacity: 256) { FilePath(cString: $0) }
+        }
+        if name.bytes == Array(".".utf8) || name.bytes == Array("..".utf8) { continue }
+        names.append(name)
+    }
+    return names.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+}

@@ -1,0 +1,180 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Testing
+@testable import Sluice
+
+/// ``FileDescriptor`` through the ``SystemCalls`` seam: interrupted calls and short counts are
+/// retried, other errors surface unchanged.
+@Suite struct FileDescriptorTests {
+    /// A fake `read(2)` over `data`: every other call fails with `EINTR`, the others deliver
+    /// between 1 and `maximumCount` bytes (seeded), then 0 at the end.
+    static func interruptingReader(
+        _ data: [UInt8], maximumCount: Int, seed: UInt64
+    ) -> (calls: SystemCalls, readCalls: Counter) {
+        struct State {
+            var offset = 0
+            var interruptNext = true
+            var generator: SplitMix64
+        }
+        let state = LockedValue(State(generator: SplitMix64(seed: seed)))
+        let readCalls = Counter()
+        let calls = SystemCalls(
+            read: { _, buffer, count in
+                readCalls.increment()
+                return state.withLock { state -> Result<Int, Errno> in
+                    defer { state.interruptNext.toggle() }
+                    if state.interruptNext { return .failure(.interrupted) }
+                    let wanted = 1 + Int(state.generator.next() % UInt64(maximumCount))
+                    let length = min(wanted, count, data.count - state.offset)
+                    data.withUnsafeBytes { source in
+                        buffer.copyMemory(from: source.baseAddress! + state.offset, byteCount: length)
+                    }
+                    state.offset += length
+                    return .success(length)
+                }
+            },
+            write: SystemCalls.live.write,
+            fsync: SystemCalls.live.fsync)
+        return (calls, readCalls)
+    }
+
+    /// A fake `write(2)` that collects bytes: every other call fails with `EINTR`, the others
+    /// take between 1 and `maximumCount` bytes (seeded).
+    static func interruptingWriter(
+        maximumCount: Int, seed: UInt64
+    ) -> (calls: SystemCalls, written: LockedValue<[UInt8]>) {
+        let written = LockedValue<[UInt8]>([])
+        let state = LockedValue((interruptNext: true, generator: SplitMix64(seed: seed)))
+        let calls = SystemCalls(
+            read: SystemCalls.live.read,
+            write: { _, buffer, count in
+                let length = state.withLock { state -> Int? in
+                    defer { state.interruptNext.toggle() }
+                    if state.interruptNext { return nil }
+                    return min(count, 1 + Int(state.generator.next() % UInt64(maximumCount)))
+                }
+                guard let length else { return .failure(.interrupted) }
+                let bytes = Array(UnsafeRawBufferPointer(start: buffer, count: length))
+                written.withLock { $0 += bytes }
+                return .success(length)
+            },
+            fsync: SystemCalls.live.fsync)
+        return (calls, written)
+    }
+
+    @Test(arguments: [1, 3, 100])
+    func readFullyRetriesInterruptionsAndShortReads(maximumCount: Int) throws {
+        let seed: UInt64 = 0xD1E5_0001 &+ UInt64(maximumCount)
+        let data = randomBytes(count: 1000, seed: seed)
+        let (calls, readCalls) = Self.interruptingReader(data, maximumCount: maximumCount, seed: seed)
+        let descriptor = FileDescriptor(rawValue: -1)  // the fake never looks at it
+
+        var buffer = [UInt8](repeating: 0, count: 600)
+        let first = try buffer.withUnsafeMutableBytes { try descriptor.readFully(into: $0, system: calls) }
+        #expect(first == 600, "seed \(seed)")
+        #expect(buffer == Array(data[..<600]), "seed \(seed)")
+
+        let second = try buffer.withUnsafeMutableBytes { try descriptor.readFully(into: $0, system: calls) }
+        #expect(second == 400, "a short count only at the end of the file; seed \(seed)")
+        #expect(Array(buffer[..<400]) == Array(data[600...]), "seed \(seed)")
+        #expect(readCalls.current > 2, "the fake really interrupted and split the reads")
+    }
+
+    @Test func readRetriesInterruptionButReturnsAShortCount() throws {
+        let (calls, _) = Self.interruptingReader(Array(1...10), maximumCount: 1, seed: 1)
+        var buffer = [UInt8](repeating: 0, count: 10)
+        let count = try buffer.withUnsafeMutableBytes {
+            try FileDescriptor(rawValue: -1).read(into: $0, system: calls)
+        }
+        #expect(count == 1)
+        #expect(buffer[0] == 1)
+    }
+
+    @Test(arguments: [1, 7, 4096])
+    func writeRetriesInterruptionsAndShortWrites(maximumCount: Int) throws {
+        let seed: UInt64 = 0xD1E5_0002 &+ UInt64(maximumCount)
+        let data = randomBytes(count: 10_000, seed: seed)
+        let (calls, written) = Self.interruptingWriter(maximumCount: maximumCount, seed: seed)
+        try data.withUnsafeBytes { try FileDescriptor(rawValue: -1).write(contentsOf: $0, system: calls) }
+        #expect(written.withLock { $0 } == data, "seed \(seed)")
+    }
+
+    @Test func readErrorSurfaces() throws {
+        let calls = SystemCalls(
+            read: { _, _, _ in .failure(.ioError) }, write: SystemCalls.live.write, fsync: SystemCalls.live.fsync)
+        var buffer = [UInt8](repeating: 0, count: 16)
+        let error = try #require(throws: Errno.self) {
+            try buffer.withUnsafeMutableBytes { try FileDescriptor(rawValue: -1).readFully(into: $0, system: calls) }
+        }
+        #expect(error == .ioError)
+    }
+
+    @Test func readErrorAfterSomeBytesSurfaces() throws {
+        let calls = Counter()
+        let system = SystemCalls(
+            read: { _, buffer, _ in
+                if calls.increment() == 1 {
+                    buffer.storeBytes(of: 7, as: UInt8.self)
+                    return .success(1)
+                }
+                return .failure(.ioError)
+            },
+            write: SystemCalls.live.write, fsync: SystemCalls.live.fsync)
+        var buffer = [UInt8](repeating: 0, count: 16)
+        #expect(throws: Errno.ioError) {
+            try buffer.withUnsafeMutableBytes { try FileDescriptor(rawValue: -1).readFully(into: $0, system: system) }
+        }
+    }
+
+    @Test func writeErrorSurfacesAfterTheBytesBeforeIt() throws {
+        let written = Counter()
+        let system = SystemCalls(
+            read: SystemCalls.live.read,
+            write: { _, _, count in
+                if written.increment() == 1 { return .success(min(count, 3)) }
+                return .failure(.ioError)
+            },
+            fsync: SystemCalls.live.fsync)
+        let error = try #require(throws: Errno.self) {
+            try [UInt8](repeating: 1, count: 10).withUnsafeBytes {
+                try FileDescriptor(rawValue: -1).write(contentsOf: $0, system: system)
+            }
+        }
+        #expect(error == .ioError)
+        #expect(written.current == 2)
+    }
+
+    @Test func synchronizeRetriesInterruption() throws {
+        let calls = Counter()
+        let system = SystemCalls(
+            read: SystemCalls.live.read, write: SystemCalls.live.write,
+            fsync: { _ in calls.increment() < 3 ? .failure(.interrupted) : .success(()) })
+        try FileDescriptor(rawValue: -1).synchronize(system: system)
+        #expect(calls.current == 3)
+    }
+
+    @Test func realPipeRoundTrip() throws {
+        let ends = try makePipe()
+        defer {
+            try? ends.read.close()
+        }
+        let data = Array("through a real pipe".utf8)
+        try data.withUnsafeBytes { try ends.write.write(contentsOf: $0) }
+        try ends.write.close()
+        #expect(try readAll(ends.read) == data)
+        #expect(try ends.read.status().kind == .fifo)
+    }
+
+    @Test func openReportsTheMissingPath() throws {
+        let error = try #require(throws: FileError.self) {
+            try FileDescriptor.open("/nonexistent-sluice-test/x", O_RDONLY)
+        }
+        #expect(error.code == .notFound)
+        #expect(error.operation == .open)
+        #expect(error.path == "/nonexistent-sluice-test/x")
+        #expect(error.description == "cannot open '/nonexistent-sluice-test/x': No such file or directory")
+    }
+}

@@ -1,0 +1,367 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Dispatch
+import Testing
+@testable import Sluice
+import SluiceTestSupport
+
+@Suite(.timeLimit(.minutes(1)))
+struct FileSinkTests {
+    static let noFsync = FileSink.Options(synchronize: false)
+    static let overwrite = FileSink.Options(overwrite: true)
+
+    /// Writes `data` in chunks of 1000 bytes.
+    static func write(_ data: [UInt8], to sink: FileSink) async throws {
+        var start = 0
+        while start < data.count {
+            let end = min(start + 1000, data.count)
+            try await sink.write(Chunk(data[start..<end]))
+            start = end
+        }
+    }
+
+    /// Opens `path` for reading on a thread of its own (opening a FIFO waits for its writer)
+    /// and returns everything read until the end.
+    static func readInBackground(_ path: FilePath) async throws -> [UInt8] {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
+            DispatchQueue(label: "fifo-reader").async {
+                continuation.resume(with: Result { try readFile(path) })
+            }
+        }
+    }
+
+    // MARK: Atomic replacement
+
+    @Test func aDestinationThatAppearsDuringTheWriteIsNotReplacedWithoutOverwrite() async throws {
+        try await withScratchDirectory { directory in
+            let destination = directory.appending("out.bin")
+            let sink = try await FileSink.create(at: destination, options: Self.noFsync)
+            try await Self.write(randomBytes(count: 3000, seed: 7), to: sink)
+            // Another process creates the destination while the data is being written.
+            try writeFile(destination, Array("THEIRS".utf8))
+            let error = try await #require(throws: FileError.self) { try await sink.commit() }
+            #expect(error.code == .alreadyExists)
+            await sink.abort()
+            #expect(try readFile(destination) == Array("THEIRS".utf8))
+            #expect(try temporaryFiles(in: directory.path).isEmpty)
+        }
+    }
+
+    @Test func withOverwriteADestinationThatAppearsDuringTheWriteIsReplaced() async throws {
+        try await withScratchDirectory { directory in
+            let destination = directory.appending("out.bin")
+            let data = randomBytes(count: 3000, seed: 8)
+            let sink = try await FileSink.create(at: destination, options: .init(overwrite: true, synchronize: false))
+            try await Self.write(data, to: sink)
+            try writeFile(destination, Array("THEIRS".utf8))
+            try await sink.commit()
+            #expect(try readFile(destination) == data)
+        }
+    }
+
+    @Test func waitingForAFIFOsReaderEndsOnCancellation() async throws {
+        try await withScratchDirectory { directory in
+            let fifo = directory.appending("fifo")
+            #expect(fifo.withCString { mkfifo($0, 0o600) } == 0)
+            // No reader ever comes: the open waits until the task is cancelled.
+            let task = Task { try await FileSink.create(at: fifo, options: Self.noFsync) }
+            task.cancel()
+            await #expect(throws: CancellationError.self) { _ = try await task.value }
+        }
+    }
+
+
+    @Test func writesATemporaryFileBesideTheDestinationUntilCommit() async throws {
+        try await withScratchDirectory { directory in
+            let destination = directory.appending("out.bin")
+            let data = randomBytes(count: 5000, seed: 1)
+            let sink = try await FileSink.create(at: destination, options: Self.noFsync)
+            try await Self.write(data, to: sink)
+
+            let names = try entries(in: directory.path)
+            #expect(names.count == 1)
+            #expect(try temporaryFiles(in: directory.path).count == 1, "only \(names)")
+            #expect(names.first.map { $0.bytes.count } == ".sluice-".count + 12 + ".tmp".count)
+            #expect(!exists(destination))
+
+            try await sink.commit()
+            #expect(try entries(in: directory.path) == ["out.bin"])
+            #expect(try readFile(destination) == data)
+        }
+    }
+
+    @Test(arguments: [true, false])
+    func commitKeepsTheSourcePermissionBits(synchronize: Bool) async throws {
+        try await withScratchDirectory { directory in
+            let source = directory.appending("source")
+            try writeFile(source, [1], permissions: 0o640)
+            let destination = directory.appending("out")
+            let sink = try await FileSink.create(
+                at: destination, source: try FileStatus.of(source), options: .init(synchronize: synchronize))
+            try await sink.write(Chunk([1, 2, 3]))
+            try await sink.commit()
+            let status = try FileStatus.of(destination)
+            #expect(status.permissions == 0o640)
+            #expect(status.kind == .regular)
+            #expect(try readFile(destination) == [1, 2, 3])
+        }
+    }
+
+    @Test func abortLeavesNoTemporaryAndTheOldBytes() async throws {
+        try await withScratchDirectory { directory in
+            let destination = directory.appending("out")
+            try writeFile(destination, Array("OLD".utf8))
+            let sink = try await FileSink.create(at: destination, options: Self.overwrite)
+            try await Self.write(randomBytes(count: 3000, seed: 2), to: sink)
+            await sink.abort()
+            await sink.abort()  // idempotent
+            #expect(try entries(in: directory.path) == ["out"])
+            #expect(try readFile(destination) == Array("OLD".utf8))
+        }
+    }
+
+    @Test func sinkDroppedWithoutCommitRemovesItsTemporary() async throws {
+        try await withScratchDirectory { directory in
+            do {
+                let sink = try await FileSink.create(at: directory.appending("out"), options: Self.noFsync)
+                try await sink.write(Chunk([1]))
+            }
+            #expect(try entries(in: directory.path) == [])
+        }
+    }
+
+    // MARK: Existing destinations
+
+    @Test func existingRegularFileIsRefusedWithoutOverwrite() async throws {
+        try await withScratchDirectory { directory in
+            let destination = directory.appending("out")
+            try writeFile(destination, Array("OLD".utf8))
+            let error = try await #require(throws: FileError.self) {
+                try await FileSink.create(at: destination)
+            }
+            #expect(error.code == .alreadyExists)
+            #expect(error.path == destination)
+            #expect(try entries(in: directory.path) == ["out"])
+            #expect(try readFile(destination) == Array("OLD".utf8))
+        }
+    }
+
+    @Test func existingRegularFileIsReplacedWithOverwrite() async throws {
+        try await withScratchDirectory { directory in
+            let destination = directory.appending("out")
+            try writeFile(destination, Array("OLD CONTENT, LONGER".utf8))
+            let before = try FileStatus.of(destination)
+            let sink = try await FileSink.create(at: destination, options: Self.overwrite)
+            try await sink.write(Chunk(Array("new".utf8)))
+            #expect(try readFile(destination) == Array("OLD CONTENT, LONGER".utf8), "untouched until commit")
+            try await sink.commit()
+            #expect(try readFile(destination) == Array("new".utf8))
+            #expect(try FileStatus.of(destination).inode != before.inode, "replaced, not rewritten")
+            #expect(try entries(in: directory.path) == ["out"])
+        }
+    }
+
+    @Test func symlinkDestinationIsReplacedAndItsTargetUntouched() async throws {
+        try await withScratchDirectory { directory in
+            let target = directory.appending("target")
+            try writeFile(target, Array("TARGET".utf8))
+            let link = directory.appending("link")
+            #expect(symlink("target", link.description) == 0)
+
+            await #expect(throws: FileError.self) { try await FileSink.create(at: link) }
+
+            let sink = try await FileSink.create(at: link, options: Self.overwrite)
+            try await sink.write(Chunk(Array("new".utf8)))
+            try await sink.commit()
+            #expect(try FileStatus.of(link, followingSymlinks: false).kind == .regular)
+            #expect(try readFile(link) == Array("new".utf8))
+            #expect(try readFile(target) == Array("TARGET".utf8))
+        }
+    }
+
+    @Test func danglingSymlinkIsRefusedAndItsTargetNeverCreated() async throws {
+        try await withScratchDirectory { directory in
+            let link = directory.appending("link")
+            #expect(symlink("nowhere", link.description) == 0)
+            let error = try await #require(throws: FileError.self) {
+                try await FileSink.create(at: link)
+            }
+            #expect(error.code == .alreadyExists)
+            #expect(!exists(directory.appending("nowhere")))
+            #expect(try entries(in: directory.path) == ["link"])
+            #expect(try FileStatus.of(link, followingSymlinks: false).kind == .symbolicLink)
+        }
+    }
+
+    @Test func danglingSymlinkIsReplacedWithOverwrite() async throws {
+        try await withScratchDirectory { directory in
+            let link = directory.appending("link")
+            #expect(symlink("nowhere", link.description) == 0)
+            let sink = try await FileSink.create(at: link, options: Self.overwrite)
+            try await sink.write(Chunk([7]))
+            try await sink.commit()
+            #expect(!exists(directory.appending("nowhere")))
+            #expect(try FileStatus.of(link, followingSymlinks: false).kind == .regular)
+        }
+    }
+
+    // MARK: Same file (C11)
+
+    enum Alias: String, CaseIterable, Sendable {
+        case samePath, symlink, hardLink, relativeSymlinkInSubdirectory
+    }
+
+    @Test(arguments: Alias.allCases, [false, true])
+    func sameFileIsRefused(alias: Alias, overwrite: Bool) async throws {
+        try await withScratchDirectory { directory in
+            let file = directory.appending("f.txt")
+            try writeFile(file, Array("ORIGINAL".utf8))
+            let destination: FilePath
+            switch alias {
+            case .samePath:
+                destination = file
+            case .symlink:
+                destination = directory.appending("link")
+                #expect(symlink("f.txt", destination.description) == 0)
+            case .hardLink:
+                destination = directory.appending("hard")
+                #expect(link(file.description, destination.description) == 0)
+            case .relativeSymlinkInSubdirectory:
+                let subdirectory = directory.appending("d")
+                #expect(mkdir(subdirectory.description, 0o755) == 0)
+                destination = subdirectory.appending("f.txt")
+                #expect(symlink("../f.txt", destination.description) == 0)
+            }
+            let before = try entries(in: directory.path)
+
+            let error = try await #require(throws: FileError.self) {
+                try await FileSink.create(
+                    at: destination, source: try FileStatus.of(file), options: .init(overwrite: overwrite))
+            }
+            #expect(error.code == .sameFile)
+            #expect(try readFile(file) == Array("ORIGINAL".utf8))
+            #expect(try entries(in: directory.path) == before, "nothing created or removed")
+            if alias == .hardLink {
+                #expect(try FileStatus.of(file).linkCount == 2)
+            }
+        }
+    }
+
+    @Test func directoryDestinationIsRefused() async throws {
+        try await withScratchDirectory { directory in
+            let error = try await #require(throws: FileError.self) {
+                try await FileSink.create(at: directory.path, options: Self.overwrite)
+            }
+            #expect(error.code == .isDirectory)
+            #expect(try entries(in: directory.path) == [])
+        }
+    }
+
+    // MARK: Destinations that are not regular files (C22)
+
+    @Test func devNullIsWrittenInPlace() async throws {
+        let devBefore = try temporaryFiles(in: "/dev")
+        for overwrite in [false, true] {
+            let sink = try await FileSink.create(at: "/dev/null", options: .init(overwrite: overwrite))
+            try await Self.write(randomBytes(count: 10_000, seed: 3), to: sink)
+            #expect(try temporaryFiles(in: "/dev") == devBefore, "no temporary file in /dev")
+            try await sink.commit()
+        }
+        #expect(try FileStatus.of("/dev/null").kind == .characterDevice)
+        #expect(try temporaryFiles(in: "/dev") == devBefore)
+    }
+
+    @Test func fifoWithAReaderIsWrittenInPlace() async throws {
+        try await withScratchDirectory { directory in
+            let fifo = directory.appending("fifo")
+            #expect(mkfifo(fifo.description, 0o600) == 0)
+            let data = randomBytes(count: 200_000, seed: 4)
+            async let received = Self.readInBackground(fifo)
+
+            let sink = try await FileSink.create(at: fifo, options: Self.overwrite)
+            try await Self.write(data, to: sink)
+            #expect(try temporaryFiles(in: directory.path) == [])
+            try await sink.commit()
+
+            #expect(try await received == data)
+            #expect(try FileStatus.of(fifo).kind == .fifo)
+            #expect(try entries(in: directory.path) == ["fifo"])
+        }
+    }
+
+    // MARK: Names, attributes, errors
+
+    @Test func longestDestinationNameWorks() async throws {
+        try await withScratchDirectory { directory in
+            let name = FilePath(String(repeating: "n", count: 255))
+            let destination = directory.appending(name)
+            let sink = try await FileSink.create(at: destination, options: Self.noFsync)
+            try await sink.write(Chunk([1, 2]))
+            try await sink.commit()
+            #expect(try entries(in: directory.path) == [name])
+            #expect(try readFile(destination) == [1, 2])
+        }
+    }
+
+    @Test func preserveAttributesKeepsTheModificationTime() async throws {
+        try await withScratchDirectory { directory in
+            let source = directory.appending("source")
+            try writeFile(source, [1], permissions: 0o604)
+            var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 123_456_789),
+                         timespec(tv_sec: 1_100_000_000, tv_nsec: 987_654_321)]
+            #expect(utimensat(AT_FDCWD, source.description, &times, 0) == 0)
+            let status = try FileStatus.of(source)
+
+            let destination = directory.appending("out")
+            let sink = try await FileSink.create(
+                at: destination, source: status, options: .init(synchronize: false, preserveAttributes: true))
+            try await sink.write(Chunk([1]))
+            try await sink.commit()
+            let copied = try FileStatus.of(destination)
+            #expect(copied.modificationTime == status.modificationTime)
+            #expect(copied.modificationTime.seconds == 1_100_000_000)
+            #expect(copied.accessTime.seconds == 1_000_000_000)
+            #expect(copied.permissions == 0o604)
+        }
+    }
+
+    @Test func injectedWriteFailureSurfacesWithItsErrno() async throws {
+        try await withScratchDirectory { directory in
+            let destination = directory.appending("out")
+            try writeFile(destination, Array("OLD".utf8))
+            let system = SystemCalls(
+                read: SystemCalls.live.read, write: { _, _, _ in .failure(.fileTooLarge) },
+                fsync: SystemCalls.live.fsync)
+            let sink = try await FileSink.create(at: destination, source: nil, options: Self.overwrite, system: system)
+            let error = try await #require(throws: FileError.self) {
+                try await sink.write(Chunk([1, 2, 3]))
+            }
+            #expect(error.errno == .fileTooLarge)
+            #expect(error.code == .noSpace)
+            #expect(error.operation == .write)
+            #expect(error.path == destination)
+            #expect(error.description == "cannot write to '\(destination)': File too large")
+            await sink.abort()
+            #expect(try entries(in: directory.path) == ["out"])
+            #expect(try readFile(destination) == Array("OLD".utf8))
+        }
+    }
+
+    @Test func failingFsyncFailsTheCommitAndAbortCleansUp() async throws {
+        try await withScratchDirectory { directory in
+            let destination = directory.appending("out")
+            let system = SystemCalls(
+                read: SystemCalls.live.read, write: SystemCalls.live.write, fsync: { _ in .failure(.ioError) })
+            let sink = try await FileSink.create(at: destination, source: nil, options: .init(), system: system)
+            try await sink.write(Chunk([1]))
+            let error = try await #require(throws: FileError.self) { try await sink.commit() }
+            #expect(error.operation == .fsync)
+            #expect(error.errno == .ioError)
+            await sink.abort()
+            #expect(try entries(in: directory.path) == [])
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import CSluiceShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+@testable import Sluice
+import SluiceTestSupport
+
+/// The names in `directory` that look like a ``FileSink`` temporary file (`.sluice-*.tmp`).
+func temporaryFiles(in directory: FilePath) throws -> [FilePath] {
+    try entries(in: directory).filter { name in
+        name.bytes.starts(with: Array(".sluice-".utf8)) && name.hasSuffix(".tmp")
+    }
+}
+
+/// Creates (or truncates) `path` and writes `bytes` to it, with `permissions` (umask ignored).
+func writeFile(_ path: FilePath, _ bytes: [UInt8], permissions: mode_t = 0o644) throws {
+    let descriptor = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC, permissions: permissions)
+    try descriptor.closeAfter { () throws in
+        try bytes.withUnsafeBytes { try descriptor.write(contentsOf: $0) }
+        guard fchmod(descriptor.rawValue, permissions) == 0 else { throw Errno(rawValue: errno) }
+    }
+}
+
+/// Appends `bytes` to the existing file at `path`.
+func appendToFile(_ path: FilePath, _ bytes: [UInt8]) throws {
+    let descriptor = try FileDescriptor.open(path, O_WRONLY | O_APPEND)
+    try descriptor.closeAfter { () throws in
+        try bytes.withUnsafeBytes { try descriptor.write(contentsOf: $0) }
+    }
+}
+
+/// Every byte of the file at `path`, read with plain `read(2)` calls.
+func readFile(_ path: FilePath) throws -> [UInt8] {
+    let descriptor = try FileDescriptor.open(path, O_RDONLY)
+    return try descriptor.closeAfter { () throws in try readAll(descriptor) }
+}
+
+/// Reads `descriptor` from its offset to the end of the file.
+func readAll(_ descriptor: FileDescriptor) throws -> [UInt8] {
+    var result: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+        let count = try buffer.withUnsafeMutableBytes { try descriptor.read(into: $0) }
+        if count == 0 { return result }
+        result += buffer[..<count]
+    }
+}
+
+/// Whether anything (a dangling symbolic link included) exists at `path`.
+func exists(_ path: FilePath) -> Bool {
+    (try? FileStatus.of(path, followingSymlinks: false)) != nil
+}
+
+/// A new pipe; the caller closes both ends.
+///
+/// Both ends are close-on-exec, atomically (`pipe2(2)`): the CLI tests in the same process spawn
+/// children all the time, and a child that inherited a write end would keep a reader here from
+/// ever seeing the end of the pipe.
+func makePipe() throws -> (read: FileDescriptor, write: FileDescriptor) {
+    var ends: [CInt] = [-1, -1]
+    guard pipe2(&ends, O_CLOEXEC) == 0 else { throw Errno(rawValue: errno) }
+    return (FileDescriptor(rawValue: ends[0]), FileDescriptor(rawValue: ends[1]))
+}
