@@ -1,8 +1,9 @@
 /// A channel's decisions, as a value: a ``ChannelCore`` plus a producer side. The consumer's
 /// events (``next()``, ``consumerSuspended(id:consumer:)``, ``consumerCancelled(id:)``,
-/// ``consumerTerminated()``, ``finish()``, ``fail(_:)``) are implemented once, here, for
-/// ``BoundedChannel`` and ``PushBuffer`` alike; each conforming machine adds its producer events
-/// and answers the requirements below, which say how its producers react.
+/// ``consumerTerminated()``) and the end the producers give (``end(_:)``, with ``finish()`` and
+/// ``fail(_:)``) are implemented once, here, for ``BoundedChannel`` and ``PushBuffer`` alike;
+/// each conforming machine adds its producer events and answers the requirements below, which
+/// say how its producers react.
 ///
 /// Every event mutates the state and returns the action the caller takes once the lock is
 /// released; the machine never resumes, calls or writes anything itself. Each event ends by
