@@ -7,6 +7,7 @@ public enum BenchmarkOutcome: Sendable, Hashable, Codable, CustomStringConvertib
     /// Anything else, with its message.
     case error(String)
 
+    /// `ok`, `capacity-exceeded`, or `error: ` and the message: the CSV's `outcome` field.
     public var description: String {
         switch self {
         case .ok: return "ok"

@@ -43,12 +43,16 @@ struct BenchTests {
         #expect(result.stderr.contains("without fsync"))
         let csv = try #require(sandbox.text("out/bench.csv"))
         let lines = csv.split(separator: "\r\n").map(String.init)
-        #expect(lines.first == "design,consumer,bytes_moved,seconds,mib_per_s,peak_rss_bytes,peak_buffered_bytes,outcome")
+        #expect(lines.first == "design,consumer,bytes_moved,seconds,mib_per_s,peak_rss_bytes,peak_buffered_bytes,chunk_bytes,cpu_seconds,outcome")
         // cp and cat × 2 counted runs, then 2 designs × 2 consumers × 2; warm-ups are not written.
         #expect(lines.count == 1 + 4 + 8)
-        #expect(lines.dropFirst().allSatisfy { $0.hasSuffix(",ok") && $0.split(separator: ",", omittingEmptySubsequences: false).count == 8 })
-        #expect(lines.dropFirst().prefix(4).map { $0.prefix(while: { $0 != "," }) } == ["cp", "cp", "cat", "cat"])
-        #expect(lines.dropFirst().allSatisfy { $0.split(separator: ",")[2] == "\(8 << 20)" })
+        let rows = lines.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        #expect(rows.allSatisfy { $0.count == 10 && $0.last == "ok" })
+        #expect(rows.prefix(4).map(\.first) == ["cp", "cp", "cat", "cat"])
+        #expect(rows.allSatisfy { $0[2] == "\(8 << 20)" })
+        // Every row has its CPU time; the designs their chunk size, cp and cat none.
+        #expect(rows.allSatisfy { (Double($0[8]) ?? 0) > 0 }, "\(rows)")
+        #expect(rows.map { $0[7] } == Array(repeating: "", count: 4) + Array(repeating: "\(1 << 20)", count: 8))
         let svg = try #require(sandbox.text("out/memory.svg"))
         #expect(svg.hasPrefix("<svg"))
         #expect(svg.contains("unbounded-stream"))

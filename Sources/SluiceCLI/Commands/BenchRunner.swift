@@ -78,7 +78,7 @@ struct BenchRunner {
                 guard result.status == 0 else { throw Failure(description: "\(name) failed: \(result.standardError)") }
                 if index > 0 {
                     times.append(result.seconds)
-                    referenceRuns.append(ReferenceRun(command: name, bytesMoved: plan.size, seconds: result.seconds))
+                    referenceRuns.append(ReferenceRun(command: name, bytesMoved: plan.size, seconds: result.seconds, cpuSeconds: result.cpuSeconds))
                 }
             }
             references[name] = median(times)
@@ -113,10 +113,13 @@ struct BenchRunner {
             // The child could not say what it moved: nothing is claimed.
             return BenchmarkRun(
                 design: design, consumer: consumer, bytesMoved: 0, seconds: result.seconds,
-                peakResidentBytes: result.peakResidentBytes, peakBufferedBytes: 0, outcome: .error(message), samples: [])
+                peakResidentBytes: result.peakResidentBytes, peakBufferedBytes: 0, outcome: .error(message), samples: [],
+                chunkBytes: plan.chunkSize, cpuSeconds: result.cpuSeconds)
         }
         // Wall time from spawn to exit, as for cp and cat: what a user waits for.
         run.seconds = result.seconds
+        // CPU time of the whole child, from wait4: the child cannot count its own exit.
+        run.cpuSeconds = result.cpuSeconds
         // The child's own high-water mark (VmHWM at exit). wait4's ru_maxrss on that child is
         // kept for children that could not report: after posix_spawn it also counts this
         // process's peak (see ChildProcess).
