@@ -3,9 +3,13 @@ import Sluice
 import SluiceBenchmarks
 import Synchronization
 
-/// `CallbackIngest`: a producer thread that cannot pause pushes N bytes in 64 KiB chunks, as
-/// fast as it can, through `PushBuffer.fromCallbacks` into a file written atomically by
-/// `FileCopy` and `FileSink`, optionally through a sink throttled to a rate.
+/// `CallbackIngest`: a producer thread that cannot pause pushes N bytes in chunks of a chosen
+/// size (64 KiB by default), as fast as it can, through `PushBuffer.fromCallbacks` into a file
+/// written atomically by `FileCopy` and `FileSink`, optionally through a sink throttled to a rate.
+///
+/// The push buffer holds 1 MiB in memory whatever the chunk size (its capacity is 1 MiB over the
+/// chunk size, at least one chunk), so the count of chunks spilled measures how far the consumer
+/// falls behind, not how big the buffer is.
 ///
 /// With `--policy spill` and a sink slower than the producer, the backlog goes to a spill file
 /// beside the output and the run completes with identical bytes and bounded memory; with
@@ -14,16 +18,19 @@ import Synchronization
 @main
 struct CallbackIngest {
     static let usage = """
-        usage: CallbackIngest --policy fail|spill --size SIZE [--sink-rate RATE] [--spill-limit SIZE] OUTPUT
+        usage: CallbackIngest --policy fail|spill --size SIZE [--chunk-size SIZE] [--sink-rate RATE]
+                              [--spill-limit SIZE] OUTPUT
                CallbackIngest --yield-cost [COUNT]
 
         Pushes SIZE bytes (K, M, G: binary units) from a thread that cannot pause into OUTPUT.
-          --policy fail|spill   past 16 chunks (1 MiB) buffered: fail, or spill to a file beside OUTPUT
+          --policy fail|spill   past 1 MiB buffered in memory: fail, or spill to a file beside OUTPUT
           --size SIZE           bytes to push, e.g. 1G
+          --chunk-size SIZE     bytes per chunk pushed (default 64K); the buffer holds 1 MiB of them
           --sink-rate RATE      write OUTPUT at most RATE bytes per second, e.g. 200M
           --spill-limit SIZE    the most bytes the spill file may hold (default 8G)
           --yield-cost [COUNT]  measure a yield (PushBuffer vs AsyncStream), COUNT yields a round
-        Prints the CRC-32 of what was pushed and of OUTPUT, bytes, seconds and peak RSS (VmHWM).
+        Prints the CRC-32 of what was pushed and of OUTPUT, bytes, seconds, chunks pushed and
+        spilled, and peak RSS (VmHWM).
         Exit status: 0 success, 1 failure, 64 bad usage.
         """
 
@@ -35,6 +42,7 @@ struct CallbackIngest {
     struct Options {
         var spills = false
         var size: Int64 = 0
+        var chunkSize = 64 << 10
         var sinkRate: Int64?
         var spillLimit: Int64 = 8 << 30
         var output = ""
@@ -83,6 +91,10 @@ struct CallbackIngest {
             switch argument {
             case "--policy": policy = try value(argument)
             case "--size": options.size = try parseSize(try value(argument), name: argument)
+            case "--chunk-size":
+                let size = try parseSize(try value(argument), name: argument)
+                guard size <= 1 << 30 else { throw UsageError(message: "--chunk-size: at most 1G") }
+                options.chunkSize = Int(size)
             case "--sink-rate": options.sinkRate = try parseSize(try value(argument), name: argument)
             case "--spill-limit": options.spillLimit = try parseSize(try value(argument), name: argument)
             case "-h", "--help":
@@ -133,8 +145,11 @@ struct CallbackIngest {
             options.spills ? .spill(directory: output.directory, limit: options.spillLimit) : .fail
         let start = ContinuousClock.now
         let producer = Mutex<Producer?>(nil)
-        let buffer = PushBuffer<Chunk>.fromCallbacks(capacity: 16, byteBudget: 1 << 20, policy: policy) { deliver, complete in
-            let source = Producer(size: options.size, deliver: deliver, complete: complete)
+        // 1 MiB in memory whatever the chunk size: spills measure the consumer, not the buffer.
+        let memoryBytes = 1 << 20
+        let capacity = max(1, memoryBytes / options.chunkSize)
+        let buffer = PushBuffer<Chunk>.fromCallbacks(capacity: capacity, byteBudget: memoryBytes, policy: policy) { deliver, complete in
+            let source = Producer(size: options.size, chunkSize: options.chunkSize, deliver: deliver, complete: complete)
             producer.withLock { $0 = source }
             source.start()
             return { source.stop() }
@@ -153,7 +168,6 @@ struct CallbackIngest {
             print("pushed-crc32: \(hex(summary.crc.value))")
             print("file-crc32: \(hex(fileCRC.value))")
             print("seconds: \(String(format: "%.3f", Double(seconds.components.seconds) + Double(seconds.components.attoseconds) / 1e18))")
-            print("spilled-chunks: \(buffer.statistics.elementsSpilled)")
             if summary.crc != fileCRC || report.bytesWritten != options.size {
                 FileHandle.standardError.write(Data("CallbackIngest: the output differs from what was pushed\n".utf8))
                 status = 1
@@ -166,6 +180,10 @@ struct CallbackIngest {
             FileHandle.standardError.write(Data("CallbackIngest: \(error)\n".utf8))
             status = 1
         }
+        let statistics = buffer.statistics
+        print("chunk-bytes: \(options.chunkSize) (buffer: \(capacity) chunk\(capacity == 1 ? "" : "s"), \(memoryBytes) bytes in memory)")
+        print("chunks: \(statistics.elementsAccepted)")
+        print("spilled-chunks: \(statistics.elementsSpilled)")
         let peak = Int(ProcessMemory.peakResidentBytes())
         print("peak-rss-bytes: \(peak) (\(String(format: "%.1f", Double(peak) / 1_048_576)) MiB)")
         return status

@@ -3,21 +3,22 @@ import Sluice
 import Synchronization
 
 /// A source that cannot pause: a thread that pushes `size` bytes of pseudo-random data in
-/// 64 KiB chunks as fast as it can, ignoring "pause", until it is done, stopped, or refused.
+/// chunks of `chunkSize` bytes as fast as it can, ignoring "pause", until it is done, stopped,
+/// or refused.
 final class Producer: Sendable {
-    static let chunkSize = 64 << 10
-
     private let size: Int64
+    private let chunkSize: Int
     private let deliver: @Sendable (Chunk) -> PushBuffer<Chunk>.YieldResult
     private let complete: @Sendable ((any Error)?) -> Void
     private let isStopped = Atomic(false)
     private let state = Mutex((crc: CRC32(), pushed: Int64(0), outcome: "running"))
 
     init(
-        size: Int64, deliver: @escaping @Sendable (Chunk) -> PushBuffer<Chunk>.YieldResult,
+        size: Int64, chunkSize: Int, deliver: @escaping @Sendable (Chunk) -> PushBuffer<Chunk>.YieldResult,
         complete: @escaping @Sendable ((any Error)?) -> Void
     ) {
         self.size = size
+        self.chunkSize = chunkSize
         self.deliver = deliver
         self.complete = complete
     }
@@ -47,7 +48,7 @@ final class Producer: Sendable {
                 record(outcome: "stopped by the consumer at byte \(offset)")
                 return
             }
-            let count = Int(min(Int64(Self.chunkSize), size - offset))
+            let count = Int(min(Int64(chunkSize), size - offset))
             let chunk = Chunk(capacity: count) { buffer in
                 let words = buffer.bindMemory(to: UInt64.self)
                 for index in 0..<(count / 8) {

@@ -76,7 +76,7 @@ public enum BenchmarkScenario {
             seconds: elapsed.benchmarkSeconds,
             peakResidentBytes: ProcessMemory.peakResidentBytes(),
             peakBufferedBytes: gauge.reportedPeak ?? max(samples.map(\.bufferedBytes).max() ?? 0, gauge.peak),
-            outcome: outcome, samples: samples, spilledChunks: gauge.spilledChunks)
+            outcome: outcome, samples: samples, spilledChunks: gauge.spilledChunks, chunkBytes: parameters.chunkSize)
     }
 
     /// The unbounded design: a producer task reads as fast as it can and yields into an

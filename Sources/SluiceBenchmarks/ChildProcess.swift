@@ -6,6 +6,8 @@ import Sluice
 
 /// Runs a program as a child process and measures it with `wait4(2)` on that child alone.
 ///
+/// CPU time is the child's user and system time from that `wait4`'s `rusage` (with the children
+/// it waited for itself, as `getrusage(RUSAGE_BOTH)` counts them: a shell's command included).
 /// Peak RSS comes from that child's `ru_maxrss` (the kernel's high-water mark), not from
 /// `getrusage(RUSAGE_CHILDREN)`, which reports the largest child ever reaped by this process.
 /// One Linux quirk remains: `posix_spawn` starts the child on this process's memory
@@ -27,6 +29,9 @@ public enum ChildProcess {
         public var peakResidentBytes: Int64
         /// Wall-clock seconds from spawn to exit.
         public var seconds: Double
+        /// CPU seconds the child used, user and system (`ru_utime` + `ru_stime`, microsecond
+        /// resolution).
+        public var cpuSeconds: Double
     }
 
     /// Spawns `executable` with `arguments` (`posix_spawn(3)`), waits for it with `wait4(2)` on a
@@ -94,7 +99,7 @@ public enum ChildProcess {
         return Result(
             status: exitStatus, standardOutput: try readAll(outPath), standardError: try readAll(errPath),
             peakResidentBytes: Int64(usage.ru_maxrss) * 1024,
-            seconds: elapsed.benchmarkSeconds)
+            seconds: elapsed.benchmarkSeconds, cpuSeconds: usage.cpuSeconds)
     }
 
     static func readAll(_ path: FilePath) throws -> String {
@@ -108,5 +113,12 @@ public enum ChildProcess {
             data += buffer[..<count]
         }
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+extension rusage {
+    /// User and system CPU time, in seconds.
+    var cpuSeconds: Double {
+        Double(ru_utime.tv_sec) + Double(ru_utime.tv_usec) / 1e6 + Double(ru_stime.tv_sec) + Double(ru_stime.tv_usec) / 1e6
     }
 }

@@ -1,5 +1,7 @@
-/// Draws memory over time as a standalone SVG: one panel per consumer, one line per design
-/// (resident set size in MiB against seconds), labelled axes, a legend.
+/// Draws line plots as standalone SVG: one panel per group of series, one line per label, in
+/// the same colour in every panel, labelled axes, a legend. `sluice bench` draws two: resident
+/// memory over time (linear axes, one panel per consumer) and throughput against chunk size
+/// (a logarithmic x axis).
 public enum SVGPlot {
     /// One line to draw.
     public struct Series: Sendable {
@@ -7,7 +9,7 @@ public enum SVGPlot {
         public var label: String
         /// Which panel it belongs to.
         public var panel: String
-        /// Points as (seconds, MiB).
+        /// Points as (x, y), in the axes' units: (seconds, MiB) on the memory plot.
         public var points: [(Double, Double)]
 
         /// Creates a series.
@@ -23,9 +25,15 @@ public enum SVGPlot {
     /// The SVG document.
     ///
     /// - Parameters:
-    ///   - series: the lines; panels appear in the order of first appearance.
+    ///   - series: the lines; panels appear in the order of first appearance, each fitted to its
+    ///     own points.
     ///   - title: the heading above the panels.
-    public static func svg(_ series: [Series], title: String) -> String {
+    ///   - x: the horizontal axis; seconds by default.
+    ///   - y: the vertical axis; resident memory in MiB by default.
+    ///   - marksPoints: whether each point also gets a dot (for lines of a few points).
+    public static func svg(
+        _ series: [Series], title: String, x: Axis = .seconds, y: Axis = .residentMebibytes, marksPoints: Bool = false
+    ) -> String {
         var panels: [String] = []
         for item in series where !panels.contains(item.panel) { panels.append(item.panel) }
         var labels: [String] = []
@@ -43,32 +51,31 @@ public enum SVGPlot {
         for (index, panel) in panels.enumerated() {
             let x0 = left + Double(index) * (panelWidth + gap)
             let lines = series.filter { $0.panel == panel }
-            let maxX = max(lines.flatMap { $0.points.map(\.0) }.max() ?? 1, 0.001)
-            let maxY = max(lines.flatMap { $0.points.map(\.1) }.max() ?? 1, 1)
-            let (xStep, yStep) = (niceStep(maxX), niceStep(maxY))
-            let xMax = (maxX / xStep).rounded(.up) * xStep
-            let yMax = (maxY / yStep).rounded(.up) * yStep
-            func px(_ x: Double) -> Double { x0 + x / xMax * panelWidth }
-            func py(_ y: Double) -> Double { top + panelHeight - y / yMax * panelHeight }
+            let xAxis = AxisLayout(x, values: lines.flatMap { $0.points.map(\.0) })
+            let yAxis = AxisLayout(y, values: lines.flatMap { $0.points.map(\.1) })
+            func px(_ value: Double) -> Double? { xAxis.fraction(value).map { x0 + $0 * panelWidth } }
+            func py(_ value: Double) -> Double? { yAxis.fraction(value).map { top + panelHeight - $0 * panelHeight } }
             out += "<text x=\"\(f(x0 + panelWidth / 2))\" y=\"\(f(top - 10))\" text-anchor=\"middle\" font-size=\"13\">\(escape(panel))</text>\n"
-            var tick = 0.0
-            while tick <= yMax + yStep / 2 {
-                out += "<line x1=\"\(f(x0))\" y1=\"\(f(py(tick)))\" x2=\"\(f(x0 + panelWidth))\" y2=\"\(f(py(tick)))\" stroke=\"#e5e5e5\"/>\n"
-                out += "<text x=\"\(f(x0 - 6))\" y=\"\(f(py(tick) + 4))\" text-anchor=\"end\">\(label(tick, step: yStep))</text>\n"
-                tick += yStep
+            for tick in yAxis.ticks {
+                guard let y = py(tick.value) else { continue }
+                out += "<line x1=\"\(f(x0))\" y1=\"\(f(y))\" x2=\"\(f(x0 + panelWidth))\" y2=\"\(f(y))\" stroke=\"#e5e5e5\"/>\n"
+                out += "<text x=\"\(f(x0 - 6))\" y=\"\(f(y + 4))\" text-anchor=\"end\">\(escape(tick.label))</text>\n"
             }
-            tick = 0
-            while tick <= xMax + xStep / 2 {
-                out += "<text x=\"\(f(px(tick)))\" y=\"\(f(top + panelHeight + 16))\" text-anchor=\"middle\">\(label(tick, step: xStep))</text>\n"
-                tick += xStep
+            for tick in xAxis.ticks {
+                guard let x = px(tick.value) else { continue }
+                out += "<text x=\"\(f(x))\" y=\"\(f(top + panelHeight + 16))\" text-anchor=\"middle\">\(escape(tick.label))</text>\n"
             }
             out += "<rect x=\"\(f(x0))\" y=\"\(f(top))\" width=\"\(f(panelWidth))\" height=\"\(f(panelHeight))\" fill=\"none\" stroke=\"#333\"/>\n"
-            out += "<text x=\"\(f(x0 + panelWidth / 2))\" y=\"\(f(top + panelHeight + 34))\" text-anchor=\"middle\">seconds</text>\n"
-            out += "<text transform=\"translate(\(f(x0 - 44)),\(f(top + panelHeight / 2))) rotate(-90)\" text-anchor=\"middle\">resident memory (MiB)</text>\n"
+            out += "<text x=\"\(f(x0 + panelWidth / 2))\" y=\"\(f(top + panelHeight + 34))\" text-anchor=\"middle\">\(escape(x.title))</text>\n"
+            out += "<text transform=\"translate(\(f(x0 - 44)),\(f(top + panelHeight / 2))) rotate(-90)\" text-anchor=\"middle\">\(escape(y.title))</text>\n"
             for line in lines {
                 let color = colors[(labels.firstIndex(of: line.label) ?? 0) % colors.count]
-                let points = line.points.map { "\(f(px($0.0))),\(f(py($0.1)))" }.joined(separator: " ")
+                let placed = line.points.compactMap { point in px(point.0).flatMap { x in py(point.1).map { (x, $0) } } }
+                let points = placed.map { "\(f($0.0)),\(f($0.1))" }.joined(separator: " ")
                 out += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\" points=\"\(points)\"/>\n"
+                if marksPoints {
+                    for (x, y) in placed { out += "<circle cx=\"\(f(x))\" cy=\"\(f(y))\" r=\"3\" fill=\"\(color)\"/>\n" }
+                }
             }
         }
         for (index, label) in labels.enumerated() {

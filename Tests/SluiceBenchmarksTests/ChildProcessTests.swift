@@ -49,4 +49,17 @@ import Testing
         }
         #expect(result.standardOutput == "SigBlk:\t0000000000000000\n")
     }
+
+    /// CPU time comes from `wait4` on the child: user and system seconds of that child alone.
+    @Test func childThatSpinsReportsItsCPUTimeAndOneThatSleepsNearlyNone() async throws {
+        // A shell loop that counts to 200,000 burns tens of milliseconds of CPU; `sleep` none.
+        let busy = try await ChildProcess.run(
+            "/bin/sh", ["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"], scratch: Self.scratch)
+        let idle = try await ChildProcess.run("/bin/sleep", ["0.2"], scratch: Self.scratch)
+        #expect(busy.status == 0 && idle.status == 0)
+        #expect(busy.cpuSeconds > 0.01, "\(busy.cpuSeconds)")
+        #expect(busy.cpuSeconds <= busy.seconds * 2 + 0.01)
+        #expect(idle.seconds >= 0.2)
+        #expect(idle.cpuSeconds < 0.1, "\(idle.cpuSeconds)")
+    }
 }

@@ -32,4 +32,58 @@ import Testing
         #expect(SVGPlot.label(0.15, step: 0.05) == "0.15")
         #expect(SVGPlot.label(100, step: 50) == "100")
     }
+
+    /// The x coordinates of each polyline of `svg`, in the order drawn.
+    static func polylineXs(_ svg: String) throws -> [[Double]] {
+        let document = try XMLDocument(xmlString: svg)
+        return try document.nodes(forXPath: "//*[local-name()='polyline']/@points").map { node in
+            let points = try #require(node.stringValue)
+            return try points.split(separator: " ").map { pair in try #require(Double(pair.split(separator: ",")[0])) }
+        }
+    }
+
+    /// Throughput against chunk size: on a logarithmic x axis, larger chunks lie further right,
+    /// and sizes 16 times apart lie equal distances apart, from the frame's left edge (4K) to its
+    /// right edge (1M).
+    @Test func logarithmicXAxisPlacesLargerChunksFurtherRightAtEqualStepsPerFactor() throws {
+        let series = [
+            SVGPlot.Series(label: "bounded-pull", panel: "fast consumer", points: [(4096, 200), (65536, 900), (1_048_576, 1300)]),
+            SVGPlot.Series(label: "unbounded-stream", panel: "fast consumer", points: [(4096, 150), (65536, 700), (1_048_576, 1100)]),
+            SVGPlot.Series(label: "dd", panel: "fast consumer", points: [(4096, 600), (65536, 1000), (1_048_576, 1000)]),
+        ]
+        let svg = SVGPlot.svg(
+            series, title: "Throughput against chunk size", x: .chunkBytes, y: .mebibytesPerSecond, marksPoints: true)
+        let document = try XMLDocument(xmlString: svg)
+        #expect(document.rootElement()?.name == "svg")
+        #expect(try document.nodes(forXPath: "//*[local-name()='circle']").count == 9)
+        let lines = try Self.polylineXs(svg)
+        #expect(lines.count == 3)
+        for xs in lines {
+            #expect(xs.count == 3)
+            #expect(zip(xs, xs.dropFirst()).allSatisfy { $0 < $1 }, "\(xs)")
+            let (first, second) = (xs[1] - xs[0], xs[2] - xs[1])
+            #expect(abs(first - second) < 0.15, "\(xs)")
+            #expect(xs.first == 60 && xs.last == 520, "\(xs)")
+        }
+        for label in ["4K", "8K", "64K", "512K", "1M"] { #expect(svg.contains(">\(label)</text>"), "\(label)") }
+        #expect(svg.contains(">chunk size (bytes)</text>"))
+        #expect(svg.contains(">throughput (MiB/s)</text>"))
+        #expect(!svg.contains("resident memory"))
+    }
+
+    /// A logarithmic axis spans whole powers of 2 around its values (at least one factor of 2
+    /// either side of a single value), cannot place 0, and keeps to about ten ticks.
+    @Test func logarithmicAxisSpansPowersOfTwoAndLeavesOutWhatItCannotPlace() {
+        let single = SVGPlot.AxisLayout(.chunkBytes, values: [0, 4096])
+        #expect(single.lower == 2048 && single.upper == 8192)
+        #expect(single.fraction(0) == nil)
+        #expect(single.fraction(4096) == 0.5)
+        #expect(single.ticks.map(\.label) == ["2K", "4K", "8K"])
+        let uneven = SVGPlot.AxisLayout(.chunkBytes, values: [3000, 100_000])
+        #expect(uneven.lower == 2048 && uneven.upper == 131_072)
+        let wide = SVGPlot.AxisLayout(.chunkBytes, values: [1, 1_073_741_824])
+        #expect(wide.ticks.count <= 11)
+        #expect(wide.ticks.first?.label == "1" && wide.ticks.last?.label == "1G")
+        #expect(zip(wide.ticks, wide.ticks.dropFirst()).allSatisfy { $0.value < $1.value })
+    }
 }

@@ -40,20 +40,91 @@ struct BenchTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdoutText.contains("bounded-pull"))
         #expect(result.stdoutText.contains("cat"))
+        #expect(!result.stdoutText.contains("chunk-size sweep"))
         #expect(result.stderr.contains("without fsync"))
         let csv = try #require(sandbox.text("out/bench.csv"))
         let lines = csv.split(separator: "\r\n").map(String.init)
-        #expect(lines.first == "design,consumer,bytes_moved,seconds,mib_per_s,peak_rss_bytes,peak_buffered_bytes,outcome")
+        #expect(lines.first == "design,consumer,bytes_moved,seconds,mib_per_s,peak_rss_bytes,peak_buffered_bytes,chunk_bytes,cpu_seconds,outcome")
         // cp and cat × 2 counted runs, then 2 designs × 2 consumers × 2; warm-ups are not written.
         #expect(lines.count == 1 + 4 + 8)
-        #expect(lines.dropFirst().allSatisfy { $0.hasSuffix(",ok") && $0.split(separator: ",", omittingEmptySubsequences: false).count == 8 })
-        #expect(lines.dropFirst().prefix(4).map { $0.prefix(while: { $0 != "," }) } == ["cp", "cp", "cat", "cat"])
-        #expect(lines.dropFirst().allSatisfy { $0.split(separator: ",")[2] == "\(8 << 20)" })
+        let rows = lines.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        #expect(rows.allSatisfy { $0.count == 10 && $0.last == "ok" })
+        #expect(rows.prefix(4).map(\.first) == ["cp", "cp", "cat", "cat"])
+        #expect(rows.allSatisfy { $0[2] == "\(8 << 20)" })
+        // Every row has its CPU time; the designs their chunk size, cp and cat none.
+        #expect(rows.allSatisfy { (Double($0[8]) ?? 0) > 0 }, "\(rows)")
+        #expect(rows.map { $0[7] } == Array(repeating: "", count: 4) + Array(repeating: "\(1 << 20)", count: 8))
         let svg = try #require(sandbox.text("out/memory.svg"))
         #expect(svg.hasPrefix("<svg"))
         #expect(svg.contains("unbounded-stream"))
         // Nothing of the benchmark's own files is left behind.
         #expect(sandbox.listing("out").sorted() == ["bench.csv", "memory.svg"])
+        // The second counted round runs the subjects in the reverse order of the first.
+        let first = Self.progressLabels(result.stderr, ending: " run 1/2")
+        #expect(first.count == 6, "\(result.stderr)")
+        #expect(first.last == "cp", "round 1 runs the subjects in reverse")
+        #expect(Self.progressLabels(result.stderr, ending: " run 2/2") == first.reversed())
+    }
+
+    /// The steps of the progress lines (one a line: standard error is not a terminal) whose
+    /// label ends with `suffix`, without it, in order.
+    static func progressLabels(_ stderr: String, ending suffix: String) -> [String] {
+        stderr.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("bench ["), line.hasSuffix(suffix), let end = line.range(of: " s  ") else { return nil }
+            return String(line[end.upperBound...].dropLast(suffix.count))
+        }
+    }
+
+    /// `--chunk-sizes`: at each size, rows for bounded-pull and unbounded-stream with the fast
+    /// consumer and for `dd bs=SIZE`, a summary against dd, and the plot of throughput against
+    /// chunk size.
+    @Test func chunkSizeSweepWritesRowsForTheDesignsAndDdAtEachSize() async throws {
+        let sandbox = try Sandbox()
+        let result = try await CLI.run(
+            ["bench", "--size", "4M", "--runs", "1", "--chunk-sizes", "4K,64K", "--out", sandbox.path("out")], in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        let csv = try #require(sandbox.text("out/bench.csv"))
+        let rows = csv.split(separator: "\r\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        #expect(rows.allSatisfy { $0.count == 10 })
+        for size in [4096, 65536] {
+            for (design, consumer) in [("bounded-pull", "fast"), ("unbounded-stream", "fast"), ("dd", "-")] {
+                let matching = rows.filter { $0[0] == design && $0[1] == consumer && $0[7] == "\(size)" }
+                #expect(matching.count == 1, "\(design) at \(size): \(rows)")
+                #expect(matching.allSatisfy { $0[2] == "\(4 << 20)" && (Double($0[8]) ?? 0) > 0 && $0.last == "ok" }, "\(matching)")
+            }
+        }
+        // The designs × consumers at the default 1 MiB chunk are still measured.
+        #expect(rows.contains { $0[0] == "push-spill" && $0[1] == "slow" && $0[7] == "\(1 << 20)" })
+        #expect(result.stdoutText.contains("chunk-size sweep"))
+        let summary = result.stdoutText.split(separator: "\n").filter { $0.hasPrefix("4K ") }
+        #expect(summary.count == 3, "\(result.stdoutText)")
+        #expect(summary.allSatisfy { $0.split(separator: " ").count == 7 }, "\(summary)")
+        let svg = try #require(sandbox.text("out/chunk-sizes.svg"))
+        #expect(svg.hasPrefix("<svg") && svg.contains(">dd</text>") && svg.contains(">64K</text>"))
+        #expect(sandbox.listing("out").sorted() == ["bench.csv", "chunk-sizes.svg", "memory.svg"])
+    }
+
+    /// A bad size in `--chunk-sizes` is a usage error: exit 64, the message, bench's usage and
+    /// the hint to its help, and nothing measured.
+    @Test(arguments: [
+        ("4K,lots", "invalid size 'lots' for --chunk-sizes (a count of bytes with an optional binary unit: 4096, 256K, 1M)"),
+        ("4K,,1M", "invalid size '' for --chunk-sizes (a count of bytes with an optional binary unit: 4096, 256K, 1M)"),
+        ("0", "--chunk-sizes must be at least 1 byte"),
+        ("64K,2G", "--chunk-sizes must be at most 1G"),
+        ("", "--chunk-sizes needs at least one value"),
+    ])
+    func badChunkSizesAreBadUsage(value: String, message: String) async throws {
+        let sandbox = try Sandbox()
+        let result = try await CLI.run(["bench", "--chunk-sizes", value, "--out", sandbox.path("out")], in: sandbox)
+        #expect(result.status == 64)
+        #expect(result.stderr == """
+            Error: \(message)
+            Usage: sluice bench [<options>]
+              See 'sluice bench --help' for more information.
+
+            """)
+        #expect(result.stdout.isEmpty)
+        #expect(!sandbox.exists("out"))
     }
 
     /// C40: a `push-fail` run that stops after a few chunks records the bytes it moved and no

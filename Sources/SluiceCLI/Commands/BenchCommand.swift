@@ -7,16 +7,21 @@ import SluiceBenchmarks
 
 /// `sluice bench`: the unbounded `AsyncStream` bridge against the pull/bounded pipeline (and the
 /// push buffer's two overflow policies), each design in a child process of its own, so that its
-/// peak RSS is its own; with `cp` and `cat` timed side by side in the same invocation.
+/// peak RSS is its own; with `cp` and `cat` timed side by side in the same invocation, and with
+/// `--chunk-sizes`, a sweep of chunk sizes against `dd` that shows what a chunk costs.
 enum BenchCommand {
     /// `sluice bench --help`; its options come from the option table.
     static let help = HelpText(
         command: .bench,
         overview: "Measure memory and speed: unbounded AsyncStream against Sluice's pull/bounded pipeline.",
         discussion: [
-            "Each run happens in a child process; peak RSS is that child's own high-water mark (VmHWM at exit). "
-                + "Writes use --no-fsync semantics: the disk's flush is not measured. Outputs are deleted between "
-                + "runs, outside the timed region.",
+            "Each run happens in a child process; peak RSS is that child's own high-water mark (VmHWM at exit), "
+                + "CPU time the user and system time wait4 reports for it. Writes use --no-fsync semantics: the "
+                + "disk's flush is not measured. Outputs are deleted between runs, outside the timed region. One "
+                + "warm-up round is discarded; the order of the runs is reversed from one round to the next.",
+            "With --chunk-sizes, each size adds bounded-pull and unbounded-stream with the fast consumer and "
+                + "dd bs=SIZE; the summary gives, per size, the speed against dd and the CPU time one more chunk "
+                + "costs (against the largest size), and chunk-sizes.svg plots throughput against chunk size.",
         ],
         usage: ["[<options>]"])
 
@@ -40,6 +45,8 @@ enum BenchCommand {
         var sinkRate: Int64 = 200 << 20
         var chunkSize = 1 << 20
         var capacity = 4
+        /// The chunk-size sweep's sizes in bytes, smallest first, each once; empty: no sweep.
+        var chunkSizes: [Int] = []
 
         /// The options given in `arguments`, the defaults for the others.
         init(_ arguments: ParsedArguments) {
@@ -51,6 +58,7 @@ enum BenchCommand {
             sinkRate = arguments.size(.sinkRate) ?? sinkRate
             chunkSize = arguments.size(.chunkSize).map { Int($0) } ?? chunkSize
             capacity = arguments.integer(.capacity) ?? capacity
+            chunkSizes = Set((arguments.sizes(.chunkSizes) ?? []).map { Int($0) }).sorted()
         }
     }
 

@@ -5,7 +5,7 @@ import SluiceBenchmarks
 extension CommandOption {
     static let all: [CommandOption] = [
         output, standardOutput, level, test, maxOutput, removeSource,
-        size, runs, out, design, consumer, sinkRate, input, spillDirectory,
+        size, runs, out, design, consumer, sinkRate, chunkSizes, input, spillDirectory,
         force, noFsync, preserve, chunkSize, capacity, progress, quiet, verbose, help, version,
     ]
 
@@ -47,7 +47,8 @@ extension CommandOption {
         commands: [.bench])
     static let out = CommandOption(
         long: "out", value: .required(name: "dir", kind: .path),
-        abstract: "where to write bench.csv and memory.svg (default bench-results)", commands: [.bench])
+        abstract: "where to write bench.csv, memory.svg and, with --chunk-sizes, chunk-sizes.svg (default bench-results)",
+        commands: [.bench])
     static let design = CommandOption(
         long: "design", value: .required(name: "list", kind: .list(choices: BenchmarkDesign.allCases.map(\.rawValue))),
         abstract: "comma-separated: \(BenchmarkDesign.allCases.map(\.rawValue).joined(separator: ", ")) (default: all)",
@@ -61,6 +62,11 @@ extension CommandOption {
     static let sinkRate = CommandOption(
         long: "sink-rate", value: .required(name: "rate", kind: .size((1 << 10)...Int64.max)),
         abstract: "the slow consumer's bytes per second, binary units (default 200M)", commands: [.bench, .benchRun])
+    static let chunkSizes = CommandOption(
+        long: "chunk-sizes", value: .required(name: "list", kind: .sizes(1...(1 << 30))),
+        abstract: "comma-separated chunk sizes, binary units (4K,64K,1M): adds a sweep of bounded-pull, "
+            + "unbounded-stream (fast consumer) and dd bs=SIZE at each size",
+        commands: [.bench])
     static let input = CommandOption(
         long: "input", value: .required(name: "path", kind: .path), abstract: "the file to read",
         commands: [.benchRun])

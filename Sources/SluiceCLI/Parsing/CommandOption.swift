@@ -62,6 +62,9 @@ enum ValueKind: Sendable {
     /// A count of bytes with an optional binary unit (`4096`, `256K`, `1M`, `2G`), within the
     /// range.
     case size(ClosedRange<Int64>)
+    /// One or more sizes as ``size(_:)`` takes them, separated by commas (`4K,64K,1M`), each
+    /// within the range.
+    case sizes(ClosedRange<Int64>)
     /// A decimal integer within the range; `noun` names it in messages ("count of chunks").
     case integer(ClosedRange<Int>, noun: String)
     /// A file name.

@@ -8,10 +8,14 @@ extension ValueKind {
     func parse(_ text: String, option: String) throws(UsageError) -> ParsedArguments.Value {
         switch self {
         case .size(let range):
-            let size = try Self.parseSize(text, option: option)
-            guard size >= range.lowerBound else { throw UsageError("\(option) must be at least \(Self.describe(range.lowerBound))") }
-            guard size <= range.upperBound else { throw UsageError("\(option) must be at most \(Self.describe(range.upperBound))") }
-            return .size(size)
+            return .size(try Self.parseSize(text, within: range, option: option))
+        case .sizes(let range):
+            guard !text.isEmpty else { throw UsageError("\(option) needs at least one value") }
+            var sizes: [Int64] = []
+            for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+                sizes.append(try Self.parseSize(String(item), within: range, option: option))
+            }
+            return .sizes(sizes)
         case .integer(let range, let noun):
             guard let number = Int(text), range.contains(number) else {
                 throw UsageError("invalid value '\(text)' for \(option) (expected a \(noun), \(Self.describe(range)))")
@@ -22,6 +26,16 @@ extension ValueKind {
         case .list(let choices):
             return .list(try Self.parseList(text, choices: choices, option: option))
         }
+    }
+
+    /// A size as ``parseSize(_:option:)`` reads it, within `range`.
+    ///
+    /// - Throws: ``UsageError`` for a value that is not a size, or is out of range.
+    private static func parseSize(_ text: String, within range: ClosedRange<Int64>, option: String) throws(UsageError) -> Int64 {
+        let size = try parseSize(text, option: option)
+        guard size >= range.lowerBound else { throw UsageError("\(option) must be at least \(describe(range.lowerBound))") }
+        guard size <= range.upperBound else { throw UsageError("\(option) must be at most \(describe(range.upperBound))") }
+        return size
     }
 
     /// Parses a size with an optional binary unit: `4096`, `256K` (KiB), `1M` (MiB), `2G` (GiB),
