@@ -108,7 +108,7 @@ struct PushBufferSpillStoreTests {
         Chunk([UInt8](repeating: UInt8(byte), count: 16))
     }
 
-    /// Drains `buffer`: the elements received and the error that ended it, if any.
+    /// Drains `iterator`: the elements received and the error that ended the stream, if any.
     static func drain<Element>(_ iterator: inout PushBuffer<Element>.AsyncIterator) async -> ([Element], (any Error)?) {
         var elements: [Element] = []
         do {
@@ -117,6 +117,20 @@ struct PushBufferSpillStoreTests {
         } catch {
             return (elements, error)
         }
+    }
+
+    /// Drains `buffer`, expecting `elements`, then a ``SpillCodingError`` in `direction` whose
+    /// cause is the codec's failure for `value`.
+    static func expectCodingError(
+        _ direction: SpillCodingError.Direction, of value: Int, after elements: [Coded], from buffer: PushBuffer<Coded>,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        var iterator = buffer.makeAsyncIterator()
+        let (received, error) = await drain(&iterator)
+        #expect(received == elements, sourceLocation: sourceLocation)
+        let coding = try #require(error as? SpillCodingError, sourceLocation: sourceLocation)
+        #expect(coding.direction == direction, sourceLocation: sourceLocation)
+        #expect(coding.cause as? Coded.CodecFailure == Coded.CodecFailure(value: value), sourceLocation: sourceLocation)
     }
 
     @Test func elementsComeBackInOrderAndTheStoreIsResetWhenDrainedAndClosedAtTheEnd() async throws {
@@ -212,12 +226,7 @@ struct PushBufferSpillStoreTests {
         guard case .rejected(Coded(Coded.encodeFails), _) = buffer.yield(Coded(Coded.encodeFails)) else {
             Issue.record("an element that cannot be encoded was accepted"); return
         }
-        var iterator = buffer.makeAsyncIterator()
-        let (elements, error) = await Self.drain(&iterator)
-        #expect(elements == [Coded(0)])
-        let coding = try #require(error as? SpillCodingError)
-        #expect(coding.direction == .encoding)
-        #expect(coding.cause as? Coded.CodecFailure == Coded.CodecFailure(value: Coded.encodeFails))
+        try await Self.expectCodingError(.encoding, of: Coded.encodeFails, after: [Coded(0)], from: buffer)
     }
 
     @Test func aRecordThatCannotBeDecodedFailsTheStreamWithACodingError() async throws {
@@ -226,12 +235,7 @@ struct PushBufferSpillStoreTests {
         let results = [0, Coded.decodeFails, 5].map { buffer.yield(Coded($0)) }
         #expect(results[1].isSpilled && results[2].isSpilled)
         buffer.finish()
-        var iterator = buffer.makeAsyncIterator()
-        let (elements, error) = await Self.drain(&iterator)
-        #expect(elements == [Coded(0)])
-        let coding = try #require(error as? SpillCodingError)
-        #expect(coding.direction == .decoding)
-        #expect(coding.cause as? Coded.CodecFailure == Coded.CodecFailure(value: Coded.decodeFails))
+        try await Self.expectCodingError(.decoding, of: Coded.decodeFails, after: [Coded(0)], from: buffer)
         #expect(buffer.statistics.elementsDiscarded == 2, "the undecodable record and the one after it")
         #expect(store.closes == 1)
     }
