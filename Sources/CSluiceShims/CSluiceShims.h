@@ -1,6 +1,7 @@
 #ifndef SLUICE_SHIMS_H
 #define SLUICE_SHIMS_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -26,6 +27,9 @@ ssize_t fgetxattr(int fd, const char *name, void *value, size_t size);
 int fsetxattr(int fd, const char *name, const void *value, size_t size, int flags);
 int fremovexattr(int fd, const char *name);
 ssize_t getxattr(const char *path, const char *name, void *value, size_t size);
+
+/* pthread_setname_np(3): names a thread (at most 15 bytes and the NUL). */
+int pthread_setname_np(pthread_t thread, const char *name);
 
 /* Flags and values from <fcntl.h> and <linux/fs.h>. */
 static const int CSluiceShims_AT_FDCWD = -100;

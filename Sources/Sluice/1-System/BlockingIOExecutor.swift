@@ -1,39 +1,54 @@
-import Dispatch
+import CSluiceShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
-/// An executor whose jobs run on a dedicated serial dispatch queue, off Swift's cooperative pool.
+/// An executor whose jobs run on one dedicated thread of its own, off Swift's cooperative pool.
 ///
 /// Sluice runs every blocking system call (`open` of a FIFO, `read` on a pipe, `write`,
 /// `fsync`, zlib on large buffers) on one of these. On a 2-core machine the cooperative pool has
 /// 2 threads: two tasks blocked in `read(2)` there would starve every other task, including
-/// progress, cancellation and signal handling. A dispatch queue's blocked thread does not hold
-/// up the pool, and libdispatch starts another thread for other queues.
+/// progress, cancellation and signal handling. A blocked dedicated thread holds up nothing else.
+///
+/// The thread takes every job queued so far under one lock acquisition and runs them in order;
+/// it sleeps on a condition variable only when its queue is empty, so an `enqueue` wakes it
+/// (one `futex(2)` call) only if it was asleep. While a stage keeps it busy, handing it more work
+/// costs a lock and an append, not a thread wake-up. Jobs a stage schedules on its own executor
+/// (an actor call to an actor on the same executor, a resumed continuation) run on the same
+/// thread without waking anything.
 ///
 /// It is both a `SerialExecutor` (actors such as ``FileSink`` run on it) and a `TaskExecutor`
 /// (a pipeline stage prefers it with `Task(executorPreference:)`). Jobs run one at a time, in
-/// order. Thread-safe: `enqueue` may be called from any thread.
+/// the order they were enqueued. Thread-safe: `enqueue` may be called from any thread. The
+/// thread is started by `init` and ends when the executor is released and its queue is empty
+/// (each queued job keeps the executor alive until it has run).
 public final class BlockingIOExecutor: SerialExecutor, TaskExecutor {
-    private let queue: DispatchQueue
+    private let worker: Worker
 
-    /// Creates an executor with its own serial queue.
+    /// Creates an executor and starts its thread.
     ///
-    /// - Parameter label: the queue's label, visible in debuggers.
+    /// - Parameter label: the thread's name (its first 15 bytes, `pthread_setname_np(3)`),
+    ///   visible in debuggers and `top -H`.
     public init(label: String = "sluice.blocking-io") {
-        queue = DispatchQueue(label: label)
+        worker = Worker()
+        worker.start(name: label)
+    }
+
+    deinit {
+        worker.stop()
     }
 
     /// Runs `job` on this executor's thread after the jobs already enqueued. Called by the Swift
     /// runtime from any thread; returns at once.
     public func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        queue.async { [self] in
-            job.runSynchronously(
-                isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
-        }
+        worker.submit(.job(UnownedJob(job), self))
     }
 
     /// Runs `work` on this executor's thread after the jobs already enqueued, and returns at once.
     func execute(_ work: @escaping @Sendable () -> Void) {
-        queue.async(execute: work)
+        worker.submit(.work(work))
     }
 
     /// This executor as the runtime's unowned serial-executor reference (for actors that run on it).
@@ -43,6 +58,107 @@ public final class BlockingIOExecutor: SerialExecutor, TaskExecutor {
 
     /// Traps unless the caller runs on this executor's thread (the runtime's isolation check).
     public func checkIsolated() {
-        dispatchPrecondition(condition: .onQueue(queue))
+        precondition(worker.isCurrentThread, "not on the executor's thread")
+    }
+
+    /// Whether the calling thread is this executor's thread.
+    var isCurrentThread: Bool { worker.isCurrentThread }
+}
+
+extension BlockingIOExecutor {
+    /// One unit of queued work. A job keeps its executor alive until it has run.
+    fileprivate enum Item {
+        case job(UnownedJob, BlockingIOExecutor)
+        case work(@Sendable () -> Void)
+    }
+
+    /// The thread and its queue: a mutex, a condition variable, and the items not yet taken.
+    ///
+    /// The executor owns it; the thread holds it too, so it outlives the executor until the
+    /// thread has drained the queue and seen ``stop()``.
+    fileprivate final class Worker: @unchecked Sendable {
+        // @unchecked: every stored var is guarded by `mutex`, except `thread`, which is written
+        // once by `start` before any other thread can read it.
+        private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        private var queue: [Item] = []
+        private var isSleeping = false
+        private var isStopped = false
+        private var thread = pthread_t()
+
+        init() {
+            pthread_mutex_init(mutex, nil)
+            pthread_cond_init(condition, nil)
+        }
+
+        deinit {
+            pthread_cond_destroy(condition)
+            pthread_mutex_destroy(mutex)
+            condition.deallocate()
+            mutex.deallocate()
+        }
+
+        var isCurrentThread: Bool { pthread_equal(pthread_self(), thread) != 0 }
+
+        func start(name: String) {
+            let context = Unmanaged.passRetained(self).toOpaque()
+            let status = pthread_create(&thread, nil, { context in
+                let worker = Unmanaged<Worker>.fromOpaque(context!).takeRetainedValue()
+                worker.run()
+                return nil
+            }, context)
+            precondition(status == 0, "pthread_create failed: \(Errno(rawValue: status))")
+            pthread_detach(thread)
+            _ = pthread_setname_np(thread, String(decoding: name.utf8.prefix(15), as: UTF8.self))
+        }
+
+        /// Appends `item` and wakes the thread if it sleeps.
+        func submit(_ item: Item) {
+            pthread_mutex_lock(mutex)
+            queue.append(item)
+            let wakes = isSleeping
+            isSleeping = false
+            pthread_mutex_unlock(mutex)
+            if wakes { pthread_cond_signal(condition) }
+        }
+
+        /// Lets the thread end once its queue is empty.
+        func stop() {
+            pthread_mutex_lock(mutex)
+            isStopped = true
+            let wakes = isSleeping
+            isSleeping = false
+            pthread_mutex_unlock(mutex)
+            if wakes { pthread_cond_signal(condition) }
+        }
+
+        /// The thread's loop: take everything queued, run it in order, sleep only when empty.
+        private func run() {
+            var batch: [Item] = []
+            while true {
+                pthread_mutex_lock(mutex)
+                while queue.isEmpty && !isStopped {
+                    isSleeping = true
+                    pthread_cond_wait(condition, mutex)
+                }
+                if queue.isEmpty {  // stopped, and nothing left to run
+                    pthread_mutex_unlock(mutex)
+                    return
+                }
+                swap(&batch, &queue)
+                pthread_mutex_unlock(mutex)
+                for item in batch {
+                    switch item {
+                    case .job(let job, let executor):
+                        job.runSynchronously(
+                            isolatedTo: executor.asUnownedSerialExecutor(),
+                            taskExecutor: executor.asUnownedTaskExecutor())
+                    case .work(let work):
+                        work()
+                    }
+                }
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
     }
 }
