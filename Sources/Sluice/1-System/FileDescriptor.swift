@@ -120,6 +120,42 @@ public struct FileDescriptor: Sendable, Hashable {
         }
     }
 
+    /// `writev(2)` until every byte of every buffer in `vectors` is written, in order, retrying
+    /// short writes and `EINTR`; at most `IOV_MAX` (1024) buffers per call.
+    ///
+    /// One system call writes many small buffers: a pipeline hands a batch of chunks to the
+    /// kernel at once. A non-blocking descriptor that answers `EAGAIN` is waited on as in
+    /// ``write(contentsOf:system:)``.
+    ///
+    /// - Parameter vectors: the buffers; advanced in place past what was written, so on return
+    ///   every `iov_len` is 0.
+    /// - Throws: the ``Errno`` of a failed `writev(2)` or `poll(2)`; bytes before it were written.
+    public func write(gathering vectors: UnsafeMutableBufferPointer<iovec>, system: SystemCalls = .live) throws(Errno) {
+        var first = 0
+        while true {
+            while first < vectors.count && vectors[first].iov_len == 0 { first += 1 }
+            guard first < vectors.count, let base = vectors.baseAddress else { return }
+            let count = CInt(min(vectors.count - first, Self.maximumGatheredBuffers))
+            switch system.writev(rawValue, base + first, count) {
+            case .success(0): throw Errno.ioError  // no progress and no error: never loop forever
+            case .success(var written):
+                while written > 0 {
+                    let taken = min(written, vectors[first].iov_len)
+                    vectors[first].iov_base = vectors[first].iov_base.map { $0 + taken }
+                    vectors[first].iov_len -= taken
+                    written -= taken
+                    if vectors[first].iov_len == 0 { first += 1 }
+                }
+            case .failure(.interrupted): continue
+            case .failure(.resourceTemporarilyUnavailable): try waitUntilWritable()
+            case .failure(let error): throw error
+            }
+        }
+    }
+
+    /// The most buffers one `writev(2)` takes on Linux (`IOV_MAX`).
+    static let maximumGatheredBuffers = 1024
+
     /// `poll(2)` until the descriptor can be written (or is in error, which the next write
     /// reports), retried on `EINTR`.
     ///

@@ -22,6 +22,9 @@ public struct SystemCalls: Sendable {
     public var read: @Sendable (_ descriptor: CInt, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Result<Int, Errno>
     /// `write(2)`: writes up to `count` bytes from the buffer; may write fewer.
     public var write: @Sendable (_ descriptor: CInt, _ buffer: UnsafeRawPointer, _ count: Int) -> Result<Int, Errno>
+    /// `writev(2)`: writes up to the total length of `count` buffers, in order, with one call;
+    /// may write fewer bytes.
+    public var writev: @Sendable (_ descriptor: CInt, _ vectors: UnsafePointer<iovec>, _ count: CInt) -> Result<Int, Errno>
     /// `fsync(2)`.
     public var fsync: @Sendable (_ descriptor: CInt) -> Result<Void, Errno>
     /// `open(2)`: opens `path` with `flags` (the caller adds `O_CLOEXEC`) and, for a created
@@ -39,6 +42,7 @@ public struct SystemCalls: Sendable {
         read: @escaping @Sendable (CInt, UnsafeMutableRawPointer, Int) -> Result<Int, Errno>,
         write: @escaping @Sendable (CInt, UnsafeRawPointer, Int) -> Result<Int, Errno>,
         fsync: @escaping @Sendable (CInt) -> Result<Void, Errno>,
+        writev: (@Sendable (CInt, UnsafePointer<iovec>, CInt) -> Result<Int, Errno>)? = nil,
         open: @escaping @Sendable (UnsafePointer<CChar>, CInt, mode_t) -> Result<CInt, Errno> = SystemCalls.liveOpen,
         close: @escaping @Sendable (CInt) -> Result<Void, Errno> = SystemCalls.liveClose,
         rename: @escaping @Sendable (UnsafePointer<CChar>, UnsafePointer<CChar>, CUnsignedInt) -> Result<Void, Errno> =
@@ -46,6 +50,15 @@ public struct SystemCalls: Sendable {
     ) {
         self.read = read
         self.write = write
+        // Without a `writev` of its own, a gathered write goes through `write`, one buffer per
+        // call (a short `writev` is allowed to stop after the first buffer), so an injected
+        // `write` sees every byte.
+        self.writev = writev ?? { descriptor, vectors, count in
+            guard let first = UnsafeBufferPointer(start: vectors, count: Int(count)).first(where: { $0.iov_len > 0 }) else {
+                return .success(0)
+            }
+            return write(descriptor, UnsafeRawPointer(first.iov_base!), first.iov_len)
+        }
         self.fsync = fsync
         self.open = open
         self.close = close
@@ -64,6 +77,10 @@ public struct SystemCalls: Sendable {
         },
         fsync: { descriptor in
             Glibc.fsync(descriptor) < 0 ? .failure(.current) : .success(())
+        },
+        writev: { descriptor, vectors, count in
+            let result = Glibc.writev(descriptor, vectors, count)
+            return result < 0 ? .failure(.current) : .success(result)
         }
     )
 

@@ -16,3 +16,23 @@ extension FileDescriptor {
         }
     }
 }
+
+extension FileDescriptor {
+    /// Writes every byte of `chunks`, in order, with as few `writev(2)` calls as they allow
+    /// (see ``write(gathering:system:)``), naming `path` in the error.
+    ///
+    /// - Throws: ``FileError`` (operation `write`) with `path` and the errno.
+    public func write(_ chunks: [Chunk], path: FilePath, system: SystemCalls = .live) throws(FileError) {
+        if chunks.count == 1 { return try write(chunks[0], path: path, system: system) }
+        var vectors = chunks.map { iovec(iov_base: $0.storage.base, iov_len: $0.count) }
+        do {
+            try withExtendedLifetime(chunks) { () throws(Errno) in
+                try vectors.withUnsafeMutableBufferPointer { (buffer) throws(Errno) in
+                    try write(gathering: buffer, system: system)
+                }
+            }
+        } catch {
+            throw .write(path: path, errno: error)
+        }
+    }
+}

@@ -1,6 +1,7 @@
 /// Where a pipeline's chunks end up: a file, a descriptor, a socket, a test's array.
 ///
-/// The writer stage calls ``write(_:)`` for each chunk in order, then exactly one of
+/// The writer stage calls ``write(contentsOf:)`` (or ``write(_:)``) for the chunks in order,
+/// then exactly one of
 /// ``commit()`` (the input ended and every stage succeeded) or ``abort()`` (anything failed or
 /// was cancelled). A sink that can be atomic (``FileSink``) makes the destination appear only in
 /// ``commit()``; a streaming sink (``DescriptorSink``) cannot take back what it wrote.
@@ -14,6 +15,21 @@ public protocol ChunkSink: Sendable {
     /// - Throws: the sink's error (``FileError`` for files); the writer then calls ``abort()``.
     func write(_ chunk: Chunk) async throws
 
+    /// Writes every byte of `chunks`, in order, after the chunks written before them.
+    ///
+    /// A pipeline hands its writer every chunk that is ready at once, so that a sink can write
+    /// them with one system call (`writev(2)`). The default calls ``write(_:)`` for each.
+    ///
+    /// - Throws: the sink's error (``FileError`` for files); the writer then calls ``abort()``.
+    func write(contentsOf chunks: [Chunk]) async throws
+
+    /// The executor the writer stage runs on, or `nil` for any.
+    ///
+    /// A sink that is an actor on a ``BlockingIOExecutor`` returns that executor: the writer
+    /// stage then runs on the sink's own thread, and each call to the sink costs no thread
+    /// hand-off. The default is `nil`.
+    var preferredExecutor: (any TaskExecutor)? { get }
+
     /// Makes the written data final (and, for a file, durable and visible at its path).
     ///
     /// - Throws: the sink's error; the data is then not committed and ``abort()`` follows.
@@ -22,4 +38,16 @@ public protocol ChunkSink: Sendable {
     /// Discards what was written, if the sink can: removes a temporary file. Idempotent; never
     /// throws.
     func abort() async
+}
+
+extension ChunkSink {
+    /// Calls ``write(_:)`` for each chunk, in order.
+    ///
+    /// - Throws: the first error of ``write(_:)``; the chunks after it are not written.
+    public func write(contentsOf chunks: [Chunk]) async throws {
+        for chunk in chunks { try await write(chunk) }
+    }
+
+    /// `nil`: the writer stage runs on any executor.
+    public var preferredExecutor: (any TaskExecutor)? { nil }
 }

@@ -43,6 +43,16 @@ public actor DescriptorSink: ChunkSink {
         try descriptor.write(chunk, path: path, system: system)
     }
 
+    /// Writes every byte of `chunks`, in order, with as few `writev(2)` calls as they allow.
+    ///
+    /// - Throws: ``FileError`` (operation `write`), e.g. code `closed` for `EPIPE`.
+    public func write(contentsOf chunks: [Chunk]) throws {
+        try descriptor.write(chunks, path: path, system: system)
+    }
+
+    /// The sink's own executor: the writer stage runs on the thread that writes.
+    public nonisolated var preferredExecutor: (any TaskExecutor)? { executor }
+
     /// Nothing to make final: the bytes are already written. A task cancelled before this
     /// point still ends as cancelled, as with every other sink.
     ///

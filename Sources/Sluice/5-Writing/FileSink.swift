@@ -234,6 +234,21 @@ public actor FileSink: ChunkSink {
         try descriptor.write(chunk, path: destination, system: system)
     }
 
+    /// Writes every byte of `chunks` to the temporary file, in order, with as few `writev(2)`
+    /// calls as they allow.
+    ///
+    /// - Throws: ``FileError`` (operation `write`) with the destination and errno (`ENOSPC`,
+    ///   `EFBIG`, ...).
+    public func write(contentsOf chunks: [Chunk]) throws {
+        guard case .open(let descriptor, _) = state else {
+            preconditionFailure("FileSink.write after commit or abort")
+        }
+        try descriptor.write(chunks, path: destination, system: system)
+    }
+
+    /// The sink's own executor: the writer stage runs on the thread that writes.
+    public nonisolated var preferredExecutor: (any TaskExecutor)? { executor }
+
     /// Sets the attributes (see ``FileSink``), `fsync(2)`s, closes, renames over the destination
     /// at the commit point (through the ``CommitGate``) and `fsync(2)`s the directory.
     ///

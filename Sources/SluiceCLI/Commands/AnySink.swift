@@ -5,6 +5,8 @@ struct AnySink: ChunkSink {
     private let base: any ChunkSink
     init(_ base: any ChunkSink) { self.base = base }
     func write(_ chunk: Chunk) async throws { try await base.write(chunk) }
+    func write(contentsOf chunks: [Chunk]) async throws { try await base.write(contentsOf: chunks) }
+    var preferredExecutor: (any TaskExecutor)? { base.preferredExecutor }
     func commit() async throws { try await base.commit() }
     func abort() async { await base.abort() }
 }
