@@ -8,8 +8,9 @@ extension BoundedChannel {
     /// (see ``ChannelCore``): a send resolved in between is answered at registration.
     ///
     /// Invariants, beyond the core's (``checkProducerInvariants()``): senders wait only while the
-    /// channel is open and the buffer is non-empty (an empty buffer admits any element), so a
-    /// waiting consumer and waiting senders never coexist; a registered sender is a waiting one.
+    /// channel is open and the buffer (with what the consumer holds from a batch) is non-empty:
+    /// an empty buffer is at or below any low watermark and admits any element, so a waiting
+    /// consumer and waiting senders never coexist; a registered sender is a waiting one.
     @usableFromInline
     struct StateMachine<Sender, Consumer>: ChannelMachine {
         @usableFromInline typealias SendFailure = ChannelSendError<Element>
@@ -35,6 +36,12 @@ extension BoundedChannel {
         @usableFromInline var senderContinuations: [Int: Sender] = [:]
         /// Answers for senders resolved before they registered their handle.
         @usableFromInline var earlyResults: [Int: SendResult] = [:]
+        /// Waiting senders are admitted only once the buffer (with what the consumer holds) has
+        /// drained to this many elements; `capacity - 1` admits them as soon as there is room.
+        @usableFromInline let lowWatermark: Int
+        /// A consumer waiting on an empty buffer is woken once this many elements are buffered,
+        /// or by ``flush()``, the end of the stream, or a sender that must wait; 1: at once.
+        @usableFromInline let consumerWakeThreshold: Int
 
         /// Creates an open, empty machine.
         ///
@@ -42,9 +49,18 @@ extension BoundedChannel {
         ///   - capacity: the most elements the buffer holds; must be >= 1.
         ///   - byteBudget: the most bytes (sum of weights) the buffer holds, if bounded;
         ///     must be >= 0.
+        ///   - lowWatermark: waiting senders resume once at most this many elements are buffered;
+        ///     in `0..<capacity`, default `capacity - 1` (as soon as there is room).
         @inlinable
-        init(capacity: Int, byteBudget: Int?) {
+        init(capacity: Int, byteBudget: Int?, lowWatermark: Int? = nil, consumerWakeThreshold: Int = 1) {
             core = ChannelCore(capacity: capacity, byteBudget: byteBudget, owner: Self.owner)
+            let low = lowWatermark ?? capacity - 1
+            precondition(low >= 0 && low < capacity, "BoundedChannel lowWatermark must be in 0..<capacity, got \(low)")
+            self.lowWatermark = low
+            precondition(
+                consumerWakeThreshold >= 1 && consumerWakeThreshold <= capacity,
+                "BoundedChannel consumerWakeThreshold must be in 1...capacity, got \(consumerWakeThreshold)")
+            self.consumerWakeThreshold = consumerWakeThreshold
         }
 
         // MARK: Sender events
@@ -56,12 +72,16 @@ extension BoundedChannel {
             case complete
             /// Resume the waiting consumer with the element, then return.
             case resumeConsumer(Consumer, Element)
+            /// The element is in the buffer, which reached the consumer's wake threshold: resume
+            /// the waiting consumer to take it (``ConsumerWake/retry``), then return.
+            case wakeConsumer(Consumer)
             /// Throw at once with this reason, handing the element back.
             case throwError(SendFailure.Reason)
             /// Suspend: the machine holds the element under `id`; register with
             /// ``senderSuspended(id:sender:)`` and, on cancellation, call
-            /// ``senderCancelled(id:)``.
-            case suspend(id: Int)
+            /// ``senderCancelled(id:)``. A consumer left waiting below its wake threshold is
+            /// first resumed (``ConsumerWake/retry``): it must make the room.
+            case suspend(id: Int, wakingConsumer: Consumer?)
         }
 
         /// A sender offers `element` of `weight` bytes.
@@ -76,16 +96,31 @@ extension BoundedChannel {
             case .open:
                 break
             }
-            if let consumer = core.handOver(weight: weight) {
+            if consumerWakeThreshold == 1, let consumer = core.handOver(weight: weight) {
                 return .resumeConsumer(consumer, element)
             }
             if waiters.isEmpty && core.queue.admits(weight: weight) {
                 core.accept(element, weight: weight)
+                if core.queue.count >= consumerWakeThreshold, let consumer = core.takeWaitingConsumer() {
+                    return .wakeConsumer(consumer)
+                }
                 return .complete
             }
             let id = core.drawID()
             waiters.append((id, WeightedQueue.Item(element: element, weight: weight)))
-            return .suspend(id: id)
+            return .suspend(id: id, wakingConsumer: core.takeWaitingConsumer())
+        }
+
+        /// The producers have no more elements for now: a consumer waiting below its wake
+        /// threshold takes what is buffered.
+        ///
+        /// - Returns: the consumer to resume with ``ConsumerWake/retry``, if one waits with
+        ///   elements buffered.
+        @inlinable
+        mutating func flush() -> Consumer? {
+            defer { checkInvariants() }
+            guard !core.queue.isEmpty else { return nil }
+            return core.takeWaitingConsumer()
         }
 
         /// What a sender does after registering its handle.
@@ -152,10 +187,11 @@ extension BoundedChannel {
         @inlinable
         var isRefilling: Bool { false }
 
-        /// Room was made: admit the waiting senders that now fit.
+        /// Room was made: once the buffer has drained to the low watermark, admit the waiting
+        /// senders that fit.
         @inlinable
         mutating func didDeliver(weight: Int) -> [SenderResumption] {
-            guard !waiters.isEmpty else { return [] }
+            guard !waiters.isEmpty, core.queue.occupiedCount <= lowWatermark else { return [] }
             var resumptions: [SenderResumption] = []
             admitWaiters(into: &resumptions)
             return resumptions
@@ -178,8 +214,29 @@ extension BoundedChannel {
 
         @inlinable
         func checkProducerInvariants() {
-            assert(waiters.isEmpty || (core.isOpen && !core.queue.isEmpty), "a sender waits although its element would fit")
+            assert(
+                waiters.isEmpty || (core.isOpen && core.queue.occupiedCount > 0),
+                "a sender waits although the buffer is empty")
             assert(senderContinuations.count <= waiters.count, "a registered sender is not waiting")
+        }
+
+        // MARK: Batches
+
+        /// After `next()` returned an element, the consumer takes up to `maximum` more elements
+        /// already buffered, without suspending. They are delivered, but count against the
+        /// capacity (and byte budget) until the consumer's next `next()`, which hands them on.
+        @inlinable
+        mutating func takeAvailable(upTo maximum: Int) -> [Element] {
+            defer { checkInvariants() }
+            guard case .idle = core.consumer else {
+                preconditionFailure("BoundedChannel.takeAvailable(upTo:) called while next() is in progress")
+            }
+            var taken: [Element] = []
+            while taken.count < maximum, let item = core.take() {
+                core.queue.hold(weight: item.weight)
+                taken.append(item.element)
+            }
+            return taken
         }
 
         // MARK: Bookkeeping

@@ -34,8 +34,13 @@ extension BoundedChannel {
         @usableFromInline let hooks: Hooks
 
         @inlinable
-        init(capacity: Int, byteBudget: Int?, weight: @escaping @Sendable (Element) -> Int, hooks: Hooks) {
-            self.machine = LockedValue(Machine(capacity: capacity, byteBudget: byteBudget))
+        init(
+            capacity: Int, byteBudget: Int?, lowWatermark: Int?, consumerWakeThreshold: Int,
+            weight: @escaping @Sendable (Element) -> Int, hooks: Hooks
+        ) {
+            self.machine = LockedValue(Machine(
+                capacity: capacity, byteBudget: byteBudget, lowWatermark: lowWatermark,
+                consumerWakeThreshold: consumerWakeThreshold))
             self.weight = weight
             self.hooks = hooks
         }
@@ -51,9 +56,12 @@ extension BoundedChannel {
                 return
             case .resumeConsumer(let consumer, let element):
                 consumer.resume(returning: .element(element))
+            case .wakeConsumer(let consumer):
+                consumer.resume(returning: .retry)
             case .throwError(let reason):
                 throw ChannelSendError(reason: reason, element: element)
-            case .suspend(let id):
+            case .suspend(let id, let consumer):
+                consumer?.resume(returning: .retry)
                 try await suspendSender(id: id).get()
             }
         }
@@ -83,6 +91,16 @@ extension BoundedChannel {
             let duration = start.duration(to: .now)
             machine.withLock { $0.senderResumed(afterSuspending: duration) }
             return result
+        }
+
+        @inlinable
+        func flush() {
+            machine.withLock { $0.flush() }?.resume(returning: .retry)
+        }
+
+        @inlinable
+        func takeAvailable(upTo maximum: Int) -> [Element] {
+            machine.withLock { $0.takeAvailable(upTo: maximum) }
         }
 
         @inlinable

@@ -61,15 +61,36 @@ public final class BoundedChannel<Element: Sendable>: AsyncSequence, Sendable {
     ///   - byteBudget: the most bytes (sum of `weight`) the buffer holds, or `nil` for no
     ///     byte bound; must be >= 0. An element heavier than the budget enters only an empty
     ///     buffer.
+    ///   - lowWatermark: once the buffer is full, waiting senders resume only when the consumer
+    ///     has drained it to this many elements (hysteresis: a full channel then wakes its
+    ///     producer once per `capacity - lowWatermark` elements taken, not once per element).
+    ///     In `0..<capacity`; `nil` (the default) is `capacity - 1`: a sender resumes as soon as
+    ///     there is room.
+    ///   - consumerWakeThreshold: a consumer waiting on an empty buffer is woken once this many
+    ///     elements are buffered, so that it takes them as one batch
+    ///     (``takeAvailable(upTo:)``) for one thread wake-up; earlier when a producer calls
+    ///     ``flush()``, ends the channel, or must wait for room itself. In `1...capacity`;
+    ///     the default 1 wakes it at once. A producer that may stop producing for a while
+    ///     (a read that can block) must call ``flush()`` before it stops.
     ///   - weight: the size in bytes of one element, called once per ``send(_:)`` outside
     ///     any lock; must return >= 0. The default weighs every element 0.
-    public init(capacity: Int, byteBudget: Int? = nil, weight: @escaping @Sendable (Element) -> Int = { _ in 0 }) {
-        storage = Storage(capacity: capacity, byteBudget: byteBudget, weight: weight, hooks: Hooks())
+    public init(
+        capacity: Int, byteBudget: Int? = nil, lowWatermark: Int? = nil, consumerWakeThreshold: Int = 1,
+        weight: @escaping @Sendable (Element) -> Int = { _ in 0 }
+    ) {
+        storage = Storage(
+            capacity: capacity, byteBudget: byteBudget, lowWatermark: lowWatermark,
+            consumerWakeThreshold: consumerWakeThreshold, weight: weight, hooks: Hooks())
     }
 
     /// Creates a channel with test hooks that report suspensions.
-    init(capacity: Int, byteBudget: Int? = nil, weight: @escaping @Sendable (Element) -> Int = { _ in 0 }, hooks: Hooks) {
-        storage = Storage(capacity: capacity, byteBudget: byteBudget, weight: weight, hooks: hooks)
+    init(
+        capacity: Int, byteBudget: Int? = nil, lowWatermark: Int? = nil, consumerWakeThreshold: Int = 1,
+        weight: @escaping @Sendable (Element) -> Int = { _ in 0 }, hooks: Hooks
+    ) {
+        storage = Storage(
+            capacity: capacity, byteBudget: byteBudget, lowWatermark: lowWatermark,
+            consumerWakeThreshold: consumerWakeThreshold, weight: weight, hooks: hooks)
     }
 
     /// Sends `element`, suspending while the buffer has no room for it.
@@ -119,6 +140,32 @@ public final class BoundedChannel<Element: Sendable>: AsyncSequence, Sendable {
         storage.fail(error)
     }
 
+    /// Wakes a consumer left waiting below its wake threshold
+    /// (``init(capacity:byteBudget:lowWatermark:consumerWakeThreshold:weight:)``) to take what
+    /// is buffered. Call it before a producer stops producing for a while; does nothing when no
+    /// consumer waits or nothing is buffered. Callable from any task; never suspends.
+    @inlinable
+    public func flush() {
+        storage.flush()
+    }
+
+    /// Takes up to `maximum` more elements that are already buffered, without suspending: the
+    /// consumer's way to handle a batch at once (one `writev(2)` for many chunks).
+    ///
+    /// Call it after the iterator's `next()` returned an element. The elements taken count
+    /// against ``init(capacity:byteBudget:lowWatermark:consumerWakeThreshold:weight:)``'s capacity and byte budget
+    /// until the consumer's next call to `next()`, which hands them on: the channel's memory
+    /// bound holds for them while the consumer still works on them.
+    ///
+    /// Concurrency: the consumer only, between its calls to `next()`; never suspends.
+    ///
+    /// - Parameter maximum: the most elements to take (>= 0).
+    /// - Returns: the elements, in order; empty when none is buffered.
+    @inlinable
+    public func takeAvailable(upTo maximum: Int) -> [Element] {
+        storage.takeAvailable(upTo: maximum)
+    }
+
     /// Returns the channel's single iterator.
     ///
     /// - Important: Call it once per channel; a second call stops the program. Dropping the
@@ -145,7 +192,11 @@ extension BoundedChannel where Element == Chunk {
     ///   - byteBudget: the most bytes the buffer holds, or `nil` for no byte bound (bytes are
     ///     still counted in ``statistics``). A chunk larger than the budget enters only an
     ///     empty buffer.
-    public convenience init(capacity: Int, byteBudget: Int?) {
-        self.init(capacity: capacity, byteBudget: byteBudget, weight: { $0.count })
+    ///   - lowWatermark: see ``init(capacity:byteBudget:lowWatermark:consumerWakeThreshold:weight:)``.
+    ///   - consumerWakeThreshold: see ``init(capacity:byteBudget:lowWatermark:consumerWakeThreshold:weight:)``.
+    public convenience init(capacity: Int, byteBudget: Int?, lowWatermark: Int? = nil, consumerWakeThreshold: Int = 1) {
+        self.init(
+            capacity: capacity, byteBudget: byteBudget, lowWatermark: lowWatermark,
+            consumerWakeThreshold: consumerWakeThreshold, weight: { $0.count })
     }
 }

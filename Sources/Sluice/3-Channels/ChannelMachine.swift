@@ -37,6 +37,9 @@ protocol ChannelMachine {
     /// Whether the consumer is fetching part of the backlog (between ``refill()`` and the report
     /// of its outcome).
     var isRefilling: Bool { get }
+    /// A consumer waiting on an empty buffer is woken once this many elements are buffered (or
+    /// earlier, when the producers flush, end the stream or must wait themselves); 1: at once.
+    var consumerWakeThreshold: Int { get }
 
     /// An element of `weight` bytes just left the buffer for the consumer.
     mutating func didDeliver(weight: Int) -> Effect
@@ -92,6 +95,17 @@ extension ChannelMachine {
         case .terminated:
             return .throwCancellation
         }
+    }
+
+    /// The consumer asks for more: the elements it took in a batch (see
+    /// ``BoundedChannel/takeAvailable(upTo:)``) are handed on and stop counting against the
+    /// capacity. Runs at the start of every `next()`, under the same lock.
+    ///
+    /// - Returns: the producers' effect of the room made, or nil when nothing was held.
+    @inlinable
+    mutating func releaseHeld() -> Effect? {
+        guard core.queue.releaseHeld() else { return nil }
+        return didDeliver(weight: 0)
     }
 
     /// The consumer told to suspend as `id` registers its handle.
@@ -151,7 +165,10 @@ extension ChannelMachine {
         case .alreadyEnded:
             return .none
         case .ended(let waitingConsumer):
+            // A consumer left waiting with elements buffered (below its wake threshold) takes
+            // them first, and the end after them.
             let wake: ConsumerWake<Element> = switch ending {
+            case _ where !core.queue.isEmpty: .retry
             case .finished: .end
             case .failed(let error): .failure(error)
             }
@@ -205,7 +222,7 @@ extension ChannelMachine {
             assert(!isRefilling, "a refill while the consumer suspends")
         case .waiting:
             assert(
-                core.isOpen && core.queue.isEmpty && backlog.count == 0 && !isRefilling,
+                core.isOpen && core.queue.count < consumerWakeThreshold && backlog.count == 0 && !isRefilling,
                 "the consumer waits while there is something to take")
         }
         checkProducerInvariants()

@@ -65,7 +65,9 @@ extension ChannelStorage {
             consumerTerminated()
             throw CancellationError()
         }
-        var action = machine.withLock { $0.next() }
+        let (released, first) = machine.withLock { machine in (machine.releaseHeld(), machine.next()) }
+        if let released { act(released) }
+        var action = first
         while true {
             switch action {
             case .returnElement(let element, let effect):

@@ -128,6 +128,10 @@ extension PushBuffer {
         @inlinable
         var isRefilling: Bool { spill.isReading }
 
+        /// A source's element wakes a waiting consumer at once.
+        @inlinable
+        var consumerWakeThreshold: Int { 1 }
+
         /// An element left: the demand may rise again.
         @inlinable
         mutating func didDeliver(weight: Int) -> SourceEffect {

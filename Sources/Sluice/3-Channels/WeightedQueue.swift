@@ -8,6 +8,10 @@
 /// forever. The queue does not enforce the rule on ``append(_:weight:)``: its owner decides, with
 /// ``admits(weight:)``, whether an element enters or waits (or spills).
 ///
+/// Elements a consumer took in a batch (``hold(weight:)``) stay counted by the admission rule
+/// until it asks for more (``releaseHeld()``): the memory bound covers them while the consumer
+/// still holds them.
+///
 /// Not thread-safe; it lives inside the lock of its channel.
 @usableFromInline
 struct WeightedQueue<Element> {
@@ -31,6 +35,9 @@ struct WeightedQueue<Element> {
     @usableFromInline var items = FIFOBuffer<Item>()
     /// The sum of the queued elements' weights.
     @usableFromInline var bytes = 0
+    /// Elements taken in a batch and not yet handed on, and their bytes.
+    @usableFromInline var heldCount = 0
+    @usableFromInline var heldBytes = 0
     /// The most elements queued at once (an element that passed through counts as one).
     @usableFromInline var peakCount = 0
     /// The most bytes queued at once.
@@ -62,10 +69,32 @@ struct WeightedQueue<Element> {
         return bytes + weight <= byteBudget
     }
 
-    /// Whether an element of `weight` bytes may enter now.
+    /// Whether an element of `weight` bytes may enter now (held elements count as queued).
     @inlinable
     func admits(weight: Int) -> Bool {
-        Self.admits(weight: weight, count: count, bytes: bytes, capacity: capacity, byteBudget: byteBudget)
+        Self.admits(
+            weight: weight, count: count + heldCount, bytes: bytes + heldBytes, capacity: capacity, byteBudget: byteBudget)
+    }
+
+    /// The elements queued and held, which the admission rule counts.
+    @inlinable
+    var occupiedCount: Int { count + heldCount }
+
+    /// The consumer took an element of `weight` bytes in a batch: it counts until ``releaseHeld()``.
+    @inlinable
+    mutating func hold(weight: Int) {
+        heldCount += 1
+        heldBytes += weight
+    }
+
+    /// The consumer asks for more: what it held is handed on. Returns whether it held anything.
+    @inlinable
+    mutating func releaseHeld() -> Bool {
+        defer {
+            heldCount = 0
+            heldBytes = 0
+        }
+        return heldCount > 0
     }
 
     /// Puts `element` at the end and raises the peaks.
@@ -73,7 +102,7 @@ struct WeightedQueue<Element> {
     mutating func append(_ element: Element, weight: Int) {
         items.append(Item(element: element, weight: weight))
         bytes += weight
-        notePeak(count: count, bytes: bytes)
+        notePeak(count: count + heldCount, bytes: bytes + heldBytes)
     }
 
     /// Removes and returns the first element with its weight, or nil when the queue is empty.
@@ -97,6 +126,8 @@ struct WeightedQueue<Element> {
         defer {
             items.removeAll()
             bytes = 0
+            heldCount = 0
+            heldBytes = 0
         }
         return (count, bytes)
     }
@@ -111,11 +142,11 @@ struct WeightedQueue<Element> {
     @inlinable
     func checkInvariants(owner: StaticString) {
         assert(bytes >= 0, "\(owner) holds negative bytes")
-        assert(count <= capacity, "\(owner) holds \(count) of \(capacity) elements")
+        assert(count + heldCount <= capacity, "\(owner) holds \(count + heldCount) of \(capacity) elements")
         assert(
-            byteBudget.map { bytes <= $0 || count == 1 } ?? true,
+            byteBudget.map { bytes + heldBytes <= $0 || count + heldCount == 1 } ?? true,
             "\(owner) holds \(bytes) bytes past its budget")
-        assert(peakCount >= count && peakBytes >= bytes, "\(owner) holds more than its peak")
+        assert(peakCount >= count + heldCount && peakBytes >= bytes + heldBytes, "\(owner) holds more than its peak")
     }
 }
 

@@ -41,7 +41,7 @@ import Testing
     }
 
     static func suspendedID(_ action: Machine.SendAction, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
-        guard case .suspend(let id) = action else {
+        guard case .suspend(let id, wakingConsumer: nil) = action else {
             Issue.record("expected .suspend, got \(action)", sourceLocation: sourceLocation)
             throw CancellationError()
         }
