@@ -35,6 +35,11 @@ public struct FileChunks: AsyncSequence, Sendable {
     public var path: FilePath { reader.path }
     /// The largest chunk `next()` returns, in bytes.
     public var chunkSize: Int { reader.chunkSize }
+    /// The executor the file's reads run on: its own ``BlockingIOExecutor``.
+    ///
+    /// A consumer that pulls chunks in a loop (a pipeline's read stage) runs best on it: each
+    /// `next()` then reads on the thread it is already on, with no thread hand-off.
+    public var preferredExecutor: any TaskExecutor { reader.executor }
     /// What `fstat(2)` said when the file was opened.
     public let status: FileStatus
 
@@ -87,12 +92,14 @@ public struct FileChunks: AsyncSequence, Sendable {
 
     /// Makes the iterator; call it once per sequence (the file is read once).
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(reader: reader)
+        AsyncIterator(reader: reader, readsCanWait: status.kind != .regular)
     }
 
     /// Pulls chunks from the file, one read per `next()`.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let reader: FileReader
+        /// Whether a read may wait for data indefinitely (a pipe, a FIFO, a terminal, a socket).
+        let readsCanWait: Bool
 
         /// Reads and returns the next chunk, or `nil` at end of file.
         ///
@@ -101,6 +108,11 @@ public struct FileChunks: AsyncSequence, Sendable {
         public mutating func next() async throws -> Chunk? {
             try Task.checkCancellation()
             let reader = self.reader
+            if !readsCanWait && reader.executor.isCurrentThread {
+                // A regular file's read never waits for data, and this task already runs on the
+                // reader's thread (a pipeline's read stage does): read here, with no hand-off.
+                return try reader.nextChunkOnReaderThread()
+            }
             return try await withTaskCancellationHandler {
                 try await reader.nextChunk()
             } onCancel: {

@@ -109,6 +109,12 @@ actor FileReader {
         return chunk
     }
 
+    /// ``nextChunk()``, called synchronously by a caller that already runs on ``executor``'s
+    /// thread (checked: the program stops otherwise), with no actor hop.
+    nonisolated func nextChunkOnReaderThread() throws -> Chunk? {
+        try assumeIsolated { try $0.nextChunk() }
+    }
+
     /// Wakes a read blocked on an idle pipe; it then throws `CancellationError` if its task is
     /// cancelled. The signal is consumed by the next wait that sees it, so it never ends a later,
     /// uncancelled read (C34).

@@ -39,6 +39,22 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         /// report may skip it. A transform that reports its own CRC-32 (gzip) costs nothing extra.
         public var computesCRC32: Bool
 
+        /// The capacity, in chunks, that buffers about 4 MiB per channel for chunks of
+        /// `chunkSize` bytes: 4 chunks of 1 MiB (and more), up to 1,024 chunks of 4 KiB (and less).
+        ///
+        /// Small chunks need a deep channel to be cheap: a full channel wakes its producer once
+        /// per half a channel taken (the low watermark is half the capacity) and the writer
+        /// hands up to a channel's worth of chunks to one `writev(2)`, so the cost of a thread
+        /// wake-up is shared by hundreds of small chunks instead of paid for two. The bytes
+        /// buffered stay at most those of 4 chunks of 1 MiB.
+        ///
+        /// - Parameter chunkSize: bytes per chunk (>= 1).
+        /// - Returns: `4 MiB / chunkSize`, clamped to 4...1024.
+        public static func defaultCapacity(chunkSize: Int) -> Int {
+            precondition(chunkSize >= 1, "chunkSize must be at least 1 byte")
+            return min(1024, max(4, (4 << 20) / chunkSize))
+        }
+
         /// Creates options.
         ///
         /// - Precondition: `capacity >= 1`; `byteBudget`, when given, >= 1.
@@ -103,9 +119,21 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     ///   first.
     public func run() async throws -> CopyReport {
         let start = ContinuousClock.now
-        let input = BoundedChannel<Chunk>(capacity: options.capacity, byteBudget: options.byteBudget)
+        // A full channel resumes its producer once it has drained to half, and a regular file's
+        // chunks wake a waiting consumer once half a channel is buffered: one thread wake-up per
+        // half a channel of chunks in either direction. A source that may stop for a while (a
+        // pipe, a push source) wakes the consumer at once, so a chunk never waits for the next.
+        // A test that cancels at each await point in turn needs the same points in every run:
+        // with a hook, chunks go one at a time (no batches, no deferred wake-up).
+        let batches = awaitPointHook == nil
+        let wakeThreshold = batches && (source as? FileChunks)?.status.kind == .regular ? max(1, options.capacity / 2) : 1
+        let input = BoundedChannel<Chunk>(
+            capacity: options.capacity, byteBudget: options.byteBudget, lowWatermark: options.capacity / 2,
+            consumerWakeThreshold: wakeThreshold)
         let output = makeTransform.map { _ in
-            BoundedChannel<Chunk>(capacity: options.capacity, byteBudget: options.byteBudget)
+            BoundedChannel<Chunk>(
+                capacity: options.capacity, byteBudget: options.byteBudget, lowWatermark: options.capacity / 2,
+                consumerWakeThreshold: wakeThreshold)
         }
         let recorder = ProgressRecorder(hub: progress, totalBytes: totalBytes, start: start) {
             let first = input.statistics
@@ -134,8 +162,12 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         await withTaskGroup(of: (isSink: Bool, [Result<StageResult, any Error>]).self) { group in
             group.addTask {
                 let collected = await withTaskGroup(of: Result<StageResult, any Error>.self) { upstream in
-                    // Its own thread: the CRC-32 of a large chunk is blocking work too.
-                    upstream.addTask(executorPreference: BlockingIOExecutor(label: "sluice.read-stage")) {
+                    // On the source's own thread when it has one (a file's reads then cost
+                    // no thread hand-off), else on a thread of its own: the CRC-32 of a large
+                    // chunk is blocking work too.
+                    let readExecutor = (source as? FileChunks)?.preferredExecutor
+                        ?? BlockingIOExecutor(label: "sluice.read-stage")
+                    upstream.addTask(executorPreference: readExecutor) {
                         await Result { try await Self.read(source, into: input, recorder: recorder, computesCRC32: computesCRC32, hook: hook) }
                     }
                     if let makeTransform, let output {
@@ -154,8 +186,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
                 }
                 return (false, collected)
             }
-            group.addTask {
-                (true, [await Result { try await Self.write(output ?? input, to: sink, recorder: recorder, hook: hook) }])
+            // On the sink's own thread when it has one: each write then costs no hand-off.
+            group.addTask(executorPreference: sink.preferredExecutor) {
+                (true, [await Result { try await Self.write(output ?? input, to: sink, recorder: recorder, hook: hook, batches: batches) }])
             }
             for await (isSink, stages) in group {
                 for result in stages {
@@ -257,14 +290,23 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         }
     }
 
+    /// The most chunks the writer stage hands the sink at once (`IOV_MAX`, what one `writev(2)`
+    /// takes).
+    static var maximumBatch: Int { 1024 }
+
     private static func write(
-        _ channel: BoundedChannel<Chunk>, to sink: Sink, recorder: ProgressRecorder, hook: AwaitPointHook?
+        _ channel: BoundedChannel<Chunk>, to sink: Sink, recorder: ProgressRecorder, hook: AwaitPointHook?,
+        batches: Bool
     ) async throws -> StageResult {
         let points = hook.map(AwaitPoints.init)
         var chunks = channel.makeAsyncIterator()
         while let chunk = try await points.around(.writeReceive, { try await chunks.next() }) {
-            try await points.around(.sinkWrite) { try await sink.write(chunk) }
-            recorder.recordWritten(chunk.count)
+            // Every chunk already waiting goes with it, in one call (one `writev(2)`); they
+            // count against the channel's capacity until the next `next()`.
+            var batch = [chunk]
+            if batches { batch += channel.takeAvailable(upTo: maximumBatch - 1) }
+            try await points.around(.sinkWrite) { try await sink.write(contentsOf: batch) }
+            recorder.recordWritten(batch.reduce(0) { $0 + $1.count })
         }
         return .written
     }

@@ -44,9 +44,15 @@ enum BenchCommand {
         var consumers = BenchmarkConsumer.allCases
         var sinkRate: Int64 = 200 << 20
         var chunkSize = 1 << 20
-        var capacity = 4
+        /// `--capacity`, or nil: each run then uses the pipeline's default for its chunk size.
+        var capacity: Int?
         /// The chunk-size sweep's sizes in bytes, smallest first, each once; empty: no sweep.
         var chunkSizes: [Int] = []
+
+        /// The capacity of a run with chunks of `chunkBytes` bytes.
+        func capacity(chunkBytes: Int) -> Int {
+            capacity ?? FileCopy<FileChunks, FileSink>.Options.defaultCapacity(chunkSize: chunkBytes)
+        }
 
         /// The options given in `arguments`, the defaults for the others.
         init(_ arguments: ParsedArguments) {
@@ -57,7 +63,7 @@ enum BenchCommand {
             consumers = arguments.list(.consumer)?.compactMap(BenchmarkConsumer.init(rawValue:)) ?? consumers
             sinkRate = arguments.size(.sinkRate) ?? sinkRate
             chunkSize = arguments.size(.chunkSize).map { Int($0) } ?? chunkSize
-            capacity = arguments.integer(.capacity) ?? capacity
+            capacity = arguments.integer(.capacity)
             chunkSizes = Set((arguments.sizes(.chunkSizes) ?? []).map { Int($0) }).sorted()
         }
     }

@@ -76,7 +76,7 @@ struct BenchRunner {
     private func announcement() -> String {
         var text = "sluice bench: \(ProgressDisplay.formatBytes(plan.size)) input, \(plan.runs) counted run"
             + "\(plan.runs == 1 ? "" : "s") each (median), chunk \(ProgressDisplay.formatBytes(Int64(plan.chunkSize))), "
-            + "capacity \(plan.capacity), slow consumer \(ProgressDisplay.formatBytes(plan.sinkRate))/s"
+            + "capacity \(plan.capacity(chunkBytes: plan.chunkSize)), slow consumer \(ProgressDisplay.formatBytes(plan.sinkRate))/s"
         if !plan.chunkSizes.isEmpty {
             text += "; chunk sizes \(plan.chunkSizes.map { BinaryUnits.abbreviation(Int64($0)) }.joined(separator: ", ")) "
                 + "against dd"
@@ -129,7 +129,7 @@ struct BenchRunner {
         [
             "bench-run", "--design", design.rawValue, "--consumer", consumer.rawValue,
             "--input", "\(work.input)", "--output", "\(work.output)", "--sink-rate", "\(plan.sinkRate)",
-            "--chunk-size", "\(chunkBytes)", "--capacity", "\(plan.capacity)", "--spill-dir", "\(work.directory)",
+            "--chunk-size", "\(chunkBytes)", "--capacity", "\(plan.capacity(chunkBytes: chunkBytes))", "--spill-dir", "\(work.directory)",
         ]
     }
 

@@ -7,7 +7,8 @@ struct CommonOptions {
     var synchronize = true
     var preserve = false
     var chunkSize = FileChunks.defaultChunkSize
-    var capacity = 4
+    /// `--capacity`, or the pipeline's default for the chunk size (4 MiB of chunks, 4...1024).
+    var capacity = FileCopy<FileChunks, FileSink>.Options.defaultCapacity(chunkSize: FileChunks.defaultChunkSize)
     var progress = ProgressMode.none
     var quiet = false
     var verbose = false
@@ -18,7 +19,8 @@ struct CommonOptions {
         synchronize = !arguments.has(.noFsync)
         preserve = arguments.has(.preserve)
         chunkSize = arguments.size(.chunkSize).map { Int($0) } ?? chunkSize
-        capacity = arguments.integer(.capacity) ?? capacity
+        capacity = arguments.integer(.capacity)
+            ?? FileCopy<FileChunks, FileSink>.Options.defaultCapacity(chunkSize: chunkSize)
         if arguments.has(.progress) {
             progress = arguments.choice(.progress) == "json" ? .json : .human
         }

@@ -90,7 +90,8 @@ extension CommandOption {
         commands: transfers.union([.bench, .benchRun]))
     static let capacity = CommandOption(
         long: "capacity", value: .required(name: "n", kind: .integer(1...(1 << 20), noun: "count of chunks")),
-        abstract: "chunks buffered between stages, at least 1 (default 4)",
+        abstract: "chunks buffered between stages, at least 1 (default: 4 MiB of chunks, 4 to 1024: 4 "
+            + "at 1M, 1024 at 4K)",
         commands: transfers.union([.bench, .benchRun]))
     static let progress = CommandOption(
         long: "progress", value: .attached(choices: ["json"]),
