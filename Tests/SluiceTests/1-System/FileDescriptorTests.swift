@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import SluiceTestSupport
 import Testing
 @testable import Sluice
 
@@ -176,5 +177,25 @@ import Testing
         #expect(error.operation == .open)
         #expect(error.path == "/nonexistent-sluice-test/x")
         #expect(error.description == "cannot open '/nonexistent-sluice-test/x': No such file or directory")
+    }
+
+    @Test(arguments: [1, 3, 100])
+    func gatheredChunksAreWrittenWholeAndInOrderThroughInterruptionsAndShortWrites(maximumCount: Int) throws {
+        // A seam without a `writev` of its own writes each buffer through its `write`: every
+        // short count and EINTR of the fake lands in the middle of a batch of chunks.
+        let (calls, written) = Self.interruptingWriter(maximumCount: maximumCount, seed: 0xBA7C_0000 &+ UInt64(maximumCount))
+        let chunks = (0..<40).map { index in Chunk((0..<(index % 7)).map { UInt8((index &* 31 &+ $0) & 0xFF) }) }
+        try FileDescriptor(rawValue: -1).write(chunks, path: "fake", system: calls)
+        #expect(written.withLock { $0 } == chunks.flatMap(\.bytes))
+    }
+
+    @Test func aGatheredWriteOfMoreThanIOVMaxBuffersReachesTheFile() async throws {
+        try await withScratchDirectory { scratch in
+            let path = scratch.appending("gathered")
+            let descriptor = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_EXCL, permissions: 0o600)
+            let chunks = (0..<3000).map { Chunk([UInt8($0 & 0xFF), UInt8($0 >> 8)]) }
+            try descriptor.closeAfter { () throws(FileError) in try descriptor.write(chunks, path: path) }
+            #expect(try readFile(path) == chunks.flatMap(\.bytes))
+        }
     }
 }
