@@ -127,8 +127,10 @@ public struct FileDescriptor: Sendable, Hashable {
     /// kernel at once. A non-blocking descriptor that answers `EAGAIN` is waited on as in
     /// ``write(contentsOf:system:)``.
     ///
-    /// - Parameter vectors: the buffers; advanced in place past what was written, so on return
-    ///   every `iov_len` is 0.
+    /// - Parameters:
+    ///   - vectors: the buffers; advanced in place past what was written, so on return every
+    ///     `iov_len` is 0.
+    ///   - system: the system calls to use (``SystemCalls/writev``).
     /// - Throws: the ``Errno`` of a failed `writev(2)` or `poll(2)`; bytes before it were written.
     public func write(gathering vectors: UnsafeMutableBufferPointer<iovec>, system: SystemCalls = .live) throws(Errno) {
         var first = 0
