@@ -228,10 +228,15 @@ public actor FileSink: ChunkSink {
     /// - Throws: ``FileError`` (operation `write`) with the destination path and errno, e.g.
     ///   `EFBIG` (File too large) or `ENOSPC`.
     public func write(_ chunk: Chunk) throws {
+        try writableDescriptor.write(chunk, path: destination, system: system)
+    }
+
+    /// The temporary file (or in-place destination) while it is open for writes.
+    private var writableDescriptor: FileDescriptor {
         guard case .open(let descriptor, _) = state else {
             preconditionFailure("FileSink.write after commit or abort")
         }
-        try descriptor.write(chunk, path: destination, system: system)
+        return descriptor
     }
 
     /// Writes every byte of `chunks` to the temporary file, in order, with as few `writev(2)`
@@ -240,10 +245,7 @@ public actor FileSink: ChunkSink {
     /// - Throws: ``FileError`` (operation `write`) with the destination and errno (`ENOSPC`,
     ///   `EFBIG`, ...).
     public func write(contentsOf chunks: [Chunk]) throws {
-        guard case .open(let descriptor, _) = state else {
-            preconditionFailure("FileSink.write after commit or abort")
-        }
-        try descriptor.write(chunks, path: destination, system: system)
+        try writableDescriptor.write(chunks, path: destination, system: system)
     }
 
     /// The sink's own executor: the writer stage runs on the thread that writes.

@@ -126,7 +126,8 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         // A test that cancels at each await point in turn needs the same points in every run:
         // with a hook, chunks go one at a time (no batches, no deferred wake-up).
         let batches = awaitPointHook == nil
-        let wakeThreshold = batches && (source as? FileChunks)?.status.kind == .regular ? max(1, options.capacity / 2) : 1
+        let fileSource = source as? FileChunks
+        let wakeThreshold = batches && fileSource?.status.kind == .regular ? max(1, options.capacity / 2) : 1
         let input = BoundedChannel<Chunk>(
             capacity: options.capacity, byteBudget: options.byteBudget, lowWatermark: options.capacity / 2,
             consumerWakeThreshold: wakeThreshold)
@@ -165,7 +166,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
                     // On the source's own thread when it has one (a file's reads then cost
                     // no thread hand-off), else on a thread of its own: the CRC-32 of a large
                     // chunk is blocking work too.
-                    let readExecutor = (source as? FileChunks)?.preferredExecutor
+                    let readExecutor = fileSource?.preferredExecutor
                         ?? BlockingIOExecutor(label: "sluice.read-stage")
                     upstream.addTask(executorPreference: readExecutor) {
                         await Result { try await Self.read(source, into: input, recorder: recorder, computesCRC32: computesCRC32, hook: hook) }
