@@ -35,6 +35,21 @@ public struct ThrottledSink<Base: ChunkSink>: ChunkSink {
         if wait > .zero { try await Task.sleep(for: wait) }
     }
 
+    /// Writes the chunks to the wrapped sink in one call (one `writev(2)` for a file), then
+    /// sleeps until the average rate since the first write is at most the limit.
+    ///
+    /// - Throws: what the wrapped sink's `write(contentsOf:)` throws; `CancellationError` when
+    ///   the task is cancelled while it sleeps.
+    public func write(contentsOf chunks: [Chunk]) async throws {
+        try await base.write(contentsOf: chunks)
+        guard let bytesPerSecond, bytesPerSecond > 0 else { return }
+        let wait = await clock.add(chunks.reduce(0) { $0 + Int64($1.count) }, rate: bytesPerSecond)
+        if wait > .zero { try await Task.sleep(for: wait) }
+    }
+
+    /// The wrapped sink's executor: the writer stage runs on the thread that writes.
+    public var preferredExecutor: (any TaskExecutor)? { base.preferredExecutor }
+
     /// Commits the wrapped sink.
     ///
     /// - Throws: what the wrapped sink's `commit` throws.
