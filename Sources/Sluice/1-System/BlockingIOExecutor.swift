@@ -19,13 +19,21 @@ import Musl
 /// (an actor call to an actor on the same executor, a resumed continuation) run on the same
 /// thread without waking anything.
 ///
-/// It is both a `SerialExecutor` (actors such as ``FileSink`` run on it) and a `TaskExecutor`
-/// (a pipeline stage prefers it with `Task(executorPreference:)`). Jobs run one at a time, in
-/// the order they were enqueued. Thread-safe: `enqueue` may be called from any thread. The
-/// thread is started by `init` and ends when the executor is released and its queue is empty
-/// (each queued job keeps the executor alive until it has run).
-public final class BlockingIOExecutor: SerialExecutor, TaskExecutor {
+/// It is a `TaskExecutor` (a pipeline stage prefers it with `Task(executorPreference:)`) and
+/// lends its thread to actors through ``asUnownedSerialExecutor()`` (``FileSink`` and the file
+/// reader run on it). The two roles are two executor objects on the one thread: a task's job
+/// runs as nonisolated code on this task executor, an actor's job runs isolated to the actor's
+/// serial executor. Were they one object, the runtime could not tell them apart and would run
+/// every job as the actor's, so each call from a stage to a nonisolated `async` function (a
+/// channel's `send`, a sequence's `next()`) would be a switch of executors: a job queued and
+/// taken again, four per chunk in a copy. Jobs run one at a time, in the order they were
+/// enqueued. Thread-safe: `enqueue` may be called from any thread. The thread is started by
+/// `init` and ends when the executor is released and its queue is empty (each queued job keeps
+/// its executor alive until it has run).
+public final class BlockingIOExecutor: TaskExecutor {
     private let worker: Worker
+    /// The serial executor of the actors that run on this thread.
+    private let serial: Serial
 
     /// Creates an executor and starts its thread.
     ///
@@ -33,6 +41,7 @@ public final class BlockingIOExecutor: SerialExecutor, TaskExecutor {
     ///   visible in debuggers and `top -H`.
     public init(label: String = "sluice.blocking-io") {
         worker = Worker()
+        serial = Serial(worker: worker)
         worker.start(name: label)
     }
 
@@ -40,10 +49,10 @@ public final class BlockingIOExecutor: SerialExecutor, TaskExecutor {
         worker.stop()
     }
 
-    /// Runs `job` on this executor's thread after the jobs already enqueued. Called by the Swift
-    /// runtime from any thread; returns at once.
+    /// Runs `job`, a job of a task that prefers this executor, on this executor's thread after
+    /// the jobs already enqueued. Called by the Swift runtime from any thread; returns at once.
     public func enqueue(_ job: consuming ExecutorJob) {
-        worker.submit(.job(UnownedJob(job), self))
+        worker.submit(.task(UnownedJob(job), self))
     }
 
     /// Runs `work` on this executor's thread after the jobs already enqueued, and returns at once.
@@ -51,24 +60,49 @@ public final class BlockingIOExecutor: SerialExecutor, TaskExecutor {
         worker.submit(.work(work))
     }
 
-    /// This executor as the runtime's unowned serial-executor reference (for actors that run on it).
+    /// The serial executor of an actor that runs on this executor's thread: return it from the
+    /// actor's `unownedExecutor`. The executor must outlive the actor (store it in the actor).
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
-        UnownedSerialExecutor(ordinary: self)
-    }
-
-    /// Traps unless the caller runs on this executor's thread (the runtime's isolation check).
-    public func checkIsolated() {
-        precondition(worker.isCurrentThread, "not on the executor's thread")
+        serial.asUnownedSerialExecutor()
     }
 
     /// Whether the calling thread is this executor's thread.
     var isCurrentThread: Bool { worker.isCurrentThread }
+
+    /// The count of jobs and closures enqueued so far (for tests: a call that needs no switch of
+    /// executors enqueues nothing).
+    var itemsEnqueued: Int { worker.itemsEnqueued }
 }
 
 extension BlockingIOExecutor {
+    /// The serial executor of the actors on the thread: jobs it is given run isolated to it.
+    fileprivate final class Serial: SerialExecutor {
+        private let worker: Worker
+
+        init(worker: Worker) {
+            self.worker = worker
+        }
+
+        func enqueue(_ job: consuming ExecutorJob) {
+            worker.submit(.actor(UnownedJob(job), self))
+        }
+
+        func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+            UnownedSerialExecutor(ordinary: self)
+        }
+
+        /// Traps unless the caller runs on the thread (the runtime's isolation check).
+        func checkIsolated() {
+            precondition(worker.isCurrentThread, "not on the executor's thread")
+        }
+    }
+
     /// One unit of queued work. A job keeps its executor alive until it has run.
     fileprivate enum Item {
-        case job(UnownedJob, BlockingIOExecutor)
+        /// A job of a task that prefers the executor: runs as nonisolated code on it.
+        case task(UnownedJob, BlockingIOExecutor)
+        /// A job of an actor on the thread: runs isolated to the actor's serial executor.
+        case actor(UnownedJob, Serial)
         case work(@Sendable () -> Void)
     }
 
@@ -84,6 +118,7 @@ extension BlockingIOExecutor {
         private var queue: [Item] = []
         private var isSleeping = false
         private var isStopped = false
+        private var submitted = 0
         private var thread = pthread_t()
 
         init() {
@@ -99,6 +134,12 @@ extension BlockingIOExecutor {
         }
 
         var isCurrentThread: Bool { pthread_equal(pthread_self(), thread) != 0 }
+
+        var itemsEnqueued: Int {
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return submitted
+        }
 
         func start(name: String) {
             let context = Unmanaged.passRetained(self).toOpaque()
@@ -116,6 +157,7 @@ extension BlockingIOExecutor {
         func submit(_ item: Item) {
             pthread_mutex_lock(mutex)
             queue.append(item)
+            submitted += 1
             let wakes = isSleeping
             isSleeping = false
             pthread_mutex_unlock(mutex)
@@ -149,10 +191,10 @@ extension BlockingIOExecutor {
                 pthread_mutex_unlock(mutex)
                 for item in batch {
                     switch item {
-                    case .job(let job, let executor):
-                        job.runSynchronously(
-                            isolatedTo: executor.asUnownedSerialExecutor(),
-                            taskExecutor: executor.asUnownedTaskExecutor())
+                    case .task(let job, let executor):
+                        job.runSynchronously(on: executor.asUnownedTaskExecutor())
+                    case .actor(let job, let serial):
+                        job.runSynchronously(on: serial.asUnownedSerialExecutor())
                     case .work(let work):
                         work()
                     }

@@ -87,4 +87,60 @@ struct BlockingIOExecutorTests {
         for pipe in pipes { try pipe.write.close() }
         for reader in readers { #expect(try await reader.value == []) }
     }
+
+    /// An actor that runs on a ``BlockingIOExecutor``'s thread, as ``FileSink`` does.
+    actor OnExecutor {
+        nonisolated let executor: BlockingIOExecutor
+        nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+        var calls = 0
+
+        init(_ executor: BlockingIOExecutor) {
+            self.executor = executor
+        }
+
+        func call() -> Bool {
+            calls += 1
+            return executor.isCurrentThread
+        }
+    }
+
+    /// The actor's count, read synchronously: the caller claims to run on its executor.
+    static func callsAssumingIsolation(of actor: OnExecutor) -> Int {
+        actor.assumeIsolated { $0.calls }
+    }
+
+    @inline(never)
+    nonisolated static func nonisolatedStep(_ value: Int) async -> Int {
+        value + 1
+    }
+
+    /// A task that prefers the executor runs nonisolated `async` code on its thread as the task
+    /// executor's own: each call is a plain call, with no job queued and taken again (a copy's
+    /// stages call a channel's `send` and a sequence's `next()` once per chunk).
+    @Test func nonisolatedCallsOfAPreferringTaskQueueNoJob() async {
+        let executor = BlockingIOExecutor(label: "test.nonisolated")
+        let (total, enqueued, onThread) = await Task(executorPreference: executor) {
+            let before = executor.itemsEnqueued
+            var total = 0
+            for _ in 0..<100 { total = await Self.nonisolatedStep(total) }
+            return (total, executor.itemsEnqueued - before, executor.isCurrentThread)
+        }.value
+        #expect(total == 100)
+        #expect(enqueued == 0)
+        #expect(onThread)
+    }
+
+    /// An actor on the executor runs isolated on the same thread, whether it is called from a
+    /// task that prefers the executor or from anywhere else, and `assumeIsolated` holds there.
+    @Test func anActorOnTheExecutorRunsOnItsThread() async {
+        let executor = BlockingIOExecutor(label: "test.actor")
+        let actor = OnExecutor(executor)
+        #expect(await actor.call())
+        let fromStage = await Task(executorPreference: executor) {
+            let onThread = await actor.call()
+            return (onThread, Self.callsAssumingIsolation(of: actor))
+        }.value
+        #expect(fromStage.0)
+        #expect(fromStage.1 == 2)
+    }
 }
