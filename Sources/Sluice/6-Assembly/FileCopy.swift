@@ -163,10 +163,13 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         await withTaskGroup(of: (isSink: Bool, [Result<StageResult, any Error>]).self) { group in
             group.addTask {
                 let collected = await withTaskGroup(of: Result<StageResult, any Error>.self) { upstream in
-                    // On the source's own thread when it has one (a file's reads then cost
-                    // no thread hand-off), else on a thread of its own: the CRC-32 of a large
-                    // chunk is blocking work too.
-                    let readExecutor = fileSource?.preferredExecutor
+                    // On the source's own thread when it has one: a file's reads then cost no
+                    // thread hand-off. Any other source (a push buffer, a sequence in memory)
+                    // only hands over chunks that are already there: its stage shares the
+                    // sink's thread, so a chunk goes from the source to the sink with no thread
+                    // woken between them, and the stages take turns (the reading one runs until
+                    // the source is empty or the channel full, then the writer takes a batch).
+                    let readExecutor = fileSource?.preferredExecutor ?? sink.preferredExecutor
                         ?? BlockingIOExecutor(label: "sluice.read-stage")
                     upstream.addTask(executorPreference: readExecutor) {
                         await Result { try await Self.read(source, into: input, recorder: recorder, computesCRC32: computesCRC32, hook: hook) }
