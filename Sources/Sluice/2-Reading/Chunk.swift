@@ -14,8 +14,13 @@ import Musl
 /// (an internal `ChunkPool`): a copy then reuses the same few buffers instead of faulting in fresh pages
 /// for every chunk (measured: 1 GiB copied in 1 MiB chunks, 0.54× → ~1× the speed of `cat`).
 ///
-/// - Note: `Chunk` is `Sendable` and may cross any concurrency domain.
-public struct Chunk: Sendable, Hashable {
+/// Smaller chunks keep their bytes in the same allocation as their bookkeeping: one `malloc`
+/// per chunk, where a copy in 4 KiB chunks makes 65,536 of them per 256 MiB.
+///
+/// - Note: `Chunk` is `Sendable` and may cross any concurrency domain. (`@unchecked` because
+///   its storage is a `ManagedBuffer`, which is not `Sendable`; the bytes are written only
+///   inside `init`, before any other thread can see the chunk, and only read afterwards.)
+public struct Chunk: @unchecked Sendable, Hashable {
     @usableFromInline
     let storage: ChunkStorage
 
@@ -24,7 +29,7 @@ public struct Chunk: Sendable, Hashable {
     /// - Parameter bytes: the chunk's contents; may be empty.
     public init(_ bytes: some Collection<UInt8>) {
         let count = bytes.count
-        storage = ChunkStorage(capacity: count)
+        storage = ChunkStorage.make(capacity: count)
         let buffer = UnsafeMutableRawBufferPointer(start: storage.base, count: count)
         _ = buffer.initializeMemory(as: UInt8.self, from: bytes)
         storage.count = count
@@ -46,7 +51,7 @@ public struct Chunk: Sendable, Hashable {
         initializingWith initializer: (UnsafeMutableRawBufferPointer) throws(E) -> Int
     ) throws(E) {
         precondition(capacity >= 0, "capacity must not be negative")
-        let storage = ChunkStorage(capacity: capacity)
+        let storage = ChunkStorage.make(capacity: capacity)
         let count = try initializer(UnsafeMutableRawBufferPointer(start: storage.base, count: capacity))
         precondition(count >= 0 && count <= capacity, "initializer returned a count out of 0...capacity")
         storage.count = count
@@ -84,25 +89,47 @@ public struct Chunk: Sendable, Hashable {
     }
 }
 
-/// The buffer behind a ``Chunk``: allocated (or taken from ``ChunkPool``) once, written once by
-/// the code that makes the chunk, then only read; returned to the pool when the last chunk that
-/// shares it is gone.
+/// The buffer behind a ``Chunk``: written once by the code that makes the chunk, then only read.
 ///
-/// `@unchecked Sendable`: the memory is written only before the chunk is published (inside
-/// `Chunk.init`), and read-only afterwards, so sharing it across threads is safe.
+/// A chunk smaller than the pool's smallest buffer keeps its bytes in the same allocation as
+/// this object: one `malloc` per chunk, not two (a copy allocates on its reading thread and frees
+/// on its writing one, and each of those is a turn of `malloc`'s lock between them). A larger
+/// one takes its buffer from ``ChunkPool`` and gives it back when the last chunk that shares it
+/// is gone.
+///
+/// Not `Sendable` itself (`ManagedBuffer` is not); ``Chunk`` is, because the memory is written
+/// only before the chunk is published (inside `Chunk.init`) and read-only afterwards.
 @usableFromInline
-final class ChunkStorage: @unchecked Sendable {
-    @usableFromInline let base: UnsafeMutableRawPointer
-    @usableFromInline let capacity: Int
-    @usableFromInline var count = 0
-
+final class ChunkStorage: ManagedBuffer<ChunkStorage.Header, UInt8> {
     @usableFromInline
-    init(capacity: Int) {
-        self.capacity = capacity
-        self.base = ChunkPool.shared.take(capacity: capacity)
+    struct Header {
+        @usableFromInline var count: Int
+        @usableFromInline let capacity: Int
+        @usableFromInline let base: UnsafeMutableRawPointer
+        /// Whether `base` came from ``ChunkPool`` (else it is this object's own tail).
+        @usableFromInline let isPooled: Bool
+    }
+
+    /// Storage for up to `capacity` bytes, uninitialised.
+    @usableFromInline
+    static func make(capacity: Int) -> ChunkStorage {
+        let isPooled = capacity >= ChunkPool.minimumPooledCapacity
+        let buffer = create(minimumCapacity: isPooled ? 0 : capacity) { buffer in
+            let base = isPooled
+                ? ChunkPool.shared.take(capacity: capacity)
+                : UnsafeMutableRawPointer(buffer.withUnsafeMutablePointerToElements { $0 })
+            return Header(count: 0, capacity: capacity, base: base, isPooled: isPooled)
+        }
+        return unsafeDowncast(buffer, to: ChunkStorage.self)
+    }
+
+    @inlinable var base: UnsafeMutableRawPointer { header.base }
+    @inlinable var count: Int {
+        get { header.count }
+        set { header.count = newValue }
     }
 
     deinit {
-        ChunkPool.shared.recycle(base, capacity: capacity)
+        if header.isPooled { ChunkPool.shared.recycle(header.base, capacity: header.capacity) }
     }
 }

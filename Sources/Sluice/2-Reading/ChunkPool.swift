@@ -17,7 +17,7 @@ final class ChunkPool: Sendable {
     static let shared = ChunkPool()
 
     /// Buffers smaller than this (64 KiB) go straight to `malloc`/`free`.
-    static let minimumPooledCapacity = 64 * 1024
+    @usableFromInline static let minimumPooledCapacity = 64 * 1024
     /// At most this many idle buffers of one capacity (8).
     static let maximumBuffersPerCapacity = 8
     /// At most this many idle bytes in all (32 MiB).

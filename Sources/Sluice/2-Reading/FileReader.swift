@@ -19,10 +19,14 @@ actor FileReader {
     /// Runs just before each wait in `poll(2)`, for tests that order an event after it.
     nonisolated let willWait = LockedValue<(@Sendable () -> Void)?>(nil)
 
-    private var descriptor: FileDescriptor?
+    // The reading state is confined to `executor`'s thread: the actor's methods run there, and
+    // `nextChunkOnReaderThread()` checks that its caller does. It is `nonisolated(unsafe)` so that
+    // this synchronous path reaches it with a thread check rather than `assumeIsolated`, which
+    // costs two allocations per call (per chunk of a copy).
+    private nonisolated(unsafe) var descriptor: FileDescriptor?
     private let ownsDescriptor: Bool
-    private(set) var status: FileStatus?
-    private var isAtEnd = false
+    private nonisolated(unsafe) var status: FileStatus?
+    private nonisolated(unsafe) var isAtEnd = false
 
     nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
@@ -73,6 +77,18 @@ actor FileReader {
     /// - Throws: ``FileError`` (operation `read`) with the path and errno; `CancellationError`
     ///   once cancelled.
     func nextChunk() throws -> Chunk? {
+        try readChunk()
+    }
+
+    /// ``nextChunk()``, called synchronously by a caller that already runs on ``executor``'s
+    /// thread (checked: the program stops otherwise), with no actor hop.
+    nonisolated func nextChunkOnReaderThread() throws -> Chunk? {
+        precondition(executor.isCurrentThread, "FileReader read off its executor's thread")
+        return try readChunk()
+    }
+
+    /// The read behind both: runs on ``executor``'s thread only.
+    private nonisolated func readChunk() throws -> Chunk? {
         if isAtEnd { return nil }
         guard let descriptor else { preconditionFailure("FileReader used before open()") }
         let waitsForData = status?.kind != .regular
@@ -109,12 +125,6 @@ actor FileReader {
         return chunk
     }
 
-    /// ``nextChunk()``, called synchronously by a caller that already runs on ``executor``'s
-    /// thread (checked: the program stops otherwise), with no actor hop.
-    nonisolated func nextChunkOnReaderThread() throws -> Chunk? {
-        try assumeIsolated { try $0.nextChunk() }
-    }
-
     /// Wakes a read blocked on an idle pipe; it then throws `CancellationError` if its task is
     /// cancelled. The signal is consumed by the next wait that sees it, so it never ends a later,
     /// uncancelled read (C34).
@@ -122,7 +132,7 @@ actor FileReader {
         wake.signal()
     }
 
-    private func closeIfOwned() {
+    private nonisolated func closeIfOwned() {
         if ownsDescriptor, let descriptor {
             try? descriptor.close(system: system)
             self.descriptor = nil
