@@ -55,7 +55,7 @@ struct CommitPointTests {
         #expect(sandbox.text("out") == "hello world\n")
     }
 
-    /// C28's recipe as a user meets it: `pv -q -L 50m big | sluice copy - out`, and SIGINT to the
+    /// C28's recipe as a user meets it: `pv -q -L RATE big | sluice copy - out`, and SIGINT to the
     /// whole process group (Ctrl-C) once the copy has started. pv dies of it and ends the input;
     /// sluice must exit 130 and commit nothing, every time.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/pv"), "pv is not installed (apt-get install pv)"))
@@ -67,7 +67,10 @@ struct CommitPointTests {
             // not an ignore: its children start with the default action) to record the status.
             unlink(sandbox.path("err"))
             unlink(sandbox.path("status"))
-            let script = "trap : INT; pv -q -L 50m big | '\(CLI.binary)' copy --progress=json - out 2>err; echo $? > status"
+            unlink(sandbox.path("out"))  // a failed run's file must not fail the next one
+            // 10 MB/s: the 64 MiB take 6.7 s, so the signal lands mid-copy even when this
+            // process is slow to send it (under ThreadSanitizer, on a loaded machine).
+            let script = "trap : INT; pv -q -L 10m big | '\(CLI.binary)' copy --progress=json - out 2>err; echo $? > status"
             let group = try CLI.start(program: "setsid", ["sh", "-c", script], in: sandbox)
             #expect(await onThread { Self.waitForContent(sandbox.path("err")) }, "run \(run): sluice never started")
             kill(-group.pid, SIGINT)
