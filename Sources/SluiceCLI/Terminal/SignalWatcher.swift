@@ -116,9 +116,15 @@ final class SignalWatcher: Sendable {
 
     /// Says that `destination` was committed before the interruption (it holds the new bytes),
     /// once, whether the command or the watchdog gets there first.
+    ///
+    /// The message is written under the lock, so a caller that finds it already reported (the
+    /// watchdog, about to `_exit`) returns only once it is on standard error: the process never
+    /// ends between the first caller's claim and its write.
     static func reportWritten(_ destination: FilePath) {
-        guard reported.withLock({ $0.insert(destination).inserted }) else { return }
-        Console.message("'\(destination)' was written before the interruption")
+        reported.withLock { reported in
+            guard reported.insert(destination).inserted else { return }
+            Console.message("'\(destination)' was written before the interruption")
+        }
     }
 
     private static let reported = Mutex<Set<FilePath>>([])
