@@ -37,5 +37,7 @@ static const unsigned int CSluiceShims_RENAME_NOREPLACE = 1u;
 /* <sys/signalfd.h>: SFD_NONBLOCK is O_NONBLOCK, SFD_CLOEXEC is O_CLOEXEC. */
 static const int CSluiceShims_SFD_NONBLOCK = 04000;
 static const int CSluiceShims_SFD_CLOEXEC = 02000000;
+/* <sys/stat.h>: the tv_nsec that tells utimensat(2) and futimens(2) to leave a time as it is. */
+static const long CSluiceShims_UTIME_OMIT = (1l << 30) - 2l;
 
 #endif

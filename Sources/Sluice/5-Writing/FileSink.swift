@@ -31,6 +31,8 @@ import Musl
 /// - With `preserveAttributes` (`--preserve`), the source's bits, times and owner (owner and
 ///   group where permitted); set-user-ID and set-group-ID are dropped when the owner or group
 ///   is not kept, as `cp -p` does.
+/// - With `preserveModificationTime` alone (what `gzip` does to the files it writes), the
+///   source's modification time, and nothing else of it: the bits follow the rules above.
 ///
 /// Rules, in order (see ``create(at:source:options:gate:)``):
 /// 1. A destination that is the source (same device and inode, following symbolic links) is
@@ -45,26 +47,6 @@ import Musl
 ///
 /// Every system call runs on the sink's own ``BlockingIOExecutor``.
 public actor FileSink: ChunkSink {
-    /// How a ``FileSink`` treats an existing destination and durability.
-    public struct Options: Sendable, Hashable {
-        /// Replace an existing regular file or symbolic link (`--force`). Default `false`.
-        public var overwrite: Bool
-        /// `fsync(2)` the file and its directory before and after the rename. Default `true`;
-        /// `false` is `--no-fsync`.
-        public var synchronize: Bool
-        /// Give the file the source's permission bits, access and modification times, and owner
-        /// and group where permitted (`--preserve`); set-user-ID and set-group-ID only when the
-        /// owner and group are kept. Default `false`: the rules in ``FileSink`` apply.
-        public var preserveAttributes: Bool
-
-        /// Creates options; the defaults are durable and refuse to overwrite.
-        public init(overwrite: Bool = false, synchronize: Bool = true, preserveAttributes: Bool = false) {
-            self.overwrite = overwrite
-            self.synchronize = synchronize
-            self.preserveAttributes = preserveAttributes
-        }
-    }
-
     private enum Mode {
         /// Writing a temporary file that replaces `destination` on commit.
         case replacing(temporary: FilePath, ticket: CommitGate.Ticket)
@@ -362,22 +344,20 @@ public actor FileSink: ChunkSink {
 
     /// The attributes the rules in ``FileSink`` give the file, set before the `fsync(2)`:
     /// owner first (`fchown(2)` may clear set-user-ID and set-group-ID), then the bits, then the
-    /// access ACL of a replaced file.
+    /// access ACL of a replaced file, then the times (``timesToKeep(of:options:)``).
     private func applyAttributes(to descriptor: FileDescriptor) throws {
-        guard let model = attributeModel else { return }  // created with its final bits
-        let ownerKept = Self.keepOwner(model, on: descriptor)
-        let permissions = ownerKept ? model.permissions : model.permissions & ~0o6000
-        if fchmod(descriptor.rawValue, mode_t(permissions)) != 0 {
-            throw FileError.fchmod(path: destination, errno: .current)
-        }
-        if let replaced, model == replaced.status {
-            try Self.setAccessACL(replaced.accessACL, on: descriptor, path: destination)
-        }
-        if model == source {
-            var times = [model.accessTime.timespec, model.modificationTime.timespec]
-            if futimens(descriptor.rawValue, &times) != 0 {
-                throw FileError.futimens(path: destination, errno: .current)
+        if let model = attributeModel {
+            let ownerKept = Self.keepOwner(model, on: descriptor)
+            let permissions = ownerKept ? model.permissions : model.permissions & ~0o6000
+            if fchmod(descriptor.rawValue, mode_t(permissions)) != 0 {
+                throw FileError.fchmod(path: destination, errno: .current)
             }
+            if let replaced, model == replaced.status {
+                try Self.setAccessACL(replaced.accessACL, on: descriptor, path: destination)
+            }
+        }
+        if var times = Self.timesToKeep(of: source, options: options), futimens(descriptor.rawValue, &times) != 0 {
+            throw FileError.futimens(path: destination, errno: .current)
         }
     }
 

@@ -1,0 +1,33 @@
+extension FileSink {
+    /// How a ``FileSink`` treats an existing destination, durability and the source's
+    /// attributes.
+    public struct Options: Sendable, Hashable {
+        /// Replace an existing regular file or symbolic link (`--force`). Default `false`.
+        public var overwrite: Bool
+        /// `fsync(2)` the file and its directory before and after the rename. Default `true`;
+        /// `false` is `--no-fsync`.
+        public var synchronize: Bool
+        /// Give the file the source's permission bits, access and modification times, and owner
+        /// and group where permitted (`--preserve`); set-user-ID and set-group-ID only when the
+        /// owner and group are kept. Default `false`: the rules in ``FileSink`` apply.
+        public var preserveAttributes: Bool
+        /// Give the file the source's modification time (to the nanosecond the file system
+        /// keeps), as `gzip` gives it to the files it writes, and nothing else of the source's:
+        /// the permission bits, owner and access time follow the rules in ``FileSink``. Only a
+        /// regular source has a time to give; a file written in place (a device, a FIFO) keeps
+        /// its own. Default `false` (as `cp` without `-p`); implied by ``preserveAttributes``.
+        public var preserveModificationTime: Bool
+
+        /// Creates options; the defaults are durable, refuse to overwrite and keep none of the
+        /// source's attributes but its permission bits.
+        public init(
+            overwrite: Bool = false, synchronize: Bool = true, preserveAttributes: Bool = false,
+            preserveModificationTime: Bool = false
+        ) {
+            self.overwrite = overwrite
+            self.synchronize = synchronize
+            self.preserveAttributes = preserveAttributes
+            self.preserveModificationTime = preserveModificationTime
+        }
+    }
+}
