@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import Dispatch
 import Sluice
 import Synchronization
 
@@ -206,9 +206,7 @@ final class FileProducer: Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "sluice.bench.producer"
-        thread.start()
+        DedicatedThread.start(name: "sluice.bench.producer") { [self] in run() }
     }
 
     func stop() {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import Dispatch
 import Sluice
 
 /// Runs a program as a child process and measures it with `wait4(2)` on that child alone.
@@ -40,10 +40,9 @@ public enum ChildProcess {
     /// - Throws: ``FileError`` if the program cannot be started.
     public static func run(_ executable: String, _ arguments: [String], scratch: FilePath) async throws -> Result {
         try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
+            DedicatedThread.start(name: "sluice.child") {
                 continuation.resume(with: Swift.Result { try runBlocking(executable, arguments, scratch: scratch) })
             }
-            thread.start()
         }
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import Sluice
 import Synchronization
 
 /// Samples RSS and buffered bytes on a thread of its own at a fixed interval, so a run's memory
@@ -11,19 +12,17 @@ public final class MemorySampler: Sendable {
     /// Starts sampling every `interval` seconds; `bufferedBytes` is called on the sampling thread.
     public init(interval: Double = 0.01, bufferedBytes: @escaping @Sendable () -> Int64) {
         let start = ContinuousClock.now
-        let thread = Thread { [self] in
+        DedicatedThread.start(name: "sluice.bench.sampler") { [self] in
             while running.load(ordering: .relaxed) {
                 let elapsed = ContinuousClock.now - start
                 let seconds = elapsed.benchmarkSeconds
                 let sample = MemorySample(
                     seconds: seconds, residentBytes: ProcessMemory.residentBytes(), bufferedBytes: bufferedBytes())
                 samples.withLock { $0.append(sample) }
-                Thread.sleep(forTimeInterval: interval)
+                DedicatedThread.sleep(until: .now + .seconds(interval))
             }
             done.signal()
         }
-        thread.name = "sluice.bench.sampler"
-        thread.start()
     }
 
     /// Stops sampling and returns at most `maximumCount` samples, evenly thinned.

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 import Sluice
 
 /// The benchmark's files: its own executable, its scratch directory, its input and its results.

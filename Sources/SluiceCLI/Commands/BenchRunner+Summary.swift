@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Sluice
 import SluiceBenchmarks
 
@@ -76,6 +76,6 @@ extension BenchRunner {
     /// `value` with `digits` decimals; `-` for a value that is not finite.
     func fixed(_ value: Double, _ digits: Int) -> String {
         guard value.isFinite else { return "-" }
-        return String(format: "%.\(digits)f", value)
+        return String(printf: "%.\(digits)f", value)
     }
 }

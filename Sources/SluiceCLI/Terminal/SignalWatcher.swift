@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CSluiceShims
-import Foundation
+import Dispatch
 import Sluice
 import Synchronization
 
@@ -71,9 +71,7 @@ final class SignalWatcher: Sendable {
             guard read(descriptor, &info, info.count) == info.count else { return nil }
             return Int32(info[0]) | Int32(info[1]) << 8 | Int32(info[2]) << 16 | Int32(info[3]) << 24
         }
-        let thread = Thread { [self] in self.watch(descriptor) }
-        thread.name = "sluice.signals"
-        thread.start()
+        DedicatedThread.start(name: "sluice.signals") { [self] in self.watch(descriptor) }
     }
 
     private func watch(_ descriptor: Int32) {
@@ -93,16 +91,14 @@ final class SignalWatcher: Sendable {
     /// Starts the watchdog: after the grace period, exit whatever the command is doing.
     /// Called by the gate's interruption handler, on the thread that took the first signal.
     func startGracePeriod() {
-        let deadline = Date().addingTimeInterval(gracePeriod)
+        let deadline = ContinuousClock.now + .seconds(gracePeriod)
         let gate = self.gate
-        let thread = Thread {
-            Thread.sleep(until: deadline)
+        DedicatedThread.start(name: "sluice.signal-watchdog") {
+            DedicatedThread.sleep(until: deadline)
             let written = gate.removeUncommitted()
             gate.waitForCommittedFiles()
             Self.exit(gate, written: written)
         }
-        thread.name = "sluice.signal-watchdog"
-        thread.start()
     }
 
     private func exitNow() -> Never {
