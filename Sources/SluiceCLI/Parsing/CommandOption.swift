@@ -27,10 +27,21 @@ struct CommandOption: Sendable {
     let abstract: String
     /// The commands that take the option; any other answers "unknown option".
     let commands: Set<CommandName>
+    /// Another option and the value this one gives it (`--fast` is `--level 1`): the parser
+    /// records that value under the other option's name, so the last of them given wins.
+    let setting: (option: String, value: ParsedArguments.Value)?
+    /// The command the option turns the command line into (`sluice compress -d` is
+    /// `sluice decompress`, as `gzip -d` is `gunzip`); see ``ParsedArguments/command(of:given:table:)``.
+    let switchesTo: CommandName?
+    /// Why the option is refused (a usage error with this message, exit 64): an option of
+    /// `gzip` that Sluice knows and does not do. Such an option is not listed in the help, the
+    /// completions or the manual.
+    let refusal: String?
 
     init(
         long: String, short: Character? = nil, takesDigits: Bool = false, value: Value = .none, abstract: String,
-        commands: Set<CommandName>
+        commands: Set<CommandName>, setting: (option: String, value: ParsedArguments.Value)? = nil,
+        switchesTo: CommandName? = nil, refusal: String? = nil
     ) {
         self.long = long
         self.short = short
@@ -38,6 +49,19 @@ struct CommandOption: Sendable {
         self.value = value
         self.abstract = abstract
         self.commands = commands
+        self.setting = setting
+        self.switchesTo = switchesTo
+        self.refusal = refusal
+    }
+
+    /// Whether the help, the completions and the manual list the option: every option but a
+    /// refused one.
+    var isListed: Bool { refusal == nil }
+
+    /// The options of `command` that the help, the completions and the manual list, in the
+    /// table's order.
+    static func listed(for command: CommandName) -> [CommandOption] {
+        all.filter { $0.commands.contains(command) && $0.isListed }
     }
 
     /// The option's column in the help: `-o, --output <dst>`, `-1 ... -9, --level <n>`,
@@ -71,4 +95,6 @@ enum ValueKind: Sendable {
     case path
     /// One or more of `choices`, separated by commas.
     case list(choices: [String])
+    /// Exactly one of `choices`.
+    case choice([String])
 }

@@ -29,9 +29,10 @@ struct HelpText {
     /// Whether the command is internal: its usage errors do not point to a help it lacks.
     var isHidden = false
 
-    /// The rows of the options that ``command`` takes, in the table's order.
+    /// The rows of the options that ``command`` takes, in the table's order (a refused option
+    /// is not listed).
     var options: [Row] {
-        CommandOption.all.filter { $0.commands.contains(command) }.map { Row(label: $0.label, abstract: $0.abstract) }
+        CommandOption.listed(for: command).map { Row(label: $0.label, abstract: $0.abstract) }
     }
 
     /// The whole help, ending in a newline.

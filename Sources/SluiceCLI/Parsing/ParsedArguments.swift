@@ -18,15 +18,22 @@ struct ParsedArguments {
         case list([String])
     }
 
+    /// The command the arguments are for: the one they were given to, or the one an option
+    /// among them switches to (`compress -d` is `decompress`).
+    let command: CommandName
     /// The operands, as bytes, in order.
     private(set) var operands: [FilePath] = []
     private var values: [String: Value] = [:]
 
-    /// Reads `arguments` as `command` takes them.
+    /// Reads `arguments` as `command` takes them, or as the command an option among them
+    /// switches to (``command(of:given:table:)``).
     ///
     /// - Parameter table: the options to know; the whole table unless a test says otherwise.
-    /// - Throws: ``UsageError`` for an option `command` does not take, a missing value or a bad one.
+    /// - Throws: ``UsageError`` for an option the command does not take, a refused option
+    ///   (``CommandOption/refusal``), a missing value or a bad one.
     init(_ arguments: [[UInt8]], for command: CommandName, table: [CommandOption] = CommandOption.all) throws(UsageError) {
+        let command = Self.command(of: arguments, given: command, table: table)
+        self.command = command
         let options = table.filter { $0.commands.contains(command) }
         var scanner = ArgumentScanner(arguments)
         while let item = scanner.next() {
@@ -35,15 +42,54 @@ struct ParsedArguments {
                 operands.append(path)
             case .long(let name, let attached):
                 guard let option = options.first(where: { $0.long == name }) else { throw .unknownOption("--\(name)") }
-                values[option.long] = try option.read(spelled: "--\(name)", attached: attached, from: &scanner)
+                try record(option, try option.read(spelled: "--\(name)", attached: attached, from: &scanner))
             case .short(let letter):
                 guard let option = options.first(where: { $0.short == letter }) else { throw .unknownOption("-\(letter)") }
-                values[option.long] = try option.read(spelled: "-\(letter)", attached: nil, from: &scanner)
+                try record(option, try option.read(spelled: "-\(letter)", attached: nil, from: &scanner))
             case .number(let digits):
                 guard let option = options.first(where: \.takesDigits) else { throw .unknownOption("-\(digits)") }
-                values[option.long] = try option.read(digits: digits)
+                try record(option, try option.read(digits: digits))
             }
         }
+    }
+
+    /// Keeps `value` as `option`'s, or as the value of the option it sets (`--fast`: `--level 1`).
+    ///
+    /// - Throws: ``UsageError`` with the option's ``CommandOption/refusal``, if it has one.
+    private mutating func record(_ option: CommandOption, _ value: Value) throws(UsageError) {
+        if let refusal = option.refusal { throw UsageError(refusal) }
+        if let setting = option.setting {
+            values[setting.option] = setting.value
+        } else {
+            values[option.long] = value
+        }
+    }
+
+    /// The command `arguments` given to `command` are for: the command of the last option
+    /// among them that ``CommandOption/switchesTo`` one, else `command`. Options are walked with
+    /// their values (so `-o -d` names a file `-d`), as both commands would read them; a command
+    /// line that does not parse stays `command`'s, whose parse reports the error.
+    static func command(of arguments: [[UInt8]], given command: CommandName, table: [CommandOption] = CommandOption.all) -> CommandName {
+        let switching = table.filter { $0.commands.contains(command) && $0.switchesTo != nil }
+        guard !switching.isEmpty else { return command }
+        let commands = Set(switching.compactMap(\.switchesTo)).union([command])
+        let known = table.filter { !$0.commands.isDisjoint(with: commands) }
+        var scanner = ArgumentScanner(arguments)
+        var result = command
+        while let item = scanner.next() {
+            let found: (option: CommandOption, spelling: String, attached: String?)?
+            switch item {
+            case .operand, .number: found = nil
+            case .long(let name, let attached): found = known.first { $0.long == name }.map { ($0, "--\(name)", attached) }
+            case .short(let letter): found = known.first { $0.short == letter }.map { ($0, "-\(letter)", nil) }
+            }
+            guard let found else { continue }
+            guard (try? found.option.read(spelled: found.spelling, attached: found.attached, from: &scanner)) != nil else {
+                return command
+            }
+            if let target = found.option.switchesTo, found.option.commands.contains(command) { result = target }
+        }
+        return result
     }
 
     /// Whether `option` was given.

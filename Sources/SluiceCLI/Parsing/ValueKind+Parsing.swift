@@ -25,6 +25,11 @@ extension ValueKind {
             return .path(FilePath(text))
         case .list(let choices):
             return .list(try Self.parseList(text, choices: choices, option: option))
+        case .choice(let choices):
+            guard choices.contains(text) else {
+                throw UsageError("unknown value '\(text)' for \(option) (expected \(choices.joined(separator: " or ")))")
+            }
+            return .choice(text)
         }
     }
 
