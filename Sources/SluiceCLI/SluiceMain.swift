@@ -95,7 +95,8 @@ struct SluiceMain {
         }
         let name = String(decoding: first, as: UTF8.self)
         let rest = Array(arguments.dropFirst())
-        let command = CommandName(subcommand: name)
+        // `compress -d` is `decompress`: its usage errors show decompress's usage.
+        let command = CommandName(subcommand: name).map { ParsedArguments.command(of: rest, given: $0) }
         do throws(UsageError) {
             if let command { return try await run(command, rest) }
             switch name {
@@ -111,18 +112,19 @@ struct SluiceMain {
         }
     }
 
-    /// Parses `arguments` for `command`, answers `--help` and `--version`, else runs it.
+    /// Parses `arguments` for `command` (or the command an option switches it to), answers
+    /// `--help` and `--version`, else runs it.
     static func run(_ command: CommandName, _ arguments: [[UInt8]]) async throws(UsageError) -> Int32 {
         let parsed = try ParsedArguments(arguments, for: command)
         if parsed.has(.help) {
-            Console.writeOutput(help(for: command).render())
+            Console.writeOutput(help(for: parsed.command).render())
             return ExitStatus.success
         }
         if parsed.has(.version) {
             Console.writeOutput("sluice \(version)\n")
             return ExitStatus.success
         }
-        switch command {
+        switch parsed.command {
         case .sluice: throw UsageError("missing subcommand")
         case .copy: return try await CopyCommand.run(parsed)
         case .compress: return try await GzipCommand.run(.compress, parsed)

@@ -45,7 +45,8 @@ import Testing
     func helpListsEveryOptionOfItsCommand(command: CommandName) {
         let text = SluiceMain.help(for: command).render()
         for option in CommandOption.all {
-            #expect(text.contains("\n  \(option.label)") == option.commands.contains(command), "\(option.label)")
+            let listed = option.commands.contains(command) && option.isListed
+            #expect(text.contains("\n  \(option.label)") == listed, "\(option.label)")
         }
         for line in text.split(separator: "\n") {
             #expect(line.count <= HelpText.width, "\(line)")
@@ -102,6 +103,38 @@ import Testing
         #expect(usageMessage(["--version"], for: .bench) == "unknown option '--version'")
         #expect(usageMessage(["--force"], for: .sluice) == "unknown option '--force'")
         #expect(usageMessage(["--size", "1M"], for: .copy) == "unknown option '--size'")
+    }
+
+    /// `--fast` and `--best` set the level, so the last of `-N`, `--level`, `--fast` and
+    /// `--best` wins.
+    @Test func fastAndBestSetTheLevel() throws {
+        #expect(try parse(["--fast"], for: .compress).integer(.level) == 1)
+        #expect(try parse(["--best"], for: .compress).integer(.level) == 9)
+        #expect(try parse(["-9", "--fast"], for: .compress).integer(.level) == 1)
+        #expect(try parse(["--best", "--level", "3"], for: .compress).integer(.level) == 3)
+        #expect(!(try parse(["--fast"], for: .compress).has(.fast)))
+    }
+
+    /// `-d` and `-l` make `compress` `decompress`, whatever comes after them; a value that
+    /// looks like `-d` stays a value.
+    @Test func switchingOptionsChangeTheCommand() throws {
+        #expect(try parse(["-d", "-t", "x.gz"], for: .compress).command == .decompress)
+        #expect(try parse(["-cd", "x.gz"], for: .compress).command == .decompress)
+        #expect(try parse(["--list", "x.gz"], for: .compress).command == .decompress)
+        #expect(try parse(["-o", "-d", "x"], for: .compress).command == .compress)
+        #expect(try parse(["--", "-d"], for: .compress).command == .compress)
+        #expect(try parse(["-d", "x.gz"], for: .decompress).command == .decompress)
+        #expect(try parse(["x"], for: .compress).command == .compress)
+        #expect(usageMessage(["-d", "-9", "x.gz"], for: .compress) == "unknown option '-9'")
+        #expect(usageMessage(["-d"], for: .copy) == "unknown option '-d'")
+    }
+
+    @Test func aRefusedOptionIsAUsageErrorWithItsMessage() {
+        for spelling in ["-N", "--name", "-kN"] {
+            #expect(usageMessage([spelling], for: .compress)?.hasPrefix("-N (--name) is not supported") == true)
+        }
+        #expect(usageMessage(["-N"], for: .copy) == "unknown option '-N'")
+        #expect(!CommandOption.name.isListed)
     }
 
     @Test func wrappingBreaksAtSpacesWithinTheWidth() {

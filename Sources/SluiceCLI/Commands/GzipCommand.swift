@@ -25,8 +25,11 @@ enum GzipCommand {
                 command: mode.command,
                 overview: "Compress files to gzip (RFC 1952) through the system zlib.",
                 discussion: [
-                    "Output has no file name and MTIME 0, so it is reproducible (as gzip -n). Compressed data is not "
-                        + "written to a terminal without -f.",
+                    "The gzip header has no file name and MTIME 0, so the output is reproducible (as gzip -n); the "
+                        + "output file itself gets the source's modification time (as gzip gives it) and its "
+                        + "permission bits as the kernel applies them at creation (the directory's default ACL, else "
+                        + "the umask, as cp); --preserve adds the access time and owner. Compressed data is not "
+                        + "written to a terminal without -f. -d decompresses, as sluice decompress.",
                 ],
                 usage: usage,
                 arguments: [
@@ -43,13 +46,21 @@ enum GzipCommand {
                         + "after the last member: NUL padding is ignored; anything else keeps the output and gives a "
                         + "warning (exit 2). Only gzip is accepted (not zlib or raw deflate streams). Compressed data "
                         + "is not read from a terminal without -f.",
+                    "X.gz is written to X, X.tgz and X.taz to X.tar. The output file gets the source's modification "
+                        + "time (not the MTIME of the header, which sluice never restores: as gzip -d without -N) and "
+                        + "its permission bits as the kernel applies them at creation (default ACL, else umask); "
+                        + "--preserve adds the access time and owner.",
+                    "-l lists in gzip -l's columns without decoding: the uncompressed size is the ISIZE of the "
+                        + "last member, modulo 4 GiB, so a file of several members shows its last member's; a * marks "
+                        + "a size the data could exceed by a multiple of 4 GiB (deflate's most, 1032 bytes per "
+                        + "compressed byte, could reach it). -t -v decodes and counts every member.",
                 ],
                 usage: usage,
                 arguments: [
                     .init(
                         label: "<source>",
-                        abstract: "a .gz file to decompress to <source> without .gz; '-' is standard input (to standard "
-                            + "output unless -o)"),
+                        abstract: "a .gz, .tgz or .taz file to decompress; '-' is standard input (to standard output "
+                            + "unless -o)"),
                 ])
         }
     }
@@ -57,6 +68,7 @@ enum GzipCommand {
     /// The usages both commands share.
     private static let usage = [
         "[<options>] <source> ...", "[<options>] -o <dst> <source>", "[<options>] -c <source> ...",
+        "-l <source> ...",
     ]
 
     /// Checks the command line, then runs each source in turn.
@@ -69,6 +81,7 @@ enum GzipCommand {
             Console.message(refusal)
             return ExitStatus.failure
         }
+        if options.list { return GzipListing.run(options.sources, quiet: options.common.quiet) }
         let created = CreatedFiles()
         return await OperandTally.run(options.sources, options: options.common) { source in
             options.step(for: source, created: created)

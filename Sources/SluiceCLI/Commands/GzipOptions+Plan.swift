@@ -26,7 +26,7 @@ extension GzipOptions {
         }
         return .transfer(Transfer(
             source: Transfer.Source(operand: source), destination: destination, verb: verb, transform: transform,
-            removesSource: removesSources, created: created))
+            removesSource: removesSources, keepsModificationTime: true, created: created))
     }
 
     /// A source passed over: the message to print, if any, and whether it is a failure or a warning.
@@ -42,23 +42,44 @@ extension GzipOptions {
         return .file(mode == .compress ? try compressedName(of: source) : try decompressedName(of: source))
     }
 
-    /// `X.gz` for `X`; a name that already ends in `.gz` is left alone, with a warning.
+    /// The suffixes a compressed name ends in, and what replaces each in the decompressed
+    /// name, as `gzip` has them: `x.gz` to `x`, `x.tgz` and `x.taz` to `x.tar`.
+    static let suffixes: [(compressed: String, decompressed: String)] = [(".gz", ""), (".tgz", ".tar"), (".taz", ".tar")]
+
+    /// The suffix of ``suffixes`` that `name` ends in, if any.
+    static func suffix(of name: FilePath) -> (compressed: String, decompressed: String)? {
+        suffixes.first { name.hasSuffix($0.compressed) }
+    }
+
+    /// `X` for `X.gz`, `X.tar` for `X.tgz` or `X.taz`; `nil` for a name without one of the
+    /// ``suffixes``, or whose last component is only the suffix.
+    static func nameWithoutSuffix(_ name: FilePath) -> FilePath? {
+        guard let suffix = suffix(of: name), name.lastComponent.bytes.count > suffix.compressed.utf8.count else {
+            return nil
+        }
+        return FilePath(bytes: name.droppingLast(suffix.compressed.utf8.count).bytes + Array(suffix.decompressed.utf8))
+    }
+
+    /// `X.gz` for `X`; a name that already ends in a compressed suffix (`.gz`, `.tgz`, `.taz`)
+    /// is left alone, with a warning.
     private func compressedName(of source: FilePath) throws(Skipped) -> FilePath {
-        guard !source.hasSuffix(".gz") else {
-            throw Skipped(message: common.quiet ? nil : "'\(source)' already has the .gz suffix -- unchanged", isFailure: false)
+        if let suffix = Self.suffix(of: source) {
+            let message = "'\(source)' already has the \(suffix.compressed) suffix -- unchanged"
+            throw Skipped(message: common.quiet ? nil : message, isFailure: false)
         }
         return FilePath(bytes: source.bytes + Array(".gz".utf8))
     }
 
-    /// `X` for `X.gz`; anything else fails (`-o` names the output).
+    /// `X` for `X.gz`, `X.tar` for `X.tgz` or `X.taz`; anything else fails (`-o` names the output).
     private func decompressedName(of source: FilePath) throws(Skipped) -> FilePath {
         if (try? FileStatus.of(source))?.kind == .directory {
             throw Skipped(message: FileError.isDirectory(.read, path: source).description, isFailure: true)
         }
-        guard source.hasSuffix(".gz"), source.lastComponent.bytes.count > 3 else {
-            let reason = source.hasSuffix(".gz") ? "the name is only the .gz suffix" : "the name does not end in .gz"
+        guard let name = Self.nameWithoutSuffix(source) else {
+            let reason = Self.suffix(of: source).map { "the name is only the \($0.compressed) suffix" }
+                ?? "the name does not end in .gz, .tgz or .taz"
             throw Skipped(message: "cannot decompress '\(source)': \(reason) (use -o to name the output)", isFailure: true)
         }
-        return source.droppingLast(3)
+        return name
     }
 }

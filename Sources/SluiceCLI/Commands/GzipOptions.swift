@@ -19,6 +19,8 @@ struct GzipOptions {
     var maxOutput: Int64?
     /// `--rm`: remove each source once its output is durable.
     var removesSources: Bool
+    /// `-l`: list each source's sizes and output name, decode nothing.
+    var list: Bool
 
     /// - Throws: ``UsageError`` for no source at all when standard input is a terminal
     ///   (compress), or options that cannot go together.
@@ -33,6 +35,7 @@ struct GzipOptions {
         test = arguments.has(.test)
         maxOutput = arguments.size(.maxOutput)
         removesSources = arguments.has(.removeSource)
+        list = arguments.has(.list)
         if sources.isEmpty {
             // As gzip: no operand means standard input; compress refuses to wait on a terminal
             // for data (decompress refuses to read one at all: terminalInputRefusal).
@@ -49,6 +52,9 @@ struct GzipOptions {
         if output != nil && toStandardOutput { throw UsageError("-o and -c cannot be used together") }
         if test && (output != nil || toStandardOutput) {
             throw UsageError("--test writes nothing: it cannot be used with -o or -c")
+        }
+        if list && (output != nil || toStandardOutput || test || removesSources) {
+            throw UsageError("--list only lists: it cannot be used with -o, -c, --test or --rm")
         }
         guard removesSources else { return }
         if !common.synchronize { throw UsageError("--rm needs a durable output: it cannot be used with --no-fsync") }

@@ -37,6 +37,9 @@ struct Transfer {
     var transform: FileCopy<FileChunks, AnySink>.TransformFactory?
     /// `--rm`: remove the source once the destination is committed (durably).
     var removesSource = false
+    /// Whether a file destination takes the source's modification time, as `gzip` gives it
+    /// (compress and decompress); `--preserve` gives it in any case.
+    var keepsModificationTime = false
     /// The files this run has created, shared by its operands: a later operand never
     /// overwrites one (as `cp`).
     var created: CreatedFiles
@@ -104,7 +107,9 @@ struct Transfer {
             var sourceStatus = chunks.status
             // A compressed or decompressed file is data, never a set-ID program.
             if transform != nil { sourceStatus.permissions &= ~0o6000 }
-            let sink = try await FileSink.create(at: path, source: sourceStatus, options: options.sinkOptions)
+            var sinkOptions = options.sinkOptions
+            sinkOptions.preserveModificationTime = keepsModificationTime
+            let sink = try await FileSink.create(at: path, source: sourceStatus, options: sinkOptions)
             return (AnySink(sink), sink)
         }
     }

@@ -6,6 +6,7 @@ extension CommandOption {
     static let all: [CommandOption] = [
         output, standardOutput, level, test, maxOutput, removeSource,
         size, runs, out, design, consumer, sinkRate, chunkSizes, input, spillDirectory,
+        decompress, list, keep, noName, name, fast, best,
         force, noFsync, preserve, chunkSize, capacity, progress, quiet, verbose, help, version,
     ]
 
@@ -74,6 +75,31 @@ extension CommandOption {
         long: "spill-dir", value: .required(name: "dir", kind: .path),
         abstract: "where the push buffer's spill policy writes its files", commands: [.benchRun])
 
+    // MARK: gzip's habits
+
+    static let decompress = CommandOption(
+        long: "decompress", short: "d", abstract: "decompress: sluice compress -d is sluice decompress (as gzip -d)",
+        commands: gzip, switchesTo: .decompress)
+    static let list = CommandOption(
+        long: "list", short: "l",
+        abstract: "list each gzip file, as gzip -l: compressed size, uncompressed size (the ISIZE of its last "
+            + "member, modulo 4 GiB; a * marks one the data could exceed by a multiple of 4 GiB), ratio, output name",
+        commands: gzip, switchesTo: .decompress)
+    static let keep = CommandOption(
+        long: "keep", short: "k", abstract: "keep the sources: the default (as gzip -k); --rm removes them",
+        commands: gzip)
+    static let noName = CommandOption(
+        long: "no-name", short: "n",
+        abstract: "store no file name or time in the header: the default, always (as gzip -n)", commands: gzip)
+    static let name = CommandOption(
+        long: "name", short: "N", abstract: "not supported: no file name or time is ever stored", commands: gzip,
+        refusal: "-N (--name) is not supported: sluice stores no file name or time in the gzip header and restores "
+            + "none (as gzip -n); an output file takes its source's modification time")
+    static let fast = CommandOption(
+        long: "fast", abstract: "compression level 1, as -1", commands: [.compress], setting: ("level", .integer(1)))
+    static let best = CommandOption(
+        long: "best", abstract: "compression level 9, as -9", commands: [.compress], setting: ("level", .integer(9)))
+
     // MARK: shared
 
     static let force = CommandOption(
@@ -83,7 +109,10 @@ extension CommandOption {
         long: "no-fsync", abstract: "skip fsync of the file and its directory (faster, not durable)",
         commands: transfers)
     static let preserve = CommandOption(
-        long: "preserve", abstract: "keep the source's mode, times, and owner where permitted", commands: transfers)
+        long: "preserve",
+        abstract: "keep the source's mode, access and modification times, and owner where permitted (compress and "
+            + "decompress keep the modification time without it)",
+        commands: transfers)
     static let chunkSize = CommandOption(
         long: "chunk-size", value: .required(name: "size", kind: .size(1...(1 << 30))),
         abstract: "bytes per chunk, binary units: 4096, 256K, 1M (default 1M)",
