@@ -113,7 +113,7 @@ struct SluiceMain {
     }
 
     /// Parses `arguments` for `command` (or the command an option switches it to), answers
-    /// `--help` and `--version`, else runs it.
+    /// `--help`, `--version` and the installation's generators, else runs it.
     static func run(_ command: CommandName, _ arguments: [[UInt8]]) async throws(UsageError) -> Int32 {
         let parsed = try ParsedArguments(arguments, for: command)
         if parsed.has(.help) {
@@ -121,11 +121,20 @@ struct SluiceMain {
             return ExitStatus.success
         }
         if parsed.has(.version) {
-            Console.writeOutput("sluice \(version)\n")
+            Console.writeOutput("sluice \(version) (zlib \(Zlib.version))\n")
             return ExitStatus.success
         }
         switch parsed.command {
-        case .sluice: throw UsageError("missing subcommand")
+        case .sluice:
+            if let shell = parsed.choice(.generateCompletionScript) {
+                Console.writeOutput(CompletionScript(shell: shell).render())
+                return ExitStatus.success
+            }
+            if parsed.has(.generateManual) {
+                Console.writeOutput(ManualPage().render())
+                return ExitStatus.success
+            }
+            throw UsageError("missing subcommand")
         case .copy: return try await CopyCommand.run(parsed)
         case .compress: return try await GzipCommand.run(.compress, parsed)
         case .decompress: return try await GzipCommand.run(.decompress, parsed)

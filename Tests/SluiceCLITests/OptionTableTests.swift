@@ -137,6 +137,12 @@ import Testing
         #expect(!CommandOption.name.isListed)
     }
 
+    @Test func aChoiceTakesOneOfItsValues() {
+        #expect((try? parse(["--generate-completion-script", "zsh"], for: .sluice))?.choice(.generateCompletionScript) == "zsh")
+        #expect(usageMessage(["--generate-completion-script=fish"], for: .sluice)
+            == "unknown value 'fish' for --generate-completion-script (expected bash or zsh)")
+    }
+
     @Test func wrappingBreaksAtSpacesWithinTheWidth() {
         #expect("aaa bbb ccc".wrapped(toColumns: 7) == ["aaa bbb", "ccc"])
         #expect("aaa  bbb".wrapped(toColumns: 80, after: "> ", indent: 2) == ["> aaa bbb"])

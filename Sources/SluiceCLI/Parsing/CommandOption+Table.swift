@@ -6,7 +6,7 @@ extension CommandOption {
     static let all: [CommandOption] = [
         output, standardOutput, level, test, maxOutput, removeSource,
         size, runs, out, design, consumer, sinkRate, chunkSizes, input, spillDirectory,
-        decompress, list, keep, noName, name, fast, best,
+        decompress, list, keep, noName, name, fast, best, generateCompletionScript, generateManual,
         force, noFsync, preserve, chunkSize, capacity, progress, quiet, verbose, help, version,
     ]
 
@@ -75,7 +75,7 @@ extension CommandOption {
         long: "spill-dir", value: .required(name: "dir", kind: .path),
         abstract: "where the push buffer's spill policy writes its files", commands: [.benchRun])
 
-    // MARK: gzip's habits
+    // MARK: gzip's habits, and what the installation generates
 
     static let decompress = CommandOption(
         long: "decompress", short: "d", abstract: "decompress: sluice compress -d is sluice decompress (as gzip -d)",
@@ -99,6 +99,11 @@ extension CommandOption {
         long: "fast", abstract: "compression level 1, as -1", commands: [.compress], setting: ("level", .integer(1)))
     static let best = CommandOption(
         long: "best", abstract: "compression level 9, as -9", commands: [.compress], setting: ("level", .integer(9)))
+    static let generateCompletionScript = CommandOption(
+        long: "generate-completion-script", value: .required(name: "shell", kind: .choice(["bash", "zsh"])),
+        abstract: "print the completion script for bash or zsh", commands: [.sluice])
+    static let generateManual = CommandOption(
+        long: "generate-manual", abstract: "print the manual page, for man(1)", commands: [.sluice])
 
     // MARK: shared
 
@@ -134,5 +139,5 @@ extension CommandOption {
     static let help = CommandOption(
         long: "help", short: "h", abstract: "show this help", commands: transfers.union([.sluice, .bench]))
     static let version = CommandOption(
-        long: "version", abstract: "show the version", commands: transfers.union([.sluice]))
+        long: "version", abstract: "show the version, and the version of zlib in use", commands: transfers.union([.sluice]))
 }
