@@ -27,6 +27,9 @@ enum GzipCommand {
                 discussion: [
                     "Output has no file name and MTIME 0, so it is reproducible (as gzip -n). Compressed data is not "
                         + "written to a terminal without -f.",
+                    "The input is cut into blocks of -b bytes, compressed on -p threads at once, each with the 32 KiB "
+                        + "before it as its history, into one gzip member (as pigz): the output is the same for every "
+                        + "thread count and chunk size.",
                 ],
                 usage: usage,
                 arguments: [

@@ -26,7 +26,7 @@ extension GzipOptions {
         }
         return .transfer(Transfer(
             source: Transfer.Source(operand: source), destination: destination, verb: verb, transform: transform,
-            removesSource: removesSources, created: created))
+            removesSource: removesSources, created: created, compressionThreads: mode == .compress ? threads : nil))
     }
 
     /// A source passed over: the message to print, if any, and whether it is a failure or a warning.
