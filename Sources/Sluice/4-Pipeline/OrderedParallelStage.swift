@@ -68,9 +68,10 @@ public final class OrderedParallelStage<Input: Sendable, Output: Sendable>: Send
     /// - Parameters:
     ///   - workerCount: the count of workers (threads); must be >= 1. More than
     ///     ``ProcessorAffinity/availableProcessorCount()`` only take turns.
-    ///   - maximumInFlight: the most blocks in flight; must be >= 1. `nil` (the default) is
-    ///     twice `workerCount`: each worker can start its next block while the consumer takes
-    ///     the previous one.
+    ///   - maximumInFlight: the most blocks in flight; must be >= 1. `nil` (the default) is four
+    ///     times `workerCount`: while the oldest block is slow, each other worker can still go
+    ///     through three more (with twice, the workers of ``ParallelGzipEncoder`` stood idle
+    ///     about 5 % of the time on text and random data; with four times, not measurably).
     ///   - label: the name of the workers' threads (a number is appended; 15 bytes are kept).
     ///   - makeWorker: makes one worker's per-block function, on that worker's thread, at its
     ///     first block; state the function captures belongs to that worker alone.
@@ -88,7 +89,8 @@ public final class OrderedParallelStage<Input: Sendable, Output: Sendable>: Send
     ///
     /// - Parameters:
     ///   - workerCount: the count of workers (threads); must be >= 1.
-    ///   - maximumInFlight: the most blocks in flight; must be >= 1; `nil` is twice `workerCount`.
+    ///   - maximumInFlight: the most blocks in flight; must be >= 1; `nil` is four times
+    ///     `workerCount`.
     ///   - label: the name of the workers' threads (a number is appended; 15 bytes are kept).
     ///   - work: the per-block function; called on several threads at once.
     public convenience init(
@@ -104,7 +106,7 @@ public final class OrderedParallelStage<Input: Sendable, Output: Sendable>: Send
     init(workerCount: Int, maximumInFlight: Int?, label: String, makeWorker: @escaping WorkerFactory, hooks: Hooks) {
         precondition(workerCount >= 1, "OrderedParallelStage needs at least 1 worker, got \(workerCount)")
         self.workerCount = workerCount
-        self.maximumInFlight = maximumInFlight ?? 2 * workerCount
+        self.maximumInFlight = maximumInFlight ?? 4 * workerCount
         storage = Storage(
             workerCount: workerCount, maximumInFlight: self.maximumInFlight, label: label, makeWork: makeWorker,
             hooks: hooks)

@@ -28,12 +28,12 @@ import CZlib
 /// compressible data.
 ///
 /// **Memory**, whatever the input's size, in bytes, with `B` the block size, `M` the blocks in
-/// flight (``maximumBlocksInFlight``, default `2 × threadCount`) and `N` the thread count: at
+/// flight (``maximumBlocksInFlight``, default `4 × threadCount`) and `N` the thread count: at
 /// most `M` blocks of input and their outputs (`B` and zlib's bound for `B`, about `B + B/1000`,
 /// each), plus the block before the oldest (its history) and the block being gathered (`B`
 /// each, referencing the input chunks it comes from), plus zlib's deflate state per thread
 /// (about 256 KiB at memory level 8), plus one output chunk (``outputChunkSize``). With the
-/// defaults on 2 threads: 4 × 256 KiB + 2 × 128 KiB + 2 × 256 KiB + 1 MiB, under 3 MiB.
+/// defaults on 2 threads: 8 × 256 KiB + 2 × 128 KiB + 2 × 256 KiB + 1 MiB, under 4 MiB.
 ///
 /// ```swift
 /// let encoder = ParallelGzipEncoder(level: .default, threadCount: 4)
@@ -105,8 +105,8 @@ public final class ParallelGzipEncoder: ChunkTransform {
     ///   - blockSize: bytes per block, in ``minimumBlockSize``...``maximumBlockSize``. Default
     ///     ``defaultBlockSize``. The output depends on it.
     ///   - outputChunkSize: the largest output chunk in bytes; must be > 0. Default 1 MiB.
-    ///   - maximumBlocksInFlight: the most blocks in flight, >= 1; `nil` (the default) is twice
-    ///     `threadCount`.
+    ///   - maximumBlocksInFlight: the most blocks in flight, >= 1; `nil` (the default) is four
+    ///     times `threadCount`, as ``OrderedParallelStage``'s default.
     public convenience init(
         level: CompressionLevel = .default, threadCount: Int = ProcessorAffinity.availableProcessorCount(),
         blockSize: Int = ParallelGzipEncoder.defaultBlockSize, outputChunkSize: Int = 1 << 20, maximumBlocksInFlight: Int? = nil

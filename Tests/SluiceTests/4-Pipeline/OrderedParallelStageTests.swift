@@ -246,7 +246,7 @@ struct OrderedParallelStageTests {
 
     @Test func noBlocksEndsAtOnce() async throws {
         let stage = OrderedParallelStage<Int, Int>(workerCount: 2, work: { $0 })
-        #expect(stage.maximumInFlight == 4)
+        #expect(stage.maximumInFlight == 8)
         stage.finish()
         #expect(try await stage.next() == nil)
         #expect(try stage.nextIfReady() == nil)

@@ -111,7 +111,7 @@ struct ParallelGzipEncoderTests {
         let encoder = ParallelGzipEncoder()
         #expect(encoder.blockSize == 128 << 10)
         #expect(encoder.threadCount == ProcessorAffinity.availableProcessorCount())
-        #expect(encoder.maximumBlocksInFlight == 2 * encoder.threadCount)
+        #expect(encoder.maximumBlocksInFlight == 4 * encoder.threadCount)
         #expect(encoder.level == .default)
     }
 
