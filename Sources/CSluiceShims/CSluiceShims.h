@@ -2,6 +2,7 @@
 #define SLUICE_SHIMS_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -27,6 +28,9 @@ ssize_t fgetxattr(int fd, const char *name, void *value, size_t size);
 int fsetxattr(int fd, const char *name, const void *value, size_t size, int flags);
 int fremovexattr(int fd, const char *name);
 ssize_t getxattr(const char *path, const char *name, void *value, size_t size);
+
+/* sched_getaffinity(2): the set of CPUs the thread `pid` (0: the calling thread) may run on. */
+int sched_getaffinity(pid_t pid, size_t cpusetsize, cpu_set_t *mask);
 
 /* pthread_setname_np(3): names a thread (at most 15 bytes and the NUL). */
 int pthread_setname_np(pthread_t thread, const char *name);

@@ -104,4 +104,26 @@ struct SignalTests {
         #expect(result.exited - signalled < .seconds(5))
         #expect(sandbox.listing() == ["p"])
     }
+
+    /// SIGINT while blocks are being compressed on two threads: exit 130, no output and no
+    /// temporary file. The input pipe stays open, so the compression cannot end by itself.
+    @Test func sigintDuringAParallelCompressLeavesNothing() async throws {
+        let sandbox = try Sandbox()
+        let input = try Pipe.make()
+        defer { input.closeWriteEnd() }
+        let process = try CLI.start(
+            ["compress", "-p", "2", "-b", "32", "--progress=json", "-o", "out.gz", "-"], in: sandbox,
+            stdin: .descriptor(input.readEnd), errorPipe: true)
+        input.closeReadEnd()
+        _ = try #require(await process.nextErrorLine())
+        // Many blocks' worth: once the write returns, sluice has read all but a pipe's buffer of it.
+        let data = String(decoding: mixedData(count: 2 << 20).map { $0 & 0x7F | 0x20 }, as: UTF8.self)
+        #expect(await onThread { writeAll(data, to: input.writeEnd) })
+        process.send(signal: SIGINT)
+        let result = await process.finish()
+        #expect(result.status == 130, "\(result.stderr)")
+        #expect(result.signal == nil)
+        #expect(!sandbox.exists("out.gz"))
+        #expect(sandbox.leftovers().isEmpty, "\(sandbox.listing())")
+    }
 }

@@ -7,7 +7,8 @@ import CZlib
 /// zlib writes (OS 3, Unix). Empty input gives a valid 20-byte member. Output leaves in chunks
 /// of exactly ``outputChunkSize`` bytes, except the last, and each is awaited through `emit`
 /// before more is compressed, so the encoder holds at most one output chunk plus zlib's own
-/// state (about 256 KiB at memory level 8).
+/// state (about 256 KiB at memory level 8). It runs on one core: ``ParallelGzipEncoder``
+/// compresses on several, in `pigz`'s block format.
 ///
 /// ```swift
 /// let encoder = try GzipEncoder(level: .default)

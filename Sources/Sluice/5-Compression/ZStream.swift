@@ -18,6 +18,9 @@ final class ZStream {
     enum Mode: Equatable {
         /// Compression to a gzip member (`deflateInit2`, windowBits 31, memLevel 8).
         case deflate(CompressionLevel)
+        /// Compression to raw deflate data (RFC 1951) with no header, trailer or check value
+        /// (`deflateInit2`, windowBits -15, memLevel 8): the caller writes the wrapper.
+        case rawDeflate(CompressionLevel)
         /// Decompression of gzip members only (`inflateInit2`, windowBits 31): a zlib stream or
         /// raw deflate is rejected with `incorrect header check`.
         case inflate
@@ -25,7 +28,7 @@ final class ZStream {
 
     /// A pair of allocation functions handed to zlib as `zalloc`/`zfree`, so a test can make
     /// zlib's allocations fail (`Z_MEM_ERROR`). `nil` everywhere means zlib's own.
-    struct Allocator {
+    struct Allocator: Sendable {
         /// zlib's `alloc_func`: `(opaque, items, size)`, returns `nil` on failure.
         var allocate: @convention(c) (UnsafeMutableRawPointer?, UInt32, UInt32) -> UnsafeMutableRawPointer?
         /// zlib's `free_func`: `(opaque, address)`.
@@ -70,6 +73,8 @@ final class ZStream {
         switch mode {
         case .deflate(let level):
             code = CZlib_deflateInit2(stream, Int32(level.value), Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY)
+        case .rawDeflate(let level):
+            code = CZlib_deflateInit2(stream, Int32(level.value), Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY)
         case .inflate:
             code = CZlib_inflateInit2(stream, 31)
         }
@@ -92,7 +97,7 @@ final class ZStream {
         guard isActive else { return }
         isActive = false
         switch mode {
-        case .deflate: _ = deflateEnd(stream)
+        case .deflate, .rawDeflate: _ = deflateEnd(stream)
         case .inflate: _ = inflateEnd(stream)
         }
     }
@@ -106,8 +111,37 @@ final class ZStream {
     /// - Returns: zlib's code and the bytes consumed and produced.
     func deflate(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, flush: Int32) -> Step {
         precondition(isActive, "deflate on an ended stream")
-        guard case .deflate = mode else { preconditionFailure("deflate on an inflate stream") }
+        precondition(mode != .inflate, "deflate on an inflate stream")
         return step(input, output) { CZlib.deflate($0, flush) }
+    }
+
+    /// Starts a new raw deflate stream on the same memory (`deflateReset`): the next
+    /// ``deflate(_:into:flush:)`` begins a new block with an empty history.
+    func resetDeflate() {
+        guard case .rawDeflate = mode, isActive else { preconditionFailure("resetDeflate on an inactive or non-raw stream") }
+        let code = deflateReset(stream)
+        precondition(code == Z_OK, "deflateReset failed with \(code)")
+    }
+
+    /// Makes `dictionary` the history the next raw deflate block may refer back to
+    /// (`deflateSetDictionary`); zlib keeps at most its last 32 KiB - 262 bytes. Call it right
+    /// after ``resetDeflate()``.
+    ///
+    /// - Parameter dictionary: the bytes that precede the next input in the uncompressed data.
+    func setDictionary(_ dictionary: UnsafeRawBufferPointer) {
+        guard case .rawDeflate = mode, isActive else { preconditionFailure("setDictionary on an inactive or non-raw stream") }
+        guard let base = dictionary.baseAddress, !dictionary.isEmpty else { return }
+        let code = deflateSetDictionary(stream, base.assumingMemoryBound(to: Bytef.self), uInt(dictionary.count))
+        precondition(code == Z_OK, "deflateSetDictionary failed with \(code)")
+    }
+
+    /// zlib's upper bound on the compressed size of `count` input bytes ended with `Z_FINISH`
+    /// (`deflateBound`), for this stream's parameters.
+    ///
+    /// - Parameter count: the input size in bytes (>= 0, < 4 GiB).
+    func deflateBound(forInputCount count: Int) -> Int {
+        precondition(isActive && mode != .inflate, "deflateBound on an inactive or inflate stream")
+        return Int(CZlib.deflateBound(stream, uLong(count)))
     }
 
     /// Decompresses from `input` into `output` (`inflate` with `Z_NO_FLUSH`).

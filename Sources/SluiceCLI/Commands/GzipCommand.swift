@@ -30,6 +30,9 @@ enum GzipCommand {
                         + "permission bits as the kernel applies them at creation (the directory's default ACL, else "
                         + "the umask, as cp); --preserve adds the access time and owner. Compressed data is not "
                         + "written to a terminal without -f. -d decompresses, as sluice decompress.",
+                    "The input is cut into blocks of -b bytes, compressed on -p threads at once, each with the 32 KiB "
+                        + "before it as its history, into one gzip member (as pigz): the output is the same for every "
+                        + "thread count and chunk size.",
                 ],
                 usage: usage,
                 arguments: [

@@ -13,6 +13,10 @@ struct GzipOptions {
     /// `-c`: every output to standard output.
     var toStandardOutput: Bool
     var level: CompressionLevel
+    /// `-p`: the threads that compress; by default the processors this process may run on.
+    var threads: Int
+    /// `-b`: the uncompressed bytes per compressed block.
+    var blockSize: Int
     /// `-t`: decode and verify, write nothing.
     var test: Bool
     /// `--max-output`: the most bytes decompression may write, per source.
@@ -32,6 +36,8 @@ struct GzipOptions {
         if output?.isStandardOutput == true { output = "-" }
         toStandardOutput = arguments.has(.standardOutput)
         level = arguments.integer(.level).flatMap(CompressionLevel.init(exactly:)) ?? .default
+        threads = arguments.integer(.threads) ?? (mode == .compress ? ProcessorAffinity.availableProcessorCount() : 1)
+        blockSize = arguments.size(.blockSize).map { Int($0) } ?? ParallelGzipEncoder.defaultBlockSize
         test = arguments.has(.test)
         maxOutput = arguments.size(.maxOutput)
         removesSources = arguments.has(.removeSource)
@@ -67,11 +73,14 @@ struct GzipOptions {
     var verb: String { test ? "test" : mode.name }
 
     /// The stage each source's pipeline runs: the encoder or the decoder, with its chunk size
-    /// and its level or output limit.
+    /// and its level, threads and block size, or its output limit. Compression always runs
+    /// the block format, so that the output is the same for every thread count.
     var transform: FileCopy<FileChunks, AnySink>.TransformFactory {
-        let (chunkSize, level, outputLimit) = (common.chunkSize, level, maxOutput)
+        let (chunkSize, level, outputLimit, threads, blockSize) = (common.chunkSize, level, maxOutput, threads, blockSize)
         return switch mode {
-        case .compress: { try GzipEncoder(level: level, outputChunkSize: chunkSize) }
+        case .compress: {
+            ParallelGzipEncoder(level: level, threadCount: threads, blockSize: blockSize, outputChunkSize: chunkSize)
+        }
         case .decompress: { GzipDecoder(outputChunkSize: chunkSize, outputLimit: outputLimit) }
         }
     }

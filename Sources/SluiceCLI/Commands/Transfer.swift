@@ -43,6 +43,8 @@ struct Transfer {
     /// The files this run has created, shared by its operands: a later operand never
     /// overwrites one (as `cp`).
     var created: CreatedFiles
+    /// The threads that compress, for the `--verbose` report of `compress`; `nil` otherwise.
+    var compressionThreads: Int? = nil
 
     /// What happened, for the exit status.
     enum Outcome {
@@ -220,6 +222,11 @@ struct Transfer {
         }
         // `--test` writes nothing: what it counts is the data decoded and verified.
         text += ": \(report.bytesRead) bytes read, \(report.bytesWritten) bytes " + (destination == .discard ? "decoded" : "written")
+        if let threads = compressionThreads {
+            // The compressed size against the input's, as gzip -v and pigz -v report it.
+            let ratio = report.bytesRead > 0 ? 100 * Double(report.bytesWritten) / Double(report.bytesRead) : 0
+            text += " (\(format1(ratio))% of the input, \(threads) thread\(threads == 1 ? "" : "s"))"
+        }
         if let crc = report.crc32 { text += ", CRC-32 " + hex(crc) }
         text += ", " + format3(report.duration.inSeconds) + " s"
         text += " (" + ProgressDisplay.formatBytes(Int64(report.bytesPerSecond)) + "/s)"
@@ -229,6 +236,11 @@ struct Transfer {
     private func hex(_ value: UInt32) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 8 - digits.count) + digits
+    }
+
+    private func format1(_ value: Double) -> String {
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
     }
 
     private func format3(_ value: Double) -> String {

@@ -4,7 +4,7 @@ import SluiceBenchmarks
 /// the help: a command's own options first, then those it shares, `--help` and `--version` last.
 extension CommandOption {
     static let all: [CommandOption] = [
-        output, standardOutput, level, test, maxOutput, removeSource,
+        output, standardOutput, level, threads, blockSize, test, maxOutput, removeSource,
         size, runs, out, design, consumer, sinkRate, chunkSizes, input, spillDirectory,
         decompress, list, keep, noName, name, fast, best, generateCompletionScript, generateManual,
         force, noFsync, preserve, chunkSize, capacity, progress, quiet, verbose, help, version,
@@ -24,6 +24,16 @@ extension CommandOption {
     static let level = CommandOption(
         long: "level", takesDigits: true, value: .required(name: "n", kind: .integer(1...9, noun: "compression level")),
         abstract: "compression level: 1 fastest, 9 best (default 6)", commands: [.compress])
+    static let threads = CommandOption(
+        long: "threads", short: "p", value: .required(name: "n", kind: .integer(1...1024, noun: "count of threads")),
+        abstract: "compress on <n> threads; the output is the same for every <n> (default: the processors "
+            + "sluice may run on, as nproc)",
+        commands: [.compress])
+    static let blockSize = CommandOption(
+        long: "block-size", short: "b", value: .required(name: "size", kind: .kibibytes(32...(512 << 10))),
+        abstract: "compress in blocks of <size>: KiB when bare, as pigz -b, or with a binary unit (256K, 1M); "
+            + "at least 32K (default 128K)",
+        commands: [.compress])
     static let test = CommandOption(
         long: "test", short: "t", abstract: "decode and verify, write nothing", commands: [.decompress])
     static let maxOutput = CommandOption(

@@ -86,6 +86,9 @@ enum ValueKind: Sendable {
     /// A count of bytes with an optional binary unit (`4096`, `256K`, `1M`, `2G`), within the
     /// range.
     case size(ClosedRange<Int64>)
+    /// A size as ``size(_:)`` takes it, except that a bare number counts KiB (`128` is 128 KiB,
+    /// as `pigz -b` reads it), within the range given in KiB.
+    case kibibytes(ClosedRange<Int64>)
     /// One or more sizes as ``size(_:)`` takes them, separated by commas (`4K,64K,1M`), each
     /// within the range.
     case sizes(ClosedRange<Int64>)

@@ -9,6 +9,16 @@ extension ValueKind {
         switch self {
         case .size(let range):
             return .size(try Self.parseSize(text, within: range, option: option))
+        case .kibibytes(let range):
+            // A bare number counts KiB (`pigz -b 128`); one too large for that is past any range.
+            let size: Int64
+            if !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                let (product, overflow) = (Int64(text) ?? .max).multipliedReportingOverflow(by: 1024)
+                size = overflow ? .max : product
+            } else {
+                size = try Self.parseSize(text, option: option)
+            }
+            return .size(try Self.check(size, within: range.lowerBound * 1024...range.upperBound * 1024, option: option))
         case .sizes(let range):
             guard !text.isEmpty else { throw UsageError("\(option) needs at least one value") }
             var sizes: [Int64] = []
@@ -37,7 +47,13 @@ extension ValueKind {
     ///
     /// - Throws: ``UsageError`` for a value that is not a size, or is out of range.
     private static func parseSize(_ text: String, within range: ClosedRange<Int64>, option: String) throws(UsageError) -> Int64 {
-        let size = try parseSize(text, option: option)
+        try check(try parseSize(text, option: option), within: range, option: option)
+    }
+
+    /// `size`, when it is within `range`.
+    ///
+    /// - Throws: ``UsageError`` saying which bound it crosses.
+    private static func check(_ size: Int64, within range: ClosedRange<Int64>, option: String) throws(UsageError) -> Int64 {
         guard size >= range.lowerBound else { throw UsageError("\(option) must be at least \(describe(range.lowerBound))") }
         guard size <= range.upperBound else { throw UsageError("\(option) must be at most \(describe(range.upperBound))") }
         return size

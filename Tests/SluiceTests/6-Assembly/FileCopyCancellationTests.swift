@@ -12,7 +12,7 @@ import SluiceTestSupport
 @Suite(.timeLimit(.minutes(2)))
 struct FileCopyCancellationTests {
     enum Operation: String, CaseIterable, CustomStringConvertible {
-        case copy, compress, decompress
+        case copy, compress, parallelCompress, decompress
         var description: String { rawValue }
     }
 
@@ -26,12 +26,22 @@ struct FileCopyCancellationTests {
     /// atomic and each read asks for one chunk, so a pipe delivers the same four chunks as the
     /// file: the points do not depend on timing.
     static let data = randomBytes(count: 3 * chunkSize, seed: 3) + [UInt8](repeating: 7, count: 100)
+    /// Two blocks of the parallel encoder on two threads (a full one, held until more input
+    /// shows it is not the last, and a short one): eleven chunks, still within a pipe's buffer.
+    static let blocks = randomBytes(count: ParallelGzipEncoder.minimumBlockSize + 3 * chunkSize, seed: 4)
+        + [UInt8](repeating: 7, count: 100)
+
+    static func parallelEncoder() -> ParallelGzipEncoder {
+        ParallelGzipEncoder(
+            level: .fastest, threadCount: 2, blockSize: ParallelGzipEncoder.minimumBlockSize, outputChunkSize: chunkSize)
+    }
 
     /// What the operation reads, and what it must produce when nothing stops it.
     static func material(_ operation: Operation) async throws -> (input: [UInt8], output: [UInt8]) {
         switch operation {
         case .copy: (data, data)
         case .compress: (data, try await gzipped(data, level: .fastest))
+        case .parallelCompress: (blocks, try await drive(parallelEncoder(), blocks, chunkSize: chunkSize).output)
         case .decompress: (try await gzipped(data, level: .fastest), data)
         }
     }
@@ -40,6 +50,7 @@ struct FileCopyCancellationTests {
         switch operation {
         case .copy: nil
         case .compress: { try GzipEncoder(level: .fastest, outputChunkSize: chunkSize) }
+        case .parallelCompress: { parallelEncoder() }
         case .decompress: { GzipDecoder(outputChunkSize: chunkSize, outputLimit: nil) }
         }
     }
