@@ -48,7 +48,7 @@ struct ParallelCompressTests {
             outputs.append(result.stdout)
         }
         #expect(outputs[0] == outputs[1] && outputs[1] == outputs[2] && outputs[2] == outputs[3])
-        #expect(outputs[0] != outputs[4], "64 KiB blocks differ from the default 128 KiB")
+        #expect(outputs[0] != outputs[4], "64 KiB blocks differ from the default 256 KiB")
         try sandbox.write(outputs[0], to: "input.gz")
         let decoded = try await CLI.shell("gzip -dc input.gz > decoded", in: sandbox)
         #expect(decoded.status == 0)

@@ -32,7 +32,7 @@ extension CommandOption {
     static let blockSize = CommandOption(
         long: "block-size", short: "b", value: .required(name: "size", kind: .kibibytes(32...(512 << 10))),
         abstract: "compress in blocks of <size>: KiB when bare, as pigz -b, or with a binary unit (256K, 1M); "
-            + "at least 32K (default 128K)",
+            + "at least 32K (default 256K)",
         commands: [.compress])
     static let test = CommandOption(
         long: "test", short: "t", abstract: "decode and verify, write nothing", commands: [.decompress])

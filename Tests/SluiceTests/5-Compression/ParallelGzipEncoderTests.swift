@@ -107,9 +107,9 @@ struct ParallelGzipEncoderTests {
         #expect(try await drive(GzipDecoder(), run.output, chunkSize: 999).output == data)
     }
 
-    @Test func defaultsArePigzs() {
+    @Test func defaults() {
         let encoder = ParallelGzipEncoder()
-        #expect(encoder.blockSize == 128 << 10)
+        #expect(encoder.blockSize == 256 << 10)
         #expect(encoder.threadCount == ProcessorAffinity.availableProcessorCount())
         #expect(encoder.maximumBlocksInFlight == 4 * encoder.threadCount)
         #expect(encoder.level == .default)
