@@ -29,8 +29,7 @@ public final class GzipEncoder: ChunkTransform {
     public let outputChunkSize: Int
 
     private let stream: ZStream
-    private let scratch: UnsafeMutableRawBufferPointer
-    private var pending = 0
+    private let output: OutputChunkBuffer
     private var isFinished = false
 
     /// Creates an encoder that starts a new gzip member.
@@ -49,11 +48,7 @@ public final class GzipEncoder: ChunkTransform {
         self.level = level
         self.outputChunkSize = outputChunkSize
         stream = try ZStream(.deflate(level), allocator: allocator)
-        scratch = .allocate(byteCount: outputChunkSize, alignment: 16)
-    }
-
-    deinit {
-        scratch.deallocate()
+        output = OutputChunkBuffer(capacity: outputChunkSize)
     }
 
     /// Compresses one input chunk, emitting every output chunk that fills up.
@@ -71,17 +66,14 @@ public final class GzipEncoder: ChunkTransform {
         var position = 0
         while position < chunk.count {
             let step = chunk.withUnsafeBytes { input in
-                stream.deflate(
-                    UnsafeRawBufferPointer(rebasing: input[position...]),
-                    into: UnsafeMutableRawBufferPointer(rebasing: scratch[pending...]),
-                    flush: Z_NO_FLUSH)
+                stream.deflate(UnsafeRawBufferPointer(rebasing: input[position...]), into: output.freeSpace, flush: Z_NO_FLUSH)
             }
             precondition(step.code == Z_OK || step.code == Z_BUF_ERROR, "deflate failed with \(step.code)")
-            precondition(step.consumed > 0 || step.produced > 0 || pending == scratch.count, "deflate made no progress")
+            precondition(step.consumed > 0 || step.produced > 0 || output.isFull, "deflate made no progress")
             position += step.consumed
-            pending += step.produced
-            if pending == scratch.count {
-                try await emitPending(emit)
+            output.commit(step.produced)
+            if output.isFull {
+                try await emit(output.take())
             }
         }
     }
@@ -98,33 +90,20 @@ public final class GzipEncoder: ChunkTransform {
         precondition(!isFinished, "GzipEncoder.finish called twice")
         isFinished = true
         while true {
-            let step = stream.deflate(
-                UnsafeRawBufferPointer(start: nil, count: 0),
-                into: UnsafeMutableRawBufferPointer(rebasing: scratch[pending...]),
-                flush: Z_FINISH)
-            pending += step.produced
+            let step = stream.deflate(UnsafeRawBufferPointer(start: nil, count: 0), into: output.freeSpace, flush: Z_FINISH)
+            output.commit(step.produced)
             if step.code == Z_STREAM_END { break }
             precondition(step.code == Z_OK || step.code == Z_BUF_ERROR, "deflate failed with \(step.code)")
-            precondition(step.produced > 0 || pending == scratch.count, "deflate made no progress")
-            if pending == scratch.count {
-                try await emitPending(emit)
+            precondition(step.produced > 0 || output.isFull, "deflate made no progress")
+            if output.isFull {
+                try await emit(output.take())
             }
         }
         let crc32 = stream.checkValue
         stream.end()
-        if pending > 0 {
-            try await emitPending(emit)
+        if !output.isEmpty {
+            try await emit(output.take())
         }
         return TransformSummary(crc32: crc32)
-    }
-
-    private func emitPending(_ emit: (Chunk) async throws -> Void) async throws {
-        let count = pending
-        pending = 0
-        let chunk = Chunk(capacity: count) { buffer in
-            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: scratch[..<count]))
-            return count
-        }
-        try await emit(chunk)
     }
 }

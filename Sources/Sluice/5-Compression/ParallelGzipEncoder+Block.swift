@@ -23,6 +23,8 @@ extension ParallelGzipEncoder {
         var crc32: UInt32
         /// The count of the block's uncompressed bytes.
         var count: Int
+        /// Whether the block was written as stored blocks (``IncompressibleData``).
+        var isStored: Bool
     }
 
     /// One worker's compressor: a raw deflate stream made at its first block and reset for each
@@ -35,6 +37,11 @@ extension ParallelGzipEncoder {
     /// its data ends on a byte boundary, with the final-block bit clear, so the blocks' data
     /// concatenated is one deflate stream. The last ends with `Z_FINISH` (the final-block bit).
     ///
+    /// A block that ``IncompressibleData`` finds deflate cannot shrink (random or already
+    /// compressed bytes) is written as stored blocks by a second stream at level 0, with the
+    /// same flush: the same size within a few bytes, without deflate's search for matches.
+    /// The choice depends on the block's bytes alone, so the output stays deterministic.
+    ///
     /// Concurrency: confined to its worker's thread.
     final class Deflater {
         /// The history a block is primed with: deflate's window (RFC 1951 §2: distances reach
@@ -43,7 +50,8 @@ extension ParallelGzipEncoder {
 
         private let level: CompressionLevel
         private let allocator: ZStream.Allocator?
-        private var stream: ZStream?
+        private var deflateStream: ZStream?
+        private var storedStream: ZStream?
         /// The capacity of an output chunk: zlib's bound for a full block, and room for the
         /// flush marker. Fixed per block size, so how output is cut never depends on anything
         /// else.
@@ -61,14 +69,10 @@ extension ParallelGzipEncoder {
         /// - Throws: ``GzipError`` of kind ``GzipError/Kind/zlib(code:)`` when zlib cannot make
         ///   its state (`Z_MEM_ERROR`), with the block's offset.
         func compress(_ block: Block) throws(GzipError) -> CompressedBlock {
-            let stream: ZStream
-            if let existing = self.stream {
-                stream = existing
-            } else {
-                stream = try start(at: block.offset)
-            }
+            let isStored = block.data.withUnsafeBytes { IncompressibleData.contains($0) }
+            let stream = try isStored ? stored(at: block.offset) : deflater(at: block.offset)
             stream.resetDeflate()
-            if let previous = block.previous {
+            if !isStored, let previous = block.previous {
                 previous.withUnsafeBytes { stream.setDictionary(UnsafeRawBufferPointer(rebasing: $0.suffix(Self.historySize))) }
             }
             var crc = CRC32()
@@ -100,21 +104,35 @@ extension ParallelGzipEncoder {
                     })
                 }
             }
-            return CompressedBlock(pieces: pieces, crc32: crc.value, count: block.data.count)
+            return CompressedBlock(pieces: pieces, crc32: crc.value, count: block.data.count, isStored: isStored)
         }
 
-        private func start(at offset: Int64) throws(GzipError) -> ZStream {
-            let stream: ZStream
-            do throws(GzipError) {
-                stream = try ZStream(.rawDeflate(level), allocator: allocator)
-            } catch {
-                throw GzipError(error.kind, offset: offset, zlibMessage: error.zlibMessage)
-            }
+        /// The stream at the encoder's level, made on first use.
+        private func deflater(at offset: Int64) throws(GzipError) -> ZStream {
+            if let deflateStream { return deflateStream }
+            let stream = try start(.rawDeflate(level), at: offset)
             // Room for the empty stored block of Z_SYNC_FLUSH (at most 5 bytes) and zlib's
             // advice to leave more than 6 bytes free at a flush.
             outputCapacity = stream.deflateBound(forInputCount: blockSize) + 16
-            self.stream = stream
+            deflateStream = stream
             return stream
+        }
+
+        /// The level-0 stream, made on first use; its output fits the same capacity.
+        private func stored(at offset: Int64) throws(GzipError) -> ZStream {
+            _ = try deflater(at: offset)
+            if let storedStream { return storedStream }
+            let stream = try start(.rawStored, at: offset)
+            storedStream = stream
+            return stream
+        }
+
+        private func start(_ mode: ZStream.Mode, at offset: Int64) throws(GzipError) -> ZStream {
+            do throws(GzipError) {
+                return try ZStream(mode, allocator: allocator)
+            } catch {
+                throw GzipError(error.kind, offset: offset, zlibMessage: error.zlibMessage)
+            }
         }
     }
 }

@@ -91,9 +91,11 @@ public final class ParallelGzipEncoder: ChunkTransform {
     /// The CRC-32 and size of the uncompressed bytes whose compressed data was written out.
     private(set) var crc32: UInt32 = 0
     private(set) var writtenBytes: Int64 = 0
+    /// The blocks written out so far, and how many of them were stored.
+    private(set) var writtenBlockCount = 0
+    private(set) var storedBlockCount = 0
     /// Output bytes not yet emitted: the header, the blocks' data, the trailer.
-    private let scratch: UnsafeMutableRawBufferPointer
-    private var pending = 0
+    private let output: OutputChunkBuffer
     private var hasHeader = false
     private var isFinished = false
 
@@ -137,11 +139,7 @@ public final class ParallelGzipEncoder: ChunkTransform {
                 return { block in try deflater.compress(block) }
             })
         gathered = ChunkAccumulator(size: blockSize)
-        scratch = .allocate(byteCount: outputChunkSize, alignment: 16)
-    }
-
-    deinit {
-        scratch.deallocate()
+        output = OutputChunkBuffer(capacity: outputChunkSize)
     }
 
     /// Gathers one input chunk into blocks and submits each full block once more input follows
@@ -197,8 +195,8 @@ public final class ParallelGzipEncoder: ChunkTransform {
         }
         await stage.close()
         try await append(Chunk(trailer), emit: emit)
-        if pending > 0 {
-            try await emitPending(emit)
+        if !output.isEmpty {
+            try await emit(output.take())
         }
         return TransformSummary(crc32: crc32)
     }
@@ -228,6 +226,8 @@ public final class ParallelGzipEncoder: ChunkTransform {
         }
         crc32 = CRC32.combine(crc32, block.crc32, secondLength: Int64(block.count))
         writtenBytes += Int64(block.count)
+        writtenBlockCount += 1
+        if block.isStored { storedBlockCount += 1 }
         for piece in block.pieces {
             try await append(piece, emit: emit)
         }
@@ -237,27 +237,11 @@ public final class ParallelGzipEncoder: ChunkTransform {
     private func append(_ chunk: Chunk, emit: (Chunk) async throws -> Void) async throws {
         var position = 0
         while position < chunk.count {
-            let count = min(chunk.count - position, outputChunkSize - pending)
-            chunk.withUnsafeBytes { bytes in
-                UnsafeMutableRawBufferPointer(rebasing: scratch[pending..<(pending + count)])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[position..<(position + count)]))
-            }
-            pending += count
-            position += count
-            if pending == outputChunkSize {
-                try await emitPending(emit)
+            position += chunk.withUnsafeBytes { output.append(UnsafeRawBufferPointer(rebasing: $0[position...])) }
+            if output.isFull {
+                try await emit(output.take())
             }
         }
-    }
-
-    private func emitPending(_ emit: (Chunk) async throws -> Void) async throws {
-        let count = pending
-        pending = 0
-        let chunk = Chunk(capacity: count) { buffer in
-            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: scratch[..<count]))
-            return count
-        }
-        try await emit(chunk)
     }
 }
 

@@ -107,6 +107,27 @@ struct ParallelGzipEncoderTests {
         #expect(try await drive(GzipDecoder(), run.output, chunkSize: 999).output == data)
     }
 
+    /// Random blocks are written stored, without deflate's search for matches; text blocks
+    /// between them still compress, the whole decodes, and the choice is the same for any
+    /// thread count.
+    @Test func randomBlocksAreStored() async throws {
+        let block = 64 << 10
+        let text = sampleData(count: 2 * block)
+        let noise = randomBytes(count: 2 * block, seed: 99)
+        let data = Array(noise[..<block] + text[..<block] + noise[block...] + text[block...])
+        let encoder = makeEncoder(threads: 2, blockSize: block)
+        let run = try await drive(encoder, data, chunkSize: 10_000)
+        #expect(encoder.writtenBlockCount == 4)
+        #expect(encoder.storedBlockCount == 2)
+        // Stored: 64 KiB is two deflate stored blocks of 5 bytes of header each, and the
+        // empty one of the flush; the text as on its own, within the dictionary's effect.
+        let textAlone = try await drive(makeEncoder(threads: 1, blockSize: block), text, chunkSize: 1 << 20)
+        #expect(run.output.count <= 2 * (block + 15) + textAlone.output.count + 1_024)
+        #expect(try await drive(GzipDecoder(), run.output, chunkSize: 4096).output == data)
+        let one = try await drive(makeEncoder(threads: 1, blockSize: block), data, chunkSize: 1 << 20)
+        #expect(one.output == run.output)
+    }
+
     @Test func defaults() {
         let encoder = ParallelGzipEncoder()
         #expect(encoder.blockSize == 256 << 10)
