@@ -8,11 +8,15 @@
 #   decompress (of gzip -6's output): sluice, gzip -d, pigz -d, and inflate-loop: one thread
 #     of zlib inflate(3) between read(2) and write(2) (benchmarks/inflate-loop.c, built here
 #     with the toolchain's clang), the most any zlib-based decoder can do on one core.
-# Usage: benchmarks/gzip-vs-sluice.sh [SIZE_MIB] [RUNS]   (defaults 128 and 5)
+# Usage: benchmarks/gzip-vs-sluice.sh [SIZE_MIB] [RUNS] [mixed|text]   (defaults 128, 5, mixed)
+#   mixed: half text, half random bytes, in 1 MiB stripes; text: the text stripes only, which
+#   shows the speed without Sluice's shortcut for data deflate cannot shrink (stored blocks).
 set -euo pipefail
 size_mib=${1:-128}
 runs=${2:-5}
-[[ $size_mib =~ ^[1-9][0-9]*$ && $runs =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [SIZE_MIB] [RUNS]" >&2; exit 64; }
+data=${3:-mixed}
+[[ $size_mib =~ ^[1-9][0-9]*$ && $runs =~ ^[1-9][0-9]*$ && $data =~ ^(mixed|text)$ ]] ||
+  { echo "usage: $0 [SIZE_MIB] [RUNS] [mixed|text]" >&2; exit 64; }
 here=$(cd "$(dirname "$0")/.." && pwd)
 for tool in gzip pigz clang python3 bc; do
   command -v "$tool" >/dev/null || { echo "gzip-vs-sluice.sh: $tool is missing" >&2; exit 1; }
@@ -25,14 +29,14 @@ trap 'rm -rf "$work"' EXIT
 clang -O2 -o "$work/inflate-loop" "$here/benchmarks/inflate-loop.c" -lz
 
 # Mixed input: half text (repetitive, compressible), half random bytes, in 1 MiB stripes.
-python3 - "$work/src" "$size_mib" <<'PY'
+python3 - "$work/src" "$size_mib" "$data" <<'PY'
 import os, random, sys
-path, mib = sys.argv[1], int(sys.argv[2])
+path, mib, data = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rng = random.Random(1952)
 words = [b"backpressure", b"chunk", b"capacity", b"snapshot", b"member", b"gzip", b"sluice", b"stream"]
 with open(path, "wb") as f:
     for i in range(mib):
-        if i % 2 == 0:
+        if i % 2 == 0 or data == "text":
             out = bytearray()
             while len(out) < 1 << 20:
                 out += b" ".join(rng.choice(words) for _ in range(12)) + b" %d\n" % rng.randrange(10**6)
@@ -80,8 +84,8 @@ done
 
 median() { printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 max() { printf '%s\n' $1 | sort -g | tail -1; }
-printf 'input %d MiB mixed text/binary (%d bytes), %d runs each after a warm-up, medians; MB/s of uncompressed data\n' \
-  "$size_mib" "$(stat -c %s "$work/src")" "$runs"
+printf 'input %d MiB %s (%d bytes), %d runs each after a warm-up, medians; MB/s of uncompressed data\n' \
+  "$size_mib" "$data" "$(stat -c %s "$work/src")" "$runs"
 printf '%-18s %9s %9s %12s %14s\n' command seconds MB/s "peak RSS" "output bytes"
 for name in "${names[@]}"; do
   s=$(median "${seconds[$name]}")

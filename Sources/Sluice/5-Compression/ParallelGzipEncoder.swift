@@ -28,13 +28,20 @@ import CZlib
 /// those three were equal within the noise, while the peak resident memory grows with the
 /// block: 36, 39 and 49 MiB.
 ///
+/// **Data deflate cannot shrink.** A block whose bytes look random (a flat byte histogram and
+/// no repeat within deflate's reach: encrypted or already compressed data) is written as
+/// stored blocks, copied rather than searched for matches that are not there: the same size
+/// within a few bytes, in a fraction of the time (<doc:ParallelStages>, "Data deflate cannot
+/// shrink"). The choice depends on the block's bytes alone.
+///
 /// **Memory**, whatever the input's size, in bytes, with `B` the block size, `M` the blocks in
 /// flight (``maximumBlocksInFlight``, default `4 × threadCount`) and `N` the thread count: at
 /// most `M` blocks of input and their outputs (`B` and zlib's bound for `B`, about `B + B/1000`,
 /// each), plus the block before the oldest (its history) and the block being gathered (`B`
-/// each, referencing the input chunks it comes from), plus zlib's deflate state per thread
-/// (about 256 KiB at memory level 8), plus one output chunk (``outputChunkSize``). With the
-/// defaults on 2 threads: 8 × 512 KiB + 2 × 256 KiB + 2 × 256 KiB + 1 MiB, about 6 MiB.
+/// each, referencing the input chunks it comes from), plus two zlib deflate states per thread
+/// (about 256 KiB each at memory level 8: the level's, and level 0's for stored blocks, made
+/// when first needed), plus one output chunk (``outputChunkSize``). With the
+/// defaults on 2 threads: 8 × 512 KiB + 2 × 256 KiB + 4 × 256 KiB + 1 MiB, about 6.5 MiB.
 ///
 /// ```swift
 /// let encoder = ParallelGzipEncoder(level: .default, threadCount: 4)
