@@ -10,6 +10,11 @@
 /// plus one chunk in each stage, whatever the size of the data. Nothing is dropped, duplicated
 /// or reordered. The transform stage (gzip, gunzip) runs on a dedicated thread.
 ///
+/// Two options change the pipeline's course (<doc:PacingAndVerification>): a rate limit
+/// (``Options/rateLimit``) paces the stage after the first channel, so the reading stage waits
+/// on that channel's backpressure; a verification (``Options/verification``) reads the output
+/// back between the last write and the commit, and aborts on a difference.
+///
 /// Create the copy, subscribe to ``progress`` (before `run()`, so no snapshot is missed), then
 /// call ``run()``:
 /// ```swift
