@@ -12,6 +12,9 @@ struct ChunkPacer: Sendable {
     /// The clock's time since the pacer was made.
     private let now: @Sendable () -> Duration
     private let sleep: @Sendable (Duration) async throws -> Void
+    /// Called with each chunk's size as it is let through (a pipeline counts its progress
+    /// there); `nil` for none.
+    var admitted: (@Sendable (Int) -> Void)?
 
     /// Creates a pacer at `bytesPerSecond` on `clock`.
     ///
@@ -34,5 +37,6 @@ struct ChunkPacer: Sendable {
         while case .wait(let duration) = bucket.take(bytes, at: now()) {
             try await sleep(duration)
         }
+        admitted?(bytes)
     }
 }

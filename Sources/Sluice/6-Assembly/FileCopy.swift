@@ -47,7 +47,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         /// (`--limit-rate`). The stage after the first channel takes each chunk when a token
         /// bucket that fills at this rate and holds one chunk's worth lets it go
         /// (``PacedChunks``); the reading stage waits for room in that channel, so memory stays
-        /// at the channel's bound. The wait is an asynchronous sleep: no thread is blocked.
+        /// at the channel's bound. Progress counts the bytes read as that stage lets them
+        /// through, so it shows the limited rate. The wait is an asynchronous sleep: no thread
+        /// is blocked.
         public var rateLimit: Int64?
         /// How to check the output before committing it, or `nil` (default) not to
         /// (``CopyVerification``, `--verify`). It needs a ``ReadBackSink`` (``FileSink``); any
@@ -179,8 +181,14 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         let makeTransform = self.makeTransform
         let hook = awaitPointHook
         // The stage that takes from the first channel is paced: the reader then waits on that
-        // channel's backpressure.
-        let pacer = options.rateLimit.map { ChunkPacer(bytesPerSecond: $0, clock: clock) }
+        // channel's backpressure. The bytes read count for progress as that stage lets them
+        // through, so the bar shows the limited rate, not the channel filling at the start.
+        let pacer = options.rateLimit.map { rate in
+            var pacer = ChunkPacer(bytesPerSecond: rate, clock: clock)
+            pacer.admitted = { recorder.recordRead($0) }
+            return pacer
+        }
+        let readerRecordsProgress = pacer == nil
 
         var results: [StageResult] = []
         var errors: [any Error] = []
@@ -200,7 +208,11 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
                     let readExecutor = fileSource?.preferredExecutor ?? sink.preferredExecutor
                         ?? BlockingIOExecutor(label: "sluice.read-stage")
                     upstream.addTask(executorPreference: readExecutor) {
-                        await Result { try await Self.read(source, into: input, recorder: recorder, computesCRC32: computesCRC32, hook: hook) }
+                        await Result {
+                            try await Self.read(
+                                source, into: input, recorder: readerRecordsProgress ? recorder : nil,
+                                computesCRC32: computesCRC32, hook: hook)
+                        }
                     }
                     if let makeTransform, let output {
                         upstream.addTask(executorPreference: BlockingIOExecutor(label: "sluice.transform")) {
@@ -288,8 +300,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
             ?? (errors.isEmpty ? nil : CancellationError())
     }
 
+    /// The reading stage; `recorder` counts the bytes read, unless a paced stage counts them.
     private static func read(
-        _ source: Source, into channel: BoundedChannel<Chunk>, recorder: ProgressRecorder, computesCRC32: Bool,
+        _ source: Source, into channel: BoundedChannel<Chunk>, recorder: ProgressRecorder?, computesCRC32: Bool,
         hook: AwaitPointHook?
     ) async throws -> StageResult {
         let points = hook.map(AwaitPoints.init)
@@ -300,7 +313,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
             while let chunk = try await points.around(.sourceNext, { try await chunks.next() }) {
                 if computesCRC32 { chunk.withUnsafeBytes { crc.update($0) } }
                 bytes += Int64(chunk.count)
-                recorder.recordRead(chunk.count)
+                recorder?.recordRead(chunk.count)
                 try await points.around(.readSend) { try await channel.send(chunk) }
             }
             channel.finish()

@@ -28,6 +28,27 @@ struct FileCopyRateLimitTests {
         }
     }
 
+    /// Progress counts a byte read when the paced stage lets it through, not when it enters
+    /// the channel: the bar shows the limited rate from the start, while the channel is full.
+    @Test func progressFollowsThePacedStageNotTheChannel() async throws {
+        try await withScratchDirectory { directory in
+            var copy = FileCopy(
+                from: ChunkList(Self.chunks), to: try await FileSink.create(at: directory.appending("out.bin")),
+                totalBytes: nil, options: .init(capacity: 4, rateLimit: Int64(Self.chunkSize)))
+            copy.clock = TestClock()
+            let updates = copy.progress.subscribe()
+            let seen = Task {
+                var snapshots: [ProgressSnapshot] = []
+                for await snapshot in updates { snapshots.append(snapshot) }
+                return snapshots
+            }
+            _ = try await copy.run()
+            let snapshots = await seen.value
+            #expect(snapshots.last?.bytesCompleted == Int64(Self.data.count))
+            #expect(snapshots.allSatisfy { $0.bytesCompleted - $0.bytesWritten <= Int64(Self.chunkSize) })
+        }
+    }
+
     /// With a transform, the limit applies to the bytes read from the source, before the
     /// transform: 1 MiB in 16 chunks at 256 KiB/s, however well it compresses.
     @Test func theLimitAppliesToTheSourceBytesOfACompression() async throws {
