@@ -33,7 +33,7 @@ extension FileSink: ReadBackSink {
         _ = posix_fadvise(descriptor.rawValue, 0, 0, POSIX_FADV_DONTNEED)
         let reader: FileDescriptor
         do {
-            reader = try FileDescriptor.open(temporary, O_RDONLY, system: system)
+            reader = try openForReading(temporary, writtenThrough: descriptor)
         } catch {
             throw FileError(code: error.code, operation: .open, path: destination, errno: error.errno, cause: error)
         }
@@ -45,5 +45,20 @@ extension FileSink: ReadBackSink {
                 reason: "its temporary file '\(temporary)' was replaced while it was written")
         }
         return reader
+    }
+
+    /// Opens `temporary` for reading. A file created without the owner's read bit (the source's
+    /// bits, or the umask, leave it out) is given that bit for the `open(2)` only, through the
+    /// descriptor it is written through, then its bits are put back.
+    private func openForReading(_ temporary: FilePath, writtenThrough descriptor: FileDescriptor) throws(FileError) -> FileDescriptor {
+        do {
+            return try FileDescriptor.open(temporary, O_RDONLY, system: system)
+        } catch where error.errno == .permissionDenied {
+            guard let mode = try? descriptor.status().permissions, mode & 0o400 == 0,
+                fchmod(descriptor.rawValue, mode_t(mode | 0o400)) == 0
+            else { throw error }
+            defer { _ = fchmod(descriptor.rawValue, mode_t(mode)) }
+            return try FileDescriptor.open(temporary, O_RDONLY, system: system)
+        }
     }
 }
