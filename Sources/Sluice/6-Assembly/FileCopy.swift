@@ -177,7 +177,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         recorder.recordWritten(0)
         let source = self.source
         let sink = self.sink
-        let computesCRC32 = options.computesCRC32 && makeTransform == nil || options.verification == .sameBytes
+        let computesCRC32 = (options.computesCRC32 && makeTransform == nil) || options.verification == .sameBytes
         let makeTransform = self.makeTransform
         let hook = awaitPointHook
         // The stage that takes from the first channel is paced: the reader then waits on that
