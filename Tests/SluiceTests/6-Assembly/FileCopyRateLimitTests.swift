@@ -66,6 +66,28 @@ struct FileCopyRateLimitTests {
         }
     }
 
+    /// A decompression is paced on the bytes it reads: the compressed ones.
+    @Test func aDecompressionIsPacedOnTheCompressedBytes() async throws {
+        let compressed = try await gzipped(Self.data)
+        let chunks = stride(from: 0, to: compressed.count, by: Self.chunkSize).map {
+            Chunk(compressed[$0..<min($0 + Self.chunkSize, compressed.count)])
+        }
+        try await withScratchDirectory { directory in
+            let destination = directory.appending("out.bin")
+            let clock = TestClock()
+            var copy = FileCopy(
+                from: ChunkList(chunks), to: try await FileSink.create(at: destination), totalBytes: nil,
+                options: .init(capacity: 4, rateLimit: Int64(Self.chunkSize)), transform: { GzipDecoder() })
+            copy.clock = clock
+            let report = try await copy.run()
+            #expect(try readFile(destination) == Self.data)
+            #expect(report.bytesRead == Int64(compressed.count))
+            // Every chunk but the first waits for its own bytes at one chunk per second.
+            let expected = Duration.seconds(Double(compressed.count - Self.chunkSize) / Double(Self.chunkSize))
+            #expect(abs((clock.elapsed - expected).sluiceSeconds) < 1e-6, "\(clock.elapsed) against \(expected)")
+        }
+    }
+
     /// Cancelling a copy while it waits for tokens ends it and commits nothing.
     @Test func cancellingDuringAWaitCommitsNothing() async throws {
         try await withScratchDirectory { directory in
