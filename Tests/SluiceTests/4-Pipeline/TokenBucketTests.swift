@@ -43,6 +43,20 @@ import Testing
         #expect(bucket.take(1024, at: second * 10) == .wait(second))
     }
 
+    /// A sleep that ends late does not slow the rate: the chunk that waited is charged from
+    /// when it was due, and the next one waits that much less. A pause that was not a wait
+    /// still banks one chunk only.
+    @Test func aLateWakeUpIsMadeUpByTheNextChunk() {
+        var bucket = TokenBucket(bytesPerSecond: 1024)
+        #expect(bucket.take(1024, at: .zero) == .pass)
+        #expect(bucket.take(1024, at: .zero) == .wait(second))
+        #expect(bucket.take(1024, at: second + .milliseconds(3)) == .pass)
+        #expect(bucket.take(1024, at: second + .milliseconds(3)) == .wait(.milliseconds(997)))
+        #expect(bucket.take(1024, at: second * 2) == .pass)
+        #expect(bucket.take(1024, at: second * 10) == .pass)
+        #expect(bucket.take(1024, at: second * 10) == .wait(second))
+    }
+
     /// `n` chunks of `s` bytes: the last goes `(n - 1) × s / rate` after the first.
     @Test func aRunTakesItsSizeOverTheRateLessOneChunk() {
         var bucket = TokenBucket(bytesPerSecond: 50 << 20)
