@@ -18,11 +18,15 @@ public struct CopyReport: Sendable, Hashable {
     /// Conditions that did not fail the copy (for example trailing bytes after the last gzip
     /// member); the CLI prints them and exits with status 2.
     public var warnings: [StageWarning]
+    /// What the check of the output found, when one was asked for
+    /// (``FileCopy/Options/verification``); `nil` otherwise.
+    public var verification: VerificationOutcome?
 
     /// Creates a report.
     public init(
         bytesRead: Int64, bytesWritten: Int64, crc32: UInt32?, duration: Duration,
-        peakBufferedBytes: Int64, producerSuspended: Duration, warnings: [StageWarning]
+        peakBufferedBytes: Int64, producerSuspended: Duration, warnings: [StageWarning],
+        verification: VerificationOutcome? = nil
     ) {
         self.bytesRead = bytesRead
         self.bytesWritten = bytesWritten
@@ -31,6 +35,7 @@ public struct CopyReport: Sendable, Hashable {
         self.peakBufferedBytes = peakBufferedBytes
         self.producerSuspended = producerSuspended
         self.warnings = warnings
+        self.verification = verification
     }
 
     /// Average throughput over ``duration``, in source bytes per second (0 for a zero duration).

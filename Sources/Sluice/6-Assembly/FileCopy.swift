@@ -10,6 +10,11 @@
 /// plus one chunk in each stage, whatever the size of the data. Nothing is dropped, duplicated
 /// or reordered. The transform stage (gzip, gunzip) runs on a dedicated thread.
 ///
+/// Two options change the pipeline's course (<doc:PacingAndVerification>): a rate limit
+/// (``Options/rateLimit``) paces the stage after the first channel, so the reading stage waits
+/// on that channel's backpressure; a verification (``Options/verification``) reads the output
+/// back between the last write and the commit, and aborts on a difference.
+///
 /// Create the copy, subscribe to ``progress`` (before `run()`, so no snapshot is missed), then
 /// call ``run()``:
 /// ```swift
@@ -38,6 +43,19 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         /// one pass over the data (zlib's `crc32`, about 2 GiB/s here); a copy that prints no
         /// report may skip it. A transform that reports its own CRC-32 (gzip) costs nothing extra.
         public var computesCRC32: Bool
+        /// The most bytes per second to take from the source, or `nil` (default) for no limit
+        /// (`--limit-rate`). The stage after the first channel takes each chunk when a token
+        /// bucket that fills at this rate and holds one chunk's worth lets it go
+        /// (``PacedChunks``); the reading stage waits for room in that channel, so memory stays
+        /// at the channel's bound. Progress counts the bytes read as that stage lets them
+        /// through, so it shows the limited rate. The wait is an asynchronous sleep: no thread
+        /// is blocked.
+        public var rateLimit: Int64?
+        /// How to check the output before committing it, or `nil` (default) not to
+        /// (``CopyVerification``, `--verify`). It needs a ``ReadBackSink`` (``FileSink``); any
+        /// other sink, or a file written in place, is committed unverified, and the report says
+        /// why (``CopyReport/verification``).
+        public var verification: CopyVerification?
 
         /// The capacity, in chunks, that buffers about 4 MiB per channel for chunks of
         /// `chunkSize` bytes: 4 chunks of 1 MiB (and more), up to 1,024 chunks of 4 KiB (and less).
@@ -57,13 +75,19 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
 
         /// Creates options.
         ///
-        /// - Precondition: `capacity >= 1`; `byteBudget`, when given, >= 1.
-        public init(capacity: Int = 4, byteBudget: Int? = nil, computesCRC32: Bool = true) {
+        /// - Precondition: `capacity >= 1`; `byteBudget` and `rateLimit`, when given, >= 1.
+        public init(
+            capacity: Int = 4, byteBudget: Int? = nil, computesCRC32: Bool = true, rateLimit: Int64? = nil,
+            verification: CopyVerification? = nil
+        ) {
             precondition(capacity >= 1, "capacity must be at least 1 chunk")
             precondition(byteBudget.map { $0 >= 1 } ?? true, "byteBudget must be at least 1 byte")
+            precondition(rateLimit.map { $0 >= 1 } ?? true, "rateLimit must be at least 1 byte per second")
             self.capacity = capacity
             self.byteBudget = byteBudget
             self.computesCRC32 = computesCRC32
+            self.rateLimit = rateLimit
+            self.verification = verification
         }
     }
 
@@ -78,6 +102,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     /// For tests: called in each stage at every ``AwaitPoint``, so that a test can cancel the
     /// run at exactly one of them. `nil` (no cost but a check per `await`) outside tests.
     var awaitPointHook: AwaitPointHook?
+    /// For tests: the clock a rate limit is read and waited on (one that advances when slept
+    /// on makes pacing deterministic).
+    var clock: any Clock<Duration> = ContinuousClock()
 
     /// The copy's progress: subscribe before calling ``run()``. Its last snapshot comes after the
     /// sink committed (or failed), and then every subscriber's stream ends.
@@ -103,7 +130,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         self.makeTransform = transform
     }
 
-    private enum StageResult: Sendable {
+    enum StageResult: Sendable {
         case read(bytes: Int64, crc32: UInt32?)
         case transformed(TransformSummary)
         case written
@@ -150,9 +177,18 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         recorder.recordWritten(0)
         let source = self.source
         let sink = self.sink
-        let computesCRC32 = options.computesCRC32 && makeTransform == nil
+        let computesCRC32 = (options.computesCRC32 && makeTransform == nil) || options.verification == .sameBytes
         let makeTransform = self.makeTransform
         let hook = awaitPointHook
+        // The stage that takes from the first channel is paced: the reader then waits on that
+        // channel's backpressure. The bytes read count for progress as that stage lets them
+        // through, so the bar shows the limited rate, not the channel filling at the start.
+        let pacer = options.rateLimit.map { rate in
+            var pacer = ChunkPacer(bytesPerSecond: rate, clock: clock)
+            pacer.admitted = { recorder.recordRead($0) }
+            return pacer
+        }
+        let readerRecordsProgress = pacer == nil
 
         var results: [StageResult] = []
         var errors: [any Error] = []
@@ -172,11 +208,17 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
                     let readExecutor = fileSource?.preferredExecutor ?? sink.preferredExecutor
                         ?? BlockingIOExecutor(label: "sluice.read-stage")
                     upstream.addTask(executorPreference: readExecutor) {
-                        await Result { try await Self.read(source, into: input, recorder: recorder, computesCRC32: computesCRC32, hook: hook) }
+                        await Result {
+                            try await Self.read(
+                                source, into: input, recorder: readerRecordsProgress ? recorder : nil,
+                                computesCRC32: computesCRC32, hook: hook)
+                        }
                     }
                     if let makeTransform, let output {
                         upstream.addTask(executorPreference: BlockingIOExecutor(label: "sluice.transform")) {
-                            await Result { try await Self.transform(input, into: output, using: makeTransform, hook: hook) }
+                            await Result {
+                                try await Self.transform(input, into: output, using: makeTransform, pacer: pacer, hook: hook)
+                            }
                         }
                     }
                     var collected: [Result<StageResult, any Error>] = []
@@ -192,7 +234,12 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
             }
             // On the sink's own thread when it has one: each write then costs no hand-off.
             group.addTask(executorPreference: sink.preferredExecutor) {
-                (true, [await Result { try await Self.write(output ?? input, to: sink, recorder: recorder, hook: hook, batches: batches) }])
+                let writerPacer = output == nil ? pacer : nil
+                return (true, [await Result {
+                    try await Self.write(
+                        output ?? input, to: sink, recorder: recorder, pacer: writerPacer, hook: hook,
+                        batches: batches && writerPacer == nil)
+                }])
             }
             for await (isSink, stages) in group {
                 for result in stages {
@@ -206,9 +253,14 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
             }
         }
 
+        var verification: VerificationOutcome?
         if errors.isEmpty {
             do {
                 try Task.checkCancellation()
+                if let wanted = options.verification {
+                    verification = try await Self.verify(
+                        wanted, of: sink, results: results, recorder: recorder, fileSource: fileSource)
+                }
                 try await hook.map(AwaitPoints.init).around(.sinkCommit) { try await sink.commit() }
             } catch {
                 errors.append(error)
@@ -225,7 +277,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
             bytesWritten: recorder.bytesWritten.load(ordering: .relaxed),
             crc32: nil, duration: ContinuousClock.now - start,
             peakBufferedBytes: input.statistics.peakBytesBuffered + (output?.statistics.peakBytesBuffered ?? 0),
-            producerSuspended: input.statistics.suspendedDuration, warnings: [])
+            producerSuspended: input.statistics.suspendedDuration, warnings: [], verification: verification)
         for result in results {
             switch result {
             case .read(_, let crc32): report.crc32 = report.crc32 ?? crc32
@@ -248,8 +300,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
             ?? (errors.isEmpty ? nil : CancellationError())
     }
 
+    /// The reading stage; `recorder` counts the bytes read, unless a paced stage counts them.
     private static func read(
-        _ source: Source, into channel: BoundedChannel<Chunk>, recorder: ProgressRecorder, computesCRC32: Bool,
+        _ source: Source, into channel: BoundedChannel<Chunk>, recorder: ProgressRecorder?, computesCRC32: Bool,
         hook: AwaitPointHook?
     ) async throws -> StageResult {
         let points = hook.map(AwaitPoints.init)
@@ -260,7 +313,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
             while let chunk = try await points.around(.sourceNext, { try await chunks.next() }) {
                 if computesCRC32 { chunk.withUnsafeBytes { crc.update($0) } }
                 bytes += Int64(chunk.count)
-                recorder.recordRead(chunk.count)
+                recorder?.recordRead(chunk.count)
                 try await points.around(.readSend) { try await channel.send(chunk) }
             }
             channel.finish()
@@ -273,9 +326,10 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
 
     private static func transform(
         _ input: BoundedChannel<Chunk>, into output: BoundedChannel<Chunk>, using makeTransform: TransformFactory,
-        hook: AwaitPointHook?
+        pacer: ChunkPacer?, hook: AwaitPointHook?
     ) async throws -> StageResult {
         let points = hook.map(AwaitPoints.init)
+        var pacer = pacer
         do {
             var transform = try makeTransform()
             let emit: (Chunk) async throws -> Void = { chunk in
@@ -283,6 +337,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
             }
             var chunks = input.makeAsyncIterator()
             while let chunk = try await points.around(.transformReceive, { try await chunks.next() }) {
+                try await pacer?.admit(chunk.count)
                 try await points.around(.transformProcess) { try await transform.process(chunk, emit: emit) }
             }
             let summary = try await points.around(.transformFinish) { try await transform.finish(emit: emit) }
@@ -299,12 +354,14 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     static var maximumBatch: Int { 1024 }
 
     private static func write(
-        _ channel: BoundedChannel<Chunk>, to sink: Sink, recorder: ProgressRecorder, hook: AwaitPointHook?,
-        batches: Bool
+        _ channel: BoundedChannel<Chunk>, to sink: Sink, recorder: ProgressRecorder, pacer: ChunkPacer?,
+        hook: AwaitPointHook?, batches: Bool
     ) async throws -> StageResult {
         let points = hook.map(AwaitPoints.init)
+        var pacer = pacer
         var chunks = channel.makeAsyncIterator()
         while let chunk = try await points.around(.writeReceive, { try await chunks.next() }) {
+            try await pacer?.admit(chunk.count)
             // Every chunk already waiting goes with it, in one call (one `writev(2)`); they
             // count against the channel's capacity until the next `next()`.
             var batch = [chunk]

@@ -12,6 +12,10 @@ struct CommonOptions {
     var progress = ProgressMode.none
     var quiet = false
     var verbose = false
+    /// `--limit-rate`: the most bytes per second read from each source.
+    var rateLimit: Int64?
+    /// `--verify`: read each output back before committing it.
+    var verify = false
 
     /// The options given in `arguments`, the defaults for the others.
     init(_ arguments: ParsedArguments) {
@@ -26,6 +30,18 @@ struct CommonOptions {
         }
         quiet = arguments.has(.quiet)
         verbose = arguments.has(.verbose)
+        rateLimit = arguments.size(.limitRate)
+        verify = arguments.has(.verify)
+    }
+
+    /// The usage errors of the options alone: `--verify` reads back a durable file, so it cannot
+    /// go with `--no-fsync` (the pages read back would be the ones the writes left in memory).
+    ///
+    /// - Throws: ``UsageError``.
+    func validate() throws(UsageError) {
+        if verify && !synchronize {
+            throw UsageError("--verify reads the output back from the disk: it cannot be used with --no-fsync")
+        }
     }
 
     var sinkOptions: FileSink.Options {

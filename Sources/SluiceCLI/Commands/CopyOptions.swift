@@ -27,6 +27,10 @@ struct CopyOptions {
     }
 
     private func validate() throws(UsageError) {
+        try common.validate()
+        if common.verify && destination == "-" {
+            throw UsageError("--verify reads the output back: it cannot be used with standard output")
+        }
         if sources.count > 1 && !intoDirectory {
             throw UsageError("copying several sources needs a directory destination; '\(destination)' is not one")
         }

@@ -27,7 +27,8 @@ extension GzipOptions {
         return .transfer(Transfer(
             source: Transfer.Source(operand: source), destination: destination, verb: verb, transform: transform,
             removesSource: removesSources, keepsModificationTime: true, created: created,
-            compressionThreads: mode == .compress ? threads : nil))
+            compressionThreads: mode == .compress ? threads : nil,
+            verification: mode == .compress ? .gzipOfSource : .decodedSource))
     }
 
     /// A source passed over: the message to print, if any, and whether it is a failure or a warning.

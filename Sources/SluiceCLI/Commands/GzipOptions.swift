@@ -54,6 +54,11 @@ struct GzipOptions {
     }
 
     private func validate() throws(UsageError) {
+        try common.validate()
+        if common.verify && test { throw UsageError("--test writes nothing: it cannot be used with --verify") }
+        if common.verify && (toStandardOutput || output == "-" || (output == nil && sources.contains("-"))) {
+            throw UsageError("--verify reads the output back: it cannot be used with standard output")
+        }
         if output != nil && sources.count > 1 { throw UsageError("-o takes a single source") }
         if output != nil && toStandardOutput { throw UsageError("-o and -c cannot be used together") }
         if test && (output != nil || toStandardOutput) {

@@ -45,11 +45,19 @@ struct Transfer {
     var created: CreatedFiles
     /// The threads that compress, for the `--verbose` report of `compress`; `nil` otherwise.
     var compressionThreads: Int? = nil
+    /// How `--verify` checks the output: the source's bytes (copy), gzip of them (compress),
+    /// or the source decoded (decompress).
+    var verification = CopyVerification.sameBytes
+    /// Opens a file destination (the seam through which tests give the sink other system calls).
+    var openFileSink: @Sendable (FilePath, FileStatus, FileSink.Options) async throws -> FileSink = {
+        try await FileSink.create(at: $0, source: $1, options: $2)
+    }
 
     /// What happened, for the exit status.
     enum Outcome {
         case success(warnings: [StageWarning])
-        case failure
+        /// Failed, with the message printed, if any.
+        case failure(message: String?)
         case brokenPipe
         case cancelled
     }
@@ -68,7 +76,9 @@ struct Transfer {
         }
         let copy = FileCopy(
             from: chunks, to: sink.any, totalBytes: chunks.expectedSize,
-            options: .init(capacity: options.capacity, computesCRC32: options.verbose || transform != nil),
+            options: .init(
+                capacity: options.capacity, computesCRC32: options.verbose || transform != nil,
+                rateLimit: options.rateLimit, verification: options.verify ? verification : nil),
             transform: transform)
         let display = ProgressDisplay(hub: copy.progress, mode: options.progress, label: "\(verb) '\(source.name)'")
         let report: CopyReport
@@ -111,7 +121,7 @@ struct Transfer {
             if transform != nil { sourceStatus.permissions &= ~0o6000 }
             var sinkOptions = options.sinkOptions
             sinkOptions.preserveModificationTime = keepsModificationTime
-            let sink = try await FileSink.create(at: path, source: sourceStatus, options: sinkOptions)
+            let sink = try await openFileSink(path, sourceStatus, sinkOptions)
             return (AnySink(sink), sink)
         }
     }
@@ -129,6 +139,9 @@ struct Transfer {
             return .cancelled
         }
         var warnings = report.warnings + (await fileSink?.warnings ?? [])
+        if case .notVerified(let reason) = report.verification {
+            warnings.append(StageWarning("not verified: \(reason)"))
+        }
         if !options.quiet {
             for warning in warnings { Console.message("\(verb) '\(source.name)': \(warning)") }
         }
@@ -138,7 +151,7 @@ struct Transfer {
             if !options.quiet { Console.message(warning.message) }
             warnings.append(warning)
         }
-        if options.verbose { Console.message(describe(report)) }
+        if options.verbose { Console.message(describe(report, options: options)) }
         return .success(warnings: warnings)
     }
 
@@ -159,6 +172,7 @@ struct Transfer {
             Console.writeError(nothing.jsonLine(done: true, error: lastError) + "\n")
         }
         if let message { Console.message(message) }
+        if case .failure = outcome { return .failure(message: message) }
         return outcome
     }
 
@@ -194,15 +208,15 @@ struct Transfer {
             }
             // The library words it as a copy; compress and decompress name their own verb.
             if error.code == .sameFile, verb != "copy", let path = error.path {
-                return (.failure, "cannot \(verb) '\(source.name)' to '\(path)': \(error.reason ?? "source and destination are the same file")")
+                return (.failure(message: nil), "cannot \(verb) '\(source.name)' to '\(path)': \(error.reason ?? "source and destination are the same file")")
             }
             // The library states the fact; the option that overrides it is the command's to name.
             if error.code == .alreadyExists, error.errno == .fileExists, case .file(let path) = destination, error.path == path {
-                return (.failure, error.description + " (use --force to overwrite)")
+                return (.failure(message: nil), error.description + " (use --force to overwrite)")
             }
-            return (.failure, error.description)
+            return (.failure(message: nil), error.description)
         }
-        return (.failure, "cannot \(verb) '\(source.name)': \(error)")
+        return (.failure(message: nil), "cannot \(verb) '\(source.name)': \(error)")
     }
 
     /// The `"error"` of the last `--progress=json` line: the message printed, or `interrupted`
@@ -213,7 +227,7 @@ struct Transfer {
         return (error as? FileError)?.description ?? "cannot \(verb) '\(source.name)': \(error)"
     }
 
-    private func describe(_ report: CopyReport) -> String {
+    private func describe(_ report: CopyReport, options: CommonOptions) -> String {
         var text = "\(verb) '\(source.name)'"
         switch destination {
         case .file(let path): text += " to '\(path)'"
@@ -228,6 +242,10 @@ struct Transfer {
             text += " (\(format1(ratio))% of the input, \(threads) thread\(threads == 1 ? "" : "s"))"
         }
         if let crc = report.crc32 { text += ", CRC-32 " + hex(crc) }
+        if report.verification == .verified { text += ", verified" }
+        if let limit = options.rateLimit {
+            text += ", read at most " + ProgressDisplay.formatBytes(limit) + "/s"
+        }
         text += ", " + format3(report.duration.inSeconds) + " s"
         text += " (" + ProgressDisplay.formatBytes(Int64(report.bytesPerSecond)) + "/s)"
         return text

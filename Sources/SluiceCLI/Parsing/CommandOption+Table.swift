@@ -7,7 +7,7 @@ extension CommandOption {
         output, standardOutput, level, threads, blockSize, test, maxOutput, removeSource,
         size, runs, out, design, consumer, sinkRate, chunkSizes, input, spillDirectory,
         decompress, list, keep, noName, name, fast, best, generateCompletionScript, generateManual,
-        force, noFsync, preserve, chunkSize, capacity, progress, quiet, verbose, help, version,
+        force, noFsync, verify, limitRate, preserve, chunkSize, capacity, progress, quiet, verbose, help, version,
     ]
 
     private static let transfers: Set<CommandName> = [.copy, .compress, .decompress]
@@ -122,6 +122,17 @@ extension CommandOption {
         commands: transfers)
     static let noFsync = CommandOption(
         long: "no-fsync", abstract: "skip fsync of the file and its directory (faster, not durable)",
+        commands: transfers)
+    static let verify = CommandOption(
+        long: "verify",
+        abstract: "before committing, read the output back from the disk (after fsync, its cached pages dropped) "
+            + "and check its CRC-32 and size against the source's (compress decodes it): on a difference, commit "
+            + "nothing, name the first differing offset and exit 1; not with --no-fsync or standard output",
+        commands: transfers)
+    static let limitRate = CommandOption(
+        long: "limit-rate", value: .required(name: "rate", kind: .size(1...Int64.max)),
+        abstract: "read at most <rate> bytes per second from each source, binary units as --chunk-size: 50M is "
+            + "50 MiB/s (as pv -L); the reader waits on backpressure, so memory stays as without it",
         commands: transfers)
     static let preserve = CommandOption(
         long: "preserve",
