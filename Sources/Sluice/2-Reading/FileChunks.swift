@@ -49,6 +49,17 @@ public struct FileChunks: AsyncSequence, Sendable {
         status.kind == .regular && status.size > 0 ? status.size : nil
     }
 
+    /// The descriptor a copy that the kernel makes reads from: that of a file opened by path
+    /// (``open(_:chunkSize:)``) and not yet read, whose whole content from offset 0 is the
+    /// data; `nil` for a descriptor given by the caller (``reading(_:path:chunkSize:)``), whose
+    /// offset may be anywhere.
+    var kernelCopySource: FileDescriptor? {
+        reader.ownsDescriptor ? reader.openDescriptor : nil
+    }
+
+    /// The system calls the reads go through.
+    var system: SystemCalls { reader.system }
+
     private init(reader: FileReader, status: FileStatus) {
         self.reader = reader
         self.status = status

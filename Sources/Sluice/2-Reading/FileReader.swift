@@ -24,7 +24,8 @@ actor FileReader {
     // this synchronous path reaches it with a thread check rather than `assumeIsolated`, which
     // costs two allocations per call (per chunk of a copy).
     private nonisolated(unsafe) var descriptor: FileDescriptor?
-    private let ownsDescriptor: Bool
+    /// Whether the reader opened the file itself (by path), so that it reads from offset 0.
+    let ownsDescriptor: Bool
     private nonisolated(unsafe) var status: FileStatus?
     private nonisolated(unsafe) var isAtEnd = false
 
@@ -124,6 +125,10 @@ actor FileReader {
         }
         return chunk
     }
+
+    /// The open descriptor, for a copy that the kernel makes from it (``FileChunks``'s
+    /// `kernelCopySource`); `nil` before ``open()`` and once closed.
+    nonisolated var openDescriptor: FileDescriptor? { descriptor }
 
     /// Wakes a read blocked on an idle pipe; it then throws `CancellationError` if its task is
     /// cancelled. The signal is consumed by the next wait that sees it, so it never ends a later,

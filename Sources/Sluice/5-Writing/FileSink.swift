@@ -47,14 +47,14 @@ import Musl
 ///
 /// Every system call runs on the sink's own ``BlockingIOExecutor``.
 public actor FileSink: ChunkSink {
-    private enum Mode {
+    enum Mode {
         /// Writing a temporary file that replaces `destination` on commit.
         case replacing(temporary: FilePath, ticket: CommitGate.Ticket)
         /// Writing an existing non-regular file in place.
         case inPlace
     }
 
-    private enum State {
+    enum State {
         case open(FileDescriptor, Mode)
         case committed
         case aborted
@@ -65,11 +65,11 @@ public actor FileSink: ChunkSink {
     public nonisolated let destination: FilePath
     private let source: FileStatus?
     private let options: Options
-    private let system: SystemCalls
+    let system: SystemCalls
     private let gate: CommitGate
     /// The existing regular file that the commit replaces, and its access ACL (`nil`: none).
     private var replaced: (status: FileStatus, accessACL: [UInt8]?)?
-    private var state: State = .aborted
+    var state: State = .aborted
     private var replacedDestination = false
     private var directorySynchronized = true
 

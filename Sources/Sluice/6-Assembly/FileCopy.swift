@@ -81,7 +81,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
 
     /// The copy's progress: subscribe before calling ``run()``. Its last snapshot comes after the
     /// sink committed (or failed), and then every subscriber's stream ends.
-    public let progress = ProgressHub()
+    public let progress: ProgressHub
 
     /// Assembles a copy.
     ///
@@ -96,6 +96,16 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         from source: Source, to sink: Sink, totalBytes: Int64?, options: Options = Options(),
         transform: TransformFactory? = nil
     ) {
+        self.init(from: source, to: sink, totalBytes: totalBytes, options: options, transform: transform, progress: ProgressHub())
+    }
+
+    /// The same, publishing to `progress`: a ``RegularFileCopy`` that falls back to the
+    /// pipeline keeps the hub its caller subscribed to.
+    init(
+        from source: Source, to sink: Sink, totalBytes: Int64?, options: Options, transform: TransformFactory?,
+        progress: ProgressHub
+    ) {
+        self.progress = progress
         self.source = source
         self.sink = sink
         self.totalBytes = totalBytes

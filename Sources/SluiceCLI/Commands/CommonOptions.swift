@@ -12,6 +12,13 @@ struct CommonOptions {
     var progress = ProgressMode.none
     var quiet = false
     var verbose = false
+    /// `--reflink` (`copy`); `--reflink` alone is `always`, as cp.
+    var reflink = ReflinkMode.auto
+    /// `--sparse` (`copy`, `decompress`).
+    var sparse = SparseMode.auto
+    /// `--pipeline`, or an explicit `--chunk-size` or `--capacity`: the copy goes through the
+    /// pipeline, whatever the path table says.
+    var forcesPipeline = false
 
     /// The options given in `arguments`, the defaults for the others.
     init(_ arguments: ParsedArguments) {
@@ -26,9 +33,14 @@ struct CommonOptions {
         }
         quiet = arguments.has(.quiet)
         verbose = arguments.has(.verbose)
+        if arguments.has(.reflink) {
+            reflink = arguments.choice(.reflink).flatMap(ReflinkMode.init(rawValue:)) ?? .always
+        }
+        sparse = arguments.choice(.sparse).flatMap(SparseMode.init(rawValue:)) ?? .auto
+        forcesPipeline = arguments.has(.pipeline) || arguments.has(.chunkSize) || arguments.has(.capacity)
     }
 
     var sinkOptions: FileSink.Options {
-        FileSink.Options(overwrite: force, synchronize: synchronize, preserveAttributes: preserve)
+        FileSink.Options(overwrite: force, synchronize: synchronize, preserveAttributes: preserve, sparse: sparse)
     }
 }
