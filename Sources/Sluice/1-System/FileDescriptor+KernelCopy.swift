@@ -78,7 +78,9 @@ extension FileDescriptor {
 
     /// Sets the file's size: `ftruncate(2)`, retried on `EINTR`. What it adds is a hole.
     ///
-    /// - Parameter size: the size in bytes (>= 0).
+    /// - Parameters:
+    ///   - size: the size in bytes (>= 0).
+    ///   - system: the system calls to use.
     /// - Throws: the call's ``Errno`` (`EFBIG` past the file size limit).
     public func setSize(_ size: Int64, system: SystemCalls = .live) throws(Errno) {
         try Errno.retryingInterrupts { system.truncate(rawValue, size) }.get()

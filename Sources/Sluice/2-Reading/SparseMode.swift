@@ -13,4 +13,10 @@ public enum SparseMode: String, Sendable, Hashable, CaseIterable {
     case always
     /// No holes: the source's holes are read as zeros and written as data, every block allocated.
     case never
+
+    /// The case named `rawValue`: `auto`, `always` or `never`, as `cp --sparse`; `nil` for any other name.
+    public init?(rawValue: String) {
+        guard let named = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+        self = named
+    }
 }

@@ -70,5 +70,6 @@ extension FileSink {
         do { try descriptor.seek(to: 0, system: system) } catch {
             throw FileError.lseek(path: destination, errno: error)
         }
+        sizeAfterHole = nil
     }
 }

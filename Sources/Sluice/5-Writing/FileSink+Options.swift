@@ -18,7 +18,7 @@ extension FileSink {
         /// its own. Default `false` (as `cp` without `-p`); implied by ``preserveAttributes``.
         public var preserveModificationTime: Bool
         /// Whether the file gets holes: for ``SparseMode/auto`` the holes that come as hole
-        /// chunks; for ``SparseMode/always`` also every run of zeros that
+        /// chunks (``Chunk/isHole``); for ``SparseMode/always`` also every run of zeros that
         /// covers a whole block of the file system (`st_blksize`, at a multiple of it); for
         /// ``SparseMode/never`` none, every hole written as zeros. A destination written in
         /// place (a device, a FIFO) always gets zeros. Default ``SparseMode/auto``.

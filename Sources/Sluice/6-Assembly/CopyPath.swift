@@ -17,6 +17,12 @@ public enum CopyPath: String, Sendable, Hashable, CaseIterable, CustomStringConv
     /// space; the data passes through it, so it has a CRC-32.
     case pipeline
 
+    /// The case named `rawValue`: `clone`, `copy_file_range` or `pipeline`; `nil` for any other name.
+    public init?(rawValue: String) {
+        guard let named = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+        self = named
+    }
+
     /// The name `-v` prints: `clone`, `copy_file_range` or `pipeline`.
     public var description: String { rawValue }
 

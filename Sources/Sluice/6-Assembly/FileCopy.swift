@@ -268,7 +268,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         do {
             var chunks = source.makeAsyncIterator()
             while let chunk = try await points.around(.sourceNext, { try await chunks.next() }) {
-                if computesCRC32 { chunk.withUnsafeBytes { crc.update($0) } }
+                if computesCRC32 {
+                    if chunk.isHole { crc.update(zeros: Int64(chunk.count)) } else { chunk.withUnsafeBytes { crc.update($0) } }
+                }
                 bytes += Int64(chunk.count)
                 recorder.recordRead(chunk.count)
                 try await points.around(.readSend) { try await channel.send(chunk) }

@@ -8,4 +8,10 @@ public enum ReflinkMode: String, Sendable, Hashable, CaseIterable {
     /// Never share extents: every block of the destination is its own. On a file system that
     /// clones, `copy_file_range(2)` would share them too, so it is not used there either.
     case never
+
+    /// The case named `rawValue`: `auto`, `always` or `never`, as `cp --reflink`; `nil` for any other name.
+    public init?(rawValue: String) {
+        guard let named = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+        self = named
+    }
 }

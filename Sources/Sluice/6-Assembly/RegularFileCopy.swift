@@ -70,8 +70,8 @@ public struct RegularFileCopy: Sendable {
     /// Assembles a copy.
     ///
     /// - Parameters:
-    ///   - source: the file, opened by path and not yet read (``FileChunks/open(_:chunkSize:)``).
-    ///     A descriptor the caller gave (``FileChunks/reading(_:path:chunkSize:)``) is copied by
+    ///   - source: the file, opened by path and not yet read (``FileChunks/open(_:chunkSize:findsHoles:)``).
+    ///     A descriptor the caller gave (``FileChunks/reading(_:path:chunkSize:findsHoles:)``) is copied by
     ///     the pipeline from its offset.
     ///   - sink: the destination; committed only if the copy succeeds.
     ///   - options: reflink, holes, the pipeline's sizes.

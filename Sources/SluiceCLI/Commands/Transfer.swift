@@ -96,8 +96,10 @@ struct Transfer {
 
     private func openSource(_ options: CommonOptions) async throws -> FileChunks {
         switch source {
-        case .standardInput: try await FileChunks.reading(.standardInput, chunkSize: options.chunkSize)
-        case .file(let path): try await FileChunks.open(path, chunkSize: options.chunkSize)
+        case .standardInput:
+            try await FileChunks.reading(.standardInput, chunkSize: options.chunkSize, findsHoles: options.sparse != .never)
+        case .file(let path):
+            try await FileChunks.open(path, chunkSize: options.chunkSize, findsHoles: options.sparse != .never)
         }
     }
 

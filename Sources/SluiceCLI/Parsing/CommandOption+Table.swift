@@ -166,7 +166,10 @@ extension CommandOption {
     static let quiet = CommandOption(
         long: "quiet", short: "q", abstract: "do not print warnings", commands: transfers)
     static let verbose = CommandOption(
-        long: "verbose", short: "v", abstract: "print a report: bytes, CRC-32, time", commands: transfers)
+        long: "verbose", short: "v",
+        abstract: "print a report: bytes, CRC-32 (or why there is none), time; for copy, the path taken (clone, "
+            + "copy_file_range or pipeline)",
+        commands: transfers)
     static let help = CommandOption(
         long: "help", short: "h", abstract: "show this help", commands: transfers.union([.sluice, .bench]))
     static let version = CommandOption(
