@@ -37,16 +37,13 @@ extension FileSink {
         }
     }
 
-    /// Copies up to `count` bytes of `source` at `offset` to the same offset of the temporary
-    /// file with one `copy_file_range(2)`.
+    /// Runs `body` on the sink's thread with the temporary file and the sink's system calls:
+    /// a loop of kernel calls (`copy_file_range(2)` slices) with no hop between them.
     ///
-    /// - Returns: the count copied; 0 when the source has no byte at `offset`.
-    /// - Throws: ``FileError`` (operation `copyFileRange`) with the errno.
-    func copyRange(from source: FileDescriptor, at offset: Int64, count: Int) throws(FileError) -> Int {
-        guard let descriptor = temporaryDescriptor else { preconditionFailure("FileSink.copyRange with no temporary file") }
-        do { return try descriptor.copyRange(from: source, at: offset, count: count, system: system) } catch {
-            throw FileError.copyFileRange(path: destination, errno: error)
-        }
+    /// - Throws: what `body` throws.
+    func withTemporaryFile<R: Sendable>(_ body: @Sendable (FileDescriptor, SystemCalls) throws -> R) throws -> R {
+        guard let descriptor = temporaryDescriptor else { preconditionFailure("FileSink.withTemporaryFile with no temporary file") }
+        return try body(descriptor, system)
     }
 
     /// Sets the temporary file's size (`ftruncate(2)`): the end of a copy whose last bytes are

@@ -11,7 +11,8 @@ extension CopyPath {
     /// is a copy on the server (NFS 4.2 `COPY`) instead of every byte crossing the network twice.
     ///
     /// Not ext4 nor tmpfs: there Sluice's pipeline copies 1 GiB as fast or faster than the
-    /// kernel's splice loop (measured; the Copy paths article).
+    /// kernel's splice loop (measured; the Copy paths article), except a sparse file's few
+    /// data extents among holes (see ``chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:)``).
     public static let kernelCopyFileSystems: Set<FileSystemType> = [.nfs]
 
     /// File systems whose sizes say nothing of their content (/proc reports 0, /sys 4096), and
@@ -31,6 +32,10 @@ extension CopyPath {
     ///   ``SparseMode/auto``: ``clone``, then ``kernelCopy``, then ``pipeline``.
     /// - ``kernelCopyFileSystems`` on both sides, with ``SparseMode/auto``: ``kernelCopy``,
     ///   then ``pipeline``.
+    /// - A sparse source (fewer bytes allocated than its size, ``FileStatus/allocatedBytes``)
+    ///   on any other file system, the same on both sides, with ``SparseMode/auto``:
+    ///   ``kernelCopy`` (the data extents alone, one `copy_file_range(2)` each, as `cp` copies
+    ///   them; the pipeline pays two chunks per extent), then ``pipeline``.
     /// - Anything else (ext4, tmpfs, two different file systems, /proc and /sys, a clone or a
     ///   hole that the options forbid): ``pipeline``.
     ///
@@ -48,6 +53,9 @@ extension CopyPath {
         guard source.kind == .regular, source.size > 0, sameType, sparse == .auto else { return [.pipeline] }
         if reflink == .auto && canClone { return [.clone, .kernelCopy, .pipeline] }
         if kernelCopyFileSystems.contains(destinationFileSystem) { return [.kernelCopy, .pipeline] }
+        // On a cloning file system copy_file_range would share extents: not with never.
+        let isSparse = source.allocatedBytes < source.size
+        if isSparse && !cloningFileSystems.contains(destinationFileSystem) { return [.kernelCopy, .pipeline] }
         return [.pipeline]
     }
 

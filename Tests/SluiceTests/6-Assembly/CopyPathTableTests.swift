@@ -3,19 +3,20 @@ import Testing
 
 /// The path table: fixed by the file systems' types, the source's kind and the options.
 @Suite struct CopyPathTableTests {
-    static func status(kind: FileStatus.Kind = .regular, size: Int64 = 1 << 20) throws -> FileStatus {
+    static func status(kind: FileStatus.Kind = .regular, size: Int64 = 1 << 20, allocated: Int64? = nil) throws -> FileStatus {
         var status = try FileStatus.of("/")
         status.kind = kind
         status.size = size
+        status.allocatedBytes = allocated ?? size
         return status
     }
 
     static func chain(
         _ source: FileSystemType, _ destination: FileSystemType, reflink: ReflinkMode = .auto,
-        sparse: SparseMode = .auto, kind: FileStatus.Kind = .regular, size: Int64 = 1 << 20
+        sparse: SparseMode = .auto, kind: FileStatus.Kind = .regular, size: Int64 = 1 << 20, allocated: Int64? = nil
     ) throws -> [CopyPath] {
         CopyPath.chain(
-            source: try status(kind: kind, size: size), sourceFileSystem: source, destinationFileSystem: destination,
+            source: try status(kind: kind, size: size, allocated: allocated), sourceFileSystem: source, destinationFileSystem: destination,
             reflink: reflink, sparse: sparse)
     }
 
@@ -32,6 +33,17 @@ import Testing
         #expect(try Self.chain(type, type) == [.pipeline])
         #expect(try Self.chain(type, type, reflink: .never) == [.pipeline])
         #expect(try Self.chain(type, type, reflink: .always) == [])
+    }
+
+    @Test(arguments: [FileSystemType.ext4, .tmpfs])
+    func aSparseSourceIsCopiedInTheKernelExtentByExtent(type: FileSystemType) throws {
+        #expect(try Self.chain(type, type, allocated: 64 << 10) == [.kernelCopy, .pipeline])
+        #expect(try Self.chain(type, type, reflink: .never, allocated: 64 << 10) == [.kernelCopy, .pipeline])
+        #expect(try Self.chain(type, type, sparse: .never, allocated: 64 << 10) == [.pipeline])
+        #expect(try Self.chain(type, type, sparse: .always, allocated: 64 << 10) == [.pipeline])
+        // Within a cloning file system copy_file_range shares extents: not with never.
+        #expect(try Self.chain(.xfs, .xfs, reflink: .never, allocated: 64 << 10) == [.pipeline])
+        #expect(try Self.chain(.ext4, .tmpfs, allocated: 64 << 10) == [.pipeline])
     }
 
     @Test func nfsCopiesInTheKernel() throws {
