@@ -79,7 +79,7 @@ for fs in ext4 tmpfs; do
   compare "$dir/dst" "cp|cp $dir/src $dir/dst" \
     "sluice copy --no-fsync (table)|$sluice copy --no-fsync $dir/src $dir/dst" \
     "sluice copy --no-fsync --pipeline|$sluice copy --no-fsync --pipeline $dir/src $dir/dst"
-  "$sluice" copy -v --no-fsync "$dir/src" "$dir/dst" 2>&1 | sed 's/^/  /'; rm -f "$dir/dst"
+  rm -f "$dir/dst"; "$sluice" copy -v --no-fsync "$dir/src" "$dir/dst" 2>&1 | sed 's/^/  /'; rm -f "$dir/dst"
   rm -f "$dir/src"
 done
 
@@ -103,7 +103,7 @@ for reflink in 1 0; do
     compare "$dir/dst" "cp|cp $dir/src $dir/dst" \
       "sluice copy --no-fsync (table)|$sluice copy --no-fsync $dir/src $dir/dst" \
       "sluice copy --no-fsync --pipeline|$sluice copy --no-fsync --pipeline $dir/src $dir/dst"
-    "$sluice" copy -v --no-fsync "$dir/src" "$dir/dst" 2>&1 | sed 's/^/  /'
+    rm -f "$dir/dst"; "$sluice" copy -v --no-fsync "$dir/src" "$dir/dst" 2>&1 | sed 's/^/  /'
   fi
 done
 
@@ -115,7 +115,7 @@ for extents in "3 65536" "10000 4096"; do
   echo "ext4, 1 GiB with $1 data extents of $2 bytes (source: $(du -k "$dir/src" | cut -f1) KiB allocated):"
   compare "$dir/dst" "cp|cp $dir/src $dir/dst" \
     "sluice copy --no-fsync|$sluice copy --no-fsync $dir/src $dir/dst"
-  cp "$dir/src" "$dir/cp-dst"
+  rm -f "$dir/dst"; cp "$dir/src" "$dir/cp-dst"
   "$sluice" copy -v --no-fsync "$dir/src" "$dir/dst" 2>&1 | sed 's/^/  /'
   cmp "$dir/src" "$dir/dst" && cmp "$dir/cp-dst" "$dir/dst" && echo "  bytes identical"
   echo "  du: cp $(du -k "$dir/cp-dst" | cut -f1) KiB, sluice $(du -k "$dir/dst" | cut -f1) KiB"
