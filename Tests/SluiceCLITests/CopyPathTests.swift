@@ -70,6 +70,46 @@ struct CopyPathTests {
             try Test.cancel(Comment(rawValue: "xfs loop mount not possible here: \(unavailable)"))
         }
     }
+
+    /// The clone keeps every guarantee of the pipeline: the same-file refusal, an existing
+    /// destination refused without -f and replaced with it, --preserve's mode and times.
+    @Test(.enabled(if: LoopMount.isPossible(.xfs), "needs root, loop devices and mkfs.xfs"))
+    func xfsCloneKeepsTheGuarantees() async throws {
+        do {
+            try await LoopMount.with(.xfs) { mountPoint in
+                let sandbox = try Sandbox()
+                let source = "\(mountPoint)/source"
+                let copy = "\(mountPoint)/copy"
+                let data = pattern(count: 1 << 20)
+                try writeBytes(data, to: source)
+                #expect(chmod(source, 0o640) == 0)
+                var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 123_456_789), timespec(tv_sec: 1_000_000_000, tv_nsec: 123_456_789)]
+                #expect(utimensat(AT_FDCWD, source, &times, 0) == 0)
+
+                let same = try await CLI.run(["copy", source, source], in: sandbox)
+                #expect(same.status == 1)
+                #expect(same.stderr.contains("same file"), "\(same.stderr)")
+
+                try writeBytes([1, 2, 3], to: copy)
+                let refused = try await CLI.run(["copy", source, copy], in: sandbox)
+                #expect(refused.status == 1)
+                #expect(try readBytes(copy) == [1, 2, 3])
+
+                let replaced = try await CLI.run(["copy", "-v", "-f", "--preserve", source, copy], in: sandbox)
+                #expect(replaced.status == 0, "\(replaced.stderr)")
+                #expect(replaced.stderr.contains(", by clone"), "\(replaced.stderr)")
+                #expect(try readBytes(copy) == data)
+                var status = stat()
+                #expect(stat(copy, &status) == 0)
+                #expect(status.st_mode & 0o7777 == 0o640)
+                #expect(status.st_mtim.tv_sec == 1_000_000_000 && status.st_mtim.tv_nsec == 123_456_789)
+                let names = try entries(in: FilePath(mountPoint.description)).map(\.description)
+                #expect(Set(names).isSubset(of: ["source", "copy", "lost+found"]), "no temporary file left: \(names)")
+            }
+        } catch let unavailable as LoopMount.Unavailable {
+            try Test.cancel(Comment(rawValue: "xfs loop mount not possible here: \(unavailable)"))
+        }
+    }
 }
 
 /// Writes `bytes` to a new file at `path`.
