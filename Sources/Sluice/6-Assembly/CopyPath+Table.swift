@@ -10,8 +10,8 @@ extension CopyPath {
     /// File systems where `copy_file_range(2)` is the fast copy without a clone: NFS, where it
     /// is a copy on the server (NFS 4.2 `COPY`) instead of every byte crossing the network twice.
     ///
-    /// Not ext4 nor tmpfs: there Sluice's pipeline copies 1 GiB as fast or faster than the
-    /// kernel's splice loop (measured; the Copy paths article), except a sparse file's few
+    /// Not ext4 nor tmpfs: there Sluice's pipeline copied 1 GiB about as fast as the kernel's
+    /// splice loop (measured; the Copy paths article), except a sparse file's few
     /// data extents among holes (see ``chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:)``).
     public static let kernelCopyFileSystems: Set<FileSystemType> = [.nfs]
 
