@@ -54,8 +54,8 @@ extension RegularFileCopy {
 
     /// `copy_file_range(2)` of each data extent of the first `size` bytes (`SEEK_DATA`,
     /// `SEEK_HOLE`; with ``SparseMode/never``, or where the file system does not answer them,
-    /// all of it as one extent), in slices of at most ``Options/sliceSize``, then `ftruncate(2)`
-    /// to `size` so that a hole at the end keeps the size. Holes count as progress, with the
+    /// all of it as one extent), in slices of at most ``Options/sliceSize``, then, when the file
+    /// ends in a hole, `ftruncate(2)` to `size`. Holes count as progress, with the
     /// slice after them.
     ///
     /// The loop runs inside the sink, on its thread, with no hop between two calls: a file of
@@ -104,6 +104,9 @@ extension RegularFileCopy {
                 }
             }
             Self.record(size - done, in: recorder)  // the hole at the end
+            // Only a hole at the end needs the size set: a file whose data reaches its size has
+            // it already, and XFS starts writing back a file at its close once it was truncated.
+            guard offset < size else { return }
             do throws(Errno) { try target.setSize(size, system: system) } catch {
                 throw FileError.ftruncate(path: destination, errno: error)
             }
