@@ -5,6 +5,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <sys/ioctl.h>
+#include <sys/statfs.h>
 #include <sys/types.h>
 
 /*
@@ -35,9 +37,29 @@ int sched_getaffinity(pid_t pid, size_t cpusetsize, cpu_set_t *mask);
 /* pthread_setname_np(3): names a thread (at most 15 bytes and the NUL). */
 int pthread_setname_np(pthread_t thread, const char *name);
 
+/* copy_file_range(2): copies `len` bytes between two descriptors inside the kernel, at the
+ * offsets given (which it advances) or at the descriptors' own offsets for NULL. */
+ssize_t copy_file_range(int fd_in, long *off_in, int fd_out, long *off_out, size_t len, unsigned int flags);
+
+/* ioctl_ficlone(2): FICLONE, _IOW(0x94, 9, int) in <linux/fs.h>: the destination shares all of
+ * the source's extents. ioctl(2) is variadic, which Swift cannot call. */
+static inline int CSluiceShims_ficlone(int destination, int source) {
+    return ioctl(destination, 0x40049409ul, source);
+}
+
+/* fstatfs(2)'s f_type: the file system's magic number (<linux/magic.h>); -1 and errno on failure. */
+static inline long long CSluiceShims_fstatfs_type(int fd) {
+    struct statfs buffer;
+    if (fstatfs(fd, &buffer) != 0) return -1;
+    return (long long)(unsigned int)buffer.f_type;
+}
+
 /* Flags and values from <fcntl.h> and <linux/fs.h>. */
 static const int CSluiceShims_AT_FDCWD = -100;
 static const unsigned int CSluiceShims_RENAME_NOREPLACE = 1u;
+/* <unistd.h> (GNU): lseek(2)'s whence for the next data and the next hole at or after an offset. */
+static const int CSluiceShims_SEEK_DATA = 3;
+static const int CSluiceShims_SEEK_HOLE = 4;
 /* <sys/signalfd.h>: SFD_NONBLOCK is O_NONBLOCK, SFD_CLOEXEC is O_CLOEXEC. */
 static const int CSluiceShims_SFD_NONBLOCK = 04000;
 static const int CSluiceShims_SFD_CLOEXEC = 02000000;

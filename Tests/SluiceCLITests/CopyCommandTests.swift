@@ -30,6 +30,10 @@ func compareWithCmp(_ first: String, _ second: String, in sandbox: Sandbox) asyn
     #expect(result.status == 0, "cmp: \(result.stdoutText)\(result.stderr)")
 }
 
+/// `sluice copy` end to end on the pipeline: the path the table takes in the temporary
+/// directory (ext4 or tmpfs; ``CopyPathTests`` checks that `-v` names it), and the only one an
+/// explicit `--chunk-size` allows. The clone and the kernel copy have their own tests
+/// (``CopyPathTests``, and the library's `RegularFileCopyTests`).
 @Suite(.timeLimit(.minutes(1)))
 struct CopyCommandTests {
     @Test func copiesAFileByteForByte() async throws {

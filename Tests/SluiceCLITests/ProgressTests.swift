@@ -109,6 +109,9 @@ struct VerboseReportTests {
         #expect(report.contains("1234567 bytes read"))
         #expect(report.contains("1234567 bytes written"))
         #expect(report.contains("CRC-32 \(expected)"), "\(report)")
+        // The path the table takes here (ext4, tmpfs): the pipeline, where the data passes
+        // through sluice, hence the CRC-32.
+        #expect(report.contains(", by pipeline, "), "\(report)")
     }
 
     /// The CRC-32 as `gzip` stores it in its trailer (the first 4 of the last 8 bytes,

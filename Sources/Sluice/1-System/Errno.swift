@@ -67,4 +67,10 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let tooManySymbolicLinkLevels = Errno(rawValue: ELOOP)
     /// `ENOTSUP`: operation not supported.
     public static let notSupported = Errno(rawValue: ENOTSUP)
+    /// `ENXIO`: no such device or address (`lseek(2)` with `SEEK_DATA` past the last data).
+    public static let noSuchAddressOrDevice = Errno(rawValue: ENXIO)
+    /// `ENOSYS`: function not implemented.
+    public static let noFunction = Errno(rawValue: ENOSYS)
+    /// `ENOTTY`: inappropriate ioctl for device.
+    public static let inappropriateIOCTLForDevice = Errno(rawValue: ENOTTY)
 }

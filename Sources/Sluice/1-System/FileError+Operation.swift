@@ -9,6 +9,9 @@ extension FileError {
             case open, create, read, write, fsync, close, rename, stat, lstat, fstat
             case fchmod, futimens, fsetxattr, fremovexattr
             case pipe2, mkdir, mkdtemp, opendir, wait4
+            case lseek, ftruncate, fstatfs
+            case clone = "FICLONE"
+            case copyFileRange = "copy_file_range"
             case posixSpawn = "posix_spawn"
         }
 
@@ -26,6 +29,11 @@ extension FileError {
             case .rename: "replace"
             case .stat, .lstat, .fstat: "stat"
             case .fchmod, .futimens, .fsetxattr, .fremovexattr: "set attributes of"
+            case .clone: "clone to"
+            case .copyFileRange: "copy to"
+            case .lseek: "seek in"
+            case .ftruncate: "set the size of"
+            case .fstatfs: "stat the file system of"
             default: call.rawValue
             }
         }
@@ -71,5 +79,15 @@ extension FileError {
         public static let posixSpawn = Operation(.posixSpawn)
         /// `wait4(2)`.
         public static let wait4 = Operation(.wait4)
+        /// `ioctl(2)` `FICLONE` (ioctl_ficlone(2)), or a clone refused by Sluice's path table.
+        public static let clone = Operation(.clone)
+        /// `copy_file_range(2)`.
+        public static let copyFileRange = Operation(.copyFileRange)
+        /// `lseek(2)`, also with `SEEK_DATA` and `SEEK_HOLE`.
+        public static let lseek = Operation(.lseek)
+        /// `ftruncate(2)`.
+        public static let ftruncate = Operation(.ftruncate)
+        /// `fstatfs(2)`.
+        public static let fstatfs = Operation(.fstatfs)
     }
 }

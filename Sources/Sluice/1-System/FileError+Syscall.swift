@@ -110,4 +110,29 @@ extension FileError {
     public static func pipe2(errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.pipe2, path: nil, errno: errno, file: file, line: line)
     }
+
+    /// `ioctl(2)` `FICLONE` into `path` failed (`EOPNOTSUPP`, `EXDEV`, ...).
+    public static func clone(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+        FileError(.clone, path: path, errno: errno, file: file, line: line)
+    }
+
+    /// `copy_file_range(2)` into `path` failed.
+    public static func copyFileRange(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+        FileError(.copyFileRange, path: path, errno: errno, file: file, line: line)
+    }
+
+    /// `lseek(2)` in `path` failed.
+    public static func lseek(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+        FileError(.lseek, path: path, errno: errno, file: file, line: line)
+    }
+
+    /// `ftruncate(2)` of `path` failed.
+    public static func ftruncate(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+        FileError(.ftruncate, path: path, errno: errno, file: file, line: line)
+    }
+
+    /// `fstatfs(2)` of `path` failed.
+    public static func fstatfs(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+        FileError(.fstatfs, path: path, errno: errno, file: file, line: line)
+    }
 }

@@ -37,6 +37,12 @@ public struct FileStatus: Sendable, Hashable {
     /// The size in bytes that the kernel reports (`st_size`). Not to be trusted as the amount of
     /// data: files in /proc report 0, files in /sys report 4096, and files grow and shrink.
     public var size: Int64
+    /// The bytes the file has on the disk (`st_blocks` × 512, what `du` counts): less than
+    /// ``size`` for a sparse file, whose holes have no blocks.
+    public var allocatedBytes: Int64
+    /// The file system's preferred size of a write, in bytes (`st_blksize`): its block size,
+    /// the least a hole covers.
+    public var blockSize: Int
     /// The count of hard links (`st_nlink`).
     public var linkCount: UInt64
     /// The owner's user ID.
@@ -63,6 +69,8 @@ public struct FileStatus: Sendable, Hashable {
         }
         permissions = UInt32(raw.st_mode & 0o7777)
         size = Int64(raw.st_size)
+        blockSize = Int(raw.st_blksize)
+        allocatedBytes = Int64(raw.st_blocks) * 512
         linkCount = UInt64(raw.st_nlink)
         userID = raw.st_uid
         groupID = raw.st_gid

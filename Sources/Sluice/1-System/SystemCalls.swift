@@ -14,7 +14,9 @@ import Musl
 ///
 /// The data path of a copy, a compress or a decompress goes through it call by call: the `open`
 /// of the source, of the temporary file and of the directory to sync, every `read` and `write`,
-/// both `fsync`s, every `close`, and the `rename` at the commit point. Metadata calls (`stat`,
+/// both `fsync`s, every `close`, and the `rename` at the commit point; for a copy the kernel
+/// makes, the clone (`FICLONE`), every `copy_file_range`, every `lseek` that looks for data or
+/// holes, the `ftruncate` that sets a size and the `fstatfs` that picks the path. Metadata calls (`stat`,
 /// `fstat`, `fcntl`, `poll`, attribute setters) and the `unlink` of a discarded temporary file
 /// are not part of it.
 public struct SystemCalls: Sendable {
@@ -36,6 +38,23 @@ public struct SystemCalls: Sendable {
     /// `renameat2(2)` with both paths relative to the current directory (`AT_FDCWD`): `flags`
     /// 0 is `rename(2)`; `RENAME_NOREPLACE` refuses to replace an existing `to` (`EEXIST`).
     public var rename: @Sendable (_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>, _ flags: CUnsignedInt) -> Result<Void, Errno>
+    /// `ioctl(destination, FICLONE, source)` (ioctl_ficlone(2)): the destination file becomes a
+    /// copy of the whole source that shares its extents. `EOPNOTSUPP` where the file system
+    /// cannot, `EXDEV` across file systems.
+    public var clone: @Sendable (_ destination: CInt, _ source: CInt) -> Result<Void, Errno>
+    /// `copy_file_range(2)` of up to `count` bytes from `source` at `sourceOffset` to
+    /// `destination` at `destinationOffset` (neither descriptor's offset moves); returns the
+    /// count copied, 0 at the source's end.
+    public var copyFileRange: @Sendable (
+        _ source: CInt, _ sourceOffset: Int64, _ destination: CInt, _ destinationOffset: Int64, _ count: Int
+    ) -> Result<Int, Errno>
+    /// `lseek(2)`: moves the descriptor's offset (`SEEK_SET`, `SEEK_CUR`, `SEEK_END`) or finds
+    /// the next data (`SEEK_DATA`) or hole (`SEEK_HOLE`) at or after `offset` (`ENXIO`: none).
+    public var seek: @Sendable (_ descriptor: CInt, _ offset: Int64, _ whence: CInt) -> Result<Int64, Errno>
+    /// `ftruncate(2)`: sets the file's size in bytes (what it gains reads as zeros, a hole).
+    public var truncate: @Sendable (_ descriptor: CInt, _ size: Int64) -> Result<Void, Errno>
+    /// `fstatfs(2)`'s `f_type`: the magic number of the file system that holds the file.
+    public var fileSystemType: @Sendable (_ descriptor: CInt) -> Result<UInt32, Errno>
 
     /// Creates a set of system calls from the given functions; those not given are the real ones.
     public init(
@@ -46,7 +65,13 @@ public struct SystemCalls: Sendable {
         open: @escaping @Sendable (UnsafePointer<CChar>, CInt, mode_t) -> Result<CInt, Errno> = SystemCalls.liveOpen,
         close: @escaping @Sendable (CInt) -> Result<Void, Errno> = SystemCalls.liveClose,
         rename: @escaping @Sendable (UnsafePointer<CChar>, UnsafePointer<CChar>, CUnsignedInt) -> Result<Void, Errno> =
-            SystemCalls.liveRename
+            SystemCalls.liveRename,
+        clone: @escaping @Sendable (CInt, CInt) -> Result<Void, Errno> = SystemCalls.liveClone,
+        copyFileRange: @escaping @Sendable (CInt, Int64, CInt, Int64, Int) -> Result<Int, Errno> =
+            SystemCalls.liveCopyFileRange,
+        seek: @escaping @Sendable (CInt, Int64, CInt) -> Result<Int64, Errno> = SystemCalls.liveSeek,
+        truncate: @escaping @Sendable (CInt, Int64) -> Result<Void, Errno> = SystemCalls.liveTruncate,
+        fileSystemType: @escaping @Sendable (CInt) -> Result<UInt32, Errno> = SystemCalls.liveFileSystemType
     ) {
         self.read = read
         self.write = write
@@ -63,6 +88,11 @@ public struct SystemCalls: Sendable {
         self.open = open
         self.close = close
         self.rename = rename
+        self.clone = clone
+        self.copyFileRange = copyFileRange
+        self.seek = seek
+        self.truncate = truncate
+        self.fileSystemType = fileSystemType
     }
 
     /// The real system calls.
@@ -102,5 +132,36 @@ public struct SystemCalls: Sendable {
             ? Glibc.rename(from, to)
             : renameat2(CSluiceShims_AT_FDCWD, from, CSluiceShims_AT_FDCWD, to, flags)
         return result < 0 ? .failure(.current) : .success(())
+    }
+
+    /// The real `ioctl(2)` `FICLONE`.
+    public static let liveClone: @Sendable (CInt, CInt) -> Result<Void, Errno> = { destination, source in
+        CSluiceShims_ficlone(destination, source) < 0 ? .failure(.current) : .success(())
+    }
+
+    /// The real `copy_file_range(2)`, with explicit offsets and no flags.
+    public static let liveCopyFileRange: @Sendable (CInt, Int64, CInt, Int64, Int) -> Result<Int, Errno> = {
+        source, sourceOffset, destination, destinationOffset, count in
+        var input = Int(sourceOffset)
+        var output = Int(destinationOffset)
+        let result = copy_file_range(source, &input, destination, &output, count, 0)
+        return result < 0 ? .failure(.current) : .success(result)
+    }
+
+    /// The real `lseek(2)`.
+    public static let liveSeek: @Sendable (CInt, Int64, CInt) -> Result<Int64, Errno> = { descriptor, offset, whence in
+        let result = lseek(descriptor, off_t(offset), whence)
+        return result < 0 ? .failure(.current) : .success(Int64(result))
+    }
+
+    /// The real `ftruncate(2)`.
+    public static let liveTruncate: @Sendable (CInt, Int64) -> Result<Void, Errno> = { descriptor, size in
+        ftruncate(descriptor, off_t(size)) < 0 ? .failure(.current) : .success(())
+    }
+
+    /// The real `fstatfs(2)`, for its `f_type`.
+    public static let liveFileSystemType: @Sendable (CInt) -> Result<UInt32, Errno> = { descriptor in
+        let type = CSluiceShims_fstatfs_type(descriptor)
+        return type < 0 ? .failure(.current) : .success(UInt32(truncatingIfNeeded: type))
     }
 }

@@ -17,6 +17,13 @@ import Musl
 /// Smaller chunks keep their bytes in the same allocation as their bookkeeping: one `malloc`
 /// per chunk, where a copy in 4 KiB chunks makes 65,536 of them per 256 MiB.
 ///
+/// A chunk may be a *hole* (``hole(count:)``, ``isHole``): a run of zeros that a sparse source
+/// has no blocks for (`SEEK_HOLE`). It holds no memory: its bytes are a read-only mapping of
+/// the kernel's zero page, so a stage that reads it (a pipe's writer, a compression, a
+/// CRC-32) reads zeros, while a sink that can skip a range (``FileSink``, with `lseek(2)`)
+/// makes a hole of it. A hole counts its length in ``count``, in progress and in the CRC-32;
+/// it weighs nothing in a channel's byte budget. It equals a data chunk of as many zeros.
+///
 /// - Note: `Chunk` is `Sendable` and may cross any concurrency domain. (`@unchecked` because
 ///   its storage is a `ManagedBuffer`, which is not `Sendable`; the bytes are written only
 ///   inside `init`, before any other thread can see the chunk, and only read afterwards.)
@@ -57,6 +64,27 @@ public struct Chunk: @unchecked Sendable, Hashable {
         storage.count = count
         self.storage = storage
     }
+
+    /// A hole of `count` bytes: zeros that take no memory (see ``Chunk``).
+    ///
+    /// - Parameter count: its length in bytes; >= 0.
+    public static func hole(count: Int) -> Chunk {
+        precondition(count >= 0, "count must not be negative")
+        return Chunk(storage: ChunkStorage.makeHole(count: count))
+    }
+
+    private init(storage: ChunkStorage) {
+        self.storage = storage
+    }
+
+    /// Whether the chunk is a hole (``hole(count:)``): zeros with no blocks behind them.
+    @inlinable
+    public var isHole: Bool { storage.header.isHole }
+
+    /// The bytes the chunk holds in memory: ``count``, or 0 for a hole. What a channel's byte
+    /// budget weighs.
+    @inlinable
+    public var residentCount: Int { isHole ? 0 : count }
 
     /// The number of bytes in the chunk.
     @inlinable
@@ -106,8 +134,10 @@ final class ChunkStorage: ManagedBuffer<ChunkStorage.Header, UInt8> {
         @usableFromInline var count: Int
         @usableFromInline let capacity: Int
         @usableFromInline let base: UnsafeMutableRawPointer
-        /// Whether `base` came from ``ChunkPool`` (else it is this object's own tail).
+        /// Whether `base` came from ``ChunkPool`` (else it is this object's own tail, or zeros).
         @usableFromInline let isPooled: Bool
+        /// Whether `base` is ``ZeroRegion``'s: a hole.
+        @usableFromInline let isHole: Bool
     }
 
     /// Storage for up to `capacity` bytes, uninitialised.
@@ -118,7 +148,17 @@ final class ChunkStorage: ManagedBuffer<ChunkStorage.Header, UInt8> {
             let base = isPooled
                 ? ChunkPool.shared.take(capacity: capacity)
                 : UnsafeMutableRawPointer(buffer.withUnsafeMutablePointerToElements { $0 })
-            return Header(count: 0, capacity: capacity, base: base, isPooled: isPooled)
+            return Header(count: 0, capacity: capacity, base: base, isPooled: isPooled, isHole: false)
+        }
+        return unsafeDowncast(buffer, to: ChunkStorage.self)
+    }
+
+    /// Storage for a hole of `count` bytes: its bytes are ``ZeroRegion``'s, never written.
+    static func makeHole(count: Int) -> ChunkStorage {
+        let buffer = create(minimumCapacity: 0) { _ in
+            Header(
+                count: count, capacity: count, base: UnsafeMutableRawPointer(mutating: ZeroRegion.zeros(count: count)),
+                isPooled: false, isHole: true)
         }
         return unsafeDowncast(buffer, to: ChunkStorage.self)
     }

@@ -49,6 +49,17 @@ public struct FileChunks: AsyncSequence, Sendable {
         status.kind == .regular && status.size > 0 ? status.size : nil
     }
 
+    /// The descriptor a copy that the kernel makes reads from: that of a file opened by path
+    /// (``open(_:chunkSize:findsHoles:)``) and not yet read, whose whole content from offset 0 is the
+    /// data; `nil` for a descriptor given by the caller (``reading(_:path:chunkSize:findsHoles:)``), whose
+    /// offset may be anywhere.
+    var kernelCopySource: FileDescriptor? {
+        reader.ownsDescriptor ? reader.openDescriptor : nil
+    }
+
+    /// The system calls the reads go through.
+    var system: SystemCalls { reader.system }
+
     private init(reader: FileReader, status: FileStatus) {
         self.reader = reader
         self.status = status
@@ -60,11 +71,17 @@ public struct FileChunks: AsyncSequence, Sendable {
     /// - Parameters:
     ///   - path: the file to read; symbolic links are followed.
     ///   - chunkSize: the largest chunk in bytes; at least 1.
+    ///   - findsHoles: whether a regular file's holes come out as hole chunks
+    ///     (``Chunk/hole(count:)``, up to 64 MiB or `chunkSize` each, whichever is larger: they
+    ///     hold no memory), found with `lseek(2)`'s `SEEK_DATA` and `SEEK_HOLE`
+    ///     (``SparseMode/auto`` and ``SparseMode/always``), or as zeros read with `read(2)`
+    ///     (``SparseMode/never``). Default `true`. A file that reports size 0 (/proc) and a
+    ///     file system that does not answer `SEEK_DATA` are read plainly either way.
     /// - Returns: the open sequence; the descriptor closes at end of file or when the sequence
     ///   and its iterators are gone.
     /// - Throws: ``FileError`` (`open`, `fstat`; `isDirectory` for a directory).
-    public static func open(_ path: FilePath, chunkSize: Int = defaultChunkSize) async throws -> FileChunks {
-        try await open(path, descriptor: nil, ownsDescriptor: true, chunkSize: chunkSize, system: .live)
+    public static func open(_ path: FilePath, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true) async throws -> FileChunks {
+        try await open(path, descriptor: nil, ownsDescriptor: true, chunkSize: chunkSize, findsHoles: findsHoles, system: .live)
     }
 
     /// Reads an already open descriptor, such as standard input, which it does not close.
@@ -73,19 +90,23 @@ public struct FileChunks: AsyncSequence, Sendable {
     ///   - descriptor: an open descriptor readable from its current offset.
     ///   - path: the name messages use (`-` for standard input).
     ///   - chunkSize: the largest chunk in bytes; at least 1.
+    ///   - findsHoles: as for ``open(_:chunkSize:findsHoles:)``, from the descriptor's offset.
     /// - Throws: ``FileError`` from `fstat(2)`.
     public static func reading(
-        _ descriptor: FileDescriptor, path: FilePath = "-", chunkSize: Int = defaultChunkSize
+        _ descriptor: FileDescriptor, path: FilePath = "-", chunkSize: Int = defaultChunkSize, findsHoles: Bool = true
     ) async throws -> FileChunks {
-        try await open(path, descriptor: descriptor, ownsDescriptor: false, chunkSize: chunkSize, system: .live)
+        try await open(
+            path, descriptor: descriptor, ownsDescriptor: false, chunkSize: chunkSize, findsHoles: findsHoles, system: .live)
     }
 
     /// The seam for tests: the same, with the system calls to use.
     static func open(
-        _ path: FilePath, descriptor: FileDescriptor?, ownsDescriptor: Bool, chunkSize: Int, system: SystemCalls
+        _ path: FilePath, descriptor: FileDescriptor?, ownsDescriptor: Bool, chunkSize: Int, findsHoles: Bool = true,
+        system: SystemCalls
     ) async throws -> FileChunks {
         let reader = try FileReader(
-            path: path, descriptor: descriptor, ownsDescriptor: ownsDescriptor, chunkSize: chunkSize, system: system)
+            path: path, descriptor: descriptor, ownsDescriptor: ownsDescriptor, chunkSize: chunkSize,
+            findsHoles: findsHoles, system: system)
         let status = try await reader.open()
         return FileChunks(reader: reader, status: status)
     }

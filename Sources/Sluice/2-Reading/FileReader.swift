@@ -24,21 +24,31 @@ actor FileReader {
     // this synchronous path reaches it with a thread check rather than `assumeIsolated`, which
     // costs two allocations per call (per chunk of a copy).
     private nonisolated(unsafe) var descriptor: FileDescriptor?
-    private let ownsDescriptor: Bool
+    /// Whether the reader opened the file itself (by path), so that it reads from offset 0.
+    let ownsDescriptor: Bool
     private nonisolated(unsafe) var status: FileStatus?
     private nonisolated(unsafe) var isAtEnd = false
+    /// Whether to look for holes (`SEEK_DATA`/`SEEK_HOLE`) in a regular file.
+    nonisolated let findsHoles: Bool
+    /// Where the reads stand in a regular file whose holes are looked for; `nil` when they are
+    /// not (a pipe, a file that reports size 0, a file system that does not answer).
+    nonisolated(unsafe) var extents: ExtentCursor?
 
     nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
     }
 
-    init(path: FilePath, descriptor: FileDescriptor?, ownsDescriptor: Bool, chunkSize: Int, system: SystemCalls) throws(FileError) {
+    init(
+        path: FilePath, descriptor: FileDescriptor?, ownsDescriptor: Bool, chunkSize: Int, findsHoles: Bool = true,
+        system: SystemCalls
+    ) throws(FileError) {
         precondition(chunkSize > 0, "chunkSize must be at least 1 byte")
         self.executor = BlockingIOExecutor(label: "sluice.reader")
         self.path = path
         self.descriptor = descriptor
         self.ownsDescriptor = ownsDescriptor
         self.chunkSize = chunkSize
+        self.findsHoles = findsHoles
         self.system = system
         self.wake = try WakePipe()
     }
@@ -60,6 +70,12 @@ actor FileReader {
             let status = try descriptor!.status()
             if status.kind == .directory { throw FileError.isDirectory(.read, path: path) }
             self.status = status
+            if findsHoles && status.kind == .regular && status.size > 0 {
+                // From where the descriptor stands: 0 for a file opened here.
+                if case .success(let offset) = system.seek(descriptor!.rawValue, 0, SEEK_CUR) {
+                    extents = ExtentCursor(offset: offset)
+                }
+            }
             return status
         } catch let error as Errno {
             throw FileError.fstat(path: path, errno: error)
@@ -88,9 +104,10 @@ actor FileReader {
     }
 
     /// The read behind both: runs on ``executor``'s thread only.
-    private nonisolated func readChunk() throws -> Chunk? {
+    nonisolated func readChunk() throws -> Chunk? {
         if isAtEnd { return nil }
         guard let descriptor else { preconditionFailure("FileReader used before open()") }
+        if extents != nil { return try readExtent() }
         let waitsForData = status?.kind != .regular
         let system = self.system
         let wake = self.wake
@@ -117,13 +134,20 @@ actor FileReader {
                 throw FileError.read(path: path, errno: error)
             }
         }
-        if chunk.isEmpty {
-            isAtEnd = true
-            closeIfOwned()
-            return nil
-        }
+        if chunk.isEmpty { return endOfFile() }
         return chunk
     }
+
+    /// Records the end of the file and closes a descriptor the reader opened; returns `nil`.
+    nonisolated func endOfFile() -> Chunk? {
+        isAtEnd = true
+        closeIfOwned()
+        return nil
+    }
+
+    /// The open descriptor, for a copy that the kernel makes from it (``FileChunks``'s
+    /// `kernelCopySource`); `nil` before ``open()`` and once closed.
+    nonisolated var openDescriptor: FileDescriptor? { descriptor }
 
     /// Wakes a read blocked on an idle pipe; it then throws `CancellationError` if its task is
     /// cancelled. The signal is consumed by the next wait that sees it, so it never ends a later,

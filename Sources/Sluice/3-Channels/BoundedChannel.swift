@@ -185,7 +185,8 @@ public final class BoundedChannel<Element: Sendable>: AsyncSequence, Sendable {
 }
 
 extension BoundedChannel where Element == Chunk {
-    /// Creates a channel of chunks that weighs each chunk by its byte count.
+    /// Creates a channel of chunks that weighs each chunk by the bytes it holds in memory
+    /// (``Chunk/residentCount``: a hole weighs nothing).
     ///
     /// - Parameters:
     ///   - capacity: the most chunks the buffer holds; must be >= 1.
@@ -197,6 +198,6 @@ extension BoundedChannel where Element == Chunk {
     public convenience init(capacity: Int, byteBudget: Int?, lowWatermark: Int? = nil, consumerWakeThreshold: Int = 1) {
         self.init(
             capacity: capacity, byteBudget: byteBudget, lowWatermark: lowWatermark,
-            consumerWakeThreshold: consumerWakeThreshold, weight: { $0.count })
+            consumerWakeThreshold: consumerWakeThreshold, weight: { $0.residentCount })
     }
 }

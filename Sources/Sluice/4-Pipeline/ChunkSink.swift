@@ -6,6 +6,10 @@
 /// was cancelled). A sink that can be atomic (``FileSink``) makes the destination appear only in
 /// ``commit()``; a streaming sink (``DescriptorSink``) cannot take back what it wrote.
 ///
+/// A chunk may be a hole (``Chunk/isHole``): its bytes read as zeros, so a sink that only
+/// writes bytes needs nothing more; a sink that can skip a range (``FileSink``: `lseek(2)`) may
+/// make a hole of it instead. Either way the data that follows lands after it.
+///
 /// Concurrency contract: one writer calls the methods one at a time; implementations are
 /// `Sendable` (typically actors on a ``BlockingIOExecutor``, so their blocking calls stay off
 /// the cooperative pool).

@@ -17,17 +17,24 @@ extension FileSink {
         /// regular source has a time to give; a file written in place (a device, a FIFO) keeps
         /// its own. Default `false` (as `cp` without `-p`); implied by ``preserveAttributes``.
         public var preserveModificationTime: Bool
+        /// Whether the file gets holes: for ``SparseMode/auto`` the holes that come as hole
+        /// chunks (``Chunk/isHole``); for ``SparseMode/always`` also every run of zeros that
+        /// covers a whole block of the file system (`st_blksize`, at a multiple of it); for
+        /// ``SparseMode/never`` none, every hole written as zeros. A destination written in
+        /// place (a device, a FIFO) always gets zeros. Default ``SparseMode/auto``.
+        public var sparse: SparseMode
 
         /// Creates options; the defaults are durable, refuse to overwrite and keep none of the
         /// source's attributes but its permission bits.
         public init(
             overwrite: Bool = false, synchronize: Bool = true, preserveAttributes: Bool = false,
-            preserveModificationTime: Bool = false
+            preserveModificationTime: Bool = false, sparse: SparseMode = .auto
         ) {
             self.overwrite = overwrite
             self.synchronize = synchronize
             self.preserveAttributes = preserveAttributes
             self.preserveModificationTime = preserveModificationTime
+            self.sparse = sparse
         }
     }
 }

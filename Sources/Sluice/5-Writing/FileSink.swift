@@ -70,6 +70,12 @@ public actor FileSink: ChunkSink {
     /// The existing regular file that the commit replaces, and its access ACL (`nil`: none).
     private var replaced: (status: FileStatus, accessACL: [UInt8]?)?
     var state: State = .aborted
+    /// The size to set at the commit when the data so far ends in a hole (`lseek(2)` past the
+    /// end makes no size by itself); `nil` when it ends in data.
+    var sizeAfterHole: Int64?
+    /// The temporary file's block size (`st_blksize`): the least run of zeros that
+    /// ``SparseMode/always`` turns into a hole.
+    var blockSize = 4096
     private var replacedDestination = false
     private var directorySynchronized = true
 
@@ -156,6 +162,7 @@ public actor FileSink: ChunkSink {
             try Self.createTemporaryFile(beside: destination, mode: creationMode, system: system)
         }
         state = .open(descriptor, .replacing(temporary: temporary, ticket: ticket))
+        if let status = try? descriptor.status(), status.blockSize > 0 { blockSize = status.blockSize }
     }
 
     /// Opens an existing non-regular destination for writing. A FIFO's open waits for a reader:
@@ -205,11 +212,14 @@ public actor FileSink: ChunkSink {
         }
     }
 
-    /// Writes every byte of `chunk` (`write(2)`, retried on `EINTR` and short writes).
+    /// Writes every byte of `chunk` (`write(2)`, retried on `EINTR` and short writes); a hole
+    /// chunk, and with ``SparseMode/always`` a run of zero blocks, becomes a hole of the
+    /// temporary file (see ``Options/sparse``).
     ///
     /// - Throws: ``FileError`` (operation `write`) with the destination path and errno, e.g.
     ///   `EFBIG` (File too large) or `ENOSPC`.
     public func write(_ chunk: Chunk) throws {
+        if makesHoles { return try writeSparse([chunk]) }
         try writableDescriptor.write(chunk, path: destination, system: system)
     }
 
@@ -222,11 +232,14 @@ public actor FileSink: ChunkSink {
     }
 
     /// Writes every byte of `chunks` to the temporary file, in order, with as few `writev(2)`
-    /// calls as they allow.
+    /// calls as they allow; hole chunks (and with ``SparseMode/always`` runs of zero blocks)
+    /// become `lseek(2)` past them, the final size set by `ftruncate(2)` at the commit (see
+    /// ``Options/sparse``). A destination written in place gets zeros.
     ///
     /// - Throws: ``FileError`` (operation `write`) with the destination and errno (`ENOSPC`,
     ///   `EFBIG`, ...).
     public func write(contentsOf chunks: [Chunk]) throws {
+        if makesHoles { return try writeSparse(chunks) }
         try writableDescriptor.write(chunks, path: destination, system: system)
     }
 
@@ -253,6 +266,12 @@ public actor FileSink: ChunkSink {
                 throw FileError.close(path: destination, errno: error)
             }
         case .replacing(let temporary, let ticket):
+            if let size = sizeAfterHole {
+                // The data ends in a hole: the size comes from ftruncate(2).
+                do throws(Errno) { try descriptor.setSize(size, system: system) } catch {
+                    throw FileError.ftruncate(path: destination, errno: error)
+                }
+            }
             try applyAttributes(to: descriptor)
             if options.synchronize {
                 do { try descriptor.synchronize(system: system) } catch {

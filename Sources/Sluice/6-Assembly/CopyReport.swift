@@ -6,7 +6,10 @@ public struct CopyReport: Sendable, Hashable {
     public var bytesWritten: Int64
     /// The CRC-32 (ISO 3309, RFC 1952 §8) of the uncompressed data: of the bytes copied, of the
     /// input of a compression, of the output of a decompression (the gzip trailer's CRC).
-    /// `nil` when the copy was asked not to compute it (``FileCopy/Options/computesCRC32``).
+    /// `nil` when the copy was asked not to compute it (``FileCopy/Options/computesCRC32``), and
+    /// when the data did not pass through Sluice's memory: a ``CopyPath/clone`` or a
+    /// ``CopyPath/kernelCopy`` (``path``), where computing it would mean reading the whole file
+    /// again. A hole counts as its zeros.
     public var crc32: UInt32?
     /// Wall-clock time from the start of ``FileCopy/run()`` until the sink committed.
     public var duration: Duration
@@ -21,12 +24,18 @@ public struct CopyReport: Sendable, Hashable {
     /// What the check of the output found, when one was asked for
     /// (``FileCopy/Options/verification``); `nil` otherwise.
     public var verification: VerificationOutcome?
+    /// The path the data took: ``CopyPath/pipeline`` for every ``FileCopy``; what the table
+    /// chose for a ``RegularFileCopy``.
+    public var path: CopyPath
+    /// The paths tried before ``path`` that the kernel refused, in order, with why.
+    public var refusals: [CopyPath.Refusal]
 
     /// Creates a report.
     public init(
         bytesRead: Int64, bytesWritten: Int64, crc32: UInt32?, duration: Duration,
         peakBufferedBytes: Int64, producerSuspended: Duration, warnings: [StageWarning],
-        verification: VerificationOutcome? = nil
+        verification: VerificationOutcome? = nil,
+        path: CopyPath = .pipeline, refusals: [CopyPath.Refusal] = []
     ) {
         self.bytesRead = bytesRead
         self.bytesWritten = bytesWritten
@@ -36,6 +45,8 @@ public struct CopyReport: Sendable, Hashable {
         self.producerSuspended = producerSuspended
         self.warnings = warnings
         self.verification = verification
+        self.path = path
+        self.refusals = refusals
     }
 
     /// Average throughput over ``duration``, in source bytes per second (0 for a zero duration).

@@ -26,6 +26,11 @@
 /// let report = try await copy.run()
 /// ```
 ///
+/// A ``FileCopy`` always runs this pipeline (``CopyReport/path`` is ``CopyPath/pipeline``), so
+/// `sluice bench` measures the channel whatever the file system. A regular file copied to a
+/// ``FileSink`` with no transform may go by a cheaper path: ``RegularFileCopy`` picks it (a
+/// clone, `copy_file_range(2)`) and falls back to this pipeline.
+///
 /// Concurrency contract: ``run()`` may be called once, from any task. Cancelling that task
 /// cancels every stage (a read waiting on an idle pipe included), aborts the sink (a file
 /// destination stays untouched, its temporary file removed) and throws `CancellationError`.
@@ -108,7 +113,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
 
     /// The copy's progress: subscribe before calling ``run()``. Its last snapshot comes after the
     /// sink committed (or failed), and then every subscriber's stream ends.
-    public let progress = ProgressHub()
+    public let progress: ProgressHub
 
     /// Assembles a copy.
     ///
@@ -123,6 +128,16 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         from source: Source, to sink: Sink, totalBytes: Int64?, options: Options = Options(),
         transform: TransformFactory? = nil
     ) {
+        self.init(from: source, to: sink, totalBytes: totalBytes, options: options, transform: transform, progress: ProgressHub())
+    }
+
+    /// The same, publishing to `progress`: a ``RegularFileCopy`` that falls back to the
+    /// pipeline keeps the hub its caller subscribed to.
+    init(
+        from source: Source, to sink: Sink, totalBytes: Int64?, options: Options, transform: TransformFactory?,
+        progress: ProgressHub
+    ) {
+        self.progress = progress
         self.source = source
         self.sink = sink
         self.totalBytes = totalBytes
@@ -311,7 +326,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         do {
             var chunks = source.makeAsyncIterator()
             while let chunk = try await points.around(.sourceNext, { try await chunks.next() }) {
-                if computesCRC32 { chunk.withUnsafeBytes { crc.update($0) } }
+                if computesCRC32 {
+                    if chunk.isHole { crc.update(zeros: Int64(chunk.count)) } else { chunk.withUnsafeBytes { crc.update($0) } }
+                }
                 bytes += Int64(chunk.count)
                 recorder?.recordRead(chunk.count)
                 try await points.around(.readSend) { try await channel.send(chunk) }

@@ -16,6 +16,13 @@ struct CommonOptions {
     var rateLimit: Int64?
     /// `--verify`: read each output back before committing it.
     var verify = false
+    /// `--reflink` (`copy`); `--reflink` alone is `always`, as cp.
+    var reflink = ReflinkMode.auto
+    /// `--sparse` (`copy`, `decompress`).
+    var sparse = SparseMode.auto
+    /// `--pipeline`, or an explicit `--chunk-size` or `--capacity`: the copy goes through the
+    /// pipeline, whatever the path table says.
+    var forcesPipeline = false
 
     /// The options given in `arguments`, the defaults for the others.
     init(_ arguments: ParsedArguments) {
@@ -32,6 +39,14 @@ struct CommonOptions {
         verbose = arguments.has(.verbose)
         rateLimit = arguments.size(.limitRate)
         verify = arguments.has(.verify)
+        if arguments.has(.reflink) {
+            reflink = arguments.choice(.reflink).flatMap(ReflinkMode.init(rawValue:)) ?? .always
+        }
+        sparse = arguments.choice(.sparse).flatMap(SparseMode.init(rawValue:)) ?? .auto
+        // A rate limit paces the pipeline, and a verification reads back what the pipeline wrote:
+        // both take the pipeline.
+        forcesPipeline = arguments.has(.pipeline) || arguments.has(.chunkSize) || arguments.has(.capacity)
+            || rateLimit != nil || verify
     }
 
     /// The usage errors of the options alone: `--verify` reads back a durable file, so it cannot
@@ -45,6 +60,6 @@ struct CommonOptions {
     }
 
     var sinkOptions: FileSink.Options {
-        FileSink.Options(overwrite: force, synchronize: synchronize, preserveAttributes: preserve)
+        FileSink.Options(overwrite: force, synchronize: synchronize, preserveAttributes: preserve, sparse: sparse)
     }
 }

@@ -37,6 +37,17 @@ struct CopyOptions {
         if intoDirectory && sources.contains("-") {
             throw UsageError("standard input has no name to copy into directory '\(destination)': name the destination file")
         }
+        if common.reflink == .always {
+            // As cp: a clone keeps the source's blocks as they are, holes and zeros alike.
+            if common.sparse != .auto { throw UsageError("--reflink=always can be used only with --sparse=auto") }
+            if common.forcesPipeline {
+                throw UsageError(
+                    "--reflink=always clones: it cannot go through the pipeline (--pipeline, --chunk-size, --capacity, --limit-rate, --verify)")
+            }
+            if destination == "-" || sources.contains("-") {
+                throw UsageError("--reflink=always clones a file into a file: not standard input or standard output")
+            }
+        }
     }
 
     /// Where `source` is copied to.

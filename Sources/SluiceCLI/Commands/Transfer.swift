@@ -74,16 +74,30 @@ struct Transfer {
         } catch {
             return await fail(error, display: nil, options: options)
         }
-        let copy = FileCopy(
-            from: chunks, to: sink.any, totalBytes: chunks.expectedSize,
-            options: .init(
-                capacity: options.capacity, computesCRC32: options.verbose || transform != nil,
-                rateLimit: options.rateLimit, verification: options.verify ? verification : nil),
-            transform: transform)
-        let display = ProgressDisplay(hub: copy.progress, mode: options.progress, label: "\(verb) '\(source.name)'")
+        let pipelineOptions = FileCopy<FileChunks, AnySink>.Options(
+            capacity: options.capacity, computesCRC32: options.verbose || transform != nil,
+            rateLimit: options.rateLimit, verification: options.verify ? verification : nil)
+        let progress: ProgressHub
+        let run: () async throws -> CopyReport
+        if transform == nil, case .file = source, let file = sink.file {
+            // A file to a file: the path table picks a clone, a kernel copy or the pipeline.
+            let copy = RegularFileCopy(
+                from: chunks, to: file,
+                options: .init(
+                    reflink: options.reflink, sparse: options.sparse, forcesPipeline: options.forcesPipeline,
+                    pipeline: .init(
+                        capacity: pipelineOptions.capacity, computesCRC32: pipelineOptions.computesCRC32,
+                        rateLimit: pipelineOptions.rateLimit, verification: pipelineOptions.verification)))
+            (progress, run) = (copy.progress, copy.run)
+        } else {
+            let copy = FileCopy(
+                from: chunks, to: sink.any, totalBytes: chunks.expectedSize, options: pipelineOptions, transform: transform)
+            (progress, run) = (copy.progress, copy.run)
+        }
+        let display = ProgressDisplay(hub: progress, mode: options.progress, label: "\(verb) '\(source.name)'")
         let report: CopyReport
         do {
-            report = try await copy.run()
+            report = try await run()
             await display.finish(error: nil)
         } catch {
             return await fail(error, display: display, options: options)
@@ -93,8 +107,10 @@ struct Transfer {
 
     private func openSource(_ options: CommonOptions) async throws -> FileChunks {
         switch source {
-        case .standardInput: try await FileChunks.reading(.standardInput, chunkSize: options.chunkSize)
-        case .file(let path): try await FileChunks.open(path, chunkSize: options.chunkSize)
+        case .standardInput:
+            try await FileChunks.reading(.standardInput, chunkSize: options.chunkSize, findsHoles: options.sparse != .never)
+        case .file(let path):
+            try await FileChunks.open(path, chunkSize: options.chunkSize, findsHoles: options.sparse != .never)
         }
     }
 
@@ -240,6 +256,14 @@ struct Transfer {
             // The compressed size against the input's, as gzip -v and pigz -v report it.
             let ratio = report.bytesRead > 0 ? 100 * Double(report.bytesWritten) / Double(report.bytesRead) : 0
             text += " (\(format1(ratio))% of the input, \(threads) thread\(threads == 1 ? "" : "s"))"
+        }
+        if verb == "copy" {
+            // The path, what gave way to it, and why a copy the kernel made has no CRC-32.
+            text += ", by \(report.path)"
+            if !report.refusals.isEmpty { text += " (" + report.refusals.map(\.description).joined(separator: "; ") + ")" }
+            if report.crc32 == nil && !report.path.passesThroughUserSpace {
+                text += ", no CRC-32 (the data did not pass through sluice)"
+            }
         }
         if let crc = report.crc32 { text += ", CRC-32 " + hex(crc) }
         if report.verification == .verified { text += ", verified" }

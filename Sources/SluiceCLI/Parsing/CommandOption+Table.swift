@@ -1,3 +1,4 @@
+import Sluice
 import SluiceBenchmarks
 
 /// The option table: every option of every command, declared once. The order is the order of
@@ -7,7 +8,7 @@ extension CommandOption {
         output, standardOutput, level, threads, blockSize, test, maxOutput, removeSource,
         size, runs, out, design, consumer, sinkRate, chunkSizes, input, spillDirectory,
         decompress, list, keep, noName, name, fast, best, generateCompletionScript, generateManual,
-        force, noFsync, verify, limitRate, preserve, chunkSize, capacity, progress, quiet, verbose, help, version,
+        force, noFsync, verify, limitRate, reflink, sparse, pipeline, preserve, chunkSize, capacity, progress, quiet, verbose, help, version,
     ]
 
     private static let transfers: Set<CommandName> = [.copy, .compress, .decompress]
@@ -115,6 +116,25 @@ extension CommandOption {
     static let generateManual = CommandOption(
         long: "generate-manual", abstract: "print the manual page, for man(1)", commands: [.sluice])
 
+    // MARK: copy paths and holes
+
+    static let reflink = CommandOption(
+        long: "reflink", value: .attached(choices: ReflinkMode.allCases.map(\.rawValue)),
+        abstract: "whether the copy may share the source's blocks (a clone, where the file system can: XFS, "
+            + "Btrfs), as cp: auto clones where it can (the default), always (or --reflink alone) clones or "
+            + "fails, never does not",
+        commands: [.copy])
+    static let sparse = CommandOption(
+        long: "sparse", value: .required(name: "when", kind: .choice(SparseMode.allCases.map(\.rawValue))),
+        abstract: "holes in the output, as cp: auto keeps the source's holes (the default), always also turns "
+            + "runs of zeros of a file-system block or more into holes, never writes every block",
+        commands: [.copy, .decompress])
+    static let pipeline = CommandOption(
+        long: "pipeline",
+        abstract: "copy through sluice's own pipeline (reads and writes in user space), never a clone or "
+            + "copy_file_range; an explicit --chunk-size or --capacity implies it",
+        commands: [.copy])
+
     // MARK: shared
 
     static let force = CommandOption(
@@ -156,7 +176,10 @@ extension CommandOption {
     static let quiet = CommandOption(
         long: "quiet", short: "q", abstract: "do not print warnings", commands: transfers)
     static let verbose = CommandOption(
-        long: "verbose", short: "v", abstract: "print a report: bytes, CRC-32, time", commands: transfers)
+        long: "verbose", short: "v",
+        abstract: "print a report: bytes, CRC-32 (or why there is none), time; for copy, the path taken (clone, "
+            + "copy_file_range or pipeline)",
+        commands: transfers)
     static let help = CommandOption(
         long: "help", short: "h", abstract: "show this help", commands: transfers.union([.sluice, .bench]))
     static let version = CommandOption(

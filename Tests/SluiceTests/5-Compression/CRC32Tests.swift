@@ -32,3 +32,13 @@ import Testing
         #expect(combined == CRC32(first + second).value)
     }
 }
+
+@Suite struct CRC32ZerosTests {
+    @Test(arguments: [0, 1, 4095, 4096, 4097, 3 * 4096 + 5, (1 << 20) + 3, 5 << 20] as [Int64])
+    func zerosAddedWithoutReadingEqualZerosRead(count: Int64) {
+        let prefix = sampleData(count: 777, seed: 3)
+        var added = CRC32(prefix)
+        added.update(zeros: count)
+        #expect(added.value == CRC32(prefix + [UInt8](repeating: 0, count: Int(count))).value)
+    }
+}

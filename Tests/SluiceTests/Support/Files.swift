@@ -63,3 +63,29 @@ func makePipe() throws -> (read: FileDescriptor, write: FileDescriptor) {
     guard pipe2(&ends, O_CLOEXEC) == 0 else { throw Errno(rawValue: errno) }
     return (FileDescriptor(rawValue: ends[0]), FileDescriptor(rawValue: ends[1]))
 }
+
+/// The bytes the file at `path` has on the disk: `st_blocks` × 512 (what `du` counts).
+func allocatedBytes(_ path: FilePath) throws -> Int64 {
+    var raw = stat()
+    guard stat("\(path)", &raw) == 0 else { throw Errno(rawValue: errno) }
+    return Int64(raw.st_blocks) * 512
+}
+
+/// Makes a sparse file of `size` bytes at `path` whose only data are `extents` (offset and
+/// bytes): `ftruncate(2)`, then `pwrite(2)` of each extent.
+func writeSparseFile(_ path: FilePath, size: Int64, extents: [(offset: Int64, bytes: [UInt8])]) throws {
+    let descriptor = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644)
+    try descriptor.closeAfter { () throws in
+        try descriptor.setSize(size)
+        for extent in extents {
+            try extent.bytes.withUnsafeBytes { try descriptor.write(toAbsoluteOffset: extent.offset, $0) }
+        }
+    }
+}
+
+/// The content of a file made by ``writeSparseFile(_:size:extents:)``, as `read(2)` gives it.
+func sparseContent(size: Int64, extents: [(offset: Int64, bytes: [UInt8])]) -> [UInt8] {
+    var content = [UInt8](repeating: 0, count: Int(size))
+    for extent in extents { content.replaceSubrange(Int(extent.offset)..<Int(extent.offset) + extent.bytes.count, with: extent.bytes) }
+    return content
+}

@@ -1,0 +1,50 @@
+/// The kind of file system that holds a file: the magic number `fstatfs(2)` reports in
+/// `f_type` (the values of `<linux/magic.h>`, listed in statfs(2)).
+///
+/// The copy paths are chosen by it (see the Copy paths article): whether the file system can
+/// share extents between files (a clone), and whether the kernel copies faster than Sluice's
+/// own pipeline.
+///
+/// Concurrency: a plain value; `Sendable`.
+public struct FileSystemType: Sendable, Hashable, CustomStringConvertible {
+    /// The magic number, as `f_type` holds it.
+    public var rawValue: UInt32
+
+    /// Wraps a magic number.
+    public init(rawValue: UInt32) {
+        self.rawValue = rawValue
+    }
+
+    /// ext2, ext3 and ext4 (`EXT4_SUPER_MAGIC`, `0xEF53`): no clones.
+    public static let ext4 = FileSystemType(rawValue: 0xEF53)
+    /// XFS (`XFS_SUPER_MAGIC`); clones where it was made with `-m reflink=1` (the default of
+    /// mkfs.xfs since xfsprogs 5.1).
+    public static let xfs = FileSystemType(rawValue: 0x5846_5342)
+    /// Btrfs (`BTRFS_SUPER_MAGIC`): clones.
+    public static let btrfs = FileSystemType(rawValue: 0x9123_683E)
+    /// bcachefs: clones.
+    public static let bcachefs = FileSystemType(rawValue: 0xCA45_1A4E)
+    /// OCFS2: clones.
+    public static let ocfs2 = FileSystemType(rawValue: 0x7461_636F)
+    /// tmpfs and shmem (`TMPFS_MAGIC`).
+    public static let tmpfs = FileSystemType(rawValue: 0x0102_1994)
+    /// procfs (`PROC_SUPER_MAGIC`): sizes that say 0.
+    public static let proc = FileSystemType(rawValue: 0x9FA0)
+    /// sysfs (`SYSFS_MAGIC`): sizes that say 4096.
+    public static let sysfs = FileSystemType(rawValue: 0x6265_6572)
+    /// NFS (`NFS_SUPER_MAGIC`).
+    public static let nfs = FileSystemType(rawValue: 0x6969)
+    /// overlayfs (`OVERLAYFS_SUPER_MAGIC`).
+    public static let overlay = FileSystemType(rawValue: 0x794C_7630)
+
+    private static let names: [FileSystemType: String] = [
+        .ext4: "ext4", .xfs: "xfs", .btrfs: "btrfs", .bcachefs: "bcachefs", .ocfs2: "ocfs2", .tmpfs: "tmpfs",
+        .proc: "proc", .sysfs: "sysfs", .nfs: "nfs", .overlay: "overlay",
+    ]
+
+    /// The file system's name (`xfs`), or its magic number in hexadecimal when it is not one
+    /// of the above.
+    public var description: String {
+        Self.names[self] ?? "0x" + String(rawValue, radix: 16)
+    }
+}

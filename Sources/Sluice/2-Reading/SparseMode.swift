@@ -1,0 +1,22 @@
+/// Whether a copy makes holes in its destination: `cp --sparse`'s three answers.
+///
+/// A hole is a range of a file that reads as zeros and has no blocks on the disk
+/// (`lseek(2)`'s `SEEK_DATA` and `SEEK_HOLE` find them). A regular destination gets one with
+/// `lseek(2)` past the range (then a write or `ftruncate(2)` after it); a destination that
+/// cannot seek (a pipe, standard output) and the input of a compression get the zeros.
+public enum SparseMode: String, Sendable, Hashable, CaseIterable {
+    /// The source's holes become holes (found with `SEEK_DATA`/`SEEK_HOLE`); zeros written as
+    /// data stay data. The default, as `cp`'s.
+    case auto
+    /// As ``auto``, and every run of zeros that covers at least one whole file-system block of
+    /// the destination (`st_blksize`) becomes a hole too: what a decompressed disk image needs.
+    case always
+    /// No holes: the source's holes are read as zeros and written as data, every block allocated.
+    case never
+
+    /// The case named `rawValue`: `auto`, `always` or `never`, as `cp --sparse`; `nil` for any other name.
+    public init?(rawValue: String) {
+        guard let named = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+        self = named
+    }
+}

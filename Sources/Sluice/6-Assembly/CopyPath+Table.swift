@@ -1,0 +1,68 @@
+/// The path table: which paths a copy of a regular file tries, in order, decided from the
+/// file systems' types (`fstatfs(2)`) and the options alone, never by probing. The Copy paths
+/// article gives the measurements behind it.
+extension CopyPath {
+    /// File systems that share extents between files: `FICLONE` works there (XFS made with
+    /// `-m reflink=1`, the default since xfsprogs 5.1), and `copy_file_range(2)` within one of
+    /// them clones as well.
+    public static let cloningFileSystems: Set<FileSystemType> = [.xfs, .btrfs, .bcachefs, .ocfs2]
+
+    /// File systems where `copy_file_range(2)` is the fast copy without a clone: NFS, where it
+    /// is a copy on the server (NFS 4.2 `COPY`) instead of every byte crossing the network twice.
+    ///
+    /// Not ext4 nor tmpfs: there Sluice's pipeline copied 1 GiB about as fast as the kernel's
+    /// splice loop (measured; the Copy paths article), except a sparse file's few
+    /// data extents among holes (see ``chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:)``).
+    public static let kernelCopyFileSystems: Set<FileSystemType> = [.nfs]
+
+    /// File systems whose sizes say nothing of their content (/proc reports 0, /sys 4096), and
+    /// whose files `copy_file_range(2)` refuses or copies short: always the pipeline, which
+    /// reads to the end of file.
+    public static let pseudoFileSystems: Set<FileSystemType> = [.proc, .sysfs]
+
+    /// The paths to try, in order, for a regular source on `sourceFileSystem` to a regular
+    /// destination on `destinationFileSystem`. Each but the last gives way to the next when the
+    /// kernel refuses it (`EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`, `ENOTTY`, or a
+    /// `copy_file_range(2)` that copies nothing before the source's reported size).
+    ///
+    /// - ``ReflinkMode/always``: ``clone`` alone (and nothing at all where the file system
+    ///   cannot clone, or `sparse` is not ``SparseMode/auto``: a clone keeps the source's
+    ///   holes and zeros exactly as they are).
+    /// - A cloning file system on both sides, with ``ReflinkMode/auto`` and
+    ///   ``SparseMode/auto``: ``clone``, then ``kernelCopy``, then ``pipeline``.
+    /// - ``kernelCopyFileSystems`` on both sides, with ``SparseMode/auto``: ``kernelCopy``,
+    ///   then ``pipeline``.
+    /// - A sparse source (fewer bytes allocated than its size, ``FileStatus/allocatedBytes``)
+    ///   on any other file system, the same on both sides, with ``SparseMode/auto``:
+    ///   ``kernelCopy`` (the data extents alone, one `copy_file_range(2)` each, as `cp` copies
+    ///   them; the pipeline pays two chunks per extent), then ``pipeline``.
+    /// - Anything else (ext4, tmpfs, two different file systems, /proc and /sys, a clone or a
+    ///   hole that the options forbid): ``pipeline``.
+    ///
+    /// - Returns: the paths in order; empty when `reflink` is ``ReflinkMode/always`` and no
+    ///   clone is possible.
+    public static func chain(
+        source: FileStatus, sourceFileSystem: FileSystemType, destinationFileSystem: FileSystemType,
+        reflink: ReflinkMode, sparse: SparseMode
+    ) -> [CopyPath] {
+        let sameType = sourceFileSystem == destinationFileSystem && !pseudoFileSystems.contains(sourceFileSystem)
+        let canClone = source.kind == .regular && sameType && sparse == .auto
+            && cloningFileSystems.contains(destinationFileSystem)
+        if reflink == .always { return canClone ? [.clone] : [] }
+        // An empty file has nothing to gain from the kernel, and /proc files say 0.
+        guard source.kind == .regular, source.size > 0, sameType, sparse == .auto else { return [.pipeline] }
+        if reflink == .auto && canClone { return [.clone, .kernelCopy, .pipeline] }
+        if kernelCopyFileSystems.contains(destinationFileSystem) { return [.kernelCopy, .pipeline] }
+        // On a cloning file system copy_file_range would share extents: not with never.
+        let isSparse = source.allocatedBytes < source.size
+        if isSparse && !cloningFileSystems.contains(destinationFileSystem) { return [.kernelCopy, .pipeline] }
+        return [.pipeline]
+    }
+
+    /// Whether `errno` from a clone or a `copy_file_range(2)` means "not here": the next path
+    /// of the chain is tried. `EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`, `ENOTTY`, as ioctl_ficlone(2)
+    /// and copy_file_range(2) list them for a file system or a pair of files that cannot.
+    public static func givesWay(on errno: Errno) -> Bool {
+        [.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice].contains(errno)
+    }
+}

@@ -1,0 +1,122 @@
+/// The two paths the kernel copies by: a clone, and `copy_file_range(2)` of the data extents.
+extension RegularFileCopy {
+    /// Copies by ``CopyPath/clone`` or ``CopyPath/kernelCopy`` and commits the sink.
+    ///
+    /// Runs on the sink's thread, so no blocking call reaches the cooperative pool.
+    ///
+    /// - Throws: ``GaveWay`` when the kernel refused the path (the temporary file is emptied
+    ///   and the source's offset is back at 0 for the next path); anything else after aborting
+    ///   the sink.
+    func kernelCopy(start: ContinuousClock.Instant, cloning: Bool) async throws -> CopyReport {
+        guard let descriptor = source.kernelCopySource else { preconditionFailure("no descriptor for a kernel copy") }
+        let size = source.status.size
+        let recorder = ProgressRecorder(hub: progress, totalBytes: source.expectedSize, start: start, statistics: Self.noFlow)
+        recorder.recordWritten(0)
+        do {
+            do {
+                try await withTaskExecutorPreference(sink.preferredExecutor) {
+                    try Task.checkCancellation()
+                    if cloning {
+                        try await sink.clone(from: descriptor)
+                        Self.record(size, in: recorder)
+                    } else {
+                        try await copyExtents(of: descriptor, size: size, recorder: recorder)
+                    }
+                }
+            } catch let error as FileError
+                where (error.operation == .clone || error.operation == .copyFileRange)
+                && error.errno.map(CopyPath.givesWay(on:)) == true {
+                throw GaveWay(refusal: CopyPath.Refusal(path: cloning ? .clone : .kernelCopy, errno: error.errno))
+            }
+            try Task.checkCancellation()
+            try await sink.commit()
+        } catch let gaveWay as GaveWay {
+            do {
+                try await sink.discardContents()
+                try descriptor.seek(to: 0, system: source.system)
+            } catch {
+                await sink.abort()
+                recorder.finish(succeeded: false)
+                throw error
+            }
+            throw gaveWay
+        } catch {
+            await sink.abort()
+            recorder.finish(succeeded: false)
+            throw error
+        }
+        recorder.finish(succeeded: true)
+        return CopyReport(
+            bytesRead: recorder.bytesCompleted.load(ordering: .relaxed),
+            bytesWritten: recorder.bytesWritten.load(ordering: .relaxed), crc32: nil,
+            duration: ContinuousClock.now - start, peakBufferedBytes: 0, producerSuspended: .zero, warnings: [])
+    }
+
+    /// `copy_file_range(2)` of each data extent of the first `size` bytes (`SEEK_DATA`,
+    /// `SEEK_HOLE`; with ``SparseMode/never``, or where the file system does not answer them,
+    /// all of it as one extent), in slices of at most ``Options/sliceSize``, then, when the file
+    /// ends in a hole, `ftruncate(2)` to `size`. Holes count as progress, with the
+    /// slice after them.
+    ///
+    /// The loop runs inside the sink, on its thread, with no hop between two calls: a file of
+    /// 10,000 extents makes 30,000 of them.
+    ///
+    /// - Throws: ``GaveWay`` when a slice copies nothing before `size` (a /proc or /sys file on
+    ///   an older kernel, a file that shrank); ``FileError`` of the calls; `CancellationError`
+    ///   between slices.
+    private func copyExtents(of descriptor: FileDescriptor, size: Int64, recorder: ProgressRecorder) async throws {
+        let sourcePath = source.path
+        let destination = sink.destination
+        let sourceSystem = source.system
+        let sliceSize = Int64(options.sliceSize)
+        let findsHoles = options.sparse != .never
+        try await sink.withTemporaryFile { target, system in
+            var findsHoles = findsHoles
+            var offset: Int64 = 0
+            var done: Int64 = 0  // counted in progress
+            while offset < size {
+                try Task.checkCancellation()
+                var extent = offset..<size
+                if findsHoles {
+                    do throws(Errno) {
+                        guard let data = try descriptor.nextData(from: offset, system: sourceSystem) else { break }
+                        let end = try descriptor.nextHole(from: data, system: sourceSystem) ?? size
+                        extent = min(data, size)..<min(end, size)
+                    } catch where CopyPath.givesWay(on: error) {
+                        findsHoles = false  // a file system that does not know: all data
+                        continue
+                    } catch {
+                        throw FileError.lseek(path: sourcePath, errno: error)
+                    }
+                }
+                offset = extent.lowerBound  // past the hole before the extent
+                while offset < extent.upperBound {
+                    try Task.checkCancellation()
+                    let slice = Int(min(sliceSize, extent.upperBound - offset))
+                    let copied: Int
+                    do throws(Errno) { copied = try target.copyRange(from: descriptor, at: offset, count: slice, system: system) } catch {
+                        throw FileError.copyFileRange(path: destination, errno: error)
+                    }
+                    if copied == 0 { throw GaveWay(refusal: CopyPath.Refusal(path: .kernelCopy, errno: nil)) }
+                    offset += Int64(copied)
+                    Self.record(offset - done, in: recorder)
+                    done = offset
+                }
+            }
+            Self.record(size - done, in: recorder)  // the hole at the end
+            // Only a hole at the end needs the size set: a file whose data reaches its size has
+            // it already, and XFS starts writing back a file at its close once it was truncated.
+            guard offset < size else { return }
+            do throws(Errno) { try target.setSize(size, system: system) } catch {
+                throw FileError.ftruncate(path: destination, errno: error)
+            }
+        }
+    }
+
+    /// Counts `count` bytes as read and written (data copied, or a hole) and publishes a snapshot.
+    private static func record(_ count: Int64, in recorder: ProgressRecorder) {
+        guard count > 0 else { return }
+        recorder.recordRead(Int(count))
+        recorder.recordWritten(Int(count))
+    }
+}

@@ -1,0 +1,169 @@
+/// A copy of a file to a ``FileSink`` by the cheapest path the file systems allow: a clone,
+/// a copy inside the kernel, or Sluice's own pipeline (``FileCopy``).
+///
+/// The path comes from a fixed table (``CopyPath/chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:)``,
+/// by the file systems' types and the source's kind, never by probing). Each path but the last
+/// gives way to the next when the kernel refuses it (`EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`,
+/// `ENOTTY`, or `copy_file_range(2)` copying nothing before the size the source reported, as
+/// kernels before 5.3 do for /proc and /sys files); the temporary file is emptied first.
+///
+/// Every path keeps the guarantees of the sink and of ``FileCopy``: the data goes to a
+/// temporary file that ``FileSink/commit()`` syncs (unless asked not to) and renames into place
+/// at the commit point, a same-file destination was refused when the sink was made, progress
+/// reaches ``progress`` (a clone in one step, a kernel copy after every slice), a cancellation
+/// is seen between slices and aborts the sink. ``CopyReport/path`` names the path taken, and
+/// ``CopyReport/crc32`` is `nil` unless the data passed through the pipeline.
+///
+/// ```swift
+/// let source = try await FileChunks.open("in.img")
+/// let sink = try await FileSink.create(at: "out.img", source: source.status)
+/// let report = try await RegularFileCopy(from: source, to: sink).run()
+/// print(report.path)  // clone, copy_file_range or pipeline
+/// ```
+///
+/// Concurrency contract: ``run()`` may be called once, from any task; the source must not have
+/// been read. Cancelling that task stops the copy between two slices (a clone is one short
+/// call), aborts the sink and throws `CancellationError`.
+public struct RegularFileCopy: Sendable {
+    /// What the copy may do.
+    public struct Options: Sendable, Hashable {
+        /// Whether the destination may share the source's extents (`--reflink`). Default ``ReflinkMode/auto``.
+        public var reflink: ReflinkMode
+        /// Whether the destination gets holes (`--sparse`). Default ``SparseMode/auto``. It must
+        /// match the sink's ``FileSink/Options/sparse`` and how the source was opened.
+        public var sparse: SparseMode
+        /// Copy through the pipeline whatever the table says (`--pipeline`; an explicit
+        /// `--chunk-size` or `--capacity` implies it). Default `false`.
+        public var forcesPipeline: Bool
+        /// How the pipeline is sized, when it runs.
+        public var pipeline: FileCopy<FileChunks, FileSink>.Options
+        /// The most bytes one `copy_file_range(2)` is asked for: the step of progress and of
+        /// cancellation on the kernel path. Default 4 MiB.
+        public var sliceSize: Int
+
+        /// Creates options.
+        ///
+        /// - Precondition: `sliceSize >= 1`.
+        public init(
+            reflink: ReflinkMode = .auto, sparse: SparseMode = .auto, forcesPipeline: Bool = false,
+            pipeline: FileCopy<FileChunks, FileSink>.Options = .init(), sliceSize: Int = 4 << 20
+        ) {
+            precondition(sliceSize >= 1, "sliceSize must be at least 1 byte")
+            self.reflink = reflink
+            self.sparse = sparse
+            self.forcesPipeline = forcesPipeline
+            self.pipeline = pipeline
+            self.sliceSize = sliceSize
+        }
+    }
+
+    let source: FileChunks
+    let sink: FileSink
+    let options: Options
+
+    /// The copy's progress: subscribe before calling ``run()``. Its last snapshot comes after
+    /// the sink committed (or failed); then every subscriber's stream ends. After a kernel copy
+    /// that gave way half-way (rare: the kernel refuses at the first call), the pipeline's
+    /// snapshots start again from 0.
+    public let progress = ProgressHub()
+
+    /// Assembles a copy.
+    ///
+    /// - Parameters:
+    ///   - source: the file, opened by path and not yet read (``FileChunks/open(_:chunkSize:findsHoles:)``).
+    ///     A descriptor the caller gave (``FileChunks/reading(_:path:chunkSize:findsHoles:)``) is copied by
+    ///     the pipeline from its offset.
+    ///   - sink: the destination; committed only if the copy succeeds.
+    ///   - options: reflink, holes, the pipeline's sizes.
+    public init(from source: FileChunks, to sink: FileSink, options: Options = Options()) {
+        self.source = source
+        self.sink = sink
+        self.options = options
+    }
+
+    /// A kernel path gave way: the next one is tried.
+    struct GaveWay: Error {
+        var refusal: CopyPath.Refusal
+    }
+
+    /// Runs the copy to the end.
+    ///
+    /// - Returns: the ``CopyReport`` once the sink has committed, with the path taken.
+    /// - Throws: ``FileError``: of the source, the sink or the commit; with ``ReflinkMode/always``
+    ///   where no clone is possible, code ``FileError/Code/unsupported``, operation
+    ///   ``FileError/Operation/clone`` (the kernel's errno when it refused). `CancellationError`
+    ///   when the calling task was cancelled. The sink is aborted first: nothing is left.
+    public func run() async throws -> CopyReport {
+        let start = ContinuousClock.now
+        let chain: [CopyPath]
+        do {
+            chain = try await plan()
+        } catch {
+            await sink.abort()
+            ProgressRecorder(hub: progress, totalBytes: source.expectedSize, start: start, statistics: Self.noFlow)
+                .finish(succeeded: false)
+            throw error
+        }
+        var refusals: [CopyPath.Refusal] = []
+        for path in chain {
+            do {
+                var report: CopyReport
+                switch path {
+                case .clone: report = try await kernelCopy(start: start, cloning: true)
+                case .kernelCopy: report = try await kernelCopy(start: start, cloning: false)
+                case .pipeline:
+                    report = try await FileCopy(
+                        from: source, to: sink, totalBytes: source.expectedSize, options: options.pipeline, transform: nil,
+                        progress: progress
+                    ).run()
+                }
+                report.path = path
+                report.refusals = refusals
+                return report
+            } catch let gaveWay as GaveWay {
+                refusals.append(gaveWay.refusal)
+            }
+        }
+        // Only `--reflink=always` has no pipeline at the end of its chain.
+        let refusal = refusals.last
+        await sink.abort()
+        ProgressRecorder(hub: progress, totalBytes: source.expectedSize, start: start, statistics: Self.noFlow)
+            .finish(succeeded: false)
+        throw FileError(code: .unsupported, operation: .clone, path: sink.destination, errno: refusal?.errno)
+    }
+
+    /// The table's chain for this source and sink; a `--reflink=always` that cannot clone
+    /// throws here, before anything is written.
+    private func plan() async throws -> [CopyPath] {
+        guard !options.forcesPipeline || options.reflink == .always, let descriptor = source.kernelCopySource,
+            source.status.kind == .regular, await sink.replacesDestination
+        else {
+            if options.reflink == .always { throw cannotClone("only a regular file opened by name can be cloned") }
+            return [.pipeline]
+        }
+        if options.forcesPipeline { throw cannotClone("a clone has no pipeline: --reflink=always cannot be forced through one") }
+        let sourceFileSystem: FileSystemType
+        do { sourceFileSystem = try descriptor.fileSystemType(system: source.system) } catch {
+            throw FileError.fstatfs(path: source.path, errno: error)
+        }
+        guard let destinationFileSystem = try await sink.fileSystemType() else { return [.pipeline] }
+        let chain = CopyPath.chain(
+            source: source.status, sourceFileSystem: sourceFileSystem, destinationFileSystem: destinationFileSystem,
+            reflink: options.reflink, sparse: options.sparse)
+        if chain.isEmpty {
+            throw cannotClone(
+                options.sparse != .auto
+                    ? "a clone keeps the source's holes and zeros as they are (--sparse=auto only)"
+                    : sourceFileSystem == destinationFileSystem
+                        ? "\(destinationFileSystem) cannot clone"
+                        : "the source (\(sourceFileSystem)) and the destination (\(destinationFileSystem)) are on different file systems")
+        }
+        return chain
+    }
+
+    private func cannotClone(_ reason: String) -> FileError {
+        FileError(code: .unsupported, operation: .clone, path: sink.destination, reason: reason)
+    }
+
+    static let noFlow: @Sendable () -> (buffered: Int64, peak: Int64, suspended: Duration) = { (0, 0, .zero) }
+}

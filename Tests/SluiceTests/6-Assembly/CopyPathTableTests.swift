@@ -1,0 +1,86 @@
+import Testing
+@testable import Sluice
+
+/// The path table: fixed by the file systems' types, the source's kind and the options.
+@Suite struct CopyPathTableTests {
+    static func status(kind: FileStatus.Kind = .regular, size: Int64 = 1 << 20, allocated: Int64? = nil) throws -> FileStatus {
+        var status = try FileStatus.of("/")
+        status.kind = kind
+        status.size = size
+        status.allocatedBytes = allocated ?? size
+        return status
+    }
+
+    static func chain(
+        _ source: FileSystemType, _ destination: FileSystemType, reflink: ReflinkMode = .auto,
+        sparse: SparseMode = .auto, kind: FileStatus.Kind = .regular, size: Int64 = 1 << 20, allocated: Int64? = nil
+    ) throws -> [CopyPath] {
+        CopyPath.chain(
+            source: try status(kind: kind, size: size, allocated: allocated), sourceFileSystem: source, destinationFileSystem: destination,
+            reflink: reflink, sparse: sparse)
+    }
+
+    @Test(arguments: [FileSystemType.xfs, .btrfs])
+    func cloningFileSystemsCloneThenCopyInTheKernelThenPipe(type: FileSystemType) throws {
+        #expect(try Self.chain(type, type) == [.clone, .kernelCopy, .pipeline])
+        #expect(try Self.chain(type, type, reflink: .always) == [.clone])
+        // Within a cloning file system copy_file_range shares extents too.
+        #expect(try Self.chain(type, type, reflink: .never) == [.pipeline])
+    }
+
+    @Test(arguments: [FileSystemType.ext4, .tmpfs])
+    func ext4AndTmpfsUseThePipeline(type: FileSystemType) throws {
+        #expect(try Self.chain(type, type) == [.pipeline])
+        #expect(try Self.chain(type, type, reflink: .never) == [.pipeline])
+        #expect(try Self.chain(type, type, reflink: .always) == [])
+    }
+
+    @Test(arguments: [FileSystemType.ext4, .tmpfs])
+    func aSparseSourceIsCopiedInTheKernelExtentByExtent(type: FileSystemType) throws {
+        #expect(try Self.chain(type, type, allocated: 64 << 10) == [.kernelCopy, .pipeline])
+        #expect(try Self.chain(type, type, reflink: .never, allocated: 64 << 10) == [.kernelCopy, .pipeline])
+        #expect(try Self.chain(type, type, sparse: .never, allocated: 64 << 10) == [.pipeline])
+        #expect(try Self.chain(type, type, sparse: .always, allocated: 64 << 10) == [.pipeline])
+        // Within a cloning file system copy_file_range shares extents: not with never.
+        #expect(try Self.chain(.xfs, .xfs, reflink: .never, allocated: 64 << 10) == [.pipeline])
+        #expect(try Self.chain(.ext4, .tmpfs, allocated: 64 << 10) == [.pipeline])
+    }
+
+    @Test func nfsCopiesInTheKernel() throws {
+        #expect(try Self.chain(.nfs, .nfs) == [.kernelCopy, .pipeline])
+        #expect(try Self.chain(.nfs, .nfs, reflink: .never) == [.kernelCopy, .pipeline])
+    }
+
+    @Test func differentFileSystemsUseThePipeline() throws {
+        #expect(try Self.chain(.xfs, .btrfs) == [.pipeline])
+        #expect(try Self.chain(.ext4, .xfs) == [.pipeline])
+        #expect(try Self.chain(.xfs, .ext4, reflink: .always) == [])
+    }
+
+    @Test(arguments: [FileSystemType.proc, .sysfs])
+    func pseudoFilesUseThePipeline(type: FileSystemType) throws {
+        #expect(try Self.chain(type, .ext4) == [.pipeline])
+        #expect(try Self.chain(type, type) == [.pipeline])
+    }
+
+    @Test func emptyOrIrregularSourcesUseThePipeline() throws {
+        #expect(try Self.chain(.xfs, .xfs, size: 0) == [.pipeline])
+        #expect(try Self.chain(.xfs, .xfs, kind: .fifo) == [.pipeline])
+        #expect(try Self.chain(.xfs, .xfs, reflink: .always, kind: .fifo) == [])
+    }
+
+    @Test(arguments: [SparseMode.always, .never])
+    func aClonePreservesHolesAndZerosAsTheyAre(sparse: SparseMode) throws {
+        #expect(try Self.chain(.xfs, .xfs, sparse: sparse) == [.pipeline])
+        #expect(try Self.chain(.xfs, .xfs, reflink: .always, sparse: sparse) == [])
+    }
+
+    @Test func theListedErrnosGiveWay() {
+        for errno in [Errno.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice] {
+            #expect(CopyPath.givesWay(on: errno), "\(errno)")
+        }
+        for errno in [Errno.ioError, .noSpace, .permissionDenied, .badFileDescriptor] {
+            #expect(!CopyPath.givesWay(on: errno), "\(errno)")
+        }
+    }
+}

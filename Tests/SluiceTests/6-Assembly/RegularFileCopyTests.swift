@@ -1,0 +1,221 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Dispatch
+import Testing
+@testable import Sluice
+import SluiceTestSupport
+
+/// ``RegularFileCopy`` on each path: the table's choice on this machine's file system, and
+/// the clone and kernel-copy paths and their fallbacks through a scripted system-call seam
+/// (the file system reported as XFS, the kernel's answers injected). Each test names the path
+/// it runs on.
+@Suite(.timeLimit(.minutes(1)))
+struct RegularFileCopyTests {
+    static let size = 3 * (1 << 20) + 123
+
+    /// Copies `data` from `source` in `directory` to `copy` with `calls`; returns the report
+    /// and every progress snapshot seen.
+    static func copy(
+        _ data: [UInt8], in directory: ScratchDirectory, calls: KernelCalls = KernelCalls(),
+        options: RegularFileCopy.Options = .init(sliceSize: 1 << 20)
+    ) async throws -> (CopyReport, [ProgressSnapshot]) {
+        let sourcePath = directory.appending("source")
+        try writeFile(sourcePath, data)
+        let source = try await FileChunks.open(
+            sourcePath, descriptor: nil, ownsDescriptor: true, chunkSize: 1 << 20, system: calls.system)
+        let sink = try await FileSink.create(
+            at: directory.appending("copy"), source: source.status, options: .init(), system: calls.system)
+        let copy = RegularFileCopy(from: source, to: sink, options: options)
+        let updates = copy.progress.subscribe()
+        let seen = Task {
+            var seen: [ProgressSnapshot] = []
+            for await snapshot in updates { seen.append(snapshot) }
+            return seen
+        }
+        do {
+            let report = try await copy.run()
+            return (report, await seen.value)
+        } catch {
+            _ = await seen.value
+            throw error
+        }
+    }
+
+    static func expectComplete(_ seen: [ProgressSnapshot], size: Int) throws {
+        let last = try #require(seen.last)
+        #expect(last.isFinal)
+        #expect(last.fraction == 1.0)
+        #expect(last.bytesCompleted == Int64(size))
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.bytesCompleted <= $1.bytesCompleted })
+    }
+
+    // MARK: The table on this machine
+
+    @Test func pipelineWhereTheTableSaysSo() async throws {
+        try await withScratchDirectory { directory in
+            let opened = try FileDescriptor.open(directory.path, O_RDONLY | O_DIRECTORY)
+            let type = try opened.closeAfter { () throws in try opened.fileSystemType() }
+            try #require(!CopyPath.cloningFileSystems.contains(type), "this test needs a file system that does not clone")
+            let data = randomBytes(count: Self.size, seed: 15)
+            let (report, seen) = try await Self.copy(data, in: directory)
+            #expect(report.path == .pipeline)
+            #expect(report.refusals.isEmpty)
+            #expect(report.crc32 == CRC32(data).value)
+            #expect(try readFile(directory.appending("copy")) == data)
+            try Self.expectComplete(seen, size: Self.size)
+        }
+    }
+
+    // MARK: Kernel copy (the file system reported as XFS, the clone refused)
+
+    @Test func kernelCopyInSlicesWithProgress() async throws {
+        try await withScratchDirectory { directory in
+            let data = randomBytes(count: Self.size, seed: 15)
+            let calls = KernelCalls(fileSystem: .xfs, clone: .notSupported)
+            let (report, seen) = try await Self.copy(data, in: directory, calls: calls)
+            #expect(report.path == .kernelCopy)
+            #expect(report.refusals == [CopyPath.Refusal(path: .clone, errno: .notSupported)])
+            #expect(report.crc32 == nil)
+            #expect(report.bytesRead == Int64(Self.size))
+            #expect(calls.counts.copies == 4)
+            #expect(try readFile(directory.appending("copy")) == data)
+            #expect(try temporaryFiles(in: directory.path) == [])
+            try Self.expectComplete(seen, size: Self.size)
+        }
+    }
+
+    @Test(arguments: [Errno.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice])
+    func kernelCopyGivesWayToThePipeline(errno: Errno) async throws {
+        try await withScratchDirectory { directory in
+            let data = randomBytes(count: Self.size, seed: 15)
+            // The second slice fails: what the first copied is discarded.
+            let calls = KernelCalls(fileSystem: .xfs, clone: errno, copy: { $0 == 2 ? .failure(errno) : .real })
+            let (report, seen) = try await Self.copy(data, in: directory, calls: calls)
+            #expect(report.path == .pipeline)
+            #expect(report.refusals == [.init(path: .clone, errno: errno), .init(path: .kernelCopy, errno: errno)])
+            #expect(report.crc32 == CRC32(data).value)
+            #expect(try readFile(directory.appending("copy")) == data)
+            #expect(try temporaryFiles(in: directory.path) == [])
+            #expect(try #require(seen.last).bytesCompleted == Int64(Self.size))
+        }
+    }
+
+    @Test(arguments: [1, 2])
+    func kernelCopyThatCopiesNothingBeforeTheSizeGivesWay(call: Int) async throws {
+        try await withScratchDirectory { directory in
+            let data = randomBytes(count: Self.size, seed: 15)
+            let calls = KernelCalls(fileSystem: .xfs, clone: .improperLink, copy: { $0 == call ? .nothing : .real })
+            let (report, _) = try await Self.copy(data, in: directory, calls: calls)
+            #expect(report.path == .pipeline)
+            #expect(report.refusals.last == CopyPath.Refusal(path: .kernelCopy, errno: nil))
+            #expect(try readFile(directory.appending("copy")) == data)
+        }
+    }
+
+    @Test func kernelCopyErrorFailsTheCopyAndLeavesNothing() async throws {
+        try await withScratchDirectory { directory in
+            let calls = KernelCalls(fileSystem: .xfs, clone: .notSupported, copy: { $0 == 2 ? .failure(.ioError) : .real })
+            let error = try await #require(throws: FileError.self) {
+                try await Self.copy(randomBytes(count: Self.size, seed: 15), in: directory, calls: calls)
+            }
+            #expect(error.operation == .copyFileRange)
+            #expect(error.errno == .ioError)
+            #expect(!exists(directory.appending("copy")))
+            #expect(try temporaryFiles(in: directory.path) == [])
+        }
+    }
+
+    @Test func cancellationBetweenSlicesLeavesNothing() async throws {
+        try await withScratchDirectory { directory in
+            // The first slice waits, on the sink's thread, until the task is cancelled.
+            let started = Latch()
+            let cancelled = DispatchSemaphore(value: 0)
+            let calls = KernelCalls(fileSystem: .xfs, clone: .notSupported, afterCopy: {
+                if $0 == 1 {
+                    started.open()
+                    cancelled.wait()
+                }
+            })
+            let task = Task { try await Self.copy(randomBytes(count: Self.size, seed: 15), in: directory, calls: calls) }
+            await started.wait()
+            task.cancel()
+            cancelled.signal()
+            await #expect(throws: CancellationError.self) { try await task.value }
+            #expect(!exists(directory.appending("copy")))
+            let leftovers = try temporaryFiles(in: directory.path)
+            #expect(leftovers.isEmpty)
+        }
+    }
+
+    // MARK: Clone
+
+    @Test func reflinkAlwaysWhereNoCloneIsPossibleFailsAndLeavesNothing() async throws {
+        try await withScratchDirectory { directory in
+            let error = try await #require(throws: FileError.self) {
+                try await Self.copy(randomBytes(count: 4096, seed: 15), in: directory, calls: KernelCalls(fileSystem: .ext4), options: .init(reflink: .always))
+            }
+            #expect(error.code == .unsupported)
+            #expect(error.operation == .clone)
+            #expect(!exists(directory.appending("copy")))
+            #expect(try temporaryFiles(in: directory.path) == [])
+        }
+    }
+
+    @Test func reflinkAlwaysWhenTheKernelRefusesFailsAndLeavesNothing() async throws {
+        try await withScratchDirectory { directory in
+            let calls = KernelCalls(fileSystem: .xfs, clone: .improperLink)
+            let error = try await #require(throws: FileError.self) {
+                try await Self.copy(randomBytes(count: 4096, seed: 15), in: directory, calls: calls, options: .init(reflink: .always))
+            }
+            #expect(error.operation == .clone)
+            #expect(error.errno == .improperLink)
+            #expect(calls.counts.copies == 0)
+            #expect(!exists(directory.appending("copy")))
+        }
+    }
+
+    @Test func forcedPipelineMakesNoKernelCall() async throws {
+        try await withScratchDirectory { directory in
+            let calls = KernelCalls(fileSystem: .xfs)
+            let data = randomBytes(count: 100_000, seed: 15)
+            let (report, _) = try await Self.copy(data, in: directory, calls: calls, options: .init(forcesPipeline: true))
+            #expect(report.path == .pipeline)
+            #expect(calls.counts.clones == 0 && calls.counts.copies == 0)
+            #expect(try readFile(directory.appending("copy")) == data)
+        }
+    }
+
+    // MARK: C13 on every path
+
+    @Test(
+        .enabled(if: exists("/sys/class/net/lo/address"), "this machine has no /sys/class/net/lo"),
+        arguments: [KernelCalls.Answer.real, .nothing])
+    func sysfsFileIsCopiedWholeWhateverTheKernelSays(answer: KernelCalls.Answer) async throws {
+        try await withScratchDirectory { directory in
+            let calls = KernelCalls(fileSystem: .xfs, clone: .improperLink, copy: { _ in answer })
+            let source = try await FileChunks.open(
+                "/sys/class/net/lo/address", descriptor: nil, ownsDescriptor: true, chunkSize: 4096, system: calls.system)
+            let sink = try await FileSink.create(
+                at: directory.appending("copy"), source: source.status, options: .init(), system: calls.system)
+            let report = try await RegularFileCopy(from: source, to: sink).run()
+            #expect(report.path == .pipeline)
+            #expect(try readFile(directory.appending("copy")) == Array("00:00:00:00:00:00\n".utf8))
+        }
+    }
+
+    @Test func procFileWithSizeZeroIsCopiedWhole() async throws {
+        try await withScratchDirectory { directory in
+            let calls = KernelCalls(fileSystem: .xfs)
+            let source = try await FileChunks.open(
+                "/proc/version", descriptor: nil, ownsDescriptor: true, chunkSize: 4096, system: calls.system)
+            let sink = try await FileSink.create(
+                at: directory.appending("copy"), source: source.status, options: .init(), system: calls.system)
+            let report = try await RegularFileCopy(from: source, to: sink).run()
+            #expect(report.path == .pipeline)
+            #expect(try readFile(directory.appending("copy")) == (try readFile("/proc/version")))
+        }
+    }
+}

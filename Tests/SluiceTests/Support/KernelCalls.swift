@@ -1,0 +1,77 @@
+@testable import Sluice
+
+/// ``SystemCalls`` over the real ones whose kernel-copy calls a test scripts: the file-system
+/// type every descriptor reports (so that the path table picks a clone or a kernel copy on
+/// this machine's file system), what `FICLONE` answers, and what the n-th `copy_file_range`
+/// answers; counts the calls.
+final class KernelCalls: Sendable {
+    /// What one `copy_file_range` does.
+    enum Answer: Sendable {
+        /// The real call.
+        case real
+        /// Fails with this errno, copying nothing.
+        case failure(Errno)
+        /// Returns 0, copying nothing: a /proc or /sys file on a kernel before 5.3.
+        case nothing
+    }
+
+    private struct State {
+        var clones = 0
+        var copies = 0
+    }
+
+    let fileSystem: FileSystemType?
+    let clone: Errno?
+    let copy: @Sendable (_ call: Int) -> Answer
+    /// Runs after each real `copy_file_range`, with its number (from 1).
+    let afterCopy: @Sendable (_ call: Int) -> Void
+    private let state = LockedValue(State())
+
+    /// - Parameters:
+    ///   - fileSystem: the type `fstatfs` reports for every descriptor; `nil`: the real one.
+    ///   - clone: the errno `FICLONE` fails with; `nil`: the real call.
+    ///   - copy: the answer of the n-th `copy_file_range` (from 1).
+    ///   - afterCopy: called after each real `copy_file_range`.
+    init(
+        fileSystem: FileSystemType? = nil, clone: Errno? = nil,
+        copy: @escaping @Sendable (Int) -> Answer = { _ in .real },
+        afterCopy: @escaping @Sendable (Int) -> Void = { _ in }
+    ) {
+        self.fileSystem = fileSystem
+        self.clone = clone
+        self.copy = copy
+        self.afterCopy = afterCopy
+    }
+
+    /// How many `FICLONE` and `copy_file_range` calls were made.
+    var counts: (clones: Int, copies: Int) { state.withLock { ($0.clones, $0.copies) } }
+
+    var system: SystemCalls {
+        let live = SystemCalls.live
+        return SystemCalls(
+            read: live.read, write: live.write, fsync: live.fsync, writev: live.writev,
+            clone: { destination, source in
+                self.state.withLock { $0.clones += 1 }
+                if let errno = self.clone { return .failure(errno) }
+                return live.clone(destination, source)
+            },
+            copyFileRange: { source, sourceOffset, destination, destinationOffset, count in
+                let call = self.state.withLock { state -> Int in
+                    state.copies += 1
+                    return state.copies
+                }
+                switch self.copy(call) {
+                case .failure(let errno): return .failure(errno)
+                case .nothing: return .success(0)
+                case .real:
+                    let result = live.copyFileRange(source, sourceOffset, destination, destinationOffset, count)
+                    self.afterCopy(call)
+                    return result
+                }
+            },
+            fileSystemType: { descriptor in
+                if let type = self.fileSystem { return .success(type.rawValue) }
+                return live.fileSystemType(descriptor)
+            })
+    }
+}
