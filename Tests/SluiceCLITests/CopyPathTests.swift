@@ -65,6 +65,10 @@ struct CopyPathTests {
                     #expect(report.contains("no CRC-32") == (path == "clone"), "\(report)")
                     #expect(try readBytes(copy) == data)
                 }
+                // A clone shares the source's extents: nothing to read back.
+                let result = try await CLI.run(["copy", "-v", "--verify", source, "\(mountPoint)/verified"], in: sandbox)
+                #expect(result.status == 0, "\(result.stderr)")
+                #expect(result.stderrLines.last?.contains(", by clone, no CRC-32 (the data did not pass through sluice), not read back (clone, shared extents)") == true, "\(result.stderr)")
             }
         } catch let unavailable as LoopMount.Unavailable {
             try Test.cancel(Comment(rawValue: "xfs loop mount not possible here: \(unavailable)"))

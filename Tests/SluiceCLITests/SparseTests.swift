@@ -51,6 +51,31 @@ struct SparseTests {
         }
     }
 
+    /// `--verify` keeps the kernel's path: the source is read a second time for its CRC-32,
+    /// then the output is read back.
+    @Test func verifiedKernelCopyReadsTheSourceAgain() async throws {
+        let sandbox = try Sandbox()
+        try Self.makeSparseSource(sandbox)
+        let result = try await CLI.run(["copy", "-v", "--verify", "sparse", "copy"], in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(sandbox.contents("copy") == Self.content)
+        let expected = String(CRC32(Self.content).value, radix: 16)
+        let crc = String(repeating: "0", count: 8 - expected.count) + expected
+        #expect(
+            result.stderr.contains("by copy_file_range, CRC-32 \(crc), verified (the source read a second time for its CRC-32)"),
+            "\(result.stderr)")
+    }
+
+    /// A rate limit takes the pipeline, and `-v` says why.
+    @Test func rateLimitTakesThePipeline() async throws {
+        let sandbox = try Sandbox()
+        try Self.makeSparseSource(sandbox)
+        let result = try await CLI.run(["copy", "-v", "--limit-rate", "1T", "sparse", "copy"], in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(sandbox.contents("copy") == Self.content)
+        #expect(result.stderr.contains("by pipeline (--limit-rate: a kernel copy cannot be paced)"), "\(result.stderr)")
+    }
+
     @Test func sparseNeverWritesEveryBlock() async throws {
         let sandbox = try Sandbox()
         try Self.makeSparseSource(sandbox)

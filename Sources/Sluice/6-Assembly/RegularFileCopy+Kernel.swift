@@ -2,7 +2,9 @@
 extension RegularFileCopy {
     /// Copies by ``CopyPath/clone`` or ``CopyPath/kernelCopy`` and commits the sink.
     ///
-    /// Runs on the sink's thread, so no blocking call reaches the cooperative pool.
+    /// Runs on the sink's thread, so no blocking call reaches the cooperative pool. With a
+    /// verification, a clone is reported as ``VerificationOutcome/sharedExtents`` and a kernel
+    /// copy is checked by ``verifyKernelCopy(size:)`` before the commit.
     ///
     /// - Throws: ``GaveWay`` when the kernel refused the path (the temporary file is emptied
     ///   and the source's offset is back at 0 for the next path); anything else after aborting
@@ -12,6 +14,8 @@ extension RegularFileCopy {
         let size = source.status.size
         let recorder = ProgressRecorder(hub: progress, totalBytes: source.expectedSize, start: start, statistics: Self.noFlow)
         recorder.recordWritten(0)
+        var verification: VerificationOutcome?
+        var crc32: UInt32?
         do {
             do {
                 try await withTaskExecutorPreference(sink.preferredExecutor) {
@@ -29,6 +33,13 @@ extension RegularFileCopy {
                 throw GaveWay(refusal: CopyPath.Refusal(path: cloning ? .clone : .kernelCopy, errno: error.errno))
             }
             try Task.checkCancellation()
+            if options.pipeline.verification == .sameBytes {
+                if cloning {
+                    verification = .sharedExtents
+                } else {
+                    (verification, crc32) = try await verifyKernelCopy(size: size)
+                }
+            }
             try await sink.commit()
         } catch let gaveWay as GaveWay {
             do {
@@ -48,8 +59,9 @@ extension RegularFileCopy {
         recorder.finish(succeeded: true)
         return CopyReport(
             bytesRead: recorder.bytesCompleted.load(ordering: .relaxed),
-            bytesWritten: recorder.bytesWritten.load(ordering: .relaxed), crc32: nil,
-            duration: ContinuousClock.now - start, peakBufferedBytes: 0, producerSuspended: .zero, warnings: [])
+            bytesWritten: recorder.bytesWritten.load(ordering: .relaxed), crc32: crc32,
+            duration: ContinuousClock.now - start, peakBufferedBytes: 0, producerSuspended: .zero, warnings: [],
+            verification: verification)
     }
 
     /// `copy_file_range(2)` of each data extent of the first `size` bytes (`SEEK_DATA`,

@@ -12,7 +12,14 @@
 /// at the commit point, a same-file destination was refused when the sink was made, progress
 /// reaches ``progress`` (a clone in one step, a kernel copy after every slice), a cancellation
 /// is seen between slices and aborts the sink. ``CopyReport/path`` names the path taken, and
-/// ``CopyReport/crc32`` is `nil` unless the data passed through the pipeline.
+/// ``CopyReport/crc32`` is `nil` unless the data passed through the pipeline or was verified.
+///
+/// A rate limit (``FileCopy/Options/rateLimit``) takes the pipeline: a kernel copy cannot be
+/// paced. A verification (``FileCopy/Options/verification``, ``CopyVerification/sameBytes``)
+/// keeps the table's path: the pipeline checks what it wrote against the CRC-32 of what it read;
+/// a kernel copy reads the source a second time for its CRC-32, then reads the output back
+/// (so it costs one more read of the source than the pipeline's check); a clone shares the
+/// source's extents and is not read back (``VerificationOutcome/sharedExtents``).
 ///
 /// ```swift
 /// let source = try await FileChunks.open("in.img")
@@ -135,6 +142,10 @@ public struct RegularFileCopy: Sendable {
     /// The table's chain for this source and sink; a `--reflink=always` that cannot clone
     /// throws here, before anything is written.
     private func plan() async throws -> [CopyPath] {
+        if options.pipeline.rateLimit != nil {
+            if options.reflink == .always { throw cannotClone("a clone cannot be paced: it has no rate limit") }
+            return [.pipeline]  // only the pipeline's reads can be paced
+        }
         guard !options.forcesPipeline || options.reflink == .always, let descriptor = source.kernelCopySource,
             source.status.kind == .regular, await sink.replacesDestination
         else {

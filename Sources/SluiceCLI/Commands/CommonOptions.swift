@@ -43,10 +43,9 @@ struct CommonOptions {
             reflink = arguments.choice(.reflink).flatMap(ReflinkMode.init(rawValue:)) ?? .always
         }
         sparse = arguments.choice(.sparse).flatMap(SparseMode.init(rawValue:)) ?? .auto
-        // A rate limit paces the pipeline, and a verification reads back what the pipeline wrote:
-        // both take the pipeline.
+        // A rate limit takes the pipeline by itself (RegularFileCopy: a kernel copy cannot be
+        // paced); a verification keeps the path the table chose.
         forcesPipeline = arguments.has(.pipeline) || arguments.has(.chunkSize) || arguments.has(.capacity)
-            || rateLimit != nil || verify
     }
 
     /// The usage errors of the options alone: `--verify` reads back a durable file, so it cannot

@@ -40,9 +40,9 @@ struct CopyOptions {
         if common.reflink == .always {
             // As cp: a clone keeps the source's blocks as they are, holes and zeros alike.
             if common.sparse != .auto { throw UsageError("--reflink=always can be used only with --sparse=auto") }
-            if common.forcesPipeline {
+            if common.forcesPipeline || common.rateLimit != nil {
                 throw UsageError(
-                    "--reflink=always clones: it cannot go through the pipeline (--pipeline, --chunk-size, --capacity, --limit-rate, --verify)")
+                    "--reflink=always clones: it cannot go through the pipeline (--pipeline, --chunk-size, --capacity, --limit-rate)")
             }
             if destination == "-" || sources.contains("-") {
                 throw UsageError("--reflink=always clones a file into a file: not standard input or standard output")

@@ -260,13 +260,23 @@ struct Transfer {
         if verb == "copy" {
             // The path, what gave way to it, and why a copy the kernel made has no CRC-32.
             text += ", by \(report.path)"
-            if !report.refusals.isEmpty { text += " (" + report.refusals.map(\.description).joined(separator: "; ") + ")" }
+            var reasons = report.refusals.map(\.description)
+            if options.rateLimit != nil, case .file = source, case .file = destination {
+                reasons.append("--limit-rate: a kernel copy cannot be paced")
+            }
+            if !reasons.isEmpty { text += " (" + reasons.joined(separator: "; ") + ")" }
             if report.crc32 == nil && !report.path.passesThroughUserSpace {
                 text += ", no CRC-32 (the data did not pass through sluice)"
             }
         }
         if let crc = report.crc32 { text += ", CRC-32 " + hex(crc) }
-        if report.verification == .verified { text += ", verified" }
+        switch report.verification {
+        case .verified where report.path == .kernelCopy:
+            text += ", verified (the source read a second time for its CRC-32)"
+        case .verified: text += ", verified"
+        case .sharedExtents: text += ", not read back (clone, shared extents)"
+        case .notVerified, nil: break
+        }
         if let limit = options.rateLimit {
             text += ", read at most " + ProgressDisplay.formatBytes(limit) + "/s"
         }

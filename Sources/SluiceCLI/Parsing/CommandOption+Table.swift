@@ -147,7 +147,9 @@ extension CommandOption {
         long: "verify",
         abstract: "before committing, read the output back from the disk (after fsync, its cached pages dropped) "
             + "and check its CRC-32 and size against the source's (compress decodes it): on a difference, commit "
-            + "nothing, name the first differing offset and exit 1; not with --no-fsync or standard output",
+            + "nothing, name the first differing offset and exit 1; a copy by copy_file_range reads the source a "
+            + "second time for its CRC-32, a clone (shared extents) is not read back; not with --no-fsync or "
+            + "standard output",
         commands: transfers)
     static let limitRate = CommandOption(
         long: "limit-rate", value: .required(name: "rate", kind: .size(1...Int64.max)),

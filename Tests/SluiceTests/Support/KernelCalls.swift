@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 @testable import Sluice
 
 /// ``SystemCalls`` over the real ones whose kernel-copy calls a test scripts: the file-system
@@ -13,6 +18,9 @@ final class KernelCalls: Sendable {
         case failure(Errno)
         /// Returns 0, copying nothing: a /proc or /sys file on a kernel before 5.3.
         case nothing
+        /// The real call, then the byte at this offset of the destination inverted if the call
+        /// wrote it: a device that stores a byte wrongly and reports success.
+        case corrupting(at: Int64)
     }
 
     private struct State {
@@ -22,6 +30,9 @@ final class KernelCalls: Sendable {
 
     let fileSystem: FileSystemType?
     let clone: Errno?
+    /// Whether `FICLONE` succeeds by copying the whole source (`clone` must be `nil`): the clone
+    /// path on a file system that cannot clone.
+    let emulatesClone: Bool
     let copy: @Sendable (_ call: Int) -> Answer
     /// Runs after each real `copy_file_range`, with its number (from 1).
     let afterCopy: @Sendable (_ call: Int) -> Void
@@ -30,15 +41,17 @@ final class KernelCalls: Sendable {
     /// - Parameters:
     ///   - fileSystem: the type `fstatfs` reports for every descriptor; `nil`: the real one.
     ///   - clone: the errno `FICLONE` fails with; `nil`: the real call.
+    ///   - emulatesClone: `FICLONE` succeeds, by a copy of the whole source.
     ///   - copy: the answer of the n-th `copy_file_range` (from 1).
     ///   - afterCopy: called after each real `copy_file_range`.
     init(
-        fileSystem: FileSystemType? = nil, clone: Errno? = nil,
+        fileSystem: FileSystemType? = nil, clone: Errno? = nil, emulatesClone: Bool = false,
         copy: @escaping @Sendable (Int) -> Answer = { _ in .real },
         afterCopy: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.fileSystem = fileSystem
         self.clone = clone
+        self.emulatesClone = emulatesClone
         self.copy = copy
         self.afterCopy = afterCopy
     }
@@ -53,6 +66,16 @@ final class KernelCalls: Sendable {
             clone: { destination, source in
                 self.state.withLock { $0.clones += 1 }
                 if let errno = self.clone { return .failure(errno) }
+                if self.emulatesClone {
+                    var offset: Int64 = 0
+                    while true {
+                        switch live.copyFileRange(source, offset, destination, offset, 1 << 30) {
+                        case .success(0): return .success(())
+                        case .success(let copied): offset += Int64(copied)
+                        case .failure(let errno): return .failure(errno)
+                        }
+                    }
+                }
                 return live.clone(destination, source)
             },
             copyFileRange: { source, sourceOffset, destination, destinationOffset, count in
@@ -66,6 +89,16 @@ final class KernelCalls: Sendable {
                 case .real:
                     let result = live.copyFileRange(source, sourceOffset, destination, destinationOffset, count)
                     self.afterCopy(call)
+                    return result
+                case .corrupting(let offset):
+                    let result = live.copyFileRange(source, sourceOffset, destination, destinationOffset, count)
+                    if case .success(let copied) = result, offset >= destinationOffset,
+                        offset < destinationOffset + Int64(copied) {
+                        var byte: UInt8 = 0
+                        _ = pread(destination, &byte, 1, off_t(offset))
+                        byte ^= 0xFF
+                        _ = pwrite(destination, &byte, 1, off_t(offset))
+                    }
                     return result
                 }
             },
