@@ -53,6 +53,8 @@ public struct FileStatus: Sendable, Hashable {
     public var accessTime: FileTime
     /// Last modification time (`st_mtim`).
     public var modificationTime: FileTime
+    /// The device a character or block device file stands for (`st_rdev`); 0 for other kinds.
+    public var representedDevice: UInt64
 
     init(_ raw: stat) {
         device = UInt64(raw.st_dev)
@@ -76,6 +78,7 @@ public struct FileStatus: Sendable, Hashable {
         groupID = raw.st_gid
         accessTime = FileTime(raw.st_atim)
         modificationTime = FileTime(raw.st_mtim)
+        representedDevice = UInt64(raw.st_rdev)
     }
 
     /// Whether `other` is the same file (same device and inode).
