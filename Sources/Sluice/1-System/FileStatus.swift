@@ -107,6 +107,15 @@ public struct FileTime: Sendable, Hashable {
     /// Nanoseconds within the second (0..<1_000_000_000).
     public var nanoseconds: Int64
 
+    /// Creates a time stamp.
+    ///
+    /// - Precondition: `nanoseconds` is in 0..<1_000_000_000.
+    public init(seconds: Int64, nanoseconds: Int64) {
+        precondition((0..<1_000_000_000).contains(nanoseconds), "nanoseconds must be within a second")
+        self.seconds = seconds
+        self.nanoseconds = nanoseconds
+    }
+
     init(_ raw: timespec) {
         seconds = Int64(raw.tv_sec)
         nanoseconds = Int64(raw.tv_nsec)
