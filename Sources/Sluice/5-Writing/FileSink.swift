@@ -122,10 +122,15 @@ public actor FileSink: ChunkSink {
     /// descriptor (`openat(2)`, `renameat2(2)`, `fsync(2)` of the descriptor), so the
     /// destination's path may be longer than `PATH_MAX`. Messages name ``FileLocation/path``.
     ///
-    /// - Parameters: as ``create(at:source:options:gate:)``.
-    /// - Throws: as ``create(at:source:options:gate:)``.
+    /// - Parameters:
+    ///   - location: where the data ends up.
+    ///   - source: as for a path.
+    ///   - options: as for a path.
+    ///   - gate: as for a path.
+    /// - Throws: as for a path: ``FileError`` (`sameFile`, `isDirectory`, `alreadyExists`, or
+    ///   the errno of `fstatat`, `openat`).
     public static func create(
-        at location: FileLocation, source: FileStatus? = nil, options: Options = Options(),
+        location: FileLocation, source: FileStatus? = nil, options: Options = Options(),
         gate: CommitGate = .shared
     ) async throws -> FileSink {
         try await create(at: location, source: source, options: options, system: .live, gate: gate)
