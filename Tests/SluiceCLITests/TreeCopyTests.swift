@@ -156,6 +156,24 @@ struct TreeCopyTests {
         #expect(!sandbox.exists("s/s"))
     }
 
+    /// SIGINT while a file of the tree is being written (its temporary file seen in the
+    /// destination): exit 130, no temporary file left, the directories made stay.
+    @Test func anInterruptedTreeCopyLeavesNoTemporaryFile() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.makeDirectory("s")
+        try sandbox.write([UInt8](repeating: 7, count: 4 << 20), to: "s/big")
+        let process = try CLI.start(["copy", "-r", "--limit-rate", "256K", "s", "t"], in: sandbox)
+        // The event: the file's temporary file exists, so the copy is in flight.
+        while sandbox.leftovers("t").isEmpty {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        process.send(signal: SIGINT)
+        let result = await process.finish()
+        #expect(result.status == 130, "\(result.stderr)")
+        #expect(sandbox.leftovers("t") == [])
+        #expect(!sandbox.exists("t/big"))
+    }
+
     @Test func usageErrors() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("x", to: "f")

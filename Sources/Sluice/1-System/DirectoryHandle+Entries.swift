@@ -54,6 +54,7 @@ extension DirectoryHandle {
     /// (`S_IFCHR`, `S_IFBLK`: root only) or a socket node named `name`.
     ///
     /// - Parameters:
+    ///   - name: the new entry's name (one component).
     ///   - mode: the file type bits and the permission bits.
     ///   - device: the device number (`st_rdev`) for a device.
     /// - Throws: ``FileError`` (operation `mknodat`).

@@ -27,7 +27,9 @@ public struct DirectoryStack: Sendable {
 
     /// Starts at `root`, which stays open until the stack goes away.
     ///
-    /// - Parameter maximumOpen: the bound on open descriptors; default 32.
+    /// - Parameters:
+    ///   - root: the top of the chain; its ``DirectoryHandle/path`` names the levels below.
+    ///   - maximumOpen: the bound on open descriptors; default 32.
     /// - Throws: ``FileError`` from `fstat(2)` of the root.
     public init(root: DirectoryHandle, maximumOpen: Int = 32) throws(FileError) {
         precondition(maximumOpen >= 2, "a directory stack keeps at least 2 descriptors")

@@ -32,7 +32,10 @@ public struct FileLocation: Sendable, CustomStringConvertible {
 
     /// The entry `name` (one component) of `directory`.
     ///
-    /// - Parameter path: what messages say; by default the directory's path joined with `name`.
+    /// - Parameters:
+    ///   - name: one component.
+    ///   - directory: the open directory that holds it.
+    ///   - path: what messages say; by default the directory's path joined with `name`.
     public init(name: FilePath, in directory: DirectoryHandle, path: FilePath? = nil) {
         self.directory = directory
         self.name = name

@@ -8,7 +8,9 @@
 public protocol FileJobRunner: Sendable {
     /// Starts or queues `job`.
     ///
-    /// - Parameter completion: called once with the job's report or error (`CancellationError`
+    /// - Parameters:
+    ///   - job: the file to copy; ``FileJob/run(gate:)`` does it.
+    ///   - completion: called once with the job's report or error (`CancellationError`
     ///   for a job stopped by cancellation).
     /// - Throws: `CancellationError` when the copy should stop (the task was cancelled); no
     ///   other error: a job's failure goes to `completion`.
