@@ -161,10 +161,18 @@ struct TreeCopyTests {
     @Test func anInterruptedTreeCopyLeavesNoTemporaryFile() async throws {
         let sandbox = try Sandbox()
         try sandbox.makeDirectory("s")
-        try sandbox.write([UInt8](repeating: 7, count: 4 << 20), to: "s/big")
-        let process = try CLI.start(["copy", "-r", "--limit-rate", "256K", "s", "t"], in: sandbox)
+        try sandbox.write([UInt8](repeating: 7, count: 16 << 20), to: "s/big")
+        // 16 MiB at 64 KiB/s: minutes, far more than the test needs to see the file in flight.
+        let process = try CLI.start(["copy", "-r", "--limit-rate", "64K", "--chunk-size", "64K", "s", "t"], in: sandbox)
         // The event: the file's temporary file exists, so the copy is in flight.
+        var polls = 0
         while sandbox.leftovers("t").isEmpty {
+            polls += 1
+            // A copy that ended (or failed) before its file was in flight is a failure, not a hang.
+            if sandbox.exists("t/big") || polls > 12_000 {
+                Issue.record("the copy was never seen in flight")
+                break
+            }
             try await Task.sleep(for: .milliseconds(5))
         }
         process.send(signal: SIGINT)
