@@ -30,6 +30,12 @@ ssize_t fgetxattr(int fd, const char *name, void *value, size_t size);
 int fsetxattr(int fd, const char *name, const void *value, size_t size, int flags);
 int fremovexattr(int fd, const char *name);
 ssize_t getxattr(const char *path, const char *name, void *value, size_t size);
+/* flistxattr(2), llistxattr(2), lgetxattr(2), lsetxattr(2): the names of a file's extended
+ * attributes (NUL-separated), and the calls on a symbolic link itself. */
+ssize_t flistxattr(int fd, char *list, size_t size);
+ssize_t llistxattr(const char *path, char *list, size_t size);
+ssize_t lgetxattr(const char *path, const char *name, void *value, size_t size);
+int lsetxattr(const char *path, const char *name, const void *value, size_t size, int flags);
 
 /* sched_getaffinity(2): the set of CPUs the thread `pid` (0: the calling thread) may run on. */
 int sched_getaffinity(pid_t pid, size_t cpusetsize, cpu_set_t *mask);
@@ -56,6 +62,10 @@ static inline long long CSluiceShims_fstatfs_type(int fd) {
 
 /* Flags and values from <fcntl.h> and <linux/fs.h>. */
 static const int CSluiceShims_AT_FDCWD = -100;
+static const int CSluiceShims_AT_SYMLINK_NOFOLLOW = 0x100;
+static const int CSluiceShims_AT_REMOVEDIR = 0x200;
+static const int CSluiceShims_AT_SYMLINK_FOLLOW = 0x400;
+static const int CSluiceShims_AT_EMPTY_PATH = 0x1000;
 static const unsigned int CSluiceShims_RENAME_NOREPLACE = 1u;
 /* <unistd.h> (GNU): lseek(2)'s whence for the next data and the next hole at or after an offset. */
 static const int CSluiceShims_SEEK_DATA = 3;

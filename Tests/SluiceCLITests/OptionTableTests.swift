@@ -18,10 +18,10 @@ import Testing
     }
 
     @Test func everyOptionHasOneLongNameAndAShortNameUniqueInEachCommand() {
-        let longs = CommandOption.all.map(\.long)
-        #expect(Set(longs).count == longs.count)
         for command in CommandName.allCases {
-            let shorts = CommandOption.all.filter { $0.commands.contains(command) }.compactMap(\.short)
+            let longs = CommandOption.all.filter { $0.commands.contains(command) }.map(\.long)
+            #expect(Set(longs).count == longs.count, "\(command)")
+            let shorts = CommandOption.all.filter { $0.commands.contains(command) }.flatMap(\.shortNames)
             #expect(Set(shorts).count == shorts.count, "\(command)")
             #expect(CommandOption.all.filter { $0.commands.contains(command) && $0.takesDigits }.count <= 1)
         }

@@ -18,7 +18,8 @@ extension FileError {
     /// `operation` on `path` failed with `errno`; the code is ``code(for:)``'s. Every factory
     /// for an error number goes through it.
     init(
-        _ operation: Operation, path: FilePath?, errno: Errno, cause: (any Error)? = nil, file: String, line: Int
+        _ operation: Operation, path: FilePath?, errno: Errno, cause: (any Error)? = nil, file: String = #fileID,
+        line: Int = #line
     ) {
         self.init(
             code: Self.code(for: errno), operation: operation, path: path, errno: errno, cause: cause,

@@ -10,6 +10,8 @@ extension FileError {
             case fchmod, futimens, fsetxattr, fremovexattr
             case pipe2, mkdir, mkdtemp, opendir, wait4
             case lseek, ftruncate, fstatfs
+            case openat, fstatat, mkdirat, symlinkat, readlinkat, linkat, mknodat, unlinkat
+            case fchmodat, utimensat, fchownat, getdents, listxattr, getxattr, setxattr
             case clone = "FICLONE"
             case copyFileRange = "copy_file_range"
             case posixSpawn = "posix_spawn"
@@ -34,6 +36,17 @@ extension FileError {
             case .lseek: "seek in"
             case .ftruncate: "set the size of"
             case .fstatfs: "stat the file system of"
+            case .openat: "open"
+            case .fstatat: "stat"
+            case .mkdirat: "create directory"
+            case .symlinkat: "create symbolic link"
+            case .readlinkat: "read symbolic link"
+            case .linkat: "create hard link"
+            case .mknodat: "create special file"
+            case .unlinkat: "remove"
+            case .fchmodat, .utimensat, .fchownat, .setxattr: "set attributes of"
+            case .getdents: "read directory"
+            case .listxattr, .getxattr: "read attributes of"
             default: call.rawValue
             }
         }
@@ -89,5 +102,35 @@ extension FileError {
         public static let ftruncate = Operation(.ftruncate)
         /// `fstatfs(2)`.
         public static let fstatfs = Operation(.fstatfs)
+        /// `openat(2)`, relative to a directory descriptor.
+        public static let openat = Operation(.openat)
+        /// `fstatat(2)`, relative to a directory descriptor.
+        public static let fstatat = Operation(.fstatat)
+        /// `mkdirat(2)`.
+        public static let mkdirat = Operation(.mkdirat)
+        /// `symlinkat(2)`.
+        public static let symlinkat = Operation(.symlinkat)
+        /// `readlinkat(2)`.
+        public static let readlinkat = Operation(.readlinkat)
+        /// `linkat(2)`.
+        public static let linkat = Operation(.linkat)
+        /// `mknodat(2)` (also a FIFO's `mkfifoat(3)`).
+        public static let mknodat = Operation(.mknodat)
+        /// `unlinkat(2)`.
+        public static let unlinkat = Operation(.unlinkat)
+        /// `fchmodat(2)`.
+        public static let fchmodat = Operation(.fchmodat)
+        /// `utimensat(2)`.
+        public static let utimensat = Operation(.utimensat)
+        /// `fchownat(2)`.
+        public static let fchownat = Operation(.fchownat)
+        /// `getdents64(2)`, through `readdir(3)`: listing a directory.
+        public static let getdents = Operation(.getdents)
+        /// `flistxattr(2)` or `llistxattr(2)`.
+        public static let listxattr = Operation(.listxattr)
+        /// `fgetxattr(2)` or `lgetxattr(2)`.
+        public static let getxattr = Operation(.getxattr)
+        /// `fsetxattr(2)` or `lsetxattr(2)`.
+        public static let setxattr = Operation(.setxattr)
     }
 }

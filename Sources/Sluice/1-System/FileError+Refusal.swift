@@ -18,4 +18,29 @@ extension FileError {
     ) -> FileError {
         FileError(operation, path: path, errno: .isDirectory, file: file, line: line)
     }
+
+    /// A directory would be copied into itself (the destination is inside the source), as
+    /// `cp` refuses it: "cannot copy a directory into itself".
+    public static func copyIntoItself(
+        source: FilePath, destination: FilePath, file: String = #fileID, line: Int = #line
+    ) -> FileError {
+        FileError(
+            code: .unsupported, operation: .mkdirat, path: destination,
+            reason: "cannot copy a directory, '\(source)', into itself", file: file, line: line)
+    }
+
+    /// A directory reopened through its child's `..` is not the one left (another device or
+    /// inode): it was moved or replaced during the walk, as `fts(3)` detects it.
+    public static func directoryChanged(_ path: FilePath, file: String = #fileID, line: Int = #line) -> FileError {
+        FileError(
+            code: .unknown, operation: .openat, path: path,
+            reason: "directory was moved or replaced during the walk", file: file, line: line)
+    }
+
+    /// Following symbolic links (`-L`) led back to a directory already being walked.
+    public static func directoryCycle(_ path: FilePath, file: String = #fileID, line: Int = #line) -> FileError {
+        FileError(
+            code: .unsupported, operation: .openat, path: path,
+            reason: "directory cycle: it contains itself through a symbolic link", file: file, line: line)
+    }
 }

@@ -53,6 +53,8 @@ public struct FileStatus: Sendable, Hashable {
     public var accessTime: FileTime
     /// Last modification time (`st_mtim`).
     public var modificationTime: FileTime
+    /// The device a character or block device file stands for (`st_rdev`); 0 for other kinds.
+    public var representedDevice: UInt64
 
     init(_ raw: stat) {
         device = UInt64(raw.st_dev)
@@ -76,6 +78,7 @@ public struct FileStatus: Sendable, Hashable {
         groupID = raw.st_gid
         accessTime = FileTime(raw.st_atim)
         modificationTime = FileTime(raw.st_mtim)
+        representedDevice = UInt64(raw.st_rdev)
     }
 
     /// Whether `other` is the same file (same device and inode).
@@ -103,6 +106,15 @@ public struct FileTime: Sendable, Hashable {
     public var seconds: Int64
     /// Nanoseconds within the second (0..<1_000_000_000).
     public var nanoseconds: Int64
+
+    /// Creates a time stamp.
+    ///
+    /// - Precondition: `nanoseconds` is in 0..<1_000_000_000.
+    public init(seconds: Int64, nanoseconds: Int64) {
+        precondition((0..<1_000_000_000).contains(nanoseconds), "nanoseconds must be within a second")
+        self.seconds = seconds
+        self.nanoseconds = nanoseconds
+    }
 
     init(_ raw: timespec) {
         seconds = Int64(raw.tv_sec)

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// A file read as an asynchronous sequence of chunks, pull-based: a chunk is read only when the
 /// consumer asks for it.
 ///
@@ -82,6 +88,27 @@ public struct FileChunks: AsyncSequence, Sendable {
     /// - Throws: ``FileError`` (`open`, `fstat`; `isDirectory` for a directory).
     public static func open(_ path: FilePath, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true) async throws -> FileChunks {
         try await open(path, descriptor: nil, ownsDescriptor: true, chunkSize: chunkSize, findsHoles: findsHoles, system: .live)
+    }
+
+    /// Opens the file at `location` for reading, as ``open(_:chunkSize:findsHoles:)`` does a
+    /// path: the entry of an open directory is opened with `openat(2)`, so its path may be
+    /// longer than `PATH_MAX`.
+    ///
+    /// - Parameters:
+    ///   - location: the file; messages name its ``FileLocation/path``.
+    ///   - followsLinks: whether a symbolic link at the location is followed; `false` adds
+    ///     `O_NOFOLLOW` (a link then fails with `ELOOP`), as a tree's walk needs.
+    ///   - chunkSize: the largest chunk in bytes; at least 1.
+    ///   - findsHoles: as for ``open(_:chunkSize:findsHoles:)``.
+    /// - Throws: ``FileError`` (`open`, `fstat`; `isDirectory` for a directory).
+    public static func open(
+        at location: FileLocation, followsLinks: Bool = true, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true
+    ) async throws -> FileChunks {
+        let reader = try FileReader(
+            path: location.path, descriptor: nil, ownsDescriptor: true, chunkSize: chunkSize, findsHoles: findsHoles,
+            system: .live, location: location, extraOpenFlags: followsLinks ? 0 : O_NOFOLLOW)
+        let status = try await reader.open()
+        return FileChunks(reader: reader, status: status)
     }
 
     /// Reads an already open descriptor, such as standard input, which it does not close.

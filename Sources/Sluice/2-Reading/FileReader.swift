@@ -12,6 +12,10 @@ import Musl
 actor FileReader {
     nonisolated let executor: BlockingIOExecutor
     nonisolated let path: FilePath
+    /// Where the file is opened: ``path`` itself, or a name in an open directory.
+    nonisolated let location: FileLocation
+    /// Flags added to the `open(2)` (`O_NOFOLLOW` for an entry of a tree).
+    nonisolated let extraOpenFlags: CInt
     nonisolated let chunkSize: Int
     nonisolated let system: SystemCalls
     /// Wakes a blocked `poll(2)` on cancellation; only for files whose reads can block forever.
@@ -40,11 +44,13 @@ actor FileReader {
 
     init(
         path: FilePath, descriptor: FileDescriptor?, ownsDescriptor: Bool, chunkSize: Int, findsHoles: Bool = true,
-        system: SystemCalls
+        system: SystemCalls, location: FileLocation? = nil, extraOpenFlags: CInt = 0
     ) throws(FileError) {
         precondition(chunkSize > 0, "chunkSize must be at least 1 byte")
         self.executor = BlockingIOExecutor(label: "sluice.reader")
         self.path = path
+        self.location = location ?? FileLocation(path: path)
+        self.extraOpenFlags = extraOpenFlags
         self.descriptor = descriptor
         self.ownsDescriptor = ownsDescriptor
         self.chunkSize = chunkSize
@@ -62,7 +68,7 @@ actor FileReader {
     /// - Throws: ``FileError`` from `open(2)` or `fstat(2)`; `isDirectory` for a directory.
     func open() throws -> FileStatus {
         if descriptor == nil {
-            let opened = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK, system: system)
+            let opened = try location.open(O_RDONLY | O_NONBLOCK | extraOpenFlags, system: system)
             _ = fcntl(opened.rawValue, F_SETFL, fcntl(opened.rawValue, F_GETFL) & ~O_NONBLOCK)
             descriptor = opened
         }

@@ -44,7 +44,7 @@ public final class CommitGate: Sendable {
     }
 
     private struct File {
-        var temporary: FilePath
+        var temporary: FileLocation
         var destination: FilePath
         /// Renamed into place; the directory `fsync(2)` may still be running.
         var isCommitted: Bool
@@ -147,7 +147,7 @@ public final class CommitGate: Sendable {
                 if file.isCommitted {
                     committed.append(file.destination)
                 } else {
-                    _ = file.temporary.withCString { unlink($0) }
+                    file.temporary.removeQuietly()
                     state.files[id] = nil
                 }
             }
@@ -166,7 +166,7 @@ public final class CommitGate: Sendable {
 
     /// The temporary files registered now, before their commit point.
     public var temporaryFiles: Set<FilePath> {
-        state.withLock { Set($0.files.values.lazy.filter { !$0.isCommitted }.map(\.temporary)) }
+        state.withLock { Set($0.files.values.lazy.filter { !$0.isCommitted }.map(\.temporary.path)) }
     }
 
     /// The count of files registered now, before or past their commit point: 0 once every
@@ -185,8 +185,8 @@ public final class CommitGate: Sendable {
     /// - Throws: `CancellationError` if the gate is closed (nothing created); what `create`
     ///   throws.
     func register(
-        destination: FilePath, create: () throws(FileError) -> (FileDescriptor, FilePath)
-    ) throws -> (Ticket, FileDescriptor, FilePath) {
+        destination: FilePath, create: () throws(FileError) -> (FileDescriptor, FileLocation)
+    ) throws -> (Ticket, FileDescriptor, FileLocation) {
         try state.withLock { state throws in
             guard !state.isClosed else { throw CancellationError() }
             let (descriptor, temporary) = try create()

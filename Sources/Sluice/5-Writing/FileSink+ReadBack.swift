@@ -50,15 +50,15 @@ extension FileSink: ReadBackSink {
     /// Opens `temporary` for reading. A file created without the owner's read bit (the source's
     /// bits, or the umask, leave it out) is given that bit for the `open(2)` only, through the
     /// descriptor it is written through, then its bits are put back.
-    private func openForReading(_ temporary: FilePath, writtenThrough descriptor: FileDescriptor) throws(FileError) -> FileDescriptor {
+    private func openForReading(_ temporary: FileLocation, writtenThrough descriptor: FileDescriptor) throws(FileError) -> FileDescriptor {
         do {
-            return try FileDescriptor.open(temporary, O_RDONLY, system: system)
+            return try temporary.open(O_RDONLY, system: system)
         } catch where error.errno == .permissionDenied {
             guard let mode = try? descriptor.status().permissions, mode & 0o400 == 0,
                 fchmod(descriptor.rawValue, mode_t(mode | 0o400)) == 0
             else { throw error }
             defer { _ = fchmod(descriptor.rawValue, mode_t(mode)) }
-            return try FileDescriptor.open(temporary, O_RDONLY, system: system)
+            return try temporary.open(O_RDONLY, system: system)
         }
     }
 }

@@ -49,7 +49,7 @@ import Musl
 public actor FileSink: ChunkSink {
     enum Mode {
         /// Writing a temporary file that replaces `destination` on commit.
-        case replacing(temporary: FilePath, ticket: CommitGate.Ticket)
+        case replacing(temporary: FileLocation, ticket: CommitGate.Ticket)
         /// Writing an existing non-regular file in place.
         case inPlace
     }
@@ -63,6 +63,9 @@ public actor FileSink: ChunkSink {
     nonisolated let executor: BlockingIOExecutor
     /// The path the data ends up at.
     public nonisolated let destination: FilePath
+    /// Where the data ends up, for the system calls: ``destination`` itself, or a name in an
+    /// open directory (which the sink keeps open until it is gone).
+    public nonisolated let location: FileLocation
     private let source: FileStatus?
     let options: Options
     let system: SystemCalls
@@ -85,9 +88,10 @@ public actor FileSink: ChunkSink {
         executor.asUnownedSerialExecutor()
     }
 
-    private init(destination: FilePath, source: FileStatus?, options: Options, system: SystemCalls, gate: CommitGate) {
+    private init(location: FileLocation, source: FileStatus?, options: Options, system: SystemCalls, gate: CommitGate) {
         self.executor = BlockingIOExecutor(label: "sluice.file-sink")
-        self.destination = destination
+        self.destination = location.path
+        self.location = location
         self.source = source
         self.options = options
         self.system = system
@@ -110,7 +114,26 @@ public actor FileSink: ChunkSink {
         at destination: FilePath, source: FileStatus? = nil, options: Options = Options(),
         gate: CommitGate = .shared
     ) async throws -> FileSink {
-        try await create(at: destination, source: source, options: options, system: .live, gate: gate)
+        try await create(at: FileLocation(path: destination), source: source, options: options, system: .live, gate: gate)
+    }
+
+    /// Opens a destination by the rules above at `location`: for the entry of an open directory,
+    /// the temporary file is created, renamed and synced relative to that directory's
+    /// descriptor (`openat(2)`, `renameat2(2)`, `fsync(2)` of the descriptor), so the
+    /// destination's path may be longer than `PATH_MAX`. Messages name ``FileLocation/path``.
+    ///
+    /// - Parameters:
+    ///   - location: where the data ends up.
+    ///   - source: as for a path.
+    ///   - options: as for a path.
+    ///   - gate: as for a path.
+    /// - Throws: as for a path: ``FileError`` (`sameFile`, `isDirectory`, `alreadyExists`, or
+    ///   the errno of `fstatat`, `openat`).
+    public static func create(
+        location: FileLocation, source: FileStatus? = nil, options: Options = Options(),
+        gate: CommitGate = .shared
+    ) async throws -> FileSink {
+        try await create(at: location, source: source, options: options, system: .live, gate: gate)
     }
 
     /// The seam for tests: the same, with the system calls to use for opens, writes, fsyncs,
@@ -119,17 +142,25 @@ public actor FileSink: ChunkSink {
         at destination: FilePath, source: FileStatus?, options: Options, system: SystemCalls,
         gate: CommitGate = .shared
     ) async throws -> FileSink {
-        let sink = FileSink(destination: destination, source: source, options: options, system: system, gate: gate)
+        try await create(at: FileLocation(path: destination), source: source, options: options, system: system, gate: gate)
+    }
+
+    /// The seam for tests, at a ``FileLocation``.
+    static func create(
+        at location: FileLocation, source: FileStatus?, options: Options, system: SystemCalls,
+        gate: CommitGate = .shared
+    ) async throws -> FileSink {
+        let sink = FileSink(location: location, source: source, options: options, system: system, gate: gate)
         try await sink.prepare()
         return sink
     }
 
     private func prepare() throws {
-        let followed = try? FileStatus.of(destination)
+        let followed = try? location.status(followsLinks: true)
         if let followed, let source, followed.isSameFile(as: source) {
             throw FileError.sameFile(destination: destination)
         }
-        let linkStatus = try Self.statusIfPresent(destination)
+        let linkStatus = try Self.statusIfPresent(location)
         if let followed, followed.kind == .directory {
             throw FileError.isDirectory(.create, path: destination)
         }
@@ -144,7 +175,7 @@ public actor FileSink: ChunkSink {
             }
             if !options.overwrite { throw FileError.destinationExists(destination) }
             if linkStatus.kind == .regular {
-                replaced = (linkStatus, Self.accessACL(of: destination))
+                replaced = (linkStatus, Self.accessACL(of: Self.attributePath(of: location)))
             }
         }
         // A new file gets the source's bits as the kernel applies them at creation (default
@@ -156,10 +187,10 @@ public actor FileSink: ChunkSink {
         } else {
             0o666
         }
-        let destination = destination
+        let location = location
         let system = system
         let (ticket, descriptor, temporary) = try gate.register(destination: destination) { () throws(FileError) in
-            try Self.createTemporaryFile(beside: destination, mode: creationMode, system: system)
+            try Self.createTemporaryFile(beside: location, mode: creationMode, system: system)
         }
         state = .open(descriptor, .replacing(temporary: temporary, ticket: ticket))
         if let status = try? descriptor.status(), status.blockSize > 0 { blockSize = status.blockSize }
@@ -174,7 +205,7 @@ public actor FileSink: ChunkSink {
     private func openInPlace() throws -> FileDescriptor {
         while true {
             let opened = Result { () throws(FileError) in
-                try FileDescriptor.open(destination, O_WRONLY | O_NONBLOCK, system: system)
+                try location.open(O_WRONLY | O_NONBLOCK, system: system)
             }
             switch opened {
             case .success(let descriptor):
@@ -189,26 +220,12 @@ public actor FileSink: ChunkSink {
     }
 
     /// `lstat(2)` of `path`, or `nil` if nothing is there.
-    private static func statusIfPresent(_ path: FilePath) throws(FileError) -> FileStatus? {
+    private static func statusIfPresent(_ location: FileLocation) throws(FileError) -> FileStatus? {
         do {
-            return try FileStatus.of(path, followingSymlinks: false)
+            return try location.status(followsLinks: false)
         } catch {
             if error.errno == .noSuchFileOrDirectory { return nil }
             throw error
-        }
-    }
-
-    /// Creates `.sluice-<random>.tmp` with `O_CREAT | O_EXCL` and `mode` (which the kernel
-    /// narrows by the default ACL or the umask) in the destination's directory.
-    private static func createTemporaryFile(
-        beside destination: FilePath, mode: UInt32, system: SystemCalls
-    ) throws(FileError) -> (FileDescriptor, FilePath) {
-        do {
-            return try FileDescriptor.createUnique(
-                in: destination.directory, prefix: ".sluice-", flags: O_WRONLY, permissions: mode_t(mode), system: system)
-        } catch {
-            // Name the destination, not the temporary file, in the message.
-            throw FileError.create(path: destination, errno: error.errno ?? .ioError, cause: error)
         }
     }
 
@@ -292,7 +309,7 @@ public actor FileSink: ChunkSink {
             defer { gate.unregister(ticket) }
             if options.synchronize {
                 do {
-                    try synchronizeDirectory(destination.directory)
+                    try synchronizeDirectory()
                 } catch {
                     // The data is in place; only its durability is in doubt. Not "nothing
                     // committed": a warning, and --rm keeps the source.
@@ -310,17 +327,18 @@ public actor FileSink: ChunkSink {
     ///
     /// - Throws: ``FileError``: `alreadyExists` if the destination appeared meanwhile (the
     ///   temporary file is still there for ``abort()``), or the errno of the rename.
-    private func moveIntoPlace(_ temporary: FilePath) throws(FileError) {
+    private func moveIntoPlace(_ temporary: FileLocation) throws(FileError) {
         let flags = options.overwrite ? 0 : CSluiceShims_RENAME_NOREPLACE
-        let result = temporary.withCString { from in destination.withCString { to in system.rename(from, to, flags) } }
+        let result = temporary.rename(to: location, flags: flags, system: system)
         guard case .failure(var error) = result else { return }
         if !options.overwrite && (error == .invalidArgument || error == Errno(rawValue: ENOSYS)) {
-            let linked = temporary.withCString { from in destination.withCString { to in link(from, to) } }
-            if linked == 0 {
-                _ = temporary.withCString { unlink($0) }
+            switch temporary.link(to: location) {
+            case .success:
+                temporary.removeQuietly()
                 return
+            case .failure(let linkError):
+                error = linkError
             }
-            error = .current
         }
         if error == .fileExists { throw FileError.destinationExists(destination) }
         throw FileError.rename(path: destination, errno: error)
@@ -348,7 +366,7 @@ public actor FileSink: ChunkSink {
     private static func discard(_ descriptor: FileDescriptor, _ mode: Mode, gate: CommitGate, system: SystemCalls) {
         if descriptor.rawValue >= 0 { try? descriptor.close(system: system) }
         if case .replacing(let temporary, let ticket) = mode {
-            _ = temporary.withCString { unlink($0) }
+            temporary.removeQuietly()
             gate.unregister(ticket)
         }
     }
@@ -381,7 +399,14 @@ public actor FileSink: ChunkSink {
     }
 
     /// `fsync(2)` of the directory, through the system-call seam.
-    private func synchronizeDirectory(_ directory: FilePath) throws(FileError) {
+    private func synchronizeDirectory() throws(FileError) {
+        if let handle = location.directory {
+            do throws(Errno) { try handle.descriptor.synchronize(system: system) } catch {
+                throw FileError.fsync(path: handle.path, errno: error)
+            }
+            return
+        }
+        let directory = destination.directory
         let descriptor = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY, system: system)
         try descriptor.closeAfter(system: system) { () throws(FileError) in
             do throws(Errno) { try descriptor.synchronize(system: system) } catch {

@@ -11,8 +11,15 @@ enum CopyCommand {
             "An existing regular destination is refused unless --force; then it is replaced atomically "
                 + "(temporary file in its directory, fsync, rename, directory fsync). A destination that is not "
                 + "a regular file (/dev/null, a FIFO) is written in place.",
+            "With -r or -a a source may be a directory: it is copied into <destination> if that is a directory, "
+                + "else as <destination>, relative to directory descriptors at any depth. Each regular file is "
+                + "copied atomically as above; directories get their modes and times after their contents; a "
+                + "directory copied into itself is refused.",
         ],
-        usage: ["[<options>] <source> <destination>", "[<options>] <source> ... <directory>"],
+        usage: [
+            "[<options>] <source> <destination>", "[<options>] <source> ... <directory>",
+            "-r|-a [<options>] <source> ... <destination>",
+        ],
         arguments: [
             .init(label: "<source>", abstract: "a file to copy; '-' is standard input"),
             .init(label: "<destination>", abstract: "the destination file; '-' is standard output"),
@@ -26,6 +33,7 @@ enum CopyCommand {
     /// - Throws: ``UsageError`` before anything is copied.
     static func run(_ arguments: ParsedArguments) async throws(UsageError) -> Int32 {
         let options = try CopyOptions(arguments)
+        if options.recursive { return await TreeCommand.run(options) }
         let created = CreatedFiles()
         return await OperandTally.run(options.sources, options: options.common) { source in
             .transfer(Transfer(

@@ -10,11 +10,24 @@ struct CopyOptions {
     /// Whether ``destination`` is an existing directory, each source going into it under its
     /// own name (as `cp`).
     var intoDirectory: Bool
+    /// `-r`, `-R`, `--recursive` or `-a`: sources may be directories (``TreeCopy``).
+    var recursive: Bool
+    /// `-a`: hard links within a tree are kept.
+    var archive: Bool
+    /// `-H`, `-L` or `-P` (the default): which symbolic links a tree copy follows.
+    var links: TreeWalker.LinkPolicy
+    /// Whether `-H`, `-L` or `-P` was given.
+    private var linkOptionGiven: Bool
 
     /// - Throws: ``UsageError`` for a missing operand, several sources without a directory
     ///   destination, or standard input into a directory.
     init(_ arguments: ParsedArguments) throws(UsageError) {
         common = CommonOptions(arguments)
+        archive = arguments.has(.archive)
+        recursive = archive || arguments.has(.recursive)
+        if archive { common.preserve = true }
+        links = arguments.has(.followAll) ? .all : arguments.has(.followOperands) ? .root : .never
+        linkOptionGiven = arguments.has(.followAll) || arguments.has(.followOperands) || arguments.has(.followNone)
         var operands = arguments.operands
         guard operands.count >= 2 else {
             throw UsageError(operands.isEmpty ? "missing source and destination" : "missing destination after '\(operands[0])'")
@@ -28,6 +41,17 @@ struct CopyOptions {
 
     private func validate() throws(UsageError) {
         try common.validate()
+        if linkOptionGiven && !recursive {
+            throw UsageError("-H, -L and -P choose which symbolic links a tree copy follows: they need -r or -a")
+        }
+        if recursive {
+            if destination == "-" || sources.contains("-") {
+                throw UsageError("-r copies files and directories by name: not standard input or standard output ('-')")
+            }
+            if common.progress != .none {
+                throw UsageError("--progress does not show the copy of a tree (-r, -a) yet")
+            }
+        }
         if common.verify && destination == "-" {
             throw UsageError("--verify reads the output back: it cannot be used with standard output")
         }
@@ -48,6 +72,18 @@ struct CopyOptions {
                 throw UsageError("--reflink=always clones a file into a file: not standard input or standard output")
             }
         }
+    }
+
+    /// The tree copy's options, from the command line.
+    var treeOptions: TreeCopy.Options {
+        TreeCopy.Options(
+            preservesAttributes: common.preserve, keepsHardLinks: archive, links: links, sink: common.sinkOptions,
+            file: .init(
+                reflink: common.reflink, sparse: common.sparse, forcesPipeline: common.forcesPipeline,
+                pipeline: .init(
+                    capacity: common.capacity, computesCRC32: common.verify || common.verbose, rateLimit: common.rateLimit,
+                    verification: common.verify ? .sameBytes : nil)),
+            chunkSize: common.chunkSize)
     }
 
     /// Where `source` is copied to.

@@ -8,7 +8,8 @@ extension CommandOption {
         output, standardOutput, level, threads, blockSize, test, maxOutput, removeSource,
         size, runs, out, design, consumer, sinkRate, chunkSizes, input, spillDirectory,
         decompress, list, keep, noName, name, fast, best, generateCompletionScript, generateManual,
-        force, noFsync, verify, limitRate, reflink, sparse, pipeline, preserve, chunkSize, capacity, progress, quiet, verbose, help, version,
+        recursive, archive, followOperands, followAll, followNone,
+        force, noFsync, verify, limitRate, reflink, sparse, pipeline, preserve, preserveGzip, chunkSize, capacity, progress, quiet, verbose, help, version,
     ]
 
     private static let transfers: Set<CommandName> = [.copy, .compress, .decompress]
@@ -135,6 +136,29 @@ extension CommandOption {
             + "copy_file_range; an explicit --chunk-size or --capacity implies it",
         commands: [.copy])
 
+    // MARK: copy: trees
+
+    static let recursive = CommandOption(
+        long: "recursive", short: "r", alternateShort: "R",
+        abstract: "copy directories and everything in them, as cp -R: into <dst> if it is a directory, else as "
+            + "<dst>; symbolic links copied as links, FIFOs and devices recreated; entries that fail are named "
+            + "and the rest copied (exit 1)",
+        commands: [.copy])
+    static let archive = CommandOption(
+        long: "archive", short: "a",
+        abstract: "-r with --preserve, symbolic links as links and hard links within the tree kept, as cp -a",
+        commands: [.copy])
+    static let followOperands = CommandOption(
+        long: "dereference-command-line", short: "H",
+        abstract: "with -r, follow a symbolic link given as a source (links inside the tree stay links)",
+        commands: [.copy])
+    static let followAll = CommandOption(
+        long: "dereference", short: "L",
+        abstract: "with -r, follow every symbolic link: copy what it leads to", commands: [.copy])
+    static let followNone = CommandOption(
+        long: "no-dereference", short: "P",
+        abstract: "with -r, follow no symbolic link (the default)", commands: [.copy])
+
     // MARK: shared
 
     static let force = CommandOption(
@@ -157,10 +181,16 @@ extension CommandOption {
             + "50 MiB/s (as pv -L); the reader waits on backpressure, so memory stays as without it",
         commands: transfers)
     static let preserve = CommandOption(
+        long: "preserve", short: "p",
+        abstract: "keep the source's mode, access and modification times (nanoseconds), and owner where "
+            + "permitted; in a tree (-r), also extended attributes and ACLs, one warning per kind the destination "
+            + "refuses",
+        commands: [.copy])
+    static let preserveGzip = CommandOption(
         long: "preserve",
-        abstract: "keep the source's mode, access and modification times, and owner where permitted (compress and "
-            + "decompress keep the modification time without it)",
-        commands: transfers)
+        abstract: "keep the source's mode, access and modification times, and owner where permitted (the "
+            + "modification time is kept without it)",
+        commands: gzip)
     static let chunkSize = CommandOption(
         long: "chunk-size", value: .required(name: "size", kind: .size(1...(1 << 30))),
         abstract: "bytes per chunk, binary units: 4096, 256K, 1M (default 1M)",

@@ -19,6 +19,8 @@ struct CommandOption: Sendable {
     let long: String
     /// The short name without its `-`, if the option has one.
     let short: Character?
+    /// A second short name, if the option has one (`-R` beside `-r`, as cp).
+    let alternateShort: Character?
     /// Whether a dash and digits (`-9`) give the option that number as its value, as in
     /// `gzip -9`; only for an option whose value is an ``ValueKind/integer(_:noun:)``.
     let takesDigits: Bool
@@ -39,12 +41,13 @@ struct CommandOption: Sendable {
     let refusal: String?
 
     init(
-        long: String, short: Character? = nil, takesDigits: Bool = false, value: Value = .none, abstract: String,
+        long: String, short: Character? = nil, alternateShort: Character? = nil, takesDigits: Bool = false, value: Value = .none, abstract: String,
         commands: Set<CommandName>, setting: (option: String, value: ParsedArguments.Value)? = nil,
         switchesTo: CommandName? = nil, refusal: String? = nil
     ) {
         self.long = long
         self.short = short
+        self.alternateShort = alternateShort
         self.takesDigits = takesDigits
         self.value = value
         self.abstract = abstract
@@ -57,6 +60,9 @@ struct CommandOption: Sendable {
     /// Whether the help, the completions and the manual list the option: every option but a
     /// refused one.
     var isListed: Bool { refusal == nil }
+
+    /// The option's short names: ``short``, then ``alternateShort``.
+    var shortNames: [Character] { [short, alternateShort].compactMap { $0 } }
 
     /// The options of `command` that the help, the completions and the manual list, in the
     /// table's order.
@@ -72,6 +78,7 @@ struct CommandOption: Sendable {
             names.append("-\(range.lowerBound) ... -\(range.upperBound)")
         }
         if let short { names.append("-\(short)") }
+        if let alternateShort { names.append("-\(alternateShort)") }
         switch value {
         case .none: names.append("--\(long)")
         case .attached(let choices): names.append("--\(long)[=\(choices.joined(separator: "|"))]")

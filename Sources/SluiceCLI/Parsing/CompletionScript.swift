@@ -216,7 +216,7 @@ extension CommandOption {
     /// Every way to write the option's name, short first: `-f`, `--force`. (A level's digits
     /// are not among them.)
     var valueSpellings: [String] {
-        (short.map { ["-\($0)"] } ?? []) + ["--\(long)"]
+        shortNames.map { "-\($0)" } + ["--\(long)"]
     }
 
     /// The words a completion offers for the option: its ``valueSpellings``, and

@@ -44,7 +44,7 @@ struct ParsedArguments {
                 guard let option = options.first(where: { $0.long == name }) else { throw .unknownOption("--\(name)") }
                 try record(option, try option.read(spelled: "--\(name)", attached: attached, from: &scanner))
             case .short(let letter):
-                guard let option = options.first(where: { $0.short == letter }) else { throw .unknownOption("-\(letter)") }
+                guard let option = options.first(where: { $0.shortNames.contains(letter) }) else { throw .unknownOption("-\(letter)") }
                 try record(option, try option.read(spelled: "-\(letter)", attached: nil, from: &scanner))
             case .number(let digits):
                 guard let option = options.first(where: \.takesDigits) else { throw .unknownOption("-\(digits)") }
@@ -81,7 +81,7 @@ struct ParsedArguments {
             switch item {
             case .operand, .number: found = nil
             case .long(let name, let attached): found = known.first { $0.long == name }.map { ($0, "--\(name)", attached) }
-            case .short(let letter): found = known.first { $0.short == letter }.map { ($0, "-\(letter)", nil) }
+            case .short(let letter): found = known.first { $0.shortNames.contains(letter) }.map { ($0, "-\(letter)", nil) }
             }
             guard let found else { continue }
             guard (try? found.option.read(spelled: found.spelling, attached: found.attached, from: &scanner)) != nil else {

@@ -1,0 +1,96 @@
+import CSluiceShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Creating, reading and removing entries of a directory: `mkdirat(2)`, `symlinkat(2)`,
+/// `readlinkat(2)`, `linkat(2)`, `mknodat(2)`, `unlinkat(2)`, `renameat2(2)`.
+extension DirectoryHandle {
+    /// `mkdirat(2)`: creates the directory `name` with `permissions` (narrowed by the umask or
+    /// the default ACL).
+    ///
+    /// - Throws: ``FileError`` (operation `mkdirat`; `EEXIST` when the name is taken).
+    public func makeDirectory(_ name: FilePath, permissions: mode_t) throws(FileError) {
+        try call(.mkdirat, name) { mkdirat(descriptor.rawValue, $0, permissions) }
+    }
+
+    /// `symlinkat(2)`: creates the symbolic link `name` whose target is `target` (any bytes,
+    /// dangling or not).
+    ///
+    /// - Throws: ``FileError`` (operation `symlinkat`).
+    public func makeSymbolicLink(_ name: FilePath, target: FilePath) throws(FileError) {
+        try call(.symlinkat, name) { link in target.withCString { symlinkat($0, descriptor.rawValue, link) } }
+    }
+
+    /// `readlinkat(2)`: the target of the symbolic link `name`, as bytes.
+    ///
+    /// - Throws: ``FileError`` (operation `readlinkat`).
+    public func linkTarget(of name: FilePath) throws(FileError) -> FilePath {
+        var capacity = 256
+        while true {
+            var buffer = [UInt8](repeating: 0, count: capacity)
+            let count = name.withCString { link in
+                buffer.withUnsafeMutableBytes { readlinkat(descriptor.rawValue, link, $0.baseAddress!.assumingMemoryBound(to: CChar.self), capacity) }
+            }
+            if count < 0 { throw FileError(.readlinkat, path: path.appending(name), errno: .current) }
+            if count < capacity { return FilePath(bytes: Array(buffer[..<count])) }
+            capacity *= 4
+        }
+    }
+
+    /// `linkat(2)`: makes `name` here another name of the file `existing` in `directory`
+    /// (a symbolic link itself, never its target).
+    ///
+    /// - Throws: ``FileError`` (operation `linkat`) with the new name's path.
+    public func makeHardLink(_ name: FilePath, to existing: FilePath, in directory: DirectoryHandle) throws(FileError) {
+        try call(.linkat, name) { new in
+            existing.withCString { linkat(directory.descriptor.rawValue, $0, descriptor.rawValue, new, 0) }
+        }
+    }
+
+    /// `mknodat(2)`: creates a FIFO (`S_IFIFO`, as `mkfifoat(3)`), a character or block device
+    /// (`S_IFCHR`, `S_IFBLK`: root only) or a socket node named `name`.
+    ///
+    /// - Parameters:
+    ///   - name: the new entry's name (one component).
+    ///   - mode: the file type bits and the permission bits.
+    ///   - device: the device number (`st_rdev`) for a device.
+    /// - Throws: ``FileError`` (operation `mknodat`).
+    public func makeNode(_ name: FilePath, mode: mode_t, device: UInt64 = 0) throws(FileError) {
+        try call(.mknodat, name) { mknodat(descriptor.rawValue, $0, mode, dev_t(device)) }
+    }
+
+    /// `unlinkat(2)` of `name`; with `isDirectory`, `AT_REMOVEDIR` (an empty directory).
+    ///
+    /// - Throws: ``FileError`` (operation `unlinkat`).
+    public func removeEntry(_ name: FilePath, isDirectory: Bool = false) throws(FileError) {
+        let flags = isDirectory ? CSluiceShims_AT_REMOVEDIR : 0
+        try call(.unlinkat, name) { unlinkat(descriptor.rawValue, $0, flags) }
+    }
+
+    /// `renameat2(2)` of `name` here to `newName` in `directory`; `noReplace` refuses an
+    /// existing `newName` (`RENAME_NOREPLACE`, `EEXIST`).
+    ///
+    /// - Throws: ``FileError`` (operation `rename`) with the new name's path.
+    public func rename(
+        _ name: FilePath, to newName: FilePath, in directory: DirectoryHandle, noReplace: Bool = false
+    ) throws(FileError) {
+        let flags = noReplace ? CSluiceShims_RENAME_NOREPLACE : 0
+        let result = name.withCString { from in
+            newName.withCString { to in renameat2(descriptor.rawValue, from, directory.descriptor.rawValue, to, flags) }
+        }
+        if result != 0 { throw FileError.rename(path: directory.path.appending(newName), errno: .current) }
+    }
+
+    /// Runs one `*at` call on `name`, retried on `EINTR`, and reports its failure with the
+    /// entry's path.
+    func call(_ operation: FileError.Operation, _ name: FilePath, _ body: (UnsafePointer<CChar>) -> CInt) throws(FileError) {
+        do throws(Errno) {
+            _ = try Errno.retryingInterrupts { name.withCString(body) }
+        } catch {
+            throw FileError(operation, path: path.appending(name), errno: error)
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import CSluiceShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Where a file is: a name relative to an open directory (``DirectoryHandle``), or a plain path
+/// relative to the current directory (`AT_FDCWD`).
+///
+/// The system calls on a location are the `*at` ones with the directory's descriptor, so a
+/// file deep in a tree is reached by one component, never by a path longer than `PATH_MAX`.
+/// A location holds its directory, so the descriptor stays open while the location exists
+/// (in a sink or a reader in flight). ``path`` is what messages say.
+///
+/// Concurrency contract: an immutable `Sendable` value; its calls block (run them on a
+/// ``BlockingIOExecutor``).
+public struct FileLocation: Sendable, CustomStringConvertible {
+    /// The directory ``name`` is relative to; `nil` for the current directory.
+    public let directory: DirectoryHandle?
+    /// The name given to the system calls: one component in ``directory``, or a whole path.
+    public let name: FilePath
+    /// The path messages use: the directory's path joined with the name, or the plain path.
+    public let path: FilePath
+
+    /// A plain path, relative to the current directory or absolute.
+    public init(path: FilePath) {
+        self.directory = nil
+        self.name = path
+        self.path = path
+    }
+
+    /// The entry `name` (one component) of `directory`.
+    ///
+    /// - Parameters:
+    ///   - name: one component.
+    ///   - directory: the open directory that holds it.
+    ///   - path: what messages say; by default the directory's path joined with `name`.
+    public init(name: FilePath, in directory: DirectoryHandle, path: FilePath? = nil) {
+        self.directory = directory
+        self.name = name
+        self.path = path ?? directory.path.appending(name)
+    }
+
+    /// The ``path``.
+    public var description: String { path.description }
+
+    /// The descriptor the `*at` calls take: the directory's, or `AT_FDCWD`.
+    var directoryDescriptor: CInt { directory?.descriptor.rawValue ?? CSluiceShims_AT_FDCWD }
+
+    /// Another entry of the same directory: `name` beside this one.
+    func sibling(_ name: FilePath) -> FileLocation {
+        if let directory { return FileLocation(name: name, in: directory, path: path.directory.appending(name)) }
+        return FileLocation(path: path.directory.appending(name))
+    }
+
+    /// `fstatat(2)` (`stat(2)` or `lstat(2)` for a plain path).
+    ///
+    /// - Throws: ``FileError`` (operation `stat` or `lstat`) with ``path``.
+    public func status(followsLinks: Bool = true) throws(FileError) -> FileStatus {
+        var raw = stat()
+        let flags = followsLinks ? 0 : CSluiceShims_AT_SYMLINK_NOFOLLOW
+        let directory = directoryDescriptor
+        do throws(Errno) {
+            _ = try Errno.retryingInterrupts { name.withCString { fstatat(directory, $0, &raw, flags) } }
+        } catch {
+            throw followsLinks ? .stat(path: path, errno: error) : .lstat(path: path, errno: error)
+        }
+        return FileStatus(raw)
+    }
+
+    /// Opens the file (`O_CLOEXEC` added): through ``SystemCalls/open`` for a plain path, so
+    /// that tests' injected calls see it; `openat(2)` in the directory otherwise.
+    ///
+    /// - Throws: ``FileError`` (operation `open`) with ``path``.
+    func open(_ flags: CInt, permissions: mode_t = 0o666, system: SystemCalls) throws(FileError) -> FileDescriptor {
+        guard let directory else { return try FileDescriptor.open(name, flags, permissions: permissions, system: system) }
+        do throws(Errno) {
+            let raw = try Errno.retryingInterrupts {
+                name.withCString { openat(directory.descriptor.rawValue, $0, flags | O_CLOEXEC, permissions) }
+            }
+            return FileDescriptor(rawValue: raw)
+        } catch {
+            throw FileError.open(path: path, errno: error)
+        }
+    }
+
+    /// `unlinkat(2)` of the name; errors ignored (a temporary file being discarded).
+    func removeQuietly() {
+        let directory = directoryDescriptor
+        _ = name.withCString { unlinkat(directory, $0, 0) }
+    }
+
+    /// Renames this entry to `target`: ``SystemCalls/rename`` for two plain paths (the
+    /// seam tests inject into), `renameat2(2)` otherwise; `flags` as `renameat2(2)`'s.
+    func rename(to target: FileLocation, flags: CUnsignedInt, system: SystemCalls) -> Result<Void, Errno> {
+        if directory == nil && target.directory == nil {
+            return name.withCString { from in target.name.withCString { to in system.rename(from, to, flags) } }
+        }
+        let from = directoryDescriptor, to = target.directoryDescriptor
+        let result = name.withCString { old in target.name.withCString { new in renameat2(from, old, to, new, flags) } }
+        return result == 0 ? .success(()) : .failure(.current)
+    }
+
+    /// `linkat(2)`: makes `target` another name of this file; `EEXIST` if it is taken.
+    func link(to target: FileLocation) -> Result<Void, Errno> {
+        let from = directoryDescriptor, to = target.directoryDescriptor
+        let result = name.withCString { old in target.name.withCString { new in linkat(from, old, to, new, 0) } }
+        return result == 0 ? .success(()) : .failure(.current)
+    }
+}

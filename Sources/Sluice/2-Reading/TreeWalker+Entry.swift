@@ -1,0 +1,49 @@
+/// What a ``TreeWalker`` reports.
+extension TreeWalker {
+    /// Which symbolic links a walk follows, as `cp`'s `-P`, `-H` and `-L`.
+    public enum LinkPolicy: Sendable, Hashable {
+        /// None: every link is an entry of its own (`-P`, the default of `cp -r`).
+        case never
+        /// The root only, when it is a link (`-H`).
+        case root
+        /// All: a link is walked as what it leads to (`-L`); a link back to a directory being
+        /// walked is reported as a cycle, never followed.
+        case all
+    }
+
+    /// One entry of the tree.
+    public struct Entry: Sendable {
+        /// The directory that holds the entry (for the root, the directory of the path given).
+        public let parent: DirectoryHandle
+        /// The entry's name in ``parent``: one component, as bytes.
+        public let name: FilePath
+        /// The path messages use: the root as given joined with ``relativePath``. It may be
+        /// longer than `PATH_MAX`; no system call is given it.
+        public let path: FilePath
+        /// The path below the root: empty for the root itself.
+        public let relativePath: FilePath
+        /// What `fstatat(2)` said of it (of a link itself unless the policy follows it).
+        public let status: FileStatus
+        /// Levels below the root: 0 for the root.
+        public let depth: Int
+
+        /// The entry as a ``FileLocation``: its name in ``parent``.
+        public var location: FileLocation { FileLocation(name: name, in: parent, path: path) }
+    }
+
+    /// One step of the walk, in order: a directory's ``enterDirectory(_:_:)``, then its entries,
+    /// then its ``leaveDirectory(_:)``.
+    public enum Event: Sendable {
+        /// Anything but a directory: a regular file, a symbolic link, a FIFO, a device, a socket.
+        case file(Entry)
+        /// A directory, opened; its entries follow. The handle is open for as long as the
+        /// caller keeps it.
+        case enterDirectory(Entry, DirectoryHandle)
+        /// The end of a directory's entries (also of one whose entries were skipped).
+        case leaveDirectory(Entry)
+        /// An entry that could not be read (permission denied, vanished since its directory
+        /// was listed, a directory replaced during the walk), with its path and errno; the
+        /// walk goes on with the next one.
+        case failure(FileError)
+    }
+}

@@ -1,0 +1,139 @@
+/// A walk of a directory tree in depth-first order, relative to directory descriptors, with
+/// unbounded depth and a bounded count of open descriptors.
+///
+/// As `fts(3)` does it: each directory's names are read when it is entered (memory per
+/// directory being walked: its names), every entry is looked up with `fstatat(2)` in its
+/// directory's descriptor, and at most ``maximumOpenDirectories`` descriptors are open
+/// (``DirectoryStack``): coming back to a directory whose descriptor was closed reopens it
+/// through its child's `..` and checks its device and inode. No system call is given a path
+/// longer than one component (the root's path excepted), so depth is not limited by `PATH_MAX`.
+///
+/// An entry that fails is reported (``Event/failure(_:)``) and the walk goes on: the walk
+/// itself never throws. Entries come in the order the file system lists them.
+///
+/// ```swift
+/// var walker = TreeWalker(root: "photos")
+/// while let event = walker.next() {
+///     if case .file(let entry) = event { print(entry.path) }
+/// }
+/// ```
+///
+/// Concurrency contract: a value for one task; ``next()`` blocks on system calls, so run it
+/// on a ``BlockingIOExecutor``, never on the cooperative pool.
+public struct TreeWalker: Sendable {
+    private struct Frame: Sendable {
+        var entry: Entry
+        var names: [FilePath]
+        var next = 0
+        var skipsRest = false
+    }
+
+    /// The path the walk starts at, as given.
+    public let root: FilePath
+    /// Which symbolic links are followed.
+    public let links: LinkPolicy
+    /// The most directory descriptors the walk holds open (at least 2).
+    public let maximumOpenDirectories: Int
+
+    private var started = false
+    private var stack: DirectoryStack?
+    private var frames: [Frame] = []
+    private var pending: [Event] = []
+
+    /// Prepares a walk; nothing is opened until ``next()``.
+    ///
+    /// - Parameters:
+    ///   - root: the directory (or single file) to walk.
+    ///   - links: which symbolic links to follow; default none.
+    ///   - maximumOpenDirectories: the bound on open descriptors; default 32.
+    public init(root: FilePath, links: LinkPolicy = .never, maximumOpenDirectories: Int = 32) {
+        precondition(maximumOpenDirectories >= 2, "a walk needs at least 2 directory descriptors")
+        self.root = root
+        self.links = links
+        self.maximumOpenDirectories = maximumOpenDirectories
+    }
+
+    /// The count of directory descriptors the walk holds now (the root's parent excepted).
+    public var openDirectoryCount: Int { stack?.openCount ?? 0 }
+
+    /// Skips the remaining entries of the directory entered last: its ``Event/leaveDirectory(_:)``
+    /// comes next. For a caller that cannot copy a directory's contents (its copy could not be
+    /// created).
+    public mutating func skipCurrentDirectory() {
+        guard !frames.isEmpty else { return }
+        frames[frames.count - 1].skipsRest = true
+    }
+
+    /// The next event, or `nil` once the walk is over.
+    public mutating func next() -> Event? {
+        if !pending.isEmpty { return pending.removeFirst() }
+        if !started {
+            started = true
+            return startAtRoot()
+        }
+        while let frame = frames.last {
+            if !frame.skipsRest && frame.next < frame.names.count {
+                let name = frame.names[frame.next]
+                frames[frames.count - 1].next += 1
+                return visit(name, in: frame.entry)
+            }
+            frames.removeLast()
+            if !frames.isEmpty {
+                do { try stack!.pop() } catch {
+                    // The parent cannot be found again: its other entries are lost.
+                    frames[frames.count - 1].skipsRest = true
+                    pending.append(.failure(error))
+                }
+            }
+            return .leaveDirectory(frame.entry)
+        }
+        return nil
+    }
+
+    private mutating func startAtRoot() -> Event? {
+        let parent: DirectoryHandle
+        do { parent = try DirectoryHandle.open(root.directory) } catch { return .failure(error) }
+        let name = root.lastComponent
+        let status: FileStatus
+        do { status = try parent.status(of: name, followsLinks: links != .never) } catch {
+            return .failure(FileError(code: error.code, operation: error.operation, path: root, errno: error.errno))
+        }
+        let entry = Entry(parent: parent, name: name, path: root, relativePath: FilePath(bytes: []), status: status, depth: 0)
+        return status.kind == .directory ? enter(entry) : .file(entry)
+    }
+
+    private mutating func visit(_ name: FilePath, in directory: Entry) -> Event {
+        let parent = stack!.top
+        let path = directory.path.appending(name)
+        let status: FileStatus
+        do { status = try parent.status(of: name, followsLinks: links == .all) } catch { return .failure(error) }
+        let entry = Entry(
+            parent: parent, name: name, path: path, relativePath: directory.relativePath.appending(name), status: status,
+            depth: directory.depth + 1)
+        return status.kind == .directory ? enter(entry) : .file(entry)
+    }
+
+    private mutating func enter(_ entry: Entry) -> Event {
+        let follows = entry.depth == 0 ? links != .never : links == .all
+        let handle: DirectoryHandle
+        let names: [FilePath]
+        do {
+            handle = try entry.parent.openDirectory(entry.name, path: entry.path, followsLinks: follows)
+            let opened = try handle.status()
+            guard opened.isSameFile(as: entry.status) else { return .failure(.directoryChanged(entry.path)) }
+            if links == .all, stack?.contains(device: opened.device, inode: opened.inode) == true {
+                return .failure(.directoryCycle(entry.path))
+            }
+            names = try handle.entryNames()
+            if stack == nil {
+                stack = try DirectoryStack(root: handle, maximumOpen: maximumOpenDirectories)
+            } else {
+                try stack!.push(handle, name: entry.name)
+            }
+        } catch {
+            return .failure(error)
+        }
+        frames.append(Frame(entry: entry, names: names))
+        return .enterDirectory(entry, handle)
+    }
+}

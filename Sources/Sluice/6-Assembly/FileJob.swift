@@ -1,0 +1,55 @@
+/// One regular file of a tree to copy: what ``TreeCopy`` hands to a ``FileJobRunner``.
+///
+/// The source and the destination are ``FileLocation``s (a name in an open directory), which
+/// keep their directories' descriptors open for as long as the job exists. ``run(gate:)`` is
+/// the whole copy of the file, with the single-file guarantees (temporary file, commit point,
+/// clone, kernel copy or pipeline by ``RegularFileCopy``); a runner may run many at once.
+public struct FileJob: Sendable {
+    /// The source file: its name in its directory.
+    public let source: FileLocation
+    /// The destination: its name in the destination directory (which exists).
+    public let destination: FileLocation
+    /// What `fstatat(2)` said of the source during the walk.
+    public let status: FileStatus
+    /// Whether the source's name is followed if it is a symbolic link (`-L`).
+    public let followsLinks: Bool
+    /// The tree copy's options.
+    public let options: TreeCopy.Options
+    /// Where attributes that could not be kept are recorded, one warning per kind.
+    public let warnings: PreservationWarnings
+
+    /// Creates a job.
+    public init(
+        source: FileLocation, destination: FileLocation, status: FileStatus, followsLinks: Bool, options: TreeCopy.Options,
+        warnings: PreservationWarnings
+    ) {
+        self.source = source
+        self.destination = destination
+        self.status = status
+        self.followsLinks = followsLinks
+        self.options = options
+        self.warnings = warnings
+    }
+
+    /// Copies the file: opens the source (`O_NOFOLLOW` unless links are followed), creates the
+    /// sink at the destination, runs ``RegularFileCopy`` to its commit, then, with
+    /// ``TreeCopy/Options/preservesAttributes``, gives the committed file the source's extended
+    /// attributes (and so its ACLs) where the destination accepts them (``warnings`` otherwise).
+    ///
+    /// - Parameter gate: where the commit point is decided.
+    /// - Returns: the file's report.
+    /// - Throws: ``FileError`` of the source, the sink or the commit (nothing is left at the
+    ///   destination then); `CancellationError` if the task was cancelled before the commit point.
+    public func run(gate: CommitGate = .shared) async throws -> CopyReport {
+        let chunks = try await FileChunks.open(
+            at: source, followsLinks: followsLinks, chunkSize: options.chunkSize, findsHoles: options.file.sparse != .never)
+        var sinkOptions = options.sink
+        sinkOptions.preserveAttributes = options.preservesAttributes
+        let sink = try await FileSink.create(location: destination, source: chunks.status, options: sinkOptions, gate: gate)
+        let report = try await RegularFileCopy(from: chunks, to: sink, options: options.file).run()
+        if options.preservesAttributes, let from = source.directory, let to = destination.directory {
+            TreeCopy.copyExtendedAttributes(from: source.name, in: from, to: destination.name, in: to, warnings: warnings)
+        }
+        return report
+    }
+}

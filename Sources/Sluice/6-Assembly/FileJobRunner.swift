@@ -1,0 +1,48 @@
+/// Runs the regular files of a ``TreeCopy``: the seam between the walk and an engine that
+/// copies many files at once.
+///
+/// ``submit(_:completion:)`` may return before the job has run (an engine queues it); the job's
+/// outcome comes through `completion`, called exactly once, from any thread. ``TreeCopy``
+/// applies directory attributes and makes hard links to regular files only after
+/// ``waitForAll()`` returned, so a runner never has to order jobs.
+public protocol FileJobRunner: Sendable {
+    /// Starts or queues `job`.
+    ///
+    /// - Parameters:
+    ///   - job: the file to copy; ``FileJob/run(gate:)`` does it.
+    ///   - completion: called once with the job's report or error (`CancellationError`
+    ///   for a job stopped by cancellation).
+    /// - Throws: `CancellationError` when the copy should stop (the task was cancelled); no
+    ///   other error: a job's failure goes to `completion`.
+    func submit(_ job: FileJob, completion: @escaping @Sendable (Result<CopyReport, any Error>) -> Void) async throws
+
+    /// Returns once every job submitted so far has completed (its `completion` called).
+    func waitForAll() async
+}
+
+/// The simplest ``FileJobRunner``: each job runs to its end inside ``submit(_:completion:)``,
+/// one file at a time.
+public struct SequentialFileJobRunner: FileJobRunner {
+    /// The gate the jobs commit through.
+    public let gate: CommitGate
+
+    /// Creates a runner committing through `gate` (default ``CommitGate/shared``).
+    public init(gate: CommitGate = .shared) {
+        self.gate = gate
+    }
+
+    /// Runs `job` to its end, then calls `completion`.
+    ///
+    /// - Throws: `CancellationError` if the task was cancelled.
+    public func submit(_ job: FileJob, completion: @escaping @Sendable (Result<CopyReport, any Error>) -> Void) async throws {
+        do {
+            completion(.success(try await job.run(gate: gate)))
+        } catch {
+            completion(.failure(error))
+        }
+        try Task.checkCancellation()
+    }
+
+    /// Returns at once: every job has completed in ``submit(_:completion:)``.
+    public func waitForAll() async {}
+}

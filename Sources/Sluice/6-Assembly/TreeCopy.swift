@@ -1,0 +1,123 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A copy of a directory tree with `cp -R`'s meanings: `copy -r`, `-a` and `--preserve`.
+///
+/// The source may be a directory or any single file. The destination is
+/// ``target(source:destination:)``: inside an existing directory under the source's name, else
+/// the destination itself. Entries are copied as they are: a directory is created (owner-
+/// writable first: `0700 | mode`), a regular file goes to the ``FileJobRunner`` (each file with
+/// the single-file guarantees: temporary file, commit point, clone or kernel copy), a symbolic
+/// link is recreated with its target as bytes (never followed inside the tree, unless
+/// ``TreeWalker/LinkPolicy/all``), a FIFO, a device or a socket is recreated with `mknodat(2)`
+/// (never read). Hard links within the tree stay hard links with
+/// ``Options/keepsHardLinks``. Directory attributes are applied after everything inside
+/// them, deepest first, so read-only directories copy and their times are kept.
+///
+/// Everything happens relative to directory descriptors (``TreeWalker``, ``DirectoryStack``):
+/// depth is not bounded by `PATH_MAX`, and open descriptors are bounded by
+/// ``Options/maximumOpenDirectories`` on each side (plus those the runner's jobs in flight hold).
+///
+/// An entry that fails is reported through `onFailure` with its path, and the copy goes on;
+/// a directory copied into itself is refused before anything is created.
+///
+/// Concurrency contract: ``run(onFailure:)`` may be called once per value, from any task; its
+/// system calls run on a ``BlockingIOExecutor`` of its own. Cancelling the task stops the walk:
+/// files committed stay, files in flight leave nothing (their sinks abort), directories keep
+/// their provisional modes.
+public struct TreeCopy: Sendable {
+    /// What a tree copy keeps and follows.
+    public struct Options: Sendable {
+        /// `--preserve`: permission bits, access and modification times (nanoseconds), owner
+        /// and group where permitted, extended attributes and ACLs, for every entry; refusals
+        /// are one warning per kind (``PreservationWarnings``). Default `false`: new entries get
+        /// the source's permission bits narrowed by the umask, as `cp -r` gives them.
+        public var preservesAttributes: Bool
+        /// Keep hard links within the tree as hard links (`-a`). Default `false`: each name
+        /// becomes a file of its own, as `cp -r`.
+        public var keepsHardLinks: Bool
+        /// Which symbolic links are followed: none (`-P`, default), the root (`-H`), all (`-L`).
+        public var links: TreeWalker.LinkPolicy
+        /// How regular files are committed (overwrite, fsync); its `preserveAttributes` is
+        /// set from ``preservesAttributes``.
+        public var sink: FileSink.Options
+        /// How regular files are copied (reflink, holes, pipeline).
+        public var file: RegularFileCopy.Options
+        /// The chunk size of files copied through the pipeline, in bytes.
+        public var chunkSize: Int
+        /// The most directory descriptors each side of the walk keeps open. Default 32.
+        public var maximumOpenDirectories: Int
+
+        /// Creates options; the defaults are `cp -r`'s.
+        public init(
+            preservesAttributes: Bool = false, keepsHardLinks: Bool = false, links: TreeWalker.LinkPolicy = .never,
+            sink: FileSink.Options = .init(), file: RegularFileCopy.Options = .init(),
+            chunkSize: Int = FileChunks.defaultChunkSize, maximumOpenDirectories: Int = 32
+        ) {
+            self.preservesAttributes = preservesAttributes
+            self.keepsHardLinks = keepsHardLinks
+            self.links = links
+            self.sink = sink
+            self.file = file
+            self.chunkSize = chunkSize
+            self.maximumOpenDirectories = maximumOpenDirectories
+        }
+    }
+
+    /// The tree (or single file) copied, as given.
+    public let source: FilePath
+    /// Where it goes: ``target(source:destination:)`` of the destination given.
+    public let target: FilePath
+    /// What is kept and followed.
+    public let options: Options
+    /// What copies the regular files.
+    public let runner: any FileJobRunner
+
+    /// Assembles a tree copy.
+    ///
+    /// - Parameters:
+    ///   - source: a directory or a file.
+    ///   - destination: an existing directory (the copy goes inside it, under the source's
+    ///     name), or the path the copy is created at.
+    ///   - options: what is kept and followed.
+    ///   - runner: what copies the regular files; default one at a time.
+    public init(
+        from source: FilePath, to destination: FilePath, options: Options = Options(),
+        runner: any FileJobRunner = SequentialFileJobRunner()
+    ) {
+        self.source = source
+        self.target = Self.target(source: source, destination: destination)
+        self.options = options
+        self.runner = runner
+    }
+
+    /// Where `cp -R source destination` puts the copy: `destination/<source's last component>`
+    /// when `destination` is an existing directory (symbolic links followed), else `destination`.
+    public static func target(source: FilePath, destination: FilePath) -> FilePath {
+        if (try? FileStatus.of(destination))?.kind == .directory { return destination.appending(source.lastComponent) }
+        return destination
+    }
+
+    /// Copies the tree.
+    ///
+    /// - Parameter onFailure: called with each entry that failed (its path in the error), in
+    ///   the order seen, from the copy's thread or a runner's.
+    /// - Returns: the counts, the failures and the warnings.
+    /// - Throws: `CancellationError` when the task was cancelled; ``FileError`` when nothing
+    ///   could be copied: the source cannot be read, the target's directory cannot be opened,
+    ///   or the target is inside the source (``FileError/copyIntoItself(source:destination:file:line:)``).
+    public func run(onFailure: @escaping @Sendable (any Error) -> Void = { _ in }) async throws -> TreeCopyReport {
+        let executor = BlockingIOExecutor(label: "sluice.tree-copy")
+        return try await withTaskExecutorPreference(executor) {
+            let run = try TreeCopyRun(copy: self, onFailure: onFailure)
+            try await run.walk()
+            await runner.waitForAll()
+            try Task.checkCancellation()
+            run.finish()
+            return run.report()
+        }
+    }
+}

@@ -1,0 +1,22 @@
+/// What a ``TreeCopy`` did.
+public struct TreeCopyReport: Sendable {
+    /// Regular files committed.
+    public var files = 0
+    /// Directories created (or merged into).
+    public var directories = 0
+    /// Symbolic links created.
+    public var symbolicLinks = 0
+    /// Hard links made to a file copied earlier in the run.
+    public var hardLinks = 0
+    /// FIFOs, devices and sockets created.
+    public var specialFiles = 0
+    /// Bytes of regular files read.
+    public var bytes: Int64 = 0
+    /// The count of entries that failed (each was reported to `onFailure`).
+    public var failures = 0
+    /// The attributes not kept, one message per kind, and other warnings of files.
+    public var warnings: [String] = []
+
+    /// Creates an empty report.
+    public init() {}
+}

@@ -1,0 +1,135 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Entries that are not directories: regular files go to the runner, the rest are recreated.
+extension TreeCopyRun {
+    func copyEntry(_ entry: TreeWalker.Entry) async throws {
+        guard let (directory, name, record) = place(of: entry) else { return }
+        let path = entry.depth == 0 ? copy.target : copy.target.appending(entry.relativePath)
+        let status = entry.status
+        if options.keepsHardLinks, status.linkCount > 1, let record {
+            let identity = Identity(device: status.device, inode: status.inode)
+            if let first = firstNames[identity] {
+                pendingLinks.append(PendingLink(first: first, directory: record, name: name, path: path))
+                return
+            }
+            firstNames[identity] = (record, name)
+        }
+        switch status.kind {
+        case .regular:
+            let follows = options.links == .all || (entry.depth == 0 && options.links == .root)
+            let job = FileJob(
+                source: entry.location, destination: FileLocation(name: name, in: directory, path: path), status: status,
+                followsLinks: follows, options: options, warnings: warnings)
+            let tally = self.tally
+            let onFailure = self.onFailure
+            try await copy.runner.submit(job) { result in
+                switch result {
+                case .success(let report):
+                    tally.withLock {
+                        $0.files += 1
+                        $0.bytes += report.bytesRead
+                        $0.warnings += report.warnings.map { "'\(path)': \($0)" }
+                    }
+                case .failure(let error):
+                    if error is CancellationError { return }
+                    tally.withLock { $0.failures += 1 }
+                    onFailure(error)
+                }
+            }
+        case .symbolicLink:
+            do {
+                let target = try entry.parent.linkTarget(of: entry.name)
+                try directory.makeSymbolicLink(name, target: target)
+                tally.withLock { $0.symbolicLinks += 1 }
+                try applyAttributes(status, of: entry, to: name, in: directory)
+            } catch {
+                fail(error)
+            }
+        default:
+            do {
+                try directory.makeNode(name, mode: Self.typeBits(status.kind) | mode_t(status.permissions & 0o7777), device: status.representedDevice)
+                tally.withLock { $0.specialFiles += 1 }
+                try applyAttributes(status, of: entry, to: name, in: directory)
+            } catch {
+                fail(error)
+            }
+        }
+    }
+
+    /// The `S_IFMT` bits `mknodat(2)` takes for a kind of file.
+    static func typeBits(_ kind: FileStatus.Kind) -> mode_t {
+        switch kind {
+        case .characterDevice: S_IFCHR
+        case .blockDevice: S_IFBLK
+        case .socket: S_IFSOCK
+        default: S_IFIFO
+        }
+    }
+
+    /// With `--preserve`, gives the new entry `name` the source's attributes (see ``apply(_:attributes:to:in:)``).
+    private func applyAttributes(_ status: FileStatus, of entry: TreeWalker.Entry, to name: FilePath, in directory: DirectoryHandle) throws {
+        guard options.preservesAttributes else { return }
+        var attributes: ExtendedAttributes?
+        do { attributes = try ExtendedAttributes.read(of: entry.name, in: entry.parent) } catch {
+            warnings.record("extended attributes", error)
+        }
+        try apply(status, attributes: attributes, to: name, in: directory)
+    }
+
+    /// Gives `name` in `directory` the attributes of `status`, in `cp -p`'s order: owner and
+    /// group (where permitted: any as root, a warning if root is refused; otherwise the group
+    /// alone, silently), the extended attributes (ACLs included; refusals are warnings), the
+    /// permission bits (not for a symbolic link; set-user-ID and set-group-ID only when the
+    /// owner and group were kept), then the access and modification times.
+    ///
+    /// - Throws: ``FileError`` of `fchmodat(2)` or `utimensat(2)`.
+    func apply(_ status: FileStatus, attributes: ExtendedAttributes?, to name: FilePath, in directory: DirectoryHandle) throws {
+        var ownerKept = true
+        do { try directory.setOwner(of: name, user: status.userID, group: status.groupID) } catch {
+            ownerKept = false
+            if geteuid() == 0 {
+                warnings.record("ownership", error)
+            } else {
+                try? directory.setOwner(of: name, user: .max, group: status.groupID)
+            }
+        }
+        if let attributes {
+            for (attribute, error) in attributes.write(to: name, in: directory) {
+                warnings.record(TreeCopy.kind(of: attribute), error)
+            }
+        }
+        if status.kind != .symbolicLink {
+            let permissions = ownerKept ? status.permissions : status.permissions & ~0o6000
+            try directory.setPermissions(of: name, to: permissions)
+        }
+        try directory.setTimes(of: name, access: status.accessTime, modification: status.modificationTime)
+    }
+}
+
+extension TreeCopy {
+    /// The kind of a refused attribute, as warnings name it: `ACLs` for
+    /// `system.posix_acl_*`, else `extended attributes (<namespace>.*)`.
+    static func kind(of attribute: ExtendedAttributes.Attribute) -> String {
+        attribute.namespace == "system" ? "ACLs" : "extended attributes (\(attribute.namespace).*)"
+    }
+
+    /// Gives the entry `target` in `destination` the extended attributes of `name` in
+    /// `source`; what cannot be read or is refused goes to `warnings`.
+    static func copyExtendedAttributes(
+        from name: FilePath, in source: DirectoryHandle, to target: FilePath, in destination: DirectoryHandle,
+        warnings: PreservationWarnings
+    ) {
+        do {
+            let attributes = try ExtendedAttributes.read(of: name, in: source)
+            for (attribute, error) in attributes.write(to: target, in: destination) {
+                warnings.record(kind(of: attribute), error)
+            }
+        } catch {
+            warnings.record("extended attributes", error)
+        }
+    }
+}

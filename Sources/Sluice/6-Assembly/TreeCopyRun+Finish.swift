@@ -1,0 +1,75 @@
+/// The final pass, once every file job has completed: hard links, then directory attributes,
+/// deepest first.
+///
+/// Why a final pass and not a count of pending children per directory: a runner may complete
+/// jobs in any order on any thread, and a directory's time must be set after the last name
+/// made in it (a file's rename, a hard link); after ``FileJobRunner/waitForAll()`` nothing is
+/// made any more, so the order is simply the reverse of the walk's (every directory after all
+/// of its descendants), and no directory descriptor has to stay open for a job still running.
+/// The cost is a second descent to each directory, by name from the target (descriptors
+/// bounded as in the walk).
+extension TreeCopyRun {
+    func finish() {
+        guard !records.isEmpty else { return }
+        chain = [0]
+        for link in pendingLinks {
+            do {
+                let first = try navigate(to: link.first.directory)
+                let directory = try navigate(to: link.directory)
+                try directory.makeHardLink(link.name, to: link.first.name, in: first)
+                tally.withLock { $0.hardLinks += 1 }
+            } catch {
+                fail(error)
+            }
+        }
+        var lastSynchronized: Int?? = .none
+        for index in records.indices.reversed() {
+            let record = records[index]
+            do {
+                let parent = try record.parent.map { try navigate(to: $0) } ?? targetParent
+                if options.preservesAttributes {
+                    try apply(record.status, attributes: record.attributes, to: record.name, in: parent)
+                } else if !record.existed {
+                    try parent.setPermissions(of: record.name, to: record.status.permissions & 0o7777 & ~umask)
+                }
+                // The new directory's name reaches the device with its parent.
+                if options.sink.synchronize, !record.existed, lastSynchronized != .some(record.parent) {
+                    try parent.synchronize()
+                    lastSynchronized = .some(record.parent)
+                }
+            } catch {
+                fail(error)
+            }
+        }
+    }
+
+    /// Moves ``destination`` to the directory of record `index` and returns it: up to the
+    /// common ancestor, then down by name, each directory checked as ``DirectoryStack`` does.
+    private func navigate(to index: Int) throws -> DirectoryHandle {
+        var wanted: [Int] = []
+        var next: Int? = index
+        while let current = next {
+            wanted.append(current)
+            next = records[current].parent
+        }
+        wanted.reverse()
+        var common = 0
+        while common < min(chain.count, wanted.count) && chain[common] == wanted[common] { common += 1 }
+        while chain.count > common {
+            chain.removeLast()
+            try destination!.pop()
+        }
+        for record in wanted[common...] {
+            let handle = try destination!.top.openDirectory(records[record].name, path: records[record].path)
+            try destination!.push(handle, name: records[record].name)
+            chain.append(record)
+        }
+        return destination!.top
+    }
+
+    func report() -> TreeCopyReport {
+        var report = tally.withLock { $0 }
+        report.warnings += warnings.messages
+        return report
+    }
+}

@@ -1,0 +1,194 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The state of one ``TreeCopy/run(onFailure:)``: the walk of the source, the chain of
+/// destination directories beside it, and the records the final pass needs.
+///
+/// Used by one task, on the copy's executor. What the runner's completions touch (counts) is
+/// in ``tally``, under a lock.
+final class TreeCopyRun {
+    /// A directory created (or merged into) in the destination, for the final pass.
+    /// About 200 bytes plus its name and path per directory.
+    struct DirectoryRecord {
+        /// The record of the directory that holds it; `nil` for the target itself.
+        var parent: Int?
+        var name: FilePath
+        var path: FilePath
+        var status: FileStatus
+        var attributes: ExtendedAttributes?
+        /// Whether it was there before (merged into): without `--preserve` its mode is left.
+        var existed: Bool
+    }
+
+    /// A name to make a hard link to the first copy of its inode, after every job completed.
+    struct PendingLink {
+        var first: (directory: Int, name: FilePath)
+        var directory: Int
+        var name: FilePath
+        var path: FilePath
+    }
+
+    /// An inode of the source: device and number.
+    struct Identity: Hashable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    let copy: TreeCopy
+    let options: TreeCopy.Options
+    let onFailure: @Sendable (any Error) -> Void
+    let warnings = PreservationWarnings()
+    let tally = LockedValue(TreeCopyReport())
+    let umask: UInt32
+    let targetParent: DirectoryHandle
+    let targetName: FilePath
+    var walker: TreeWalker
+    /// The destination directories from the target down to the one beside the walk's.
+    var destination: DirectoryStack?
+    /// For each directory the walk is in, its record; `nil` where its copy could not be made.
+    var frames: [Int?] = []
+    var records: [DirectoryRecord] = []
+    /// The records of the destination directories ``destination`` holds, root first.
+    var chain: [Int] = []
+    /// The first destination name of each multiply-linked inode (`st_nlink > 1` only): about
+    /// 80 bytes plus the name per inode.
+    var firstNames: [Identity: (directory: Int, name: FilePath)] = [:]
+    var pendingLinks: [PendingLink] = []
+
+    init(copy: TreeCopy, onFailure: @escaping @Sendable (any Error) -> Void) throws {
+        self.copy = copy
+        self.options = copy.options
+        self.onFailure = onFailure
+        self.umask = Self.currentUmask()
+        self.walker = TreeWalker(root: copy.source, links: options.links, maximumOpenDirectories: options.maximumOpenDirectories)
+        let rootStatus = try FileStatus.of(copy.source, followingSymlinks: options.links != .never)
+        targetParent = try DirectoryHandle.open(copy.target.directory)
+        targetName = copy.target.lastComponent
+        if rootStatus.kind == .directory { try refuseCopyIntoItself(rootStatus) }
+    }
+
+    /// Refuses a target whose directory is the source or inside it: each directory from the
+    /// target's up to `/` (through `..`, one descriptor at a time) is compared with the source.
+    private func refuseCopyIntoItself(_ source: FileStatus) throws {
+        var handle = targetParent
+        while true {
+            let status = try handle.status()
+            if status.isSameFile(as: source) { throw FileError.copyIntoItself(source: copy.source, destination: copy.target) }
+            let up = try handle.openDirectory("..", path: handle.path.appending(".."))
+            if try up.status().isSameFile(as: status) { return }
+            handle = up
+        }
+    }
+
+    /// The process's umask, from `/proc/self/status` (reading it with `umask(2)` would change
+    /// it for a moment for every thread); `022` where that line is missing.
+    static func currentUmask() -> UInt32 {
+        guard let file = fopen("/proc/self/status", "r") else { return 0o022 }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, 256, file) != nil {
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if text.hasPrefix("Umask:") {
+                let digits = text.dropFirst(6).filter { $0.isNumber }
+                return UInt32(digits, radix: 8) ?? 0o022
+            }
+        }
+        return 0o022
+    }
+
+    func fail(_ error: any Error) {
+        tally.withLock { $0.failures += 1 }
+        onFailure(error)
+    }
+
+    /// Walks the source, creating directories, links and special files, and handing regular
+    /// files to the runner.
+    ///
+    /// - Throws: `CancellationError` once the task is cancelled.
+    func walk() async throws {
+        while let event = walker.next() {
+            try Task.checkCancellation()
+            switch event {
+            case .failure(let error): fail(error)
+            case .enterDirectory(let entry, _): enterDirectory(entry)
+            case .leaveDirectory(let entry): leaveDirectory(entry)
+            case .file(let entry): try await copyEntry(entry)
+            }
+        }
+    }
+
+    /// The destination directory and name for `entry`, and its directory's record; `nil` when
+    /// the directory that holds it could not be copied (already reported).
+    func place(of entry: TreeWalker.Entry) -> (directory: DirectoryHandle, name: FilePath, record: Int?)? {
+        if entry.depth == 0 { return (targetParent, targetName, nil) }
+        guard let record = frames.last ?? nil, let destination else { return nil }
+        return (destination.top, entry.name, record)
+    }
+
+    private func enterDirectory(_ entry: TreeWalker.Entry) {
+        guard let (directory, name, parentRecord) = place(of: entry) else {
+            walker.skipCurrentDirectory()
+            frames.append(nil)
+            return
+        }
+        let path = copy.target.appending(entry.relativePath)
+        do {
+            let existed = try Self.makeDirectory(name, in: directory, permissions: entry.status.permissions, path: path, source: entry.path)
+            let handle = try directory.openDirectory(name, path: path)
+            if entry.depth == 0 {
+                destination = try DirectoryStack(root: handle, maximumOpen: options.maximumOpenDirectories)
+            } else {
+                try destination!.push(handle, name: name)
+            }
+            var attributes: ExtendedAttributes?
+            if options.preservesAttributes {
+                do { attributes = try ExtendedAttributes.read(of: entry.name, in: entry.parent) } catch {
+                    warnings.record("extended attributes", error)
+                }
+            }
+            records.append(DirectoryRecord(
+                parent: parentRecord, name: name, path: path, status: entry.status, attributes: attributes, existed: existed))
+            frames.append(records.count - 1)
+            tally.withLock { $0.directories += 1 }
+        } catch {
+            fail(error)
+            walker.skipCurrentDirectory()
+            frames.append(nil)
+        }
+    }
+
+    /// Creates the directory `name` owner-writable (`0700 | permissions`), or finds one there
+    /// to merge into.
+    ///
+    /// - Returns: whether it existed.
+    /// - Throws: ``FileError``: of `mkdirat(2)`, or `alreadyExists` for a name taken by
+    ///   something else than a directory.
+    private static func makeDirectory(
+        _ name: FilePath, in directory: DirectoryHandle, permissions: UInt32, path: FilePath, source: FilePath
+    ) throws(FileError) -> Bool {
+        do {
+            try directory.makeDirectory(name, permissions: mode_t(0o700 | (permissions & 0o7777)))
+            return false
+        } catch where error.errno == .fileExists {
+            guard try directory.status(of: name).kind == .directory else {
+                throw FileError(
+                    code: .alreadyExists, operation: .mkdirat, path: path,
+                    reason: "cannot overwrite non-directory with directory '\(source)'")
+            }
+            return true
+        }
+    }
+
+    private func leaveDirectory(_ entry: TreeWalker.Entry) {
+        let frame = frames.removeLast()
+        guard frame != nil, entry.depth > 0 else { return }
+        do { try destination!.pop() } catch {
+            fail(error)
+            frames[frames.count - 1] = nil
+            walker.skipCurrentDirectory()
+        }
+    }
+}

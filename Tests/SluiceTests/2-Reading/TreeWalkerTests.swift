@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+@testable import Sluice
+import SluiceTestSupport
+import Testing
+
+/// The walk: depth-first events, entries looked up in their directory, failures reported and
+/// the walk continued, a bounded count of open descriptors at any depth.
+@Suite struct TreeWalkerTests {
+    /// The events as text: `+dir`, `-dir`, `file`, `!error-path`.
+    static func events(_ walker: inout TreeWalker) -> [String] {
+        var result: [String] = []
+        while let event = walker.next() {
+            switch event {
+            case .file(let entry): result.append(entry.relativePath.description)
+            case .enterDirectory(let entry, _): result.append("+" + entry.relativePath.description)
+            case .leaveDirectory(let entry): result.append("-" + entry.relativePath.description)
+            case .failure(let error): result.append("!" + (error.path?.lastComponent.description ?? ""))
+            }
+        }
+        return result
+    }
+
+    @Test func visitsEveryEntryInDepthFirstOrder() async throws {
+        try await withScratchDirectory { scratch in
+            let directory = scratch.path
+            let root = directory.appending("root")
+            #expect(mkdir(root.description, 0o755) == 0)
+            #expect(mkdir(root.appending("sub").description, 0o755) == 0)
+            try writeFile(root.appending("sub/f"), [1])
+            #expect(symlink("sub", root.appending("link").description) == 0)
+            var walker = TreeWalker(root: root)
+            let events = Self.events(&walker)
+            #expect(events.first == "+")
+            #expect(events.last == "-")
+            #expect(Set(events) == ["+", "-", "+sub", "sub/f", "-sub", "link"])
+            let sub = try #require(events.firstIndex(of: "+sub"))
+            #expect(events[sub + 1] == "sub/f")
+            #expect(events[sub + 2] == "-sub")
+        }
+    }
+
+    @Test func followsLinksOnlyAsAsked() async throws {
+        try await withScratchDirectory { scratch in
+            let directory = scratch.path
+            #expect(mkdir(directory.appending("real").description, 0o755) == 0)
+            try writeFile(directory.appending("real/f"), [1])
+            #expect(symlink("real", directory.appending("top").description) == 0)
+            #expect(symlink("..", directory.appending("real/up").description) == 0)
+            var never = TreeWalker(root: directory.appending("top"))
+            #expect(Self.events(&never) == [""])
+            var root = TreeWalker(root: directory.appending("top"), links: .root)
+            #expect(Set(Self.events(&root)) == ["+", "f", "up", "-"])
+            // -L: "up" leads back to an ancestor: a cycle, reported, never followed.
+            var all = TreeWalker(root: directory.appending("real"), links: .all)
+            let events = Self.events(&all)
+            #expect(events.contains("+up"))
+            #expect(events.contains("!real") || events.contains("!up"), "\(events)")
+        }
+    }
+
+    @Test func deepTreesUseABoundedCountOfDescriptors() async throws {
+        try await withScratchDirectory { scratch in
+            let directory = scratch.path
+            var path = directory.appending("root")
+            #expect(mkdir(path.description, 0o755) == 0)
+            let handle = try DirectoryHandle.open(path)
+            var current = handle
+            for _ in 0..<100 {
+                try current.makeDirectory("d", permissions: 0o755)
+                current = try current.openDirectory("d")
+            }
+            _ = try current.openFile("leaf", O_WRONLY | O_CREAT, permissions: 0o644).close()
+            path = directory.appending("root")
+            var walker = TreeWalker(root: path, maximumOpenDirectories: 5)
+            var files = 0, deepest = 0
+            while let event = walker.next() {
+                #expect(walker.openDirectoryCount <= 5)
+                if case .file(let entry) = event {
+                    files += 1
+                    deepest = entry.depth
+                }
+                if case .failure(let error) = event { Issue.record("\(error)") }
+            }
+            #expect(files == 1)
+            #expect(deepest == 101)
+        }
+    }
+
+    @Test func aVanishedRootIsAFailureNotACrash() {
+        var walker = TreeWalker(root: "/nonexistent/sluice-tree")
+        let events = Self.events(&walker)
+        #expect(events == ["!sluice-tree"] || events.count == 1, "\(events)")
+    }
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The tree-copy goal side by side with cp -a: the goal tree of benchmarks/tree-gen.sh (FILES
+# files of 1 KiB to 256 KiB, 20 levels, links, a hard link, a FIFO, names that are not UTF-8,
+# a read-only directory, another owner as root, xattrs and ACLs where possible), copied by
+#   cp -a                        and  sluice copy -a --no-fsync   (goal: <= 1.2x)
+#   cp -a, then sync             and  sluice copy -a              (durable; goal: <= 2x)
+# each once a round in alternating order, the copy deleted and `sync` run between runs outside
+# the timed region; medians of wall time, and sluice's peak RSS (GNU time). The copies are
+# checked entry by entry with benchmarks/tree-compare.sh.
+# Usage: benchmarks/tree-copy.sh [RUNS] [FILES]   (defaults 3, 2000)
+set -euo pipefail
+runs=${1:-3}
+files=${2:-2000}
+[[ $runs =~ ^[1-9][0-9]*$ && $files =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [RUNS] [FILES]" >&2; exit 64; }
+here=$(cd "$(dirname "$0")/.." && pwd)
+swift build -c release --product sluice --package-path "$here" >/dev/null
+sluice="$here/.build/release/sluice"
+work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-tree.XXXXXX")
+cleanup() { chmod -R u+w "$work" 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+sh "$here/benchmarks/tree-gen.sh" "$work/tree" "$files" 256
+echo "tree: $(find "$work/tree" | wc -l) entries, $(du -sh "$work/tree" | cut -f1), file system $(df -T "$work" | awk 'NR==2 {print $2}')"
+
+now() { date +%s%N; }
+# run NAME COMMAND...: times one run into $work/NAME.times, the copy at $work/out.
+run() {
+  local name=$1; shift
+  chmod -R u+w "$work/out" 2>/dev/null || true
+  rm -rf "$work/out"; sync
+  local start; start=$(now)
+  "$@"
+  echo $(( $(now) - start )) >> "$work/$name.times"
+}
+median() { sort -n "$1" | awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "%.3f", m / 1e9}'; }
+
+for round in $(seq "$runs"); do
+  run cp cp -a "$work/tree" "$work/out"
+  run sluice-no-fsync "$sluice" copy -a --no-fsync "$work/tree" "$work/out"
+  run cp-sync sh -c 'cp -a "$1" "$2" && sync' _ "$work/tree" "$work/out"
+  run sluice "$sluice" copy -a "$work/tree" "$work/out"
+done
+sh "$here/benchmarks/tree-compare.sh" "$work/tree" "$work/out" >/dev/null || echo "warning: the last copy differs from the tree (see tree-compare.sh)"
+rm -rf "$work/out"
+if [ -x /usr/bin/time ]; then
+  /usr/bin/time -f %M -o "$work/rss" "$sluice" copy -a --no-fsync "$work/tree" "$work/out"
+  rss="$(cat "$work/rss") KiB"
+else
+  rss="not measured (GNU time is missing)"
+fi
+cp=$(median "$work/cp.times"); quick=$(median "$work/sluice-no-fsync.times")
+cpsync=$(median "$work/cp-sync.times"); durable=$(median "$work/sluice.times")
+echo "runs: $runs, files: $files"
+echo "cp -a:                      $cp s"
+echo "sluice copy -a --no-fsync:  $quick s  ($(echo "scale=2; $quick / $cp" | bc)x cp -a; goal <= 1.2x)"
+echo "cp -a; sync:                $cpsync s"
+echo "sluice copy -a:             $durable s  ($(echo "scale=2; $durable / $cpsync" | bc)x; goal <= 2x)"
+echo "sluice peak RSS (--no-fsync): $rss"
