@@ -20,6 +20,8 @@ public final class ManyFilesProgress: Sendable {
         var completed = 0
         var failed = 0
         var inFlight: [Int: Int64] = [:]
+        /// The file started last, named by snapshots about no file in particular while it runs.
+        var lastStarted: (index: Int, file: FilePath)?
     }
 
     /// Where the snapshots go: subscribe before the first file starts.
@@ -60,6 +62,7 @@ public final class ManyFilesProgress: Sendable {
     public func started(index: Int, file: FilePath) {
         let snapshot = state.withLock { state in
             state.inFlight[index] = 0
+            state.lastStarted = (index, file)
             return makeSnapshot(state, current: file, index: index)
         }
         hub.publish(snapshot)
@@ -70,7 +73,8 @@ public final class ManyFilesProgress: Sendable {
         let snapshot = state.withLock { state -> ProgressSnapshot? in
             guard state.inFlight[index] != nil else { return nil }
             state.inFlight[index] = bytesCompleted
-            return makeSnapshot(state, current: nil, index: nil)
+            let running = state.lastStarted.flatMap { state.inFlight[$0.index] != nil ? $0 : nil }
+            return makeSnapshot(state, current: running?.file, index: running?.index)
         }
         if let snapshot { hub.publish(snapshot) }
     }
@@ -101,6 +105,9 @@ public final class ManyFilesProgress: Sendable {
             return makeSnapshot(state, current: nil, index: nil)
         }
         snapshot.isFinal = true
+        if snapshot.files?.failed == 0, let total = snapshot.totalBytes, total > 0 {
+            snapshot.fraction = Double(snapshot.bytesCompleted) / Double(total)
+        }
         hub.finish(with: snapshot)
         return snapshot
     }
@@ -115,10 +122,11 @@ public final class ManyFilesProgress: Sendable {
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let total = max(state.totalBytes, done)
-        let fraction: Double? = state.totalIsGrowing ? nil : total > 0 ? Double(done) / Double(total) : nil
+        // 1.0 is for the last snapshot of an operation that succeeded (``finish()``).
+        let fraction: Double? = state.totalIsGrowing ? nil : total > 0 ? min(0.999, Double(done) / Double(total)) : nil
         let (now, peak) = buffered()
         var snapshot = ProgressSnapshot(
-            bytesCompleted: done, bytesWritten: done, totalBytes: total, fraction: fraction.map { min(1, $0) },
+            bytesCompleted: done, bytesWritten: done, totalBytes: total, fraction: fraction,
             elapsed: elapsed, bytesPerSecond: seconds > 0 ? Double(done) / seconds : 0, bufferedBytes: now,
             peakBufferedBytes: peak, producerSuspended: .zero, isFinal: false)
         snapshot.files = FileCounts(

@@ -27,7 +27,7 @@ enum CopyCommand {
     static func run(_ arguments: ParsedArguments) async throws(UsageError) -> Int32 {
         let options = try CopyOptions(arguments)
         let created = CreatedFiles()
-        return await OperandTally.run(options.sources, options: options.common) { source in
+        return await OperandTally.run(options.sources, options: options.common, verb: "copy") { source in
             .transfer(Transfer(
                 source: Transfer.Source(operand: source), destination: options.destination(for: source), verb: "copy",
                 transform: nil, created: created))
