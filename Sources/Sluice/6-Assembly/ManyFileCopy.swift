@@ -169,7 +169,7 @@ public final class ManyFileCopy: Sendable {
                     guard state.withLock({ $0.waiting.removeValue(forKey: item.index) }) != nil else { continue }
                     if inFlight >= width, await group.next() != nil { inFlight -= 1 }
                     let piece = PipelineShare(
-                        fileSize: item.job.sourceStatus?.size, chunkSize: options.chunkSize, capacity: options.capacity,
+                        fileSize: item.job.sourceStatus.flatMap { $0.kind == .regular ? $0.size : nil }, chunkSize: options.chunkSize, capacity: options.capacity,
                         channels: item.job.transform == nil ? 1 : 2, share: share)
                     do {
                         try await budget.acquire(piece.bytes)

@@ -46,6 +46,8 @@ final class OperandBatch {
     /// `--rm` candidates, until the directories are synced.
     private var removals: [(transfer: Transfer, committed: ManyFileCopy.Committed, hasWarnings: Bool)] = []
     private let finished = FinishedOutcomes()
+    /// Rung by each completion, so the command's thread reports while it waits for the engine.
+    private var bell: (stream: AsyncStream<Void>, ring: AsyncStream<Void>.Continuation)?
     private var tally = OperandTally()
     private var stopStatus: Int32?
 
@@ -104,8 +106,11 @@ final class OperandBatch {
         }
         let engine = startSegment()
         let finished = finished
-        guard let job = transfer.job(options: options, completion: finished.append)
-        else { return }
+        let ring = bell?.ring
+        guard let job = transfer.job(options: options, completion: { outcome in
+            finished.append(outcome)
+            ring?.yield()
+        }) else { return }
         do {
             let index = try await engine.submit(job)
             inFlight[index] = (position, transfer)
@@ -124,6 +129,8 @@ final class OperandBatch {
         let engine = ManyFileCopy(
             options: .init(chunkSize: options.chunkSize, capacity: options.capacity, copy: copy),
             totalBytes: totalBytes, totalFiles: totalFiles)
+        let (stream, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        bell = (stream, ring)
         if options.progress == .human {
             display = ProgressDisplay(hub: engine.progress, mode: .human, label: verb)
         }
@@ -134,9 +141,17 @@ final class OperandBatch {
     /// Waits for the files in flight, reports them, syncs their directories, then removes the
     /// sources of `--rm`.
     fileprivate func endSegment() async {
-        guard let engine else { return }
-        let totals = await engine.finish()
+        guard let engine, let bell else { return }
+        // Reports each file as it finishes while the engine winds down.
+        async let finishing: ManyFileCopy.Totals = {
+            let totals = await engine.finish()
+            bell.ring.finish()
+            return totals
+        }()
+        for await _ in bell.stream { collect() }
+        let totals = await finishing
         self.engine = nil
+        self.bell = nil
         collect()
         let failed = totals.failed
         await display?.finish(error: failed > 0 || stopStatus != nil ? "\(failed) of \(totals.committed + failed) files failed" : nil)

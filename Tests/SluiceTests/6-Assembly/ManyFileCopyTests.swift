@@ -136,3 +136,30 @@ struct ManyFileCopyTests {
         #expect(tight.chunkSize == 1 << 20 && tight.capacity == 1 && tight.bytes == 5 << 20)
     }
 }
+
+/// Cancellation reaches a file that waits: a FIFO source with no writer.
+@Suite(.timeLimit(.minutes(1)))
+struct ManyFileCopyCancellationTests {
+    @Test func cancellingWhileAFIFOWaitsForAWriterEndsIt() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let fifo = directory.appending("p")
+        #expect(mkfifo(fifo.description, 0o600) == 0)
+        let engine = ManyFileCopy()
+        let started = AsyncStream<Void>.makeStream()
+        let progress = engine.progress.subscribe()
+        Task {
+            for await snapshot in progress where snapshot.files?.current == fifo {
+                started.continuation.yield()
+                break
+            }
+        }
+        try await engine.submit(.init(source: fifo, destination: directory.appending("out")))
+        for await _ in started.stream { break }
+        let finishing = Task { await engine.finish() }
+        finishing.cancel()
+        let totals = await finishing.value
+        #expect(totals.failed == 1)
+        #expect(!exists(directory.appending("out")))
+    }
+}
