@@ -4,7 +4,7 @@
 ///
 /// Jobs go in with ``submit(_:)``, which suspends while ``Options/width`` files are in flight
 /// and one more waits (backpressure: never an unbounded queue of jobs). Each file then:
-/// 1. takes its share of the ``ByteBudget`` (``PipelineShare``: its chunk size and channel
+/// 1. takes its share of the ``ByteBudget`` (its chunk size and channel
 ///    capacity fit its share, so the bytes buffered by all files in flight stay within
 ///    ``Options/byteBudget``, whatever their count and sizes);
 /// 2. is copied as one file is: ``RegularFileCopy`` (clone, kernel copy or pipeline) without a

@@ -127,7 +127,7 @@ final class OperandBatch {
         copy.pipeline.computesCRC32 = options.verbose
         copy.pipeline.rateLimit = options.rateLimit
         let engine = ManyFileCopy(
-            options: .init(chunkSize: options.chunkSize, capacity: options.capacity, copy: copy),
+            options: .init(width: options.jobs, chunkSize: options.chunkSize, capacity: options.capacity, copy: copy),
             totalBytes: totalBytes, totalFiles: totalFiles)
         let (stream, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         bell = (stream, ring)
