@@ -247,7 +247,9 @@ public actor FileSink: ChunkSink {
     public nonisolated var preferredExecutor: (any TaskExecutor)? { executor }
 
     /// Sets the attributes (see ``FileSink``), `fsync(2)`s, closes, renames over the destination
-    /// at the commit point (through the ``CommitGate``) and `fsync(2)`s the directory.
+    /// at the commit point (through the ``CommitGate``) and `fsync(2)`s the directory: three
+    /// steps (data, rename, directory), of which the last is left to the caller when
+    /// ``Options/synchronizesDirectory`` is off (``DirectorySyncBatch``).
     ///
     /// A directory that cannot be synced after the rename is a warning (``warnings``), not a
     /// failure: the data is in place.

@@ -33,8 +33,9 @@ final class OperandBatch {
 
     private let options: CommonOptions
     private let verb: String
-    private let totalBytes: Int64
-    private let totalFiles: Int
+    /// The sizes of the regular file operands, for progress (less those passed over).
+    private var totalBytes: Int64
+    private var totalFiles: Int
     private var engine: ManyFileCopy?
     private var display: ProgressDisplay?
     /// Operands in flight, by engine index: their position and transfer.
@@ -67,15 +68,21 @@ final class OperandBatch {
     static func run(_ sources: [FilePath], options: CommonOptions, verb: String, plan: (FilePath) -> OperandStep) async -> Int32 {
         let batch = OperandBatch(options: options, verb: verb, sources: sources)
         for (position, source) in sources.enumerated() where batch.stopStatus == nil {
-            await batch.take(plan(source), at: position)
+            await batch.take(plan(source), source: source, at: position)
         }
         await batch.endSegment()
         return batch.stopStatus ?? batch.tally.status
     }
 
-    private func take(_ step: OperandStep, at position: Int) async {
+    private func take(_ step: OperandStep, source: FilePath, at position: Int) async {
         switch step {
         case .skip(let message, let isFailure):
+            if source != "-", let status = try? FileStatus.of(source), status.kind == .regular {
+                // Not in the totals any more.
+                totalBytes -= status.size
+                totalFiles -= 1
+                engine?.addToTotal(bytes: -status.size, files: -1)
+            }
             ready[position] = .skipped(message: message, isFailure: isFailure)
             reportReady()
         case .transfer(let transfer):
