@@ -4,7 +4,10 @@ extension ProgressSnapshot {
     /// Keys come in this fixed order, with no whitespace between tokens:
     /// `bytesCompleted`, `bytesWritten`, `totalBytes` (`null` when unknown), `fraction` (`null`
     /// when unknown), `elapsedSeconds`, `bytesPerSecond`, `bufferedBytes`, `peakBufferedBytes`,
-    /// `producerSuspendedSeconds`; then `"done":true` on the last line, and `"error":"…"` when the
+    /// `producerSuspendedSeconds`; for an operation over many files (``files``), then
+    /// `filesCompleted`, `filesFailed`, `totalFiles`, `totalGrowing`, and for a snapshot about one
+    /// file `fileIndex` and `file` (the path as the user named it), with `fileError` when that
+    /// file failed; then `"done":true` on the last line, and `"error":"…"` when the
     /// operation failed.
     ///
     /// ```
@@ -33,6 +36,7 @@ extension ProgressSnapshot {
         out += ",\"bufferedBytes\":\(bufferedBytes)"
         out += ",\"peakBufferedBytes\":\(peakBufferedBytes)"
         out += ",\"producerSuspendedSeconds\":" + Self.jsonNumber(producerSuspended.sluiceSeconds)
+        if let files { appendFiles(files, to: &out) }
         if done || error != nil {
             out += ",\"done\":true"
         }
@@ -67,5 +71,20 @@ extension ProgressSnapshot {
             }
         }
         out += "\""
+    }
+
+    /// The keys of ``FileCounts``, in their fixed order.
+    private func appendFiles(_ files: FileCounts, to out: inout String) {
+        out += ",\"filesCompleted\":\(files.completed),\"filesFailed\":\(files.failed)"
+        out += ",\"totalFiles\":\(files.total),\"totalGrowing\":\(files.totalIsGrowing)"
+        if let index = files.currentIndex { out += ",\"fileIndex\":\(index)" }
+        if let current = files.current {
+            out += ",\"file\":"
+            Self.appendJSONString(current.description, to: &out)
+        }
+        if let error = files.currentError {
+            out += ",\"fileError\":"
+            Self.appendJSONString(error, to: &out)
+        }
     }
 }

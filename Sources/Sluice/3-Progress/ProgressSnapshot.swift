@@ -67,6 +67,10 @@ public struct ProgressSnapshot: Sendable, Hashable {
     /// Whether this is the operation's last snapshot (success or failure).
     public var isFinal: Bool
 
+    /// For an operation over many files, its files done of the total and the file this snapshot
+    /// is about; `nil` for one file. The byte counts are then the sums over all the files.
+    public var files: FileCounts? = nil
+
     /// Creates a snapshot from its fields, as given.
     ///
     /// This initialiser enforces none of the rules documented on the properties; use a

@@ -23,6 +23,12 @@ extension FileSink {
         /// ``SparseMode/never`` none, every hole written as zeros. A destination written in
         /// place (a device, a FIFO) always gets zeros. Default ``SparseMode/auto``.
         public var sparse: SparseMode
+        /// Whether ``FileSink/commit()`` also `fsync(2)`s the destination's directory after the
+        /// rename. Default `true`. `false` is for a caller that commits many files into a few
+        /// directories and syncs each directory once for all of them (``DirectorySyncBatch``):
+        /// the data is still synced before the rename, but the rename is durable only once the
+        /// caller has synced the directory, and ``FileSink/isDurablyCommitted`` stays `false`.
+        public var synchronizesDirectory = true
 
         /// Creates options; the defaults are durable, refuse to overwrite and keep none of the
         /// source's attributes but its permission bits.

@@ -264,7 +264,9 @@ public actor FileSink: ChunkSink {
     public nonisolated var preferredExecutor: (any TaskExecutor)? { executor }
 
     /// Sets the attributes (see ``FileSink``), `fsync(2)`s, closes, renames over the destination
-    /// at the commit point (through the ``CommitGate``) and `fsync(2)`s the directory.
+    /// at the commit point (through the ``CommitGate``) and `fsync(2)`s the directory: three
+    /// steps (data, rename, directory), of which the last is left to the caller when
+    /// ``Options/synchronizesDirectory`` is off (``DirectorySyncBatch``).
     ///
     /// A directory that cannot be synced after the rename is a warning (``warnings``), not a
     /// failure: the data is in place.
@@ -283,40 +285,54 @@ public actor FileSink: ChunkSink {
                 throw FileError.close(path: destination, errno: error)
             }
         case .replacing(let temporary, let ticket):
-            if let size = sizeAfterHole {
-                // The data ends in a hole: the size comes from ftruncate(2).
-                do throws(Errno) { try descriptor.setSize(size, system: system) } catch {
-                    throw FileError.ftruncate(path: destination, errno: error)
-                }
-            }
-            try applyAttributes(to: descriptor)
-            if options.synchronize {
-                do { try descriptor.synchronize(system: system) } catch {
-                    throw FileError.fsync(path: destination, errno: error)
-                }
-            }
-            do { try descriptor.close(system: system) } catch {
-                state = .open(FileDescriptor(rawValue: -1), mode)
-                throw FileError.close(path: destination, errno: error)
-            }
-            state = .open(FileDescriptor(rawValue: -1), mode)
-            // A cancellation that came while the data was synced is still before the commit
-            // point: nothing is renamed, and abort() removes the temporary file.
-            try Task.checkCancellation()
-            try gate.commit(ticket) { () throws(FileError) in try moveIntoPlace(temporary) }
-            state = .committed
-            replacedDestination = true
+            try makeDataDurable(descriptor, mode)
+            try renameAtCommitPoint(temporary, ticket)
             defer { gate.unregister(ticket) }
-            if options.synchronize {
-                do {
-                    try synchronizeDirectory()
-                } catch {
-                    // The data is in place; only its durability is in doubt. Not "nothing
-                    // committed": a warning, and --rm keeps the source.
-                    directorySynchronized = false
-                    warnings.append(StageWarning("'\(destination)' is in place, but \(error)"))
-                }
+            if options.synchronize && options.synchronizesDirectory { synchronizeParent() }
+        }
+    }
+
+    /// The first step of a commit: the size after a final hole, the attributes, `fsync(2)` of
+    /// the data (unless `synchronize` is off), `close(2)`. Nothing is renamed yet.
+    private func makeDataDurable(_ descriptor: FileDescriptor, _ mode: Mode) throws {
+        if let size = sizeAfterHole {
+            // The data ends in a hole: the size comes from ftruncate(2).
+            do throws(Errno) { try descriptor.setSize(size, system: system) } catch {
+                throw FileError.ftruncate(path: destination, errno: error)
             }
+        }
+        try applyAttributes(to: descriptor)
+        if options.synchronize {
+            do { try descriptor.synchronize(system: system) } catch {
+                throw FileError.fsync(path: destination, errno: error)
+            }
+        }
+        do { try descriptor.close(system: system) } catch {
+            state = .open(FileDescriptor(rawValue: -1), mode)
+            throw FileError.close(path: destination, errno: error)
+        }
+        state = .open(FileDescriptor(rawValue: -1), mode)
+    }
+
+    /// The second step: the rename at the commit point, through the ``CommitGate``.
+    private func renameAtCommitPoint(_ temporary: FileLocation, _ ticket: CommitGate.Ticket) throws {
+        // A cancellation that came while the data was synced is still before the commit
+        // point: nothing is renamed, and abort() removes the temporary file.
+        try Task.checkCancellation()
+        try gate.commit(ticket) { () throws(FileError) in try moveIntoPlace(temporary) }
+        state = .committed
+        replacedDestination = true
+    }
+
+    /// The last step: `fsync(2)` of the directory, so the rename itself is durable.
+    private func synchronizeParent() {
+        do {
+            try synchronizeDirectory()
+        } catch {
+            // The data is in place; only its durability is in doubt. Not "nothing
+            // committed": a warning, and --rm keeps the source.
+            directorySynchronized = false
+            warnings.append(StageWarning("'\(destination)' is in place, but \(error)"))
         }
     }
 
@@ -352,7 +368,7 @@ public actor FileSink: ChunkSink {
     /// place (a device, a FIFO), or with `synchronize: false`. `--rm` removes a source only then.
     public var isDurablyCommitted: Bool {
         guard case .committed = state else { return false }
-        return replacedDestination && options.synchronize && directorySynchronized
+        return replacedDestination && options.synchronize && options.synchronizesDirectory && directorySynchronized
     }
 
     /// Closes and removes the temporary file, if any. Idempotent.

@@ -35,7 +35,7 @@ enum CopyCommand {
         let options = try CopyOptions(arguments)
         if options.recursive { return await TreeCommand.run(options) }
         let created = CreatedFiles()
-        return await OperandTally.run(options.sources, options: options.common) { source in
+        return await OperandTally.run(options.sources, options: options.common, verb: "copy") { source in
             .transfer(Transfer(
                 source: Transfer.Source(operand: source), destination: options.destination(for: source), verb: "copy",
                 transform: nil, created: created))

@@ -86,7 +86,7 @@ enum GzipCommand {
         }
         if options.list { return GzipListing.run(options.sources, quiet: options.common.quiet) }
         let created = CreatedFiles()
-        return await OperandTally.run(options.sources, options: options.common) { source in
+        return await OperandTally.run(options.sources, options: options.common, verb: options.verb) { source in
             options.step(for: source, created: created)
         }
     }

@@ -14,7 +14,11 @@ struct OperandTally {
 
     /// Runs each of `sources`, in order, through the step `plan` gives it (decided when its
     /// turn comes, after the previous transfers), and returns the command's exit status.
-    static func run(_ sources: [FilePath], options: CommonOptions, plan: (FilePath) -> OperandStep) async -> Int32 {
+    ///
+    /// Several file operands go through one ``OperandBatch`` (many files at once); one operand
+    /// runs alone, with the progress and messages of one file.
+    static func run(_ sources: [FilePath], options: CommonOptions, verb: String, plan: (FilePath) -> OperandStep) async -> Int32 {
+        if sources.count > 1 { return await OperandBatch.run(sources, options: options, verb: verb, plan: plan) }
         var tally = OperandTally()
         for source in sources {
             switch plan(source) {

@@ -127,11 +127,7 @@ struct Transfer {
         case .discard:
             return (AnySink(DiscardingSink()), nil)
         case .file(let path):
-            if let existing = try? FileStatus.of(path), created.contains(existing) {
-                throw FileError(
-                    code: .alreadyExists, operation: .create, path: path,
-                    reason: "will not overwrite a file this run just created with '\(source.name)'")
-            }
+            if let refusal = createdFileRefusal(path) { throw refusal }
             var sourceStatus = chunks.status
             // A compressed or decompressed file is data, never a set-ID program.
             if transform != nil { sourceStatus.permissions &= ~0o6000 }
@@ -140,6 +136,15 @@ struct Transfer {
             let sink = try await openFileSink(path, sourceStatus, sinkOptions)
             return (AnySink(sink), sink)
         }
+    }
+
+    /// The refusal to write `path` when this run created the file there (a later operand never
+    /// overwrites an earlier one's output, as `cp`), or `nil`.
+    func createdFileRefusal(_ path: FilePath) -> FileError? {
+        guard let existing = try? FileStatus.of(path), created.contains(existing) else { return nil }
+        return FileError(
+            code: .alreadyExists, operation: .create, path: path,
+            reason: "will not overwrite a file this run just created with '\(source.name)'")
     }
 
     /// After a copy that succeeded: remembers the file created, prints the warnings, removes
@@ -162,7 +167,8 @@ struct Transfer {
             for warning in warnings { Console.message("\(verb) '\(source.name)': \(warning)") }
         }
         if removesSource, case .file(let path) = source,
-            let kept = await keepReason(path, hasWarnings: !warnings.isEmpty, fileSink: fileSink, force: options.force) {
+            let kept = keepReason(
+                path, hasWarnings: !warnings.isEmpty, isDurable: await fileSink?.isDurablyCommitted == true, force: options.force) {
             let warning = StageWarning("kept '\(path)': \(kept)")
             if !options.quiet { Console.message(warning.message) }
             warnings.append(warning)
@@ -193,10 +199,10 @@ struct Transfer {
     }
 
     /// Why `--rm` keeps the source `path` (a warning, exit 2), or `nil` once it removed it.
-    private func keepReason(_ path: FilePath, hasWarnings: Bool, fileSink: FileSink?, force: Bool) async -> String? {
+    func keepReason(_ path: FilePath, hasWarnings: Bool, isDurable: Bool, force: Bool) -> String? {
         // The source holds bytes the output does not (trailing garbage).
         if hasWarnings { return "its output differs from it (see the warning above)" }
-        if await fileSink?.isDurablyCommitted != true {
+        if !isDurable {
             return "--rm removes a source only once its output is a durable regular file"
         }
         if !force, let status = try? FileStatus.of(path, followingSymlinks: false) {
@@ -216,7 +222,7 @@ struct Transfer {
         return nil
     }
 
-    private func classify(_ error: any Error) -> (result: Outcome, message: String?) {
+    func classify(_ error: any Error) -> (result: Outcome, message: String?) {
         if error is CancellationError { return (.cancelled, nil) }
         if let error = error as? FileError {
             if error.code == .closed && error.path == "-" && destination == .standardOutput {
@@ -243,7 +249,7 @@ struct Transfer {
         return (error as? FileError)?.description ?? "cannot \(verb) '\(source.name)': \(error)"
     }
 
-    private func describe(_ report: CopyReport, options: CommonOptions) -> String {
+    func describe(_ report: CopyReport, options: CommonOptions) -> String {
         var text = "\(verb) '\(source.name)'"
         switch destination {
         case .file(let path): text += " to '\(path)'"

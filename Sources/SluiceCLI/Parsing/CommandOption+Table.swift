@@ -9,7 +9,7 @@ extension CommandOption {
         size, runs, out, design, consumer, sinkRate, chunkSizes, input, spillDirectory,
         decompress, list, keep, noName, name, fast, best, generateCompletionScript, generateManual,
         recursive, archive, followOperands, followAll, followNone,
-        force, noFsync, verify, limitRate, reflink, sparse, pipeline, preserve, preserveGzip, chunkSize, capacity, progress, quiet, verbose, help, version,
+        force, noFsync, verify, limitRate, reflink, sparse, pipeline, preserve, preserveGzip, chunkSize, capacity, jobs, progress, quiet, verbose, help, version,
     ]
 
     private static let transfers: Set<CommandName> = [.copy, .compress, .decompress]
@@ -200,6 +200,11 @@ extension CommandOption {
         abstract: "chunks buffered between stages, at least 1 (default: 4 MiB of chunks, 4 to 1024: 4 "
             + "at 1M, 1024 at 4K)",
         commands: transfers.union([.bench, .benchRun]))
+    static let jobs = CommandOption(
+        long: "jobs", short: "j", value: .required(name: "n", kind: .integer(1...1024, noun: "count of files")),
+        abstract: "with several files, how many move at once, within one 32 MiB buffer budget (default: 4 per "
+            + "processor, 4 to 64)",
+        commands: transfers)
     static let progress = CommandOption(
         long: "progress", value: .attached(choices: ["json"]),
         abstract: "show progress on standard error: a bar on a terminal, else a plain line; with =json, one "

@@ -207,8 +207,9 @@ struct ProgressDisplay {
     static func bar(_ snapshot: ProgressSnapshot, rate: Double, label: String, columns: Int) -> String {
         let limit = max(1, columns - 1)
         let percent = snapshot.fraction.map { pad(String(Int($0 * 100)) + "%", 4) }
-        let bytes = formatBytes(snapshot.bytesCompleted)
-        let total = snapshot.isFinal ? nil : snapshot.totalBytes.map { " / " + formatBytes($0) }
+        let label = label + currentFile(snapshot)
+        let bytes = (snapshot.files.map { filesText($0) + "  " } ?? "") + formatBytes(snapshot.bytesCompleted)
+        let total = snapshot.isFinal ? nil : snapshot.totalBytes.map { " / " + atLeast(snapshot) + formatBytes($0) }
         let speed = formatBytes(Int64(rate)) + "/s"
         let eta = eta(snapshot, rate: rate).map { "ETA " + $0 }
         let details: [[String?]] = [
@@ -240,10 +241,11 @@ struct ProgressDisplay {
 
     /// `copy 'a': 45% 1.2 GiB of 2.0 GiB, 310 MiB/s, ETA 0:03` for logs.
     static func line(_ snapshot: ProgressSnapshot, rate: Double, label: String) -> String {
-        var text = label + ": "
+        var text = label + currentFile(snapshot) + ": "
         if let fraction = snapshot.fraction { text += String(Int(fraction * 100)) + "% " }
+        if let files = snapshot.files { text += filesText(files) + ", " }
         text += formatBytes(snapshot.bytesCompleted)
-        if let total = snapshot.totalBytes { text += " of " + formatBytes(total) }
+        if let total = snapshot.totalBytes { text += " of " + atLeast(snapshot) + formatBytes(total) }
         text += ", " + formatBytes(Int64(rate)) + "/s"
         if let eta = eta(snapshot, rate: rate) { text += ", ETA " + eta }
         return text
@@ -282,5 +284,21 @@ struct ProgressDisplay {
 
     private static func pad2(_ value: Int) -> String {
         value < 10 ? "0\(value)" : "\(value)"
+    }
+
+    /// For many files: ` 'name'` of the file the snapshot is about (none on the last line).
+    private static func currentFile(_ snapshot: ProgressSnapshot) -> String {
+        guard !snapshot.isFinal, let current = snapshot.files?.current else { return "" }
+        return " '" + current.description.replacingControlCharacters + "'"
+    }
+
+    /// `3/10 files`; `3/10+ files` while a walk may still find more.
+    static func filesText(_ files: FileCounts) -> String {
+        "\(files.completed)/\(files.total)" + (files.totalIsGrowing ? "+" : "") + " file" + (files.total == 1 ? "" : "s")
+    }
+
+    /// `>= ` before a total that may still grow.
+    private static func atLeast(_ snapshot: ProgressSnapshot) -> String {
+        snapshot.files?.totalIsGrowing == true ? ">= " : ""
     }
 }

@@ -1,0 +1,137 @@
+/// The one progress of an operation over many files: bytes and files done of the totals,
+/// published to one ``ProgressHub`` as ``ProgressSnapshot``s whose ``ProgressSnapshot/files``
+/// says which file each is about.
+///
+/// The totals are known up front (the sizes of the operands) or grow while a walk finds files
+/// (``addToTotal(bytes:files:)`` with ``FileCounts/totalIsGrowing`` until
+/// ``totalIsComplete()``). Each file in flight reports its own bytes with
+/// ``advanced(index:bytesCompleted:)``; a snapshot's bytes are those of the files finished plus
+/// those of the files in flight. Memory: one entry per file in flight, none per file finished.
+///
+/// ## Concurrency contract
+/// Every method may be called from any thread; snapshots are published after the lock is
+/// released.
+public final class ManyFilesProgress: Sendable {
+    private struct State {
+        var totalBytes: Int64
+        var totalFiles: Int
+        var totalIsGrowing: Bool
+        var finishedBytes: Int64 = 0
+        var completed = 0
+        var failed = 0
+        var inFlight: [Int: Int64] = [:]
+        /// The file started last, named by snapshots about no file in particular while it runs.
+        var lastStarted: (index: Int, file: FilePath)?
+    }
+
+    /// Where the snapshots go: subscribe before the first file starts.
+    public let hub = ProgressHub()
+    private let state: LockedValue<State>
+    private let start = ContinuousClock.now
+    private let buffered: @Sendable () -> (now: Int64, peak: Int64)
+
+    /// Creates the progress of an operation.
+    ///
+    /// - Parameters:
+    ///   - totalBytes: the bytes known to be copied, summed over the files known.
+    ///   - totalFiles: the files known.
+    ///   - totalIsGrowing: whether more may come (``addToTotal(bytes:files:)``).
+    ///   - buffered: the bytes buffered now and at most so far, for the snapshots.
+    public init(
+        totalBytes: Int64 = 0, totalFiles: Int = 0, totalIsGrowing: Bool = false,
+        buffered: @escaping @Sendable () -> (now: Int64, peak: Int64) = { (0, 0) }
+    ) {
+        state = LockedValue(State(totalBytes: totalBytes, totalFiles: totalFiles, totalIsGrowing: totalIsGrowing))
+        self.buffered = buffered
+    }
+
+    /// Adds files found by a walk, and their bytes, to the totals.
+    public func addToTotal(bytes: Int64, files: Int) {
+        state.withLock { state in
+            state.totalBytes += bytes
+            state.totalFiles += files
+        }
+    }
+
+    /// Says the totals will not grow any more.
+    public func totalIsComplete() {
+        state.withLock { $0.totalIsGrowing = false }
+    }
+
+    /// File `index` starts: publishes a snapshot about it.
+    public func started(index: Int, file: FilePath) {
+        let snapshot = state.withLock { state in
+            state.inFlight[index] = 0
+            state.lastStarted = (index, file)
+            return makeSnapshot(state, current: file, index: index)
+        }
+        hub.publish(snapshot)
+    }
+
+    /// File `index` has completed `bytesCompleted` bytes so far (cumulative).
+    public func advanced(index: Int, bytesCompleted: Int64) {
+        let snapshot = state.withLock { state -> ProgressSnapshot? in
+            guard state.inFlight[index] != nil else { return nil }
+            state.inFlight[index] = bytesCompleted
+            let running = state.lastStarted.flatMap { state.inFlight[$0.index] != nil ? $0 : nil }
+            return makeSnapshot(state, current: running?.file, index: running?.index)
+        }
+        if let snapshot { hub.publish(snapshot) }
+    }
+
+    /// File `index` finished: `bytes` counted as done for it, `error` its failure if it failed.
+    ///
+    /// - Returns: the snapshot published about it (for a line per file, `--progress=json`).
+    @discardableResult
+    public func finished(index: Int, file: FilePath, bytes: Int64, error: String?) -> ProgressSnapshot {
+        let snapshot = state.withLock { state in
+            state.inFlight[index] = nil
+            state.finishedBytes += bytes
+            state.completed += 1
+            if error != nil { state.failed += 1 }
+            var snapshot = makeSnapshot(state, current: file, index: index)
+            snapshot.files?.currentError = error
+            return snapshot
+        }
+        hub.publish(snapshot)
+        return snapshot
+    }
+
+    /// The operation's last snapshot, published and returned; the hub's subscribers then end.
+    @discardableResult
+    public func finish() -> ProgressSnapshot {
+        var snapshot = state.withLock { state in
+            state.totalIsGrowing = false
+            return makeSnapshot(state, current: nil, index: nil)
+        }
+        snapshot.isFinal = true
+        if snapshot.files?.failed == 0, let total = snapshot.totalBytes, total > 0 {
+            snapshot.fraction = Double(snapshot.bytesCompleted) / Double(total)
+        }
+        hub.finish(with: snapshot)
+        return snapshot
+    }
+
+    /// A snapshot now; `latest` without publishing.
+    public var latest: ProgressSnapshot {
+        state.withLock { makeSnapshot($0, current: nil, index: nil) }
+    }
+
+    private func makeSnapshot(_ state: State, current: FilePath?, index: Int?) -> ProgressSnapshot {
+        let done = state.finishedBytes + state.inFlight.values.reduce(0, +)
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let total = max(state.totalBytes, done)
+        // 1.0 is for the last snapshot of an operation that succeeded (``finish()``).
+        let fraction: Double? = state.totalIsGrowing ? nil : total > 0 ? min(0.999, Double(done) / Double(total)) : nil
+        let (now, peak) = buffered()
+        var snapshot = ProgressSnapshot(
+            bytesCompleted: done, bytesWritten: done, totalBytes: total, fraction: fraction,
+            elapsed: elapsed, bytesPerSecond: seconds > 0 ? Double(done) / seconds : 0, bufferedBytes: now,
+            peakBufferedBytes: peak, producerSuspended: .zero, isFinal: false)
+        snapshot.files = FileCounts(
+            completed: state.completed, failed: state.failed, total: max(state.totalFiles, state.completed),
+            totalIsGrowing: state.totalIsGrowing, current: current, currentIndex: index)
+        return snapshot
+    }
+}

@@ -1,0 +1,88 @@
+extension ManyFileCopy {
+    /// One regular file to copy (or compress, or decompress) to one destination.
+    public struct Job: Sendable {
+        /// The file to read.
+        public var source: FilePath
+        /// The final path of the output (a temporary file beside it is renamed over it).
+        public var destination: FilePath
+        /// The source's status when the caller has it (an operand's `stat(2)`, a walk's
+        /// `fstatat(2)`): its size sizes the file's share of the budget and counts towards the
+        /// totals of progress. `nil`: the share is the largest.
+        public var sourceStatus: FileStatus?
+        /// How the destination is written; ``FileSink/Options/synchronizesDirectory`` is
+        /// ignored: the engine syncs each directory once for the batch.
+        public var sinkOptions: FileSink.Options
+        /// Makes the transform stage (gzip, gunzip); `nil` copies, by the cheapest path
+        /// (``RegularFileCopy``). With a transform, set-user-ID and set-group-ID bits are not
+        /// given to the output.
+        public var transform: FileCopy<FileChunks, FileSink>.TransformFactory?
+        /// How to check the output before committing it (`--verify`), or `nil`.
+        public var verification: CopyVerification?
+        /// Called once when the file is done: committed (renamed into place) or failed. It runs
+        /// on an engine thread and must not block.
+        public var completion: @Sendable (Outcome) -> Void
+
+        /// Creates a job.
+        public init(
+            source: FilePath, destination: FilePath, sourceStatus: FileStatus? = nil,
+            sinkOptions: FileSink.Options = .init(), transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil,
+            verification: CopyVerification? = nil, completion: @escaping @Sendable (Outcome) -> Void = { _ in }
+        ) {
+            self.source = source
+            self.destination = destination
+            self.sourceStatus = sourceStatus
+            self.sinkOptions = sinkOptions
+            self.transform = transform
+            self.verification = verification
+            self.completion = completion
+        }
+    }
+
+    /// A file committed: renamed into place, its data synced first (unless
+    /// ``FileSink/Options/synchronize`` was off).
+    public struct Committed: Sendable {
+        /// The copy's report (path taken, bytes, CRC-32, warnings of the transform).
+        public var report: CopyReport
+        /// Conditions of the sink's commit that did not undo it.
+        public var warnings: [StageWarning]
+        /// Whether the file was synced and renamed over a regular destination: it is durable
+        /// once its directory is synced (``Totals/unsyncedDirectories`` says which could not be).
+        /// `false` for `--no-fsync` and for a destination written in place.
+        public var isDurableOnceDirectorySynced: Bool
+    }
+
+    /// What became of one job.
+    public struct Outcome: Sendable {
+        /// The job's index: the order of ``ManyFileCopy/submit(_:)`` calls, from 0.
+        public var index: Int
+        /// The job's source.
+        public var source: FilePath
+        /// The job's destination.
+        public var destination: FilePath
+        /// The commit, or the error that stopped the file: ``FileError``, ``GzipError``,
+        /// ``VerificationError``, `CancellationError` (the engine was cancelled; nothing of it left).
+        public var result: Result<Committed, any Error>
+        /// The progress snapshot published when the file finished (``ProgressSnapshot/files``
+        /// names it and its index), for a line per file.
+        public var progress: ProgressSnapshot
+    }
+
+    /// What the engine did, once ``ManyFileCopy/finish()`` returns.
+    public struct Totals: Sendable {
+        /// Jobs committed.
+        public var committed = 0
+        /// Jobs failed (cancelled ones included).
+        public var failed = 0
+        /// Bytes read from the sources of committed files.
+        public var bytesRead: Int64 = 0
+        /// Bytes written to committed files.
+        public var bytesWritten: Int64 = 0
+        /// The most bytes the shared budget granted at once.
+        public var peakBudgetBytes = 0
+        /// Directories whose `fsync(2)` failed: the files renamed into them are in place but not
+        /// known to be durable.
+        public var unsyncedDirectories: [FilePath: FileError] = [:]
+        /// The last progress snapshot (``ProgressSnapshot/isFinal``).
+        public var progress: ProgressSnapshot?
+    }
+}

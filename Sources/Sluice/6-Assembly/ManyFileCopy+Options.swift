@@ -1,0 +1,45 @@
+extension ManyFileCopy {
+    /// How many files move at once, and the bound on what they buffer together.
+    public struct Options: Sendable, Hashable {
+        /// The most files in flight (>= 1). Default ``defaultWidth``.
+        public var width: Int
+        /// The bytes all files in flight may buffer together (>= 1). Default 32 MiB.
+        public var byteBudget: Int
+        /// The largest chunk of a file's pipeline; a smaller file reads in chunks of its own
+        /// size (rounded up to 4 KiB). Default ``FileChunks/defaultChunkSize``.
+        public var chunkSize: Int
+        /// The most chunks per channel of a file's pipeline; fewer when its share of the budget
+        /// holds fewer. Default ``FileCopy/Options/defaultCapacity(chunkSize:)``.
+        public var capacity: Int
+        /// Paths, holes, CRC-32 and rate of each file, as for one file
+        /// (``RegularFileCopy/Options``); its pipeline capacity and byte budget are set per file.
+        public var copy: RegularFileCopy.Options
+
+        /// Four times the processors this process may run on, from 4 to 64.
+        ///
+        /// A file in flight spends most of its time in system calls that wait (`open(2)`,
+        /// `fsync(2)`, `rename(2)`, a kernel copy), each on the file's own threads, not on a
+        /// processor: several files per processor keep the processors and the device busy,
+        /// and concurrent `fsync(2)`s share the file system's journal commits. More than a few
+        /// per processor only adds threads.
+        public static var defaultWidth: Int {
+            min(64, max(4, 4 * ProcessorAffinity.availableProcessorCount()))
+        }
+
+        /// Creates options.
+        ///
+        /// - Precondition: `width`, `byteBudget`, `chunkSize` and `capacity` >= 1.
+        public init(
+            width: Int = defaultWidth, byteBudget: Int = 32 << 20, chunkSize: Int = FileChunks.defaultChunkSize,
+            capacity: Int = FileCopy<FileChunks, FileSink>.Options.defaultCapacity(chunkSize: FileChunks.defaultChunkSize),
+            copy: RegularFileCopy.Options = .init()
+        ) {
+            precondition(width >= 1 && byteBudget >= 1 && chunkSize >= 1 && capacity >= 1, "sizes must be at least 1")
+            self.width = width
+            self.byteBudget = byteBudget
+            self.chunkSize = chunkSize
+            self.capacity = capacity
+            self.copy = copy
+        }
+    }
+}

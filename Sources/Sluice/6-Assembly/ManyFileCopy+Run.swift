@@ -1,0 +1,57 @@
+extension ManyFileCopy {
+    /// Copies one file within its share, then completes it.
+    func run(_ item: Indexed, _ share: PipelineShare) async {
+        let job = item.job
+        tracker.started(index: item.index, file: job.source)
+        let result: Result<Committed, any Error>
+        do {
+            result = .success(try await copy(job, index: item.index, share: share))
+        } catch {
+            result = .failure(error)
+        }
+        // A file that failed counts as passed over, so the bar still reaches its end.
+        let bytes = (try? result.get().report.bytesRead) ?? job.sourceStatus?.size ?? 0
+        complete(item, result, bytes: bytes)
+    }
+
+    /// Opens the source and the destination, and copies by the path one file would take.
+    private func copy(_ job: Job, index: Int, share: PipelineShare) async throws -> Committed {
+        try Task.checkCancellation()
+        let copyOptions = options.copy
+        let chunks = try await FileChunks.open(
+            job.source, chunkSize: share.chunkSize, findsHoles: copyOptions.sparse != .never)
+        var status = chunks.status
+        // A compressed or decompressed file is data, never a set-ID program.
+        if job.transform != nil { status.permissions &= ~0o6000 }
+        var sinkOptions = job.sinkOptions
+        sinkOptions.synchronizesDirectory = false
+        let sink = try await FileSink.create(at: job.destination, source: status, options: sinkOptions)
+        let replaces = await sink.replacesDestination
+        var pipeline = copyOptions.pipeline
+        pipeline.capacity = share.capacity
+        pipeline.byteBudget = share.capacity * share.chunkSize
+        pipeline.verification = job.verification
+        let hub: ProgressHub
+        let run: () async throws -> CopyReport
+        if let transform = job.transform {
+            let copy = FileCopy(
+                from: chunks, to: sink, totalBytes: chunks.expectedSize, options: pipeline, transform: transform)
+            (hub, run) = (copy.progress, copy.run)
+        } else {
+            var options = copyOptions
+            options.pipeline = pipeline
+            let copy = RegularFileCopy(from: chunks, to: sink, options: options)
+            (hub, run) = (copy.progress, copy.run)
+        }
+        let updates = hub.subscribe()
+        let tracker = tracker
+        let forwarding = Task {
+            for await snapshot in updates { tracker.advanced(index: index, bytesCompleted: snapshot.bytesCompleted) }
+        }
+        defer { forwarding.cancel() }
+        let report = try await run()
+        let durable = replaces && sinkOptions.synchronize
+        if durable { directories.record(job.destination.directory) }
+        return Committed(report: report, warnings: await sink.warnings, isDurableOnceDirectorySynced: durable)
+    }
+}

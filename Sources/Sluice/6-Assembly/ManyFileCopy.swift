@@ -1,0 +1,221 @@
+/// Copies (or compresses, or decompresses) many regular files at once, each atomically, all
+/// within one bound on the bytes buffered, made durable with one directory `fsync(2)` per
+/// directory instead of one per file (<doc:DurabilityOfManyFiles>).
+///
+/// Jobs go in with ``submit(_:)``, which suspends while ``Options/width`` files are in flight
+/// and one more waits (backpressure: never an unbounded queue of jobs). Each file then:
+/// 1. takes its share of the ``ByteBudget`` (its chunk size and channel
+///    capacity fit its share, so the bytes buffered by all files in flight stay within
+///    ``Options/byteBudget``, whatever their count and sizes);
+/// 2. is copied as one file is: ``RegularFileCopy`` (clone, kernel copy or pipeline) without a
+///    transform, ``FileCopy`` with one, to a ``FileSink``: a temporary file, synced (on the
+///    file's own thread, so the files in flight sync in parallel), renamed at its commit point
+///    through the ``CommitGate``;
+/// 3. calls its job's completion (``Outcome``), then gives its share back.
+///
+/// ``finish()`` waits for every file, then syncs each directory that received a rename once
+/// (``DirectorySyncBatch``) and returns the ``Totals``. Only then is a rename durable: a caller
+/// that removes sources (`--rm`) does so after ``finish()``.
+///
+/// A file that fails does not stop the others. Cancelling (``cancel()``, or the task waiting in
+/// ``submit(_:)`` or ``finish()``) stops every file in flight at once: files already renamed
+/// stay, files before their commit point are aborted (nothing of them is left), jobs not
+/// started complete with `CancellationError`.
+///
+/// Memory per file beyond the budget: the job while it waits or runs, and nothing after its
+/// completion but the distinct directories renamed into (one path each).
+///
+/// ```swift
+/// let engine = ManyFileCopy(totalBytes: sizes, totalFiles: paths.count)
+/// for path in paths {
+///     try await engine.submit(.init(source: path, destination: "out/" + path.lastComponent))
+/// }
+/// let totals = await engine.finish()
+/// ```
+///
+/// ## Concurrency contract
+/// ``submit(_:)`` may be called from several tasks; indices follow the order the calls were
+/// made. Completions run on the engine's tasks, in the order files finish. ``finish()`` is
+/// called once, after the last ``submit(_:)``; an engine must be finished (or cancelled and
+/// finished) or its worker task waits for ever.
+public final class ManyFileCopy: Sendable {
+    struct Indexed: Sendable {
+        var index: Int
+        var job: Job
+    }
+
+    private struct State {
+        var nextIndex = 0
+        var totals = Totals()
+        var worker: Task<Void, Never>?
+        /// Jobs handed over and not yet started (at most the one buffered and those being
+        /// sent): a cancellation completes them.
+        var waiting: [Int: Job] = [:]
+    }
+
+    /// The options the engine was made with.
+    public let options: Options
+    let budget: ByteBudget
+    let directories = DirectorySyncBatch()
+    let tracker: ManyFilesProgress
+    private let intake = BoundedChannel<Indexed>(capacity: 1)
+    private let state = LockedValue(State())
+
+    /// One progress for all the files: subscribe before the first ``submit(_:)``. Each
+    /// snapshot's ``ProgressSnapshot/files`` says the files done of the total and the file it
+    /// is about; the last comes from ``finish()``.
+    public var progress: ProgressHub { tracker.hub }
+
+    /// Creates an engine and starts its worker.
+    ///
+    /// - Parameters:
+    ///   - options: files in flight, byte budget, per-file copy options.
+    ///   - totalBytes: the bytes known to be copied (the operands' sizes), for progress.
+    ///   - totalFiles: the files known.
+    ///   - totalIsGrowing: whether a walk will add more (``addToTotal(bytes:files:)``), until
+    ///     ``totalIsComplete()``.
+    public init(options: Options = Options(), totalBytes: Int64 = 0, totalFiles: Int = 0, totalIsGrowing: Bool = false) {
+        self.options = options
+        let budget = ByteBudget(limit: options.byteBudget)
+        self.budget = budget
+        tracker = ManyFilesProgress(
+            totalBytes: totalBytes, totalFiles: totalFiles, totalIsGrowing: totalIsGrowing,
+            buffered: { (Int64(budget.held), Int64(budget.peakHeld)) })
+        let worker = Task { await self.work() }
+        state.withLock { $0.worker = worker }
+    }
+
+    /// Hands over one file; suspends while ``Options/width`` files are in flight and one more
+    /// waits.
+    ///
+    /// - Returns: the job's index (from 0, in the order of the calls), which its ``Outcome`` carries.
+    /// - Throws: `CancellationError` if the engine was cancelled or finished, or the calling task
+    ///   was cancelled (which cancels the engine): the job was not taken, and its completion is
+    ///   not called.
+    @discardableResult
+    public func submit(_ job: Job) async throws(CancellationError) -> Int {
+        let index = state.withLock { state in
+            defer { state.nextIndex += 1 }
+            state.waiting[state.nextIndex] = job
+            return state.nextIndex
+        }
+        do {
+            try await withTaskCancellationHandler {
+                try await intake.send(Indexed(index: index, job: job))
+            } onCancel: {
+                self.cancel()
+            }
+        } catch {
+            // Not taken: no completion.
+            _ = state.withLock { $0.waiting.removeValue(forKey: index) }
+            throw CancellationError()
+        }
+        return index
+    }
+
+    /// Adds files found by a walk, and their bytes, to the totals progress shows.
+    public func addToTotal(bytes: Int64, files: Int) {
+        tracker.addToTotal(bytes: bytes, files: files)
+    }
+
+    /// Says the totals will not grow: progress shows them as final.
+    public func totalIsComplete() {
+        tracker.totalIsComplete()
+    }
+
+    /// Stops every file at once: those in flight abort before their commit point (or are
+    /// committed already), those waiting complete with `CancellationError`, ``submit(_:)``
+    /// throws from now on. Idempotent; call ``finish()`` afterwards for the totals.
+    public func cancel() {
+        intake.fail(CancellationError())
+        state.withLock { $0.worker }?.cancel()
+    }
+
+    /// Waits for every file submitted, syncs each directory renamed into once, and returns the
+    /// totals. The files are durable when it returns (unless ``Totals/unsyncedDirectories``
+    /// names their directory, or their sink options did not synchronize).
+    ///
+    /// Cancelling the calling task cancels the engine (``cancel()``); this still waits for the
+    /// files in flight to wind down, and syncs the directories of those committed.
+    public func finish() async -> Totals {
+        intake.finish()
+        let worker = state.withLock { $0.worker }
+        await withTaskCancellationHandler {
+            await worker?.value
+        } onCancel: {
+            self.cancel()
+        }
+        let directories = directories
+        let failures = await Task(executorPreference: BlockingIOExecutor(label: "sluice.directory-sync")) {
+            directories.synchronize()
+        }.value
+        let last = tracker.finish()
+        return state.withLock { state in
+            state.totals.unsyncedDirectories = failures
+            state.totals.peakBudgetBytes = budget.peakHeld
+            state.totals.progress = last
+            return state.totals
+        }
+    }
+
+    /// Takes jobs while there is room: a slot among ``Options/width`` and a share of the budget.
+    private func work() async {
+        let width = options.width
+        let share = options.byteBudget / width
+        await withTaskGroup(of: Void.self) { group in
+            var inFlight = 0
+            do {
+                for try await item in intake {
+                    guard state.withLock({ $0.waiting.removeValue(forKey: item.index) }) != nil else { continue }
+                    if inFlight >= width, await group.next() != nil { inFlight -= 1 }
+                    let piece = PipelineShare(
+                        fileSize: item.job.sourceStatus.flatMap { $0.kind == .regular ? $0.size : nil }, chunkSize: options.chunkSize, capacity: options.capacity,
+                        channels: item.job.transform == nil ? 1 : 2, share: share)
+                    do {
+                        try await budget.acquire(piece.bytes)
+                    } catch {
+                        complete(item, .failure(error), bytes: 0)
+                        continue
+                    }
+                    inFlight += 1
+                    group.addTask {
+                        await self.run(item, piece)
+                        self.budget.release(piece.bytes)
+                    }
+                }
+            } catch {
+                // Cancelled: what is buffered is never started.
+            }
+        }
+        // Cancelled: the jobs handed over and never started.
+        let leftovers = state.withLock { state in
+            defer { state.waiting.removeAll() }
+            return state.waiting.sorted { $0.key < $1.key }
+        }
+        for (index, job) in leftovers {
+            complete(Indexed(index: index, job: job), .failure(CancellationError()), bytes: 0)
+        }
+    }
+
+    /// Counts and reports one file's end.
+    func complete(_ item: Indexed, _ result: Result<Committed, any Error>, bytes: Int64) {
+        state.withLock { state in
+            switch result {
+            case .success(let committed):
+                state.totals.committed += 1
+                state.totals.bytesRead += committed.report.bytesRead
+                state.totals.bytesWritten += committed.report.bytesWritten
+            case .failure:
+                state.totals.failed += 1
+            }
+        }
+        let error: String? = switch result {
+        case .success: nil
+        case .failure(is CancellationError): "interrupted"
+        case .failure(let error): "\(error)"
+        }
+        let snapshot = tracker.finished(index: item.index, file: item.job.source, bytes: bytes, error: error)
+        item.job.completion(
+            Outcome(index: item.index, source: item.job.source, destination: item.job.destination, result: result, progress: snapshot))
+    }
+}

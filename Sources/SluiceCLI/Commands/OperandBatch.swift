@@ -1,0 +1,240 @@
+import Sluice
+import Synchronization
+
+/// Several operands of one command at once: every file-to-file operand goes to one
+/// ``ManyFileCopy`` (files in flight within one byte budget, one directory `fsync(2)` per
+/// directory), with one progress for all of them.
+///
+/// The rules of one operand after another stay:
+/// - Messages (failures, warnings, skips, `--verbose`) are printed in operand order, each as
+///   soon as the operands before it are done; `--progress=json` prints a line per file as it
+///   finishes (with its index), then one line with the totals.
+/// - A later operand never overwrites a file this run created: an operand whose destination
+///   names the same directory entry as an earlier one's waits until the files in flight are
+///   done, then is checked as when run alone.
+/// - Standard input, standard output and `--test` operands run alone, in their turn, once the
+///   files before them are done.
+/// - `--rm` removes sources only once the batch's directories are synced.
+///
+/// Used on the command's thread only; the engine's completions go through one lock.
+final class OperandBatch {
+    private enum Slot {
+        case skipped(message: String?, isFailure: Bool)
+        case finished(Transfer, ManyFileCopy.Outcome)
+        case refused(Transfer, FileError)
+    }
+
+    /// A directory entry: the directory's device and inode, and the name in it.
+    private struct EntryKey: Hashable {
+        var device: UInt64
+        var inode: UInt64
+        var name: [UInt8]
+    }
+
+    private let options: CommonOptions
+    private let verb: String
+    /// The sizes of the regular file operands, for progress (less those passed over).
+    private var totalBytes: Int64
+    private var totalFiles: Int
+    private var engine: ManyFileCopy?
+    private var display: ProgressDisplay?
+    /// Operands in flight, by engine index: their position and transfer.
+    private var inFlight: [Int: (position: Int, transfer: Transfer)] = [:]
+    /// Operands done and not yet reported, by position.
+    private var ready: [Int: Slot] = [:]
+    private var nextToReport = 0
+    private var destinations: Set<EntryKey> = []
+    /// `--rm` candidates, until the directories are synced.
+    private var removals: [(transfer: Transfer, committed: ManyFileCopy.Committed, hasWarnings: Bool)] = []
+    private let finished = FinishedOutcomes()
+    /// Rung by each completion, so the command's thread reports while it waits for the engine.
+    private var bell: (stream: AsyncStream<Void>, ring: AsyncStream<Void>.Continuation)?
+    private var tally = OperandTally()
+    private var stopStatus: Int32?
+
+    private init(options: CommonOptions, verb: String, sources: [FilePath]) {
+        self.options = options
+        self.verb = verb
+        let sizes = sources.compactMap { source -> Int64? in
+            guard source != "-", let status = try? FileStatus.of(source), status.kind == .regular else { return nil }
+            return status.size
+        }
+        totalBytes = sizes.reduce(0, +)
+        totalFiles = sizes.count
+    }
+
+    /// Runs `sources` through the steps `plan` gives them (decided in operand order) and
+    /// returns the command's exit status.
+    static func run(_ sources: [FilePath], options: CommonOptions, verb: String, plan: (FilePath) -> OperandStep) async -> Int32 {
+        let batch = OperandBatch(options: options, verb: verb, sources: sources)
+        for (position, source) in sources.enumerated() where batch.stopStatus == nil {
+            await batch.take(plan(source), source: source, at: position)
+        }
+        await batch.endSegment()
+        return batch.stopStatus ?? batch.tally.status
+    }
+
+    private func take(_ step: OperandStep, source: FilePath, at position: Int) async {
+        switch step {
+        case .skip(let message, let isFailure):
+            if source != "-", let status = try? FileStatus.of(source), status.kind == .regular {
+                // Not in the totals any more.
+                totalBytes -= status.size
+                totalFiles -= 1
+                engine?.addToTotal(bytes: -status.size, files: -1)
+            }
+            ready[position] = .skipped(message: message, isFailure: isFailure)
+            reportReady()
+        case .transfer(let transfer):
+            guard let (_, destination) = transfer.filePaths else {
+                // Standard input or output, --test: alone, as before.
+                await endSegment()
+                guard stopStatus == nil else { return }
+                nextToReport = position + 1
+                if let status = tally.record(await transfer.run(options: options)) { stopStatus = status }
+                return
+            }
+            if let key = Self.entryKey(destination), !destinations.insert(key).inserted {
+                // The same entry as an earlier operand's: checked once that one is done.
+                await endSegment()
+                guard stopStatus == nil else { return }
+                destinations.insert(key)
+            }
+            await submit(transfer, at: position)
+        }
+    }
+
+    private func submit(_ transfer: Transfer, at position: Int) async {
+        if let (_, destination) = transfer.filePaths, let refusal = transfer.createdFileRefusal(destination) {
+            // Refused before it starts, as the transfer alone would refuse it.
+            ready[position] = .refused(transfer, refusal)
+            reportReady()
+            return
+        }
+        let engine = startSegment()
+        let finished = finished
+        let ring = bell?.ring
+        guard let job = transfer.job(options: options, completion: { outcome in
+            finished.append(outcome)
+            ring?.yield()
+        }) else { return }
+        do {
+            let index = try await engine.submit(job)
+            inFlight[index] = (position, transfer)
+        } catch {
+            stopStatus = ExitStatus.interrupted
+        }
+        collect()
+    }
+
+    private func startSegment() -> ManyFileCopy {
+        if let engine { return engine }
+        var copy = RegularFileCopy.Options(
+            reflink: options.reflink, sparse: options.sparse, forcesPipeline: options.forcesPipeline)
+        copy.pipeline.computesCRC32 = options.verbose
+        copy.pipeline.rateLimit = options.rateLimit
+        let engine = ManyFileCopy(
+            options: .init(width: options.jobs, chunkSize: options.chunkSize, capacity: options.capacity, copy: copy),
+            totalBytes: totalBytes, totalFiles: totalFiles)
+        let (stream, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        bell = (stream, ring)
+        if options.progress == .human {
+            display = ProgressDisplay(hub: engine.progress, mode: .human, label: verb)
+        }
+        self.engine = engine
+        return engine
+    }
+
+    /// Waits for the files in flight, reports them, syncs their directories, then removes the
+    /// sources of `--rm`.
+    fileprivate func endSegment() async {
+        guard let engine, let bell else { return }
+        // Reports each file as it finishes while the engine winds down.
+        async let finishing: ManyFileCopy.Totals = {
+            let totals = await engine.finish()
+            bell.ring.finish()
+            return totals
+        }()
+        for await _ in bell.stream { collect() }
+        let totals = await finishing
+        self.engine = nil
+        self.bell = nil
+        collect()
+        let failed = totals.failed
+        await display?.finish(error: failed > 0 || stopStatus != nil ? "\(failed) of \(totals.committed + failed) files failed" : nil)
+        display = nil
+        if options.progress == .json, let last = totals.progress {
+            let error = stopStatus != nil ? "interrupted" : failed > 0 ? "\(failed) of \(totals.committed + failed) files failed" : nil
+            Console.writeError(last.jsonLine(done: true, error: error) + "\n")
+        }
+        for removal in removals {
+            let directory = removal.committed.isDurableOnceDirectorySynced
+                && totals.unsyncedDirectories[removal.transfer.filePaths?.destination.directory ?? "."] == nil
+            if removal.transfer.removeSource(isDurable: directory, hasWarnings: removal.hasWarnings, options: options) {
+                tally.warn()
+            }
+        }
+        removals.removeAll()
+        for (directory, error) in totals.unsyncedDirectories.sorted(by: { $0.key.description < $1.key.description })
+        where !options.quiet {
+            Console.message("files in '\(directory)' are in place, but \(error)")
+            tally.warn()
+        }
+        destinations.removeAll()
+    }
+
+    /// Takes the outcomes the engine finished, prints their `--progress=json` lines, and
+    /// reports what is ready in operand order.
+    private func collect() {
+        let outcomes = finished.take()
+        for outcome in outcomes {
+            if options.progress == .json { Console.writeError(outcome.progress.jsonLine() + "\n") }
+            guard let (position, transfer) = inFlight.removeValue(forKey: outcome.index) else { continue }
+            ready[position] = .finished(transfer, outcome)
+        }
+        reportReady()
+    }
+
+    private func reportReady() {
+        while let slot = ready.removeValue(forKey: nextToReport) {
+            nextToReport += 1
+            switch slot {
+            case .skipped(let message, let isFailure):
+                if let message { Console.message(message) }
+                if isFailure { tally.fail() } else { tally.warn() }
+            case .finished(let transfer, let outcome):
+                let result = transfer.report(outcome, options: options)
+                if case .success(let warnings) = result, transfer.removesSource, case .success(let committed) = outcome.result {
+                    removals.append((transfer, committed, !warnings.isEmpty))
+                }
+                if let status = tally.record(result), stopStatus == nil { stopStatus = status }
+            case .refused(let transfer, let error):
+                let (result, message) = transfer.classify(error)
+                if let message { Console.message(message) }
+                _ = tally.record(result)
+            }
+        }
+    }
+
+    /// The directory entry `path` names, if its directory exists.
+    private static func entryKey(_ path: FilePath) -> EntryKey? {
+        guard let directory = try? FileStatus.of(path.directory) else { return nil }
+        return EntryKey(device: directory.device, inode: directory.inode, name: path.lastComponent.bytes)
+    }
+}
+
+/// The outcomes the engine's completions hand over, until the command's thread takes them.
+private final class FinishedOutcomes: Sendable {
+    private let outcomes = Mutex<[ManyFileCopy.Outcome]>([])
+
+    func append(_ outcome: ManyFileCopy.Outcome) {
+        outcomes.withLock { $0.append(outcome) }
+    }
+
+    func take() -> [ManyFileCopy.Outcome] {
+        outcomes.withLock { outcomes in
+            defer { outcomes.removeAll() }
+            return outcomes
+        }
+    }
+}

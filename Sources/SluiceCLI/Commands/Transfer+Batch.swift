@@ -1,0 +1,62 @@
+import Sluice
+
+/// A transfer run as one file of several at once (``OperandBatch``): a regular file to a file.
+extension Transfer {
+    /// The source and destination paths when the transfer is a file to a file (what the engine
+    /// runs); `nil` for standard input or output and `--test`, which run alone.
+    var filePaths: (source: FilePath, destination: FilePath)? {
+        guard case .file(let source) = source, case .file(let destination) = destination else { return nil }
+        return (source, destination)
+    }
+
+    /// The engine's job for this transfer.
+    func job(options: CommonOptions, completion: @escaping @Sendable (ManyFileCopy.Outcome) -> Void) -> ManyFileCopy.Job? {
+        guard let (source, destination) = filePaths else { return nil }
+        var sinkOptions = options.sinkOptions
+        sinkOptions.preserveModificationTime = keepsModificationTime
+        return ManyFileCopy.Job(
+            source: source, destination: destination, sourceStatus: try? FileStatus.of(source), sinkOptions: sinkOptions,
+            transform: transform, verification: options.verify ? verification : nil, completion: completion)
+    }
+
+    /// Reports a file the engine finished, as ``run(options:)`` reports one it ran: remembers
+    /// the file created, prints the warnings, the failure or the `--verbose` report. `--rm` is
+    /// left for ``removeSource(isDurable:hasWarnings:options:)``, once the directories are synced.
+    func report(_ outcome: ManyFileCopy.Outcome, options: CommonOptions) -> Outcome {
+        let committed: ManyFileCopy.Committed
+        switch outcome.result {
+        case .failure(let error):
+            let (result, message) = classify(error)
+            if let message { Console.message(message) }
+            return result
+        case .success(let value): committed = value
+        }
+        if case .file(let path) = destination, let status = try? FileStatus.of(path), status.kind == .regular {
+            created.insert(status)
+        }
+        if CommitGate.shared.interruption != nil {
+            SignalWatcher.reportWritten(outcome.destination)
+            return .cancelled
+        }
+        var warnings = committed.report.warnings + committed.warnings
+        if case .notVerified(let reason) = committed.report.verification {
+            warnings.append(StageWarning("not verified: \(reason)"))
+        }
+        if !options.quiet {
+            for warning in warnings { Console.message("\(verb) '\(source.name)': \(warning)") }
+        }
+        if options.verbose { Console.message(describe(committed.report, options: options)) }
+        return .success(warnings: warnings)
+    }
+
+    /// `--rm` after the batch: removes the source, or says why it is kept.
+    ///
+    /// - Returns: `true` if it was kept (a warning, exit 2).
+    func removeSource(isDurable: Bool, hasWarnings: Bool, options: CommonOptions) -> Bool {
+        guard removesSource, case .file(let path) = source,
+            let kept = keepReason(path, hasWarnings: hasWarnings, isDurable: isDurable, force: options.force)
+        else { return false }
+        if !options.quiet { Console.message("kept '\(path)': \(kept)") }
+        return true
+    }
+}

@@ -1,0 +1,165 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Testing
+@testable import Sluice
+import SluiceTestSupport
+
+/// ``ManyFileCopy``: many files at once within one byte budget, each atomic, a failure per file,
+/// one progress, cancellation of all; and ``PipelineShare``'s arithmetic.
+@Suite(.timeLimit(.minutes(1)))
+struct ManyFileCopyTests {
+    /// Bytes that differ per file.
+    static func content(_ index: Int, size: Int) -> [UInt8] {
+        (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
+    }
+
+    /// Writes `sizes.count` sources into `directory`/in and makes `directory`/out.
+    static func makeSources(_ sizes: [Int], in directory: ScratchDirectory) throws -> [FilePath] {
+        mkdir(directory.appending("in").description, 0o755)
+        mkdir(directory.appending("out").description, 0o755)
+        return try sizes.enumerated().map { index, size in
+            let path = directory.appending(FilePath("in/f\(index)"))
+            try writeFile(path, content(index, size: size))
+            return path
+        }
+    }
+
+    /// A collector of outcomes, in the order they come.
+    final class Outcomes: @unchecked Sendable {
+        private let lock = LockedValue<[ManyFileCopy.Outcome]>([])
+        func add(_ outcome: ManyFileCopy.Outcome) { lock.withLock { $0.append(outcome) } }
+        var all: [ManyFileCopy.Outcome] { lock.withLock { $0 } }
+    }
+
+    @Test func copiesEveryFileAndSyncsTheirDirectoryOnce() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sizes = [0, 1, 4095, 4096, 70_000, 300_000, 1 << 20, 3 << 20]
+        let sources = try Self.makeSources(sizes, in: directory)
+        let engine = ManyFileCopy(
+            options: .init(width: 3, byteBudget: 1 << 20, chunkSize: 64 << 10, capacity: 8,
+                           copy: .init(forcesPipeline: true)),
+            totalBytes: Int64(sizes.reduce(0, +)), totalFiles: sizes.count)
+        let outcomes = Outcomes()
+        for (index, source) in sources.enumerated() {
+            let destination = directory.appending(FilePath("out/f\(index)"))
+            let submitted = try await engine.submit(.init(
+                source: source, destination: destination, sourceStatus: try FileStatus.of(source), completion: outcomes.add))
+            #expect(submitted == index)
+        }
+        let totals = await engine.finish()
+        #expect(totals.committed == sizes.count)
+        #expect(totals.failed == 0)
+        #expect(totals.bytesRead == Int64(sizes.reduce(0, +)))
+        #expect(totals.peakBudgetBytes <= 1 << 20)
+        #expect(totals.unsyncedDirectories.isEmpty)
+        #expect(totals.progress?.files?.completed == sizes.count)
+        #expect(totals.progress?.fraction == 1)
+        #expect(outcomes.all.map(\.index).sorted() == Array(sizes.indices))
+        for outcome in outcomes.all {
+            let committed = try outcome.result.get()
+            #expect(committed.isDurableOnceDirectorySynced)
+            #expect(outcome.progress.files?.current == outcome.source)
+            #expect(outcome.progress.files?.currentIndex == outcome.index)
+        }
+        for (index, size) in sizes.enumerated() {
+            #expect(try readFile(directory.appending(FilePath("out/f\(index)"))) == Self.content(index, size: size))
+        }
+        #expect(try temporaryFiles(in: directory.appending("out")).isEmpty)
+    }
+
+    @Test func aFailedFileDoesNotStopTheOthers() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sources = try Self.makeSources([10, 20, 30], in: directory)
+        // The second destination exists: without overwrite, that file fails.
+        try writeFile(directory.appending("out/f1"), [1, 2, 3])
+        let engine = ManyFileCopy(options: .init(width: 2))
+        let outcomes = Outcomes()
+        for (index, source) in sources.enumerated() {
+            try await engine.submit(.init(
+                source: source, destination: directory.appending(FilePath("out/f\(index)")), completion: outcomes.add))
+        }
+        try await engine.submit(.init(
+            source: directory.appending("in/missing"), destination: directory.appending("out/missing"),
+            completion: outcomes.add))
+        let totals = await engine.finish()
+        #expect(totals.committed == 2)
+        #expect(totals.failed == 2)
+        let failed = outcomes.all.filter { if case .failure = $0.result { true } else { false } }.map(\.index).sorted()
+        #expect(failed == [1, 3])
+        #expect(try readFile(directory.appending("out/f1")) == [1, 2, 3])
+        #expect(try readFile(directory.appending("out/f2")) == Self.content(2, size: 30))
+        #expect(totals.progress?.files?.failed == 2)
+    }
+
+    @Test func aCancelledEngineLeavesOnlyWholeFiles() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sizes = Array(repeating: 200_000, count: 12)
+        let sources = try Self.makeSources(sizes, in: directory)
+        let engine = ManyFileCopy(options: .init(width: 2, copy: .init(forcesPipeline: true)))
+        let outcomes = Outcomes()
+        var accepted = 0
+        for (index, source) in sources.enumerated() {
+            if index == 5 { engine.cancel() }
+            do {
+                try await engine.submit(.init(
+                    source: source, destination: directory.appending(FilePath("out/f\(index)")), completion: outcomes.add))
+                accepted += 1
+            } catch {
+                #expect(index >= 5)
+            }
+        }
+        let totals = await engine.finish()
+        #expect(accepted == 5)
+        #expect(totals.committed + totals.failed == accepted)
+        #expect(outcomes.all.count == accepted)
+        for (index, size) in sizes.enumerated() where exists(directory.appending(FilePath("out/f\(index)"))) {
+            #expect(try readFile(directory.appending(FilePath("out/f\(index)"))) == Self.content(index, size: size))
+        }
+        #expect(try temporaryFiles(in: directory.appending("out")).isEmpty)
+    }
+
+    @Test func aShareFitsTheFileAndTheBudget() {
+        // A small file reads in a chunk of its own size, rounded up to 4 KiB.
+        let small = PipelineShare(fileSize: 1000, chunkSize: 1 << 20, capacity: 4, channels: 1, share: 4 << 20)
+        #expect(small.chunkSize == 4096 && small.capacity == 4 && small.bytes == 4096 * 6)
+        // A large file's capacity shrinks to its share: 4 MiB of 1 MiB chunks, a copy.
+        let large = PipelineShare(fileSize: 1 << 30, chunkSize: 1 << 20, capacity: 4, channels: 1, share: 4 << 20)
+        #expect(large.chunkSize == 1 << 20 && large.capacity == 2 && large.bytes == 4 << 20)
+        // Not even one chunk per channel fits: capacity 1, charged more than the share.
+        let tight = PipelineShare(fileSize: nil, chunkSize: 1 << 20, capacity: 4, channels: 2, share: 1 << 20)
+        #expect(tight.chunkSize == 1 << 20 && tight.capacity == 1 && tight.bytes == 5 << 20)
+    }
+}
+
+/// Cancellation reaches a file that waits: a FIFO source with no writer.
+@Suite(.timeLimit(.minutes(1)))
+struct ManyFileCopyCancellationTests {
+    @Test func cancellingWhileAFIFOWaitsForAWriterEndsIt() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let fifo = directory.appending("p")
+        #expect(mkfifo(fifo.description, 0o600) == 0)
+        let engine = ManyFileCopy()
+        let started = AsyncStream<Void>.makeStream()
+        let progress = engine.progress.subscribe()
+        Task {
+            for await snapshot in progress where snapshot.files?.current == fifo {
+                started.continuation.yield()
+                break
+            }
+        }
+        try await engine.submit(.init(source: fifo, destination: directory.appending("out")))
+        for await _ in started.stream { break }
+        let finishing = Task { await engine.finish() }
+        finishing.cancel()
+        let totals = await finishing.value
+        #expect(totals.failed == 1)
+        #expect(!exists(directory.appending("out")))
+    }
+}
