@@ -15,14 +15,19 @@ import Musl
 /// destination then holds its old bytes, or is absent, and the temporary file may remain),
 /// never leave a renamed-but-empty file: the data was synced before the rename.
 ///
-/// Memory: one path per distinct directory, not per file.
+/// Memory: one path per distinct directory, not per file, and at most 64 open directories.
 ///
 /// ## Concurrency contract
 /// Every method may be called from any thread. ``synchronize()`` blocks its thread for the
 /// `fsync(2)` calls: call it from a ``BlockingIOExecutor``, never from the cooperative pool.
 public final class DirectorySyncBatch: Sendable {
-    private let directories = LockedValue<Set<FilePath>>([])
+    /// Each directory by its path, with its open descriptor when a walk gave one (a directory
+    /// deeper than `PATH_MAX` can only be synced through it).
+    private let directories = LockedValue<[FilePath: DirectoryHandle?]>([:])
     private let system: SystemCalls
+    /// The most open directories held before the batch is synced early (``record(directoryOf:)``),
+    /// so that a tree's walk holds a bounded number of descriptors.
+    static let maximumOpenDirectories = 64
 
     /// Creates an empty batch.
     public convenience init() {
@@ -35,8 +40,32 @@ public final class DirectorySyncBatch: Sendable {
 
     /// Records that a file was renamed into `directory`.
     public func record(_ directory: FilePath) {
-        _ = directories.withLock { $0.insert(directory) }
+        directories.withLock { if $0[directory] == nil { $0[directory] = .some(nil) } }
     }
+
+    /// Records that a file was renamed to `location`: its directory, kept open when the
+    /// location is a name in an open directory. When that makes more than 64 open directories,
+    /// syncs the batch at once, on the calling thread, so the descriptors held stay bounded;
+    /// a directory that then fails to sync is reported by the next ``synchronize()``.
+    ///
+    /// - Note: may block: call it from a ``BlockingIOExecutor``.
+    public func record(directoryOf location: FileLocation) {
+        guard let handle = location.directory else {
+            record(location.path.directory)
+            return
+        }
+        let isFull = directories.withLock { directories in
+            if case .some(.some) = directories[handle.path] {} else { directories[handle.path] = handle }
+            return directories.values.count(where: { $0 != nil }) > Self.maximumOpenDirectories
+        }
+        if isFull {
+            let failures = synchronize()
+            earlyFailures.withLock { $0.merge(failures) { first, _ in first } }
+        }
+    }
+
+    /// Failures of the syncs made early by ``record(directoryOf:)``, for the next ``synchronize()``.
+    private let earlyFailures = LockedValue<[FilePath: FileError]>([:])
 
     /// The count of directories waiting for their `fsync(2)`.
     public var pendingCount: Int { directories.withLock { $0.count } }
@@ -50,9 +79,16 @@ public final class DirectorySyncBatch: Sendable {
             defer { directories.removeAll() }
             return directories
         }
-        var failures: [FilePath: FileError] = [:]
-        for directory in taken.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
+        var failures = earlyFailures.withLock { failures in
+            defer { failures.removeAll() }
+            return failures
+        }
+        for (directory, handle) in taken.sorted(by: { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }) {
             do throws(FileError) {
+                if let handle {
+                    try handle.synchronize()
+                    continue
+                }
                 let descriptor = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY, system: system)
                 try descriptor.closeAfter(system: system) { () throws(FileError) in
                     do throws(Errno) { try descriptor.synchronize(system: system) } catch {

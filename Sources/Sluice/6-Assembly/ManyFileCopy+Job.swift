@@ -21,6 +21,19 @@ extension ManyFileCopy {
         /// Called once when the file is done: committed (renamed into place) or failed. It runs
         /// on an engine thread and must not block.
         public var completion: @Sendable (Outcome) -> Void
+        /// Where the source is opened: ``source`` as a plain path unless a walk gave a name in
+        /// an open directory (``FileLocation``), which reaches any depth.
+        public var sourceLocation: FileLocation
+        /// Where the destination is created: ``destination`` as a plain path unless a walk gave
+        /// a name in an open directory.
+        public var destinationLocation: FileLocation
+        /// Whether a symbolic link at ``sourceLocation`` is followed (default `true`, as for an
+        /// operand); a tree's entries are opened with `O_NOFOLLOW` unless `-L`.
+        public var followsLinks = true
+        /// Runs once the file is committed, before its ``completion``, on the file's own
+        /// thread (it may block: for example to give the committed file the source's extended
+        /// attributes, which a write would have cleared). `nil`: nothing.
+        public var afterCommit: (@Sendable () -> Void)?
 
         /// Creates a job.
         public init(
@@ -35,6 +48,24 @@ extension ManyFileCopy {
             self.transform = transform
             self.verification = verification
             self.completion = completion
+            self.sourceLocation = FileLocation(path: source)
+            self.destinationLocation = FileLocation(path: destination)
+        }
+
+        /// Creates a job for a file found by a walk: a name in an open directory on each side.
+        /// ``source`` and ``destination`` are the locations' user-visible paths.
+        public init(
+            source: FileLocation, destination: FileLocation, sourceStatus: FileStatus?, followsLinks: Bool,
+            sinkOptions: FileSink.Options, verification: CopyVerification? = nil,
+            afterCommit: (@Sendable () -> Void)? = nil, completion: @escaping @Sendable (Outcome) -> Void
+        ) {
+            self.init(
+                source: source.path, destination: destination.path, sourceStatus: sourceStatus, sinkOptions: sinkOptions,
+                verification: verification, completion: completion)
+            self.sourceLocation = source
+            self.destinationLocation = destination
+            self.followsLinks = followsLinks
+            self.afterCommit = afterCommit
         }
     }
 

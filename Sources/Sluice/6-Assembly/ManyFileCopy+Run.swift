@@ -19,13 +19,14 @@ extension ManyFileCopy {
         try Task.checkCancellation()
         let copyOptions = options.copy
         let chunks = try await FileChunks.open(
-            job.source, chunkSize: share.chunkSize, findsHoles: copyOptions.sparse != .never)
+            at: job.sourceLocation, followsLinks: job.followsLinks, chunkSize: share.chunkSize,
+            findsHoles: copyOptions.sparse != .never)
         var status = chunks.status
         // A compressed or decompressed file is data, never a set-ID program.
         if job.transform != nil { status.permissions &= ~0o6000 }
         var sinkOptions = job.sinkOptions
         sinkOptions.synchronizesDirectory = false
-        let sink = try await FileSink.create(at: job.destination, source: status, options: sinkOptions)
+        let sink = try await FileSink.create(location: job.destinationLocation, source: status, options: sinkOptions)
         let replaces = await sink.replacesDestination
         var pipeline = copyOptions.pipeline
         pipeline.capacity = share.capacity
@@ -51,7 +52,16 @@ extension ManyFileCopy {
         defer { forwarding.cancel() }
         let report = try await run()
         let durable = replaces && sinkOptions.synchronize
-        if durable { directories.record(job.destination.directory) }
+        if durable || job.afterCommit != nil {
+            // On the sink's thread: the hook may block, and a full batch of directories is
+            // synced by the record that fills it.
+            let directories = directories
+            let destination = job.destinationLocation
+            await withTaskExecutorPreference(sink.preferredExecutor) {
+                job.afterCommit?()
+                if durable { directories.record(directoryOf: destination) }
+            }
+        }
         return Committed(report: report, warnings: await sink.warnings, isDurableOnceDirectorySynced: durable)
     }
 }

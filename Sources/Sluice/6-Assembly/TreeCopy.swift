@@ -112,8 +112,14 @@ public struct TreeCopy: Sendable {
     public func run(onFailure: @escaping @Sendable (any Error) -> Void = { _ in }) async throws -> TreeCopyReport {
         let executor = BlockingIOExecutor(label: "sluice.tree-copy")
         return try await withTaskExecutorPreference(executor) {
-            let run = try TreeCopyRun(copy: self, onFailure: onFailure)
-            try await run.walk()
+            let run: TreeCopyRun
+            do {
+                run = try TreeCopyRun(copy: self, onFailure: onFailure)
+                try await run.walk()
+            } catch {
+                await runner.waitForAll()  // the files handed over wind down (or finish) first
+                throw error
+            }
             await runner.waitForAll()
             try Task.checkCancellation()
             run.finish()

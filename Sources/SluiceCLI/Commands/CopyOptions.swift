@@ -48,9 +48,6 @@ struct CopyOptions {
             if destination == "-" || sources.contains("-") {
                 throw UsageError("-r copies files and directories by name: not standard input or standard output ('-')")
             }
-            if common.progress != .none {
-                throw UsageError("--progress does not show the copy of a tree (-r, -a) yet")
-            }
         }
         if common.verify && destination == "-" {
             throw UsageError("--verify reads the output back: it cannot be used with standard output")

@@ -1,27 +1,51 @@
 import Sluice
 
-/// `sluice copy -r` / `-a`: each source copied as a tree (``TreeCopy``), its failures named one
-/// by one and the rest copied.
+/// `sluice copy -r` / `-a`: each source copied as a tree (``TreeCopy``), its regular files many
+/// at once through one ``ManyFileCopy`` per source (``ManyFileJobRunner``), its failures named
+/// one by one and the rest copied.
 enum TreeCommand {
     /// Copies each source in turn.
     ///
     /// - Returns: 0, 1 if any entry failed, 2 if only warnings, 130 when interrupted (files
-    ///   committed stay; the one in flight leaves nothing).
+    ///   committed stay; those in flight leave nothing).
     static func run(_ options: CopyOptions) async -> Int32 {
         var status = ExitStatus.success
         for source in options.sources {
-            let copy = TreeCopy(from: source, to: options.destination, options: options.treeOptions)
-            let quiet = options.common.quiet
+            let common = options.common
+            let json = common.progress == .json
+            let runner = ManyFileJobRunner(
+                options: .init(
+                    width: common.jobs, chunkSize: common.chunkSize, capacity: common.capacity,
+                    copy: options.treeOptions.file),
+                onOutcome: { outcome in
+                    // One line per file as it finishes; its snapshot names the file and its index.
+                    if json { Console.writeError(outcome.progress.jsonLine() + "\n") }
+                })
+            let copy = TreeCopy(from: source, to: options.destination, options: options.treeOptions, runner: runner)
+            let display = common.progress == .human
+                ? ProgressDisplay(hub: runner.engine.progress, mode: .human, label: "copy '\(source)'") : nil
+            let quiet = common.quiet
+            var failure: String?
             do {
                 let report = try await copy.run { error in Console.message(describe(error, source: source)) }
-                if CommitGate.shared.interruption != nil { return ExitStatus.interrupted }
+                if CommitGate.shared.interruption != nil { return await interrupted(display, runner, json: json) }
+                let totals = runner.totals
+                let unsynced = totals?.unsyncedDirectories ?? [:]
                 if report.failures > 0 {
                     status = ExitStatus.failure
-                } else if !report.warnings.isEmpty && status == ExitStatus.success {
+                    failure = "\(report.failures) entries failed"
+                } else if (!report.warnings.isEmpty || !unsynced.isEmpty) && status == ExitStatus.success {
                     status = ExitStatus.warning
                 }
-                if !quiet { for warning in report.warnings { Console.message("copy '\(source)': \(warning)") } }
-                if options.common.verbose {
+                await display?.finish(error: failure)
+                if json, let last = totals?.progress { Console.writeError(last.jsonLine(done: true, error: failure) + "\n") }
+                if !quiet {
+                    for warning in report.warnings { Console.message("copy '\(source)': \(warning)") }
+                    for (directory, error) in unsynced.sorted(by: { $0.key.description < $1.key.description }) {
+                        Console.message("files in '\(directory)' are in place, but \(error)")
+                    }
+                }
+                if common.verbose {
                     Console.message(
                         "copy '\(source)' to '\(copy.target)': \(report.files) files (\(report.bytes) bytes), "
                             + "\(report.directories) directories, \(report.symbolicLinks) symbolic links, "
@@ -29,14 +53,22 @@ enum TreeCommand {
                             + "\(report.failures) failed")
                 }
             } catch is CancellationError {
-                return ExitStatus.interrupted
+                return await interrupted(display, runner, json: json)
             } catch {
-                if CommitGate.shared.interruption != nil { return ExitStatus.interrupted }
+                if CommitGate.shared.interruption != nil { return await interrupted(display, runner, json: json) }
+                await display?.finish(error: describe(error, source: source))
                 Console.message(describe(error, source: source))
                 status = ExitStatus.failure
             }
         }
         return status
+    }
+
+    /// Ends the progress of an interrupted copy and gives its status.
+    private static func interrupted(_ display: ProgressDisplay?, _ runner: ManyFileJobRunner, json: Bool) async -> Int32 {
+        await display?.finish(error: "interrupted")
+        if json, let last = runner.totals?.progress { Console.writeError(last.jsonLine(done: true, error: "interrupted") + "\n") }
+        return ExitStatus.interrupted
     }
 
     private static func describe(_ error: any Error, source: FilePath) -> String {

@@ -1,0 +1,72 @@
+/// Runs a ``TreeCopy``'s regular files through a ``ManyFileCopy``: many files at once, within
+/// one byte budget, each directory synced once for the batch instead of once per file.
+///
+/// Each ``FileJob`` becomes a ``ManyFileCopy/Job`` at the job's locations (names in open
+/// directories, so any depth), with the tree's sink options; with
+/// ``TreeCopy/Options/preservesAttributes``, the committed file is given the source's extended
+/// attributes (and ACLs) on the file's own thread before its completion. Every file found adds
+/// itself and its bytes to the engine's totals, which grow while the walk runs
+/// (``ManyFileCopy/addToTotal(bytes:files:)``); ``waitForAll()`` marks them complete and
+/// finishes the engine, after which every rename is durable (unless `--no-fsync`) and
+/// ``totals`` holds the engine's counts.
+///
+/// Concurrency contract: as ``FileJobRunner``: ``submit(_:completion:)`` from the walk's task
+/// (it suspends while the engine's files in flight are at its width), ``waitForAll()`` once,
+/// after the last submit. Cancelling the submitting task cancels the engine.
+public final class ManyFileJobRunner: FileJobRunner {
+    /// The engine the files go through; subscribe to its ``ManyFileCopy/progress`` before the
+    /// copy starts.
+    public let engine: ManyFileCopy
+    private let finished = LockedValue<ManyFileCopy.Totals?>(nil)
+    private let onOutcome: @Sendable (ManyFileCopy.Outcome) -> Void
+
+    /// Creates a runner over a new engine made with `options`; its totals start at zero and
+    /// grow with each file submitted.
+    ///
+    /// - Parameter onOutcome: called with each file's outcome (its index, paths, result and
+    ///   the progress snapshot about it, for a line per file), before the job's completion,
+    ///   on an engine thread; it must not block.
+    public init(
+        options: ManyFileCopy.Options = .init(), onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
+    ) {
+        engine = ManyFileCopy(options: options, totalIsGrowing: true)
+        self.onOutcome = onOutcome
+    }
+
+    /// The engine's totals once ``waitForAll()`` returned; `nil` before.
+    public var totals: ManyFileCopy.Totals? { finished.withLock { $0 } }
+
+    /// Hands `job` to the engine.
+    ///
+    /// - Throws: `CancellationError` when the engine was cancelled (the job was not taken and
+    ///   `completion` is not called).
+    public func submit(_ job: FileJob, completion: @escaping @Sendable (Result<CopyReport, any Error>) -> Void) async throws {
+        var sinkOptions = job.options.sink
+        sinkOptions.preserveAttributes = job.options.preservesAttributes
+        let afterCommit: (@Sendable () -> Void)?
+        if job.options.preservesAttributes, let from = job.source.directory, let to = job.destination.directory {
+            let (source, destination, warnings) = (job.source.name, job.destination.name, job.warnings)
+            afterCommit = {
+                TreeCopy.copyExtendedAttributes(from: source, in: from, to: destination, in: to, warnings: warnings)
+            }
+        } else {
+            afterCommit = nil
+        }
+        engine.addToTotal(bytes: job.status.kind == .regular ? job.status.size : 0, files: 1)
+        try await engine.submit(
+            ManyFileCopy.Job(
+                source: job.source, destination: job.destination, sourceStatus: job.status, followsLinks: job.followsLinks,
+                sinkOptions: sinkOptions, verification: job.options.file.pipeline.verification, afterCommit: afterCommit,
+                completion: { [onOutcome] outcome in
+                    onOutcome(outcome)
+                    completion(outcome.result.map(\.report))
+                }))
+    }
+
+    /// Finishes the engine: waits for every file, syncs each directory renamed into once.
+    public func waitForAll() async {
+        engine.totalIsComplete()
+        let totals = await engine.finish()
+        finished.withLock { $0 = totals }
+    }
+}
