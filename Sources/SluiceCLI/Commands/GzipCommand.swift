@@ -85,9 +85,18 @@ enum GzipCommand {
             return ExitStatus.failure
         }
         if options.list { return GzipListing.run(options.sources, quiet: options.common.quiet) }
+        var sources = options.sources
+        var walkFailed = false
+        if options.recursive {
+            (sources, walkFailed) = await options.expandingDirectories()
+            if CommitGate.shared.interruption != nil { return ExitStatus.interrupted }
+        }
         let created = CreatedFiles()
-        return await OperandTally.run(options.sources, options: options.common, verb: options.verb) { source in
+        let status = await OperandTally.run(sources, options: options.common, verb: options.verb) { source in
             options.step(for: source, created: created)
         }
+        // An entry of a tree that could not be read fails the command, as a failed operand does.
+        if walkFailed && (status == ExitStatus.success || status == ExitStatus.warning) { return ExitStatus.failure }
+        return status
     }
 }

@@ -25,6 +25,8 @@ struct GzipOptions {
     var removesSources: Bool
     /// `-l`: list each source's sizes and output name, decode nothing.
     var list: Bool
+    /// `-r`: directory operands stand for the regular files in them (``expandingDirectories()``).
+    var recursive: Bool
 
     /// - Throws: ``UsageError`` for no source at all when standard input is a terminal
     ///   (compress), or options that cannot go together.
@@ -42,6 +44,7 @@ struct GzipOptions {
         maxOutput = arguments.size(.maxOutput)
         removesSources = arguments.has(.removeSource)
         list = arguments.has(.list)
+        recursive = arguments.has(.recursiveGzip)
         if sources.isEmpty {
             // As gzip: no operand means standard input; compress refuses to wait on a terminal
             // for data (decompress refuses to read one at all: terminalInputRefusal).
@@ -60,6 +63,8 @@ struct GzipOptions {
             throw UsageError("--verify reads the output back: it cannot be used with standard output")
         }
         if output != nil && sources.count > 1 { throw UsageError("-o takes a single source") }
+        if recursive && output != nil { throw UsageError("-r writes each file beside its source: it cannot be used with -o") }
+        if recursive && list { throw UsageError("--list lists files: it cannot be used with -r") }
         if output != nil && toStandardOutput { throw UsageError("-o and -c cannot be used together") }
         if test && (output != nil || toStandardOutput) {
             throw UsageError("--test writes nothing: it cannot be used with -o or -c")

@@ -8,7 +8,7 @@ extension CommandOption {
         output, standardOutput, level, threads, blockSize, test, maxOutput, removeSource,
         size, runs, out, design, consumer, sinkRate, chunkSizes, input, spillDirectory,
         decompress, list, keep, noName, name, fast, best, generateCompletionScript, generateManual,
-        recursive, archive, followOperands, followAll, followNone,
+        recursive, recursiveGzip, archive, followOperands, followAll, followNone,
         force, noFsync, verify, limitRate, reflink, sparse, pipeline, preserve, preserveGzip, chunkSize, capacity, jobs, progress, quiet, verbose, help, version,
     ]
 
@@ -144,6 +144,13 @@ extension CommandOption {
             + "<dst>; symbolic links copied as links, FIFOs and devices recreated; entries that fail are named "
             + "and the rest copied (exit 1)",
         commands: [.copy])
+    static let recursiveGzip = CommandOption(
+        long: "recursive", short: "r",
+        abstract: "as gzip -r: every regular file in each directory operand and below, each by the single-file "
+            + "rules beside its source (kept unless --rm); compress passes over names already ending in .gz or "
+            + ".tgz, decompress over names without a known suffix, silently unless -v; symbolic links are not "
+            + "followed",
+        commands: gzip)
     static let archive = CommandOption(
         long: "archive", short: "a",
         abstract: "-r with --preserve, symbolic links as links and hard links within the tree kept, as cp -a",
