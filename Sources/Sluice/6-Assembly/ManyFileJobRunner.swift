@@ -23,9 +23,11 @@ public final class ManyFileJobRunner: FileJobRunner {
     /// Creates a runner over a new engine made with `options`; its totals start at zero and
     /// grow with each file submitted.
     ///
-    /// - Parameter onOutcome: called with each file's outcome (its index, paths, result and
-    ///   the progress snapshot about it, for a line per file), before the job's completion,
-    ///   on an engine thread; it must not block.
+    /// - Parameters:
+    ///   - options: the engine's width, byte budget, chunk size and per-file copy options.
+    ///   - onOutcome: called with each file's outcome (its index, paths, result and the
+    ///     progress snapshot about it, for a line per file), before the job's completion, on an
+    ///     engine thread; it must not block.
     public init(
         options: ManyFileCopy.Options = .init(), onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
     ) {

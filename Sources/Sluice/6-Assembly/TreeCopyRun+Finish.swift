@@ -18,6 +18,8 @@ extension TreeCopyRun {
                 let directory = try navigate(to: link.directory)
                 try directory.makeHardLink(link.name, to: link.first.name, in: first)
                 tally.withLock { $0.hardLinks += 1 }
+                // The new name is durable once its directory is synced (hard links are few).
+                if options.sink.synchronize { try directory.synchronize() }
             } catch {
                 fail(error)
             }
