@@ -40,10 +40,10 @@ actor FileReader {
 
     init(
         path: FilePath, descriptor: FileDescriptor?, ownsDescriptor: Bool, chunkSize: Int, findsHoles: Bool = true,
-        system: SystemCalls
+        executor: BlockingIOExecutor? = nil, system: SystemCalls
     ) throws(FileError) {
         precondition(chunkSize > 0, "chunkSize must be at least 1 byte")
-        self.executor = BlockingIOExecutor(label: "sluice.reader")
+        self.executor = executor ?? BlockingIOExecutor(label: "sluice.reader")
         self.path = path
         self.descriptor = descriptor
         self.ownsDescriptor = ownsDescriptor

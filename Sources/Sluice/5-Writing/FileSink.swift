@@ -34,7 +34,7 @@ import Musl
 /// - With `preserveModificationTime` alone (what `gzip` does to the files it writes), the
 ///   source's modification time, and nothing else of it: the bits follow the rules above.
 ///
-/// Rules, in order (see ``create(at:source:options:gate:)``):
+/// Rules, in order (see ``create(at:source:options:gate:executor:)``):
 /// 1. A destination that is the source (same device and inode, following symbolic links) is
 ///    refused: ``FileError/Code/sameFile``.
 /// 2. A directory is refused (``FileError/Code/isDirectory``); callers that mean "into the
@@ -85,8 +85,11 @@ public actor FileSink: ChunkSink {
         executor.asUnownedSerialExecutor()
     }
 
-    private init(destination: FilePath, source: FileStatus?, options: Options, system: SystemCalls, gate: CommitGate) {
-        self.executor = BlockingIOExecutor(label: "sluice.file-sink")
+    private init(
+        destination: FilePath, source: FileStatus?, options: Options, system: SystemCalls, gate: CommitGate,
+        executor: BlockingIOExecutor?
+    ) {
+        self.executor = executor ?? BlockingIOExecutor(label: "sluice.file-sink")
         self.destination = destination
         self.source = source
         self.options = options
@@ -104,22 +107,29 @@ public actor FileSink: ChunkSink {
     ///   - options: overwrite, durability and attribute preservation.
     ///   - gate: where the commit point is decided; ``CommitGate/shared`` (fed by the `sluice`
     ///     command's signal intake) unless a program keeps its own.
+    ///   - executor: the thread the sink's methods (every system call) run on; `nil` (the
+    ///     default) starts one of its own. Given one (shared with the file's reader, say, as
+    ///     ``ManyFileCopy`` does), the sink and everything else on that executor run serially,
+    ///     one job at a time: a hand-off between them wakes no other thread, and a call that
+    ///     waits (a write to a full pipe, `fsync(2)`) holds up the others. The executor must
+    ///     outlive the sink.
     /// - Throws: ``FileError``: `sameFile`, `isDirectory`, `alreadyExists` (without
     ///   `overwrite`), or the errno of `stat`, `open` (for example `permissionDenied`).
     public static func create(
         at destination: FilePath, source: FileStatus? = nil, options: Options = Options(),
-        gate: CommitGate = .shared
+        gate: CommitGate = .shared, executor: BlockingIOExecutor? = nil
     ) async throws -> FileSink {
-        try await create(at: destination, source: source, options: options, system: .live, gate: gate)
+        try await create(at: destination, source: source, options: options, system: .live, gate: gate, executor: executor)
     }
 
     /// The seam for tests: the same, with the system calls to use for opens, writes, fsyncs,
     /// closes and the rename.
     static func create(
         at destination: FilePath, source: FileStatus?, options: Options, system: SystemCalls,
-        gate: CommitGate = .shared
+        gate: CommitGate = .shared, executor: BlockingIOExecutor? = nil
     ) async throws -> FileSink {
-        let sink = FileSink(destination: destination, source: source, options: options, system: system, gate: gate)
+        let sink = FileSink(
+            destination: destination, source: source, options: options, system: system, gate: gate, executor: executor)
         try await sink.prepare()
         return sink
     }
