@@ -45,7 +45,8 @@ import Musl
 ///    not), is refused unless `overwrite` is set; then it is replaced atomically: a link is
 ///    replaced, never written through.
 ///
-/// Every system call runs on the sink's own ``BlockingIOExecutor``.
+/// Every system call runs on the sink's ``BlockingIOExecutor``: its own, or the one given to
+/// ``create(at:source:options:gate:executor:)``.
 public actor FileSink: ChunkSink {
     enum Mode {
         /// Writing a temporary file that replaces `destination` on commit.
@@ -79,8 +80,8 @@ public actor FileSink: ChunkSink {
     private var replacedDestination = false
     private var directorySynchronized = true
 
-    /// The sink's own ``BlockingIOExecutor``: every method of the actor, so every system call,
-    /// runs on its dedicated thread.
+    /// The sink's ``BlockingIOExecutor``: every method of the actor, so every system call, runs
+    /// on its thread (the sink's own, or one it shares with the file's reader).
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
     }

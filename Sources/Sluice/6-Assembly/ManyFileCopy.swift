@@ -9,8 +9,10 @@
 ///    ``Options/byteBudget``, whatever their count and sizes);
 /// 2. is copied as one file is: ``RegularFileCopy`` (clone, kernel copy or pipeline) without a
 ///    transform, ``FileCopy`` with one, to a ``FileSink``: a temporary file, synced (on the
-///    file's own thread, so the files in flight sync in parallel), renamed at its commit point
-///    through the ``CommitGate``;
+///    file's thread, so the files in flight sync in parallel), renamed at its commit point
+///    through the ``CommitGate``. The file's reader, sink and stages all run on one
+///    ``BlockingIOExecutor`` of a pool of ``Options/width``, started once for the engine: a
+///    file hands chunks over without waking another thread, and starts none;
 /// 3. calls its job's completion (``Outcome``), then gives its share back.
 ///
 /// ``finish()`` waits for every file, then syncs each directory that received a rename once
