@@ -55,7 +55,13 @@ public struct FileDescriptor: Sendable, Hashable {
         let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
         var generator = SystemRandomNumberGenerator()
         while true {
-            let random = (0..<12).map { _ in alphabet.randomElement(using: &generator)! }
+            // Twelve base-36 digits of one random 64-bit value (36^12 < 2^64): one `getrandom(2)`
+            // per name, not one per character.
+            var value = generator.next()
+            let random = (0..<12).map { _ in
+                defer { value /= 36 }
+                return alphabet[Int(value % 36)]
+            }
             let path = directory.appending(FilePath(bytes: Array(prefix.utf8) + random + Array(".tmp".utf8)))
             do {
                 return (try open(path, flags | O_CREAT | O_EXCL, permissions: permissions, system: system), path)

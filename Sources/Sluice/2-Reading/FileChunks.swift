@@ -56,7 +56,7 @@ public struct FileChunks: AsyncSequence, Sendable {
     }
 
     /// The descriptor a copy that the kernel makes reads from: that of a file opened by path
-    /// (``open(_:chunkSize:findsHoles:)``) and not yet read, whose whole content from offset 0 is the
+    /// (``open(_:chunkSize:findsHoles:executor:)``) and not yet read, whose whole content from offset 0 is the
     /// data; `nil` for a descriptor given by the caller (``reading(_:path:chunkSize:findsHoles:)``), whose
     /// offset may be anywhere.
     var kernelCopySource: FileDescriptor? {
@@ -83,14 +83,23 @@ public struct FileChunks: AsyncSequence, Sendable {
     ///     (``SparseMode/auto`` and ``SparseMode/always``), or as zeros read with `read(2)`
     ///     (``SparseMode/never``). Default `true`. A file that reports size 0 (/proc) and a
     ///     file system that does not answer `SEEK_DATA` are read plainly either way.
+    ///   - executor: the thread every `open(2)`, `lseek(2)` and `read(2)` of the file runs on;
+    ///     `nil` (the default) starts one of its own. Given one (shared with the file's
+    ///     ``FileSink``, say, as ``ManyFileCopy`` does), everything of the file that runs on it
+    ///     runs serially: a read that waits (a FIFO without a writer) holds up every other job
+    ///     of that executor, so give one only to a regular file, or to no one else meanwhile.
     /// - Returns: the open sequence; the descriptor closes at end of file or when the sequence
     ///   and its iterators are gone.
     /// - Throws: ``FileError`` (`open`, `fstat`; `isDirectory` for a directory).
-    public static func open(_ path: FilePath, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true) async throws -> FileChunks {
-        try await open(path, descriptor: nil, ownsDescriptor: true, chunkSize: chunkSize, findsHoles: findsHoles, system: .live)
+    public static func open(
+        _ path: FilePath, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true, executor: BlockingIOExecutor? = nil
+    ) async throws -> FileChunks {
+        try await open(
+            path, descriptor: nil, ownsDescriptor: true, chunkSize: chunkSize, findsHoles: findsHoles, executor: executor,
+            system: .live)
     }
 
-    /// Opens the file at `location` for reading, as ``open(_:chunkSize:findsHoles:)`` does a
+    /// Opens the file at `location` for reading, as ``open(_:chunkSize:findsHoles:executor:)`` does a
     /// path: the entry of an open directory is opened with `openat(2)`, so its path may be
     /// longer than `PATH_MAX`.
     ///
@@ -99,14 +108,17 @@ public struct FileChunks: AsyncSequence, Sendable {
     ///   - followsLinks: whether a symbolic link at the location is followed; `false` adds
     ///     `O_NOFOLLOW` (a link then fails with `ELOOP`), as a tree's walk needs.
     ///   - chunkSize: the largest chunk in bytes; at least 1.
-    ///   - findsHoles: as for ``open(_:chunkSize:findsHoles:)``.
+    ///   - findsHoles: as for ``open(_:chunkSize:findsHoles:executor:)``.
+    ///   - executor: as for ``open(_:chunkSize:findsHoles:executor:)``: the thread every read
+    ///     runs on, or `nil` for one of its own.
     /// - Throws: ``FileError`` (`open`, `fstat`; `isDirectory` for a directory).
     public static func open(
-        at location: FileLocation, followsLinks: Bool = true, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true
+        at location: FileLocation, followsLinks: Bool = true, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true,
+        executor: BlockingIOExecutor? = nil
     ) async throws -> FileChunks {
         let reader = try FileReader(
             path: location.path, descriptor: nil, ownsDescriptor: true, chunkSize: chunkSize, findsHoles: findsHoles,
-            system: .live, location: location, extraOpenFlags: followsLinks ? 0 : O_NOFOLLOW)
+            executor: executor, system: .live, location: location, extraOpenFlags: followsLinks ? 0 : O_NOFOLLOW)
         let status = try await reader.open()
         return FileChunks(reader: reader, status: status)
     }
@@ -117,7 +129,7 @@ public struct FileChunks: AsyncSequence, Sendable {
     ///   - descriptor: an open descriptor readable from its current offset.
     ///   - path: the name messages use (`-` for standard input).
     ///   - chunkSize: the largest chunk in bytes; at least 1.
-    ///   - findsHoles: as for ``open(_:chunkSize:findsHoles:)``, from the descriptor's offset.
+    ///   - findsHoles: as for ``open(_:chunkSize:findsHoles:executor:)``, from the descriptor's offset.
     /// - Throws: ``FileError`` from `fstat(2)`.
     public static func reading(
         _ descriptor: FileDescriptor, path: FilePath = "-", chunkSize: Int = defaultChunkSize, findsHoles: Bool = true
@@ -129,11 +141,11 @@ public struct FileChunks: AsyncSequence, Sendable {
     /// The seam for tests: the same, with the system calls to use.
     static func open(
         _ path: FilePath, descriptor: FileDescriptor?, ownsDescriptor: Bool, chunkSize: Int, findsHoles: Bool = true,
-        system: SystemCalls
+        executor: BlockingIOExecutor? = nil, system: SystemCalls
     ) async throws -> FileChunks {
         let reader = try FileReader(
             path: path, descriptor: descriptor, ownsDescriptor: ownsDescriptor, chunkSize: chunkSize,
-            findsHoles: findsHoles, system: system)
+            findsHoles: findsHoles, executor: executor, system: system)
         let status = try await reader.open()
         return FileChunks(reader: reader, status: status)
     }

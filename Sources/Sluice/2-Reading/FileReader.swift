@@ -6,9 +6,9 @@ import Musl
 
 /// The state behind a ``FileChunks``: one descriptor, read on a dedicated thread.
 ///
-/// An actor whose executor is its own ``BlockingIOExecutor``, so every `open(2)`, `poll(2)` and
-/// `read(2)` it makes runs off the cooperative pool. Reads happen only inside
-/// ``nextChunk()``: there is no read-ahead.
+/// An actor whose executor is a ``BlockingIOExecutor`` (its own, or one given and then shared
+/// with the file's sink), so every `open(2)`, `poll(2)` and `read(2)` it makes runs off the
+/// cooperative pool. Reads happen only inside ``nextChunk()``: there is no read-ahead.
 actor FileReader {
     nonisolated let executor: BlockingIOExecutor
     nonisolated let path: FilePath
@@ -44,10 +44,10 @@ actor FileReader {
 
     init(
         path: FilePath, descriptor: FileDescriptor?, ownsDescriptor: Bool, chunkSize: Int, findsHoles: Bool = true,
-        system: SystemCalls, location: FileLocation? = nil, extraOpenFlags: CInt = 0
+        executor: BlockingIOExecutor? = nil, system: SystemCalls, location: FileLocation? = nil, extraOpenFlags: CInt = 0
     ) throws(FileError) {
         precondition(chunkSize > 0, "chunkSize must be at least 1 byte")
-        self.executor = BlockingIOExecutor(label: "sluice.reader")
+        self.executor = executor ?? BlockingIOExecutor(label: "sluice.reader")
         self.path = path
         self.location = location ?? FileLocation(path: path)
         self.extraOpenFlags = extraOpenFlags

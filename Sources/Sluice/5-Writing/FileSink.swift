@@ -34,7 +34,7 @@ import Musl
 /// - With `preserveModificationTime` alone (what `gzip` does to the files it writes), the
 ///   source's modification time, and nothing else of it: the bits follow the rules above.
 ///
-/// Rules, in order (see ``create(at:source:options:gate:)``):
+/// Rules, in order (see ``create(at:source:options:gate:executor:)``):
 /// 1. A destination that is the source (same device and inode, following symbolic links) is
 ///    refused: ``FileError/Code/sameFile``.
 /// 2. A directory is refused (``FileError/Code/isDirectory``); callers that mean "into the
@@ -45,7 +45,8 @@ import Musl
 ///    not), is refused unless `overwrite` is set; then it is replaced atomically: a link is
 ///    replaced, never written through.
 ///
-/// Every system call runs on the sink's own ``BlockingIOExecutor``.
+/// Every system call runs on the sink's ``BlockingIOExecutor``: its own, or the one given to
+/// ``create(at:source:options:gate:executor:)``.
 public actor FileSink: ChunkSink {
     enum Mode {
         /// Writing a temporary file that replaces `destination` on commit.
@@ -82,14 +83,17 @@ public actor FileSink: ChunkSink {
     private var replacedDestination = false
     private var directorySynchronized = true
 
-    /// The sink's own ``BlockingIOExecutor``: every method of the actor, so every system call,
-    /// runs on its dedicated thread.
+    /// The sink's ``BlockingIOExecutor``: every method of the actor, so every system call, runs
+    /// on its thread (the sink's own, or one it shares with the file's reader).
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
     }
 
-    private init(location: FileLocation, source: FileStatus?, options: Options, system: SystemCalls, gate: CommitGate) {
-        self.executor = BlockingIOExecutor(label: "sluice.file-sink")
+    private init(
+        location: FileLocation, source: FileStatus?, options: Options, system: SystemCalls, gate: CommitGate,
+        executor: BlockingIOExecutor?
+    ) {
+        self.executor = executor ?? BlockingIOExecutor(label: "sluice.file-sink")
         self.destination = location.path
         self.location = location
         self.source = source
@@ -108,13 +112,20 @@ public actor FileSink: ChunkSink {
     ///   - options: overwrite, durability and attribute preservation.
     ///   - gate: where the commit point is decided; ``CommitGate/shared`` (fed by the `sluice`
     ///     command's signal intake) unless a program keeps its own.
+    ///   - executor: the thread the sink's methods (every system call) run on; `nil` (the
+    ///     default) starts one of its own. Given one (shared with the file's reader, say, as
+    ///     ``ManyFileCopy`` does), the sink and everything else on that executor run serially,
+    ///     one job at a time: a hand-off between them wakes no other thread, and a call that
+    ///     waits (a write to a full pipe, `fsync(2)`) holds up the others. The executor must
+    ///     outlive the sink.
     /// - Throws: ``FileError``: `sameFile`, `isDirectory`, `alreadyExists` (without
     ///   `overwrite`), or the errno of `stat`, `open` (for example `permissionDenied`).
     public static func create(
         at destination: FilePath, source: FileStatus? = nil, options: Options = Options(),
-        gate: CommitGate = .shared
+        gate: CommitGate = .shared, executor: BlockingIOExecutor? = nil
     ) async throws -> FileSink {
-        try await create(at: FileLocation(path: destination), source: source, options: options, system: .live, gate: gate)
+        try await create(
+            at: FileLocation(path: destination), source: source, options: options, system: .live, gate: gate, executor: executor)
     }
 
     /// Opens a destination by the rules above at `location`: for the entry of an open directory,
@@ -127,30 +138,34 @@ public actor FileSink: ChunkSink {
     ///   - source: as for a path.
     ///   - options: as for a path.
     ///   - gate: as for a path.
+    ///   - executor: as for a path.
     /// - Throws: as for a path: ``FileError`` (`sameFile`, `isDirectory`, `alreadyExists`, or
     ///   the errno of `fstatat`, `openat`).
     public static func create(
         location: FileLocation, source: FileStatus? = nil, options: Options = Options(),
-        gate: CommitGate = .shared
+        gate: CommitGate = .shared, executor: BlockingIOExecutor? = nil
     ) async throws -> FileSink {
-        try await create(at: location, source: source, options: options, system: .live, gate: gate)
+        try await create(at: location, source: source, options: options, system: .live, gate: gate, executor: executor)
     }
 
     /// The seam for tests: the same, with the system calls to use for opens, writes, fsyncs,
     /// closes and the rename.
     static func create(
         at destination: FilePath, source: FileStatus?, options: Options, system: SystemCalls,
-        gate: CommitGate = .shared
+        gate: CommitGate = .shared, executor: BlockingIOExecutor? = nil
     ) async throws -> FileSink {
-        try await create(at: FileLocation(path: destination), source: source, options: options, system: system, gate: gate)
+        try await create(
+            at: FileLocation(path: destination), source: source, options: options, system: system, gate: gate,
+            executor: executor)
     }
 
     /// The seam for tests, at a ``FileLocation``.
     static func create(
         at location: FileLocation, source: FileStatus?, options: Options, system: SystemCalls,
-        gate: CommitGate = .shared
+        gate: CommitGate = .shared, executor: BlockingIOExecutor? = nil
     ) async throws -> FileSink {
-        let sink = FileSink(location: location, source: source, options: options, system: system, gate: gate)
+        let sink = FileSink(
+            location: location, source: source, options: options, system: system, gate: gate, executor: executor)
         try await sink.prepare()
         return sink
     }

@@ -18,7 +18,7 @@ extension ManyFileCopy {
         /// Four times the processors this process may run on, from 4 to 64.
         ///
         /// A file in flight spends most of its time in system calls that wait (`open(2)`,
-        /// `fsync(2)`, `rename(2)`, a kernel copy), each on the file's own threads, not on a
+        /// `fsync(2)`, `rename(2)`, a kernel copy), each on the file's own thread, not on a
         /// processor: several files per processor keep the processors and the device busy,
         /// and concurrent `fsync(2)`s share the file system's journal commits. More than a few
         /// per processor only adds threads.

@@ -1,11 +1,11 @@
 extension ManyFileCopy {
-    /// Copies one file within its share, then completes it.
-    func run(_ item: Indexed, _ share: PipelineShare) async {
+    /// Copies one file within its share, on `executor` (the file's slot), then completes it.
+    func run(_ item: Indexed, _ share: PipelineShare, on executor: BlockingIOExecutor) async {
         let job = item.job
         tracker.started(index: item.index, file: job.source)
         let result: Result<Committed, any Error>
         do {
-            result = .success(try await copy(job, index: item.index, share: share))
+            result = .success(try await copy(job, index: item.index, share: share, on: executor))
         } catch {
             result = .failure(error)
         }
@@ -14,19 +14,21 @@ extension ManyFileCopy {
         complete(item, result, bytes: bytes)
     }
 
-    /// Opens the source and the destination, and copies by the path one file would take.
-    private func copy(_ job: Job, index: Int, share: PipelineShare) async throws -> Committed {
+    /// Opens the source and the destination, and copies by the path one file would take, with
+    /// the reader, the sink and the progress forwarding all on `executor`.
+    private func copy(_ job: Job, index: Int, share: PipelineShare, on executor: BlockingIOExecutor) async throws -> Committed {
         try Task.checkCancellation()
         let copyOptions = options.copy
         let chunks = try await FileChunks.open(
             at: job.sourceLocation, followsLinks: job.followsLinks, chunkSize: share.chunkSize,
-            findsHoles: copyOptions.sparse != .never)
+            findsHoles: copyOptions.sparse != .never, executor: executor)
         var status = chunks.status
         // A compressed or decompressed file is data, never a set-ID program.
         if job.transform != nil { status.permissions &= ~0o6000 }
         var sinkOptions = job.sinkOptions
         sinkOptions.synchronizesDirectory = false
-        let sink = try await FileSink.create(location: job.destinationLocation, source: status, options: sinkOptions)
+        let sink = try await FileSink.create(
+            location: job.destinationLocation, source: status, options: sinkOptions, executor: executor)
         let replaces = await sink.replacesDestination
         var pipeline = copyOptions.pipeline
         pipeline.capacity = share.capacity
@@ -46,7 +48,7 @@ extension ManyFileCopy {
         }
         let updates = hub.subscribe()
         let tracker = tracker
-        let forwarding = Task {
+        let forwarding = Task(executorPreference: executor) {
             for await snapshot in updates { tracker.advanced(index: index, bytesCompleted: snapshot.bytesCompleted) }
         }
         defer { forwarding.cancel() }

@@ -9,8 +9,10 @@
 ///    ``Options/byteBudget``, whatever their count and sizes);
 /// 2. is copied as one file is: ``RegularFileCopy`` (clone, kernel copy or pipeline) without a
 ///    transform, ``FileCopy`` with one, to a ``FileSink``: a temporary file, synced (on the
-///    file's own thread, so the files in flight sync in parallel), renamed at its commit point
-///    through the ``CommitGate``;
+///    file's thread, so the files in flight sync in parallel), renamed at its commit point
+///    through the ``CommitGate``. The file's reader, sink and stages all run on one
+///    ``BlockingIOExecutor`` of a pool of ``Options/width``, started once for the engine: a
+///    file hands chunks over without waking another thread, and starts none;
 /// 3. calls its job's completion (``Outcome``), then gives its share back.
 ///
 /// ``finish()`` waits for every file, then syncs each directory that received a rename once
@@ -159,15 +161,20 @@ public final class ManyFileCopy: Sendable {
     }
 
     /// Takes jobs while there is room: a slot among ``Options/width`` and a share of the budget.
+    ///
+    /// Each slot is one ``BlockingIOExecutor``, started here once for the engine: a file in
+    /// flight holds one, and its reader, its sink and its stages all run on that thread, so a
+    /// chunk goes from the read to the write without waking another thread. The threads end
+    /// when this returns (the executors are released once their last job has run).
     private func work() async {
         let width = options.width
         let share = options.byteBudget / width
-        await withTaskGroup(of: Void.self) { group in
-            var inFlight = 0
+        var idle = (0..<width).map { _ in BlockingIOExecutor(label: "sluice.many-files") }
+        await withTaskGroup(of: BlockingIOExecutor.self) { group in
             do {
                 for try await item in intake {
                     guard state.withLock({ $0.waiting.removeValue(forKey: item.index) }) != nil else { continue }
-                    if inFlight >= width, await group.next() != nil { inFlight -= 1 }
+                    if idle.isEmpty, let freed = await group.next() { idle.append(freed) }
                     let piece = PipelineShare(
                         fileSize: item.job.sourceStatus.flatMap { $0.kind == .regular ? $0.size : nil }, chunkSize: options.chunkSize, capacity: options.capacity,
                         channels: item.job.transform == nil ? 1 : 2, share: share)
@@ -177,10 +184,11 @@ public final class ManyFileCopy: Sendable {
                         complete(item, .failure(error), bytes: 0)
                         continue
                     }
-                    inFlight += 1
-                    group.addTask {
-                        await self.run(item, piece)
+                    let executor = idle.removeLast()
+                    group.addTask(executorPreference: executor) {
+                        await self.run(item, piece, on: executor)
                         self.budget.release(piece.bytes)
+                        return executor
                     }
                 }
             } catch {
