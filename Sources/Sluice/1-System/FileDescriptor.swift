@@ -52,23 +52,27 @@ public struct FileDescriptor: Sendable, Hashable {
     static func createUnique(
         in directory: FilePath, prefix: String, flags: CInt, permissions: mode_t, system: SystemCalls = .live
     ) throws(FileError) -> (FileDescriptor, FilePath) {
-        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
-        var generator = SystemRandomNumberGenerator()
         while true {
-            // Twelve base-36 digits of one random 64-bit value (36^12 < 2^64): one `getrandom(2)`
-            // per name, not one per character.
-            var value = generator.next()
-            let random = (0..<12).map { _ in
-                defer { value /= 36 }
-                return alphabet[Int(value % 36)]
-            }
-            let path = directory.appending(FilePath(bytes: Array(prefix.utf8) + random + Array(".tmp".utf8)))
+            let path = directory.appending(uniqueName(prefix: prefix))
             do {
                 return (try open(path, flags | O_CREAT | O_EXCL, permissions: permissions, system: system), path)
             } catch where error.errno == .fileExists {
                 continue
             }
         }
+    }
+
+    /// A name `<prefix><12 random characters>.tmp`: twelve base-36 digits of one random 64-bit
+    /// value (36^12 < 2^64), so one `getrandom(2)` per name, not one per character.
+    static func uniqueName(prefix: String) -> FilePath {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var generator = SystemRandomNumberGenerator()
+        var value = generator.next()
+        let random = (0..<12).map { _ in
+            defer { value /= 36 }
+            return alphabet[Int(value % 36)]
+        }
+        return FilePath(bytes: Array(prefix.utf8) + random + Array(".tmp".utf8))
     }
 
     /// `read(2)` once into `buffer`, retried on `EINTR`.

@@ -18,8 +18,11 @@ actor FileReader {
     nonisolated let extraOpenFlags: CInt
     nonisolated let chunkSize: Int
     nonisolated let system: SystemCalls
-    /// Wakes a blocked `poll(2)` on cancellation; only for files whose reads can block forever.
-    nonisolated let wake: WakePipe
+    /// Wakes a blocked `poll(2)` on cancellation: made by ``open()`` only for a file whose reads
+    /// can block for ever (not a regular file, which would pay a `pipe2(2)` and two `close(2)`
+    /// for nothing); a ``cancel()`` before then is kept as `signalled` and given to the pipe
+    /// when it is made, so it is never lost.
+    nonisolated let wake = LockedValue<(pipe: WakePipe?, signalled: Bool)>((nil, false))
     /// Runs just before each wait in `poll(2)`, for tests that order an event after it.
     nonisolated let willWait = LockedValue<(@Sendable () -> Void)?>(nil)
 
@@ -56,7 +59,6 @@ actor FileReader {
         self.chunkSize = chunkSize
         self.findsHoles = findsHoles
         self.system = system
-        self.wake = try WakePipe()
     }
 
     /// Opens ``path`` read-only (if not given a descriptor) and reads its status.
@@ -76,7 +78,13 @@ actor FileReader {
             let status = try descriptor!.status()
             if status.kind == .directory { throw FileError.isDirectory(.read, path: path) }
             self.status = status
-            if findsHoles && status.kind == .regular && status.size > 0 {
+            if status.kind != .regular {
+                let pipe = try WakePipe()
+                if wake.withLock({ $0.pipe = pipe; return $0.signalled }) { pipe.signal() }
+            }
+            // A file with as many blocks as bytes has no hole to find (as cp decides): no
+            // SEEK_DATA and SEEK_HOLE probes.
+            if findsHoles && status.kind == .regular && status.size > 0 && status.allocatedBytes < status.size {
                 // From where the descriptor stands: 0 for a file opened here.
                 if case .success(let offset) = system.seek(descriptor!.rawValue, 0, SEEK_CUR) {
                     extents = ExtentCursor(offset: offset)
@@ -116,12 +124,12 @@ actor FileReader {
         if extents != nil { return try readExtent() }
         let waitsForData = status?.kind != .regular
         let system = self.system
-        let wake = self.wake
+        let wake = waitsForData ? self.wake.withLock { $0.pipe } : nil
         let path = self.path
         let willWait = self.willWait.withLock { $0 }
         let chunk = try Chunk(capacity: chunkSize) { (buffer) throws -> Int in
             do {
-                while waitsForData {
+                while let wake {
                     willWait?()
                     // A signal left by an earlier read's cancellation is consumed and ignored.
                     guard try wake.waitUntilReadable(descriptor.rawValue, endsOnSignal: { Task.isCancelled }) else {
@@ -159,7 +167,11 @@ actor FileReader {
     /// cancelled. The signal is consumed by the next wait that sees it, so it never ends a later,
     /// uncancelled read (C34).
     nonisolated func cancel() {
-        wake.signal()
+        let pipe = wake.withLock { wake -> WakePipe? in
+            if wake.pipe == nil { wake.signalled = true }
+            return wake.pipe
+        }
+        pipe?.signal()
     }
 
     private nonisolated func closeIfOwned() {

@@ -12,11 +12,8 @@ extension FileSink {
     static func createTemporaryFile(
         beside destination: FileLocation, mode: UInt32, system: SystemCalls
     ) throws(FileError) -> (FileDescriptor, FileLocation) {
-        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
-        var generator = SystemRandomNumberGenerator()
         while true {
-            let random = (0..<12).map { _ in alphabet.randomElement(using: &generator)! }
-            let temporary = destination.sibling(FilePath(bytes: Array(".sluice-".utf8) + random + Array(".tmp".utf8)))
+            let temporary = destination.sibling(FileDescriptor.uniqueName(prefix: ".sluice-"))
             do {
                 return (try temporary.open(O_WRONLY | O_CREAT | O_EXCL, permissions: mode_t(mode), system: system), temporary)
             } catch where error.errno == .fileExists {

@@ -238,7 +238,7 @@ struct FileCopyFaultSweepTests {
             let source = try await FileChunks.open(
                 descriptor == nil ? input : "-", descriptor: descriptor, ownsDescriptor: descriptor == nil,
                 chunkSize: FileCopyFaultSweepTests.chunkSize, system: system)
-            wakePipe.object = source.reader.wake
+            wakePipe.object = source.reader.wake.withLock { $0.pipe }
             return source
         }
 
