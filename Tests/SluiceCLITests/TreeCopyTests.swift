@@ -72,6 +72,36 @@ struct TreeCopyTests {
         #expect(directory.st_mtim.tv_nsec == 500_000_000)
     }
 
+    /// A hard link is made only to a first name that was copied: never to an old file that
+    /// happens to be at that name.
+    @Test func aHardLinkIsNeverMadeToAFileThatWasNotCopied() async throws {
+        let sandbox = try Sandbox()
+        let result = try await CLI.shell(
+            """
+            mkdir -p s t/s && echo new > s/a && ln s/a s/b && echo old > t/s/a
+            "$SLUICE" copy -a s t
+            """, in: sandbox)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(sandbox.text("t/s/a") == "old\n")
+        // Whichever name came first: b is absent, or a copy of the source; never the old a.
+        #expect(sandbox.text("t/s/b") == nil || sandbox.text("t/s/b") == "new\n", "\(result.stderr)")
+        #expect(sandbox.status("t/s/b")?.st_ino != sandbox.status("t/s/a")?.st_ino)
+    }
+
+    /// `--force` replaces links, FIFOs and hard links already there, as `cp -a -f` does.
+    @Test func forceCopiesOverAnEarlierCopy() async throws {
+        let sandbox = try Sandbox()
+        let result = try await CLI.shell(
+            """
+            mkdir -p s/d t && echo x > s/f && ln s/f s/d/hard && ln -s f s/link && mkfifo s/fifo
+            "$SLUICE" copy -a s t && echo y > s/f && "$SLUICE" copy -a --force s t
+            """, in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(sandbox.text("t/s/f") == "y\n")
+        #expect(sandbox.status("t/s/d/hard")?.st_ino == sandbox.status("t/s/f")?.st_ino)
+        #expect(sandbox.leftovers("t/s").isEmpty)
+    }
+
     @Test func namesAreBytesUpTo255() async throws {
         let sandbox = try Sandbox()
         let long = String(repeating: "n", count: 255)

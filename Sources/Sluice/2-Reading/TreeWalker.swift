@@ -21,11 +21,27 @@
 /// Concurrency contract: a value for one task; ``next()`` blocks on system calls, so run it
 /// on a ``BlockingIOExecutor``, never on the cooperative pool.
 public struct TreeWalker: Sendable {
+    /// A directory being walked. It keeps no descriptor of its own: its ``Entry``'s parent is
+    /// taken from the stack when it is left, so the directories above it can be closed.
     private struct Frame: Sendable {
-        var entry: Entry
+        var name: FilePath
+        var path: FilePath
+        var relativePath: FilePath
+        var status: FileStatus
+        var depth: Int
         var names: [FilePath]
         var next = 0
         var skipsRest = false
+
+        init(_ entry: Entry, names: [FilePath]) {
+            (name, path, relativePath, status, depth) = (entry.name, entry.path, entry.relativePath, entry.status, entry.depth)
+            self.names = names
+        }
+
+        /// The entry again, in `parent`.
+        func entry(in parent: DirectoryHandle) -> Entry {
+            Entry(parent: parent, name: name, path: path, relativePath: relativePath, status: status, depth: depth)
+        }
     }
 
     /// The path the walk starts at, as given.
@@ -36,6 +52,8 @@ public struct TreeWalker: Sendable {
     public let maximumOpenDirectories: Int
 
     private var started = false
+    /// The directory that holds the root: the parent of the root's entry.
+    private var rootParent: DirectoryHandle?
     private var stack: DirectoryStack?
     private var frames: [Frame] = []
     private var pending: [Event] = []
@@ -75,17 +93,21 @@ public struct TreeWalker: Sendable {
             if !frame.skipsRest && frame.next < frame.names.count {
                 let name = frame.names[frame.next]
                 frames[frames.count - 1].next += 1
-                return visit(name, in: frame.entry)
+                return visit(name, in: frame)
             }
             frames.removeLast()
+            var parent = rootParent!
             if !frames.isEmpty {
-                do { try stack!.pop() } catch {
+                do {
+                    try stack!.pop()
+                    parent = stack!.top
+                } catch {
                     // The parent cannot be found again: its other entries are lost.
                     frames[frames.count - 1].skipsRest = true
                     pending.append(.failure(error))
                 }
             }
-            return .leaveDirectory(frame.entry)
+            return .leaveDirectory(frame.entry(in: parent))
         }
         return nil
     }
@@ -93,6 +115,7 @@ public struct TreeWalker: Sendable {
     private mutating func startAtRoot() -> Event? {
         let parent: DirectoryHandle
         do { parent = try DirectoryHandle.open(root.directory) } catch { return .failure(error) }
+        rootParent = parent
         let name = root.lastComponent
         let status: FileStatus
         do { status = try parent.status(of: name, followsLinks: links != .never) } catch {
@@ -102,7 +125,7 @@ public struct TreeWalker: Sendable {
         return status.kind == .directory ? enter(entry) : .file(entry)
     }
 
-    private mutating func visit(_ name: FilePath, in directory: Entry) -> Event {
+    private mutating func visit(_ name: FilePath, in directory: Frame) -> Event {
         let parent = stack!.top
         let path = directory.path.appending(name)
         let status: FileStatus
@@ -133,7 +156,7 @@ public struct TreeWalker: Sendable {
         } catch {
             return .failure(error)
         }
-        frames.append(Frame(entry: entry, names: names))
+        frames.append(Frame(entry, names: names))
         return .enterDirectory(entry, handle)
     }
 }

@@ -10,13 +10,15 @@ extension TreeCopyRun {
         guard let (directory, name, record) = place(of: entry) else { return }
         let path = entry.depth == 0 ? copy.target : copy.target.appending(entry.relativePath)
         let status = entry.status
+        var identity: Identity?
         if options.keepsHardLinks, status.linkCount > 1, let record {
-            let identity = Identity(device: status.device, inode: status.inode)
-            if let first = firstNames[identity] {
-                pendingLinks.append(PendingLink(first: first, directory: record, name: name, path: path))
+            let linked = Identity(device: status.device, inode: status.inode)
+            if let first = firstNames[linked] {
+                pendingLinks.append(PendingLink(identity: linked, first: first, directory: record, name: name, path: path))
                 return
             }
-            firstNames[identity] = (record, name)
+            firstNames[linked] = (record, name)
+            identity = linked
         }
         switch status.kind {
         case .regular:
@@ -26,9 +28,11 @@ extension TreeCopyRun {
                 followsLinks: follows, options: options, warnings: warnings)
             let tally = self.tally
             let onFailure = self.onFailure
-            try await copy.runner.submit(job) { result in
+            let copiedIdentities = self.copiedIdentities
+            try await copy.runner.submit(job) { [identity] result in
                 switch result {
                 case .success(let report):
+                    if let identity { _ = copiedIdentities.withLock { $0.insert(identity) } }
                     tally.withLock {
                         $0.files += 1
                         $0.bytes += report.bytesRead
@@ -43,7 +47,9 @@ extension TreeCopyRun {
         case .symbolicLink:
             do {
                 let target = try entry.parent.linkTarget(of: entry.name)
-                try directory.makeSymbolicLink(name, target: target)
+                try replacingExisting(name, in: directory) { try directory.makeSymbolicLink(name, target: target) }
+                directoriesWithNodes.insert(record)
+                if let identity { _ = copiedIdentities.withLock { $0.insert(identity) } }
                 tally.withLock { $0.symbolicLinks += 1 }
                 try applyAttributes(status, of: entry, to: name, in: directory)
             } catch {
@@ -51,7 +57,10 @@ extension TreeCopyRun {
             }
         default:
             do {
-                try directory.makeNode(name, mode: Self.typeBits(status.kind) | mode_t(status.permissions & 0o7777), device: status.representedDevice)
+                let mode = Self.typeBits(status.kind) | mode_t(status.permissions & 0o7777)
+                try replacingExisting(name, in: directory) { try directory.makeNode(name, mode: mode, device: status.representedDevice) }
+                directoriesWithNodes.insert(record)
+                if let identity { _ = copiedIdentities.withLock { $0.insert(identity) } }
                 tally.withLock { $0.specialFiles += 1 }
                 try applyAttributes(status, of: entry, to: name, in: directory)
             } catch {
@@ -61,6 +70,21 @@ extension TreeCopyRun {
     }
 
     /// The `S_IFMT` bits `mknodat(2)` takes for a kind of file.
+    /// Runs `make`, which creates `name` in `directory`; with `--force`, a name taken by
+    /// anything but a directory is removed first and `make` runs again, as `cp -f` replaces an
+    /// existing link or node.
+    ///
+    /// - Throws: the error of `make` (`alreadyExists` without `--force`), or of the removal.
+    func replacingExisting(_ name: FilePath, in directory: DirectoryHandle, _ make: () throws -> Void) throws {
+        do {
+            try make()
+        } catch let error as FileError where error.errno == .fileExists && options.sink.overwrite {
+            guard try directory.status(of: name, followsLinks: false).kind != .directory else { throw error }
+            try directory.removeEntry(name, isDirectory: false)
+            try make()
+        }
+    }
+
     static func typeBits(_ kind: FileStatus.Kind) -> mode_t {
         switch kind {
         case .characterDevice: S_IFCHR

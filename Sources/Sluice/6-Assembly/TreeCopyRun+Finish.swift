@@ -10,13 +10,25 @@
 /// bounded as in the walk).
 extension TreeCopyRun {
     func finish() {
+        // A link or node given as the operand itself, made in the target's parent.
+        if options.sink.synchronize, directoriesWithNodes.contains(nil) {
+            do { try targetParent.synchronize() } catch { fail(error) }
+        }
         guard !records.isEmpty else { return }
         chain = [0]
+        let copied = copiedIdentities.withLock { $0 }
         for link in pendingLinks {
+            guard copied.contains(link.identity) else {
+                // Its first name was not copied: a link would reach whatever is at that name.
+                fail(FileError(
+                    code: .io, operation: .linkat, path: link.path,
+                    reason: "its first name '\(records[link.first.directory].path.appending(link.first.name))' was not copied"))
+                continue
+            }
             do {
                 let first = try navigate(to: link.first.directory)
                 let directory = try navigate(to: link.directory)
-                try directory.makeHardLink(link.name, to: link.first.name, in: first)
+                try replacingExisting(link.name, in: directory) { try directory.makeHardLink(link.name, to: link.first.name, in: first) }
                 tally.withLock { $0.hardLinks += 1 }
                 // The new name is durable once its directory is synced (hard links are few).
                 if options.sink.synchronize { try directory.synchronize() }
@@ -28,6 +40,8 @@ extension TreeCopyRun {
         for index in records.indices.reversed() {
             let record = records[index]
             do {
+                // Links and nodes made in it: no file's rename made them durable.
+                if options.sink.synchronize, directoriesWithNodes.contains(index) { try navigate(to: index).synchronize() }
                 let parent = try record.parent.map { try navigate(to: $0) } ?? targetParent
                 if options.preservesAttributes {
                     try apply(record.status, attributes: record.attributes, to: record.name, in: parent)

@@ -25,6 +25,7 @@ final class TreeCopyRun {
 
     /// A name to make a hard link to the first copy of its inode, after every job completed.
     struct PendingLink {
+        var identity: Identity
         var first: (directory: Int, name: FilePath)
         var directory: Int
         var name: FilePath
@@ -57,6 +58,12 @@ final class TreeCopyRun {
     /// 80 bytes plus the name per inode.
     var firstNames: [Identity: (directory: Int, name: FilePath)] = [:]
     var pendingLinks: [PendingLink] = []
+    /// The inodes whose first name was copied (a regular file committed, a link or node made):
+    /// only those get hard links in the final pass.
+    let copiedIdentities = LockedValue<Set<Identity>>([])
+    /// The directories (records; `nil` for the target's parent) where a symbolic link, FIFO,
+    /// device or socket was made: synced in the final pass, as no file's rename covers them.
+    var directoriesWithNodes: Set<Int?> = []
 
     init(copy: TreeCopy, onFailure: @escaping @Sendable (any Error) -> Void) throws {
         self.copy = copy
@@ -186,8 +193,9 @@ final class TreeCopyRun {
         let frame = frames.removeLast()
         guard frame != nil, entry.depth > 0 else { return }
         do { try destination!.pop() } catch {
+            // The stack is one level up all the same (that level closed): the parent's own
+            // leave still pops it. Its remaining entries cannot be placed: skipped.
             fail(error)
-            frames[frames.count - 1] = nil
             walker.skipCurrentDirectory()
         }
     }

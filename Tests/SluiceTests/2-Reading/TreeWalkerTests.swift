@@ -82,12 +82,32 @@ import Testing
                 if case .file(let entry) = event {
                     files += 1
                     deepest = entry.depth
+                    // What the process really holds, not only the stack's count: the walk's 5,
+                    // the root's parent, and the test's own two (the root and the deepest).
+                    #expect(Self.openDescriptors(under: directory) <= 5 + 1 + 2)
                 }
                 if case .failure(let error) = event { Issue.record("\(error)") }
             }
             #expect(files == 1)
             #expect(deepest == 101)
         }
+    }
+
+    /// The descriptors of this process open on `directory` or below (`/proc/self/fd`).
+    static func openDescriptors(under directory: FilePath) -> Int {
+        guard let listing = opendir("/proc/self/fd") else { return -1 }
+        defer { closedir(listing) }
+        let prefix = directory.description
+        var count = 0
+        while let entry = readdir(listing) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            var target = [CChar](repeating: 0, count: 4096)
+            let length = readlink("/proc/self/fd/" + name, &target, target.count - 1)
+            guard length > 0 else { continue }
+            let path = String(decoding: target[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if path == prefix || path.hasPrefix(prefix + "/") { count += 1 }
+        }
+        return count
     }
 
     @Test func aVanishedRootIsAFailureNotACrash() {
