@@ -9,13 +9,14 @@ size_mib=${1:-200}
 verify_mib=${2:-1024}
 runs=${3:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=benchmarks/lib.sh
+. "$here/benchmarks/lib.sh"  # median, now
 swift build -c release --package-path "$here" >/dev/null
 sluice="$here/.build/release/sluice"
 work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 head -c "$((size_mib * 1024 * 1024))" /dev/urandom > "$work/src"
 "$sluice" compress -o "$work/src.gz" "$work/src"
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 # Runs "$@" RUNS times after one warm-up; prints "median-seconds median-peak-RSS-KiB".
 measure() {
   local seconds=() rss=() line
@@ -42,7 +43,6 @@ rm -f "$work/src.gz"
 head -c "$((verify_mib * 1024 * 1024))" /dev/urandom > "$work/src"
 cat "$work/src" > /dev/null
 plain=(); verified=()
-now() { date +%s.%N; }
 for round in $(seq 0 "$runs"); do
   for mode in plain verify; do
     [ "$(( round % 2 ))" = 1 ] && mode=$([ "$mode" = plain ] && echo verify || echo plain)
