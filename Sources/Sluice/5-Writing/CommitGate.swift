@@ -16,8 +16,10 @@ import Musl
 ///
 /// - `commit(_:rename:)` (called by the sink) first takes any signal that is pending, through
 ///   the `signalSource` the program installed (a non-blocking read of a `signalfd(2)`), then
-///   renames only if no interruption has been recorded. A signal taken before the rename
-///   aborts the file; one taken after it finds the file committed.
+///   decides to rename only if no interruption has been recorded. A signal taken before the
+///   decision aborts the file; one taken after it finds the file committed (its rename under
+///   way or done). The rename itself runs after the lock is released, so that the files of a
+///   tree rename (and create their temporaries) in parallel.
 /// - ``receivePendingSignal()`` (called by the program's signal thread when its `signalfd(2)`
 ///   is readable) takes the signal under the same lock.
 ///
@@ -30,10 +32,11 @@ import Musl
 /// One decision is made per file in flight: several sinks may commit through one gate.
 ///
 /// ## Concurrency contract
-/// Every method may be called from any thread. `commit(_:rename:)` runs the rename and the
-/// signal source under the gate's lock (both are short system calls that must not call back
-/// into the gate); the interruption handler runs after the lock is released, on the thread
-/// that recorded the interruption. ``waitForCommittedFiles()`` blocks its thread.
+/// Every method may be called from any thread. `commit(_:rename:)` runs the signal source under
+/// the gate's lock (a short system call that must not call back into the gate), and the rename
+/// after it; the interruption handler runs after the lock is released, on the thread that
+/// recorded the interruption. ``removeUncommitted()`` and ``waitForCommittedFiles()`` block
+/// their thread.
 public final class CommitGate: Sendable {
     /// The process-wide gate that ``FileSink`` uses unless given another.
     public static let shared = CommitGate()
@@ -46,8 +49,11 @@ public final class CommitGate: Sendable {
     private struct File {
         var temporary: FileLocation
         var destination: FilePath
-        /// Renamed into place; the directory `fsync(2)` may still be running.
+        /// Past its commit point: renamed into place (the directory `fsync(2)` may still be
+        /// running), or being renamed (``isRenaming``).
         var isCommitted: Bool
+        /// Past its commit point, its `rename(2)` not yet returned.
+        var isRenaming = false
     }
 
     private struct State {
@@ -56,6 +62,9 @@ public final class CommitGate: Sendable {
         var isClosed = false
         var nextID = 0
         var files: [Int: File] = [:]
+        /// Temporary files being created (outside the lock): ``removeUncommitted()`` waits for
+        /// them, as each removes its own once it finds the gate closed.
+        var creating = 0
         var signalSource: (@Sendable () -> Int32?)?
         var interruptionHandler: (@Sendable (Int32) -> Void)?
     }
@@ -132,9 +141,13 @@ public final class CommitGate: Sendable {
     }
 
     /// Removes the temporary file of every file still before its commit point (`unlink(2)`,
-    /// errors ignored) and closes the gate: every later commit is refused.
+    /// errors ignored) and closes the gate: every later commit is refused. Returns once no
+    /// temporary file is being created (one created meanwhile is removed by its creator) and no
+    /// rename is under way (a rename that failed leaves its file before its commit point: removed
+    /// too), checking every millisecond.
     ///
     /// Safe from any thread while sinks are writing (their later writes go to an unlinked file).
+    /// Blocks its thread: call it from a thread of the program's own.
     ///
     /// - Returns: the destinations of files past their commit point whose sink has not finished
     ///   (their directory `fsync(2)` may still run): they hold the new bytes.
@@ -142,16 +155,21 @@ public final class CommitGate: Sendable {
     public func removeUncommitted() -> [FilePath] {
         state.withLock { state in
             state.isClosed = true
-            var committed: [FilePath] = []
-            for (id, file) in state.files {
-                if file.isCommitted {
-                    committed.append(file.destination)
-                } else {
-                    file.temporary.removeQuietly()
-                    state.files[id] = nil
-                }
-            }
-            return committed
+            Self.removeUncommitted(&state)
+        }
+        // Creations and renames run outside the lock: wait for them to return, then remove what
+        // a failed rename left before its commit point.
+        while state.withLock({ $0.creating > 0 || $0.files.values.contains(where: \.isRenaming) }) { usleep(1_000) }
+        return state.withLock { state in
+            Self.removeUncommitted(&state)
+            return state.files.values.filter(\.isCommitted).map(\.destination)
+        }
+    }
+
+    private static func removeUncommitted(_ state: inout State) {
+        for (id, file) in state.files where !file.isCommitted {
+            file.temporary.removeQuietly()
+            state.files[id] = nil
         }
     }
 
@@ -163,6 +181,9 @@ public final class CommitGate: Sendable {
             usleep(10_000)
         }
     }
+
+    /// Whether ``removeUncommitted()`` closed the gate (for tests that order an event after it).
+    var isClosed: Bool { state.withLock { $0.isClosed } }
 
     /// The temporary files registered now, before their commit point.
     public var temporaryFiles: Set<FilePath> {
@@ -178,20 +199,31 @@ public final class CommitGate: Sendable {
 
     // MARK: For FileSink
 
-    /// Creates (with `create`, under the lock) and registers a temporary file that will be
+    /// Creates (with `create`, outside the lock) and registers a temporary file that will be
     /// renamed over `destination`: a program exiting after ``removeUncommitted()`` never
-    /// leaves one behind, since none is created once the gate is closed.
+    /// leaves one behind, since none is created once the gate is closed, and one whose creation
+    /// was under way when it closed is removed here before ``removeUncommitted()`` returns.
     ///
-    /// - Throws: `CancellationError` if the gate is closed (nothing created); what `create`
+    /// - Throws: `CancellationError` if the gate is closed (nothing left); what `create`
     ///   throws.
     func register(
         destination: FilePath, create: () throws(FileError) -> (FileDescriptor, FileLocation)
     ) throws -> (Ticket, FileDescriptor, FileLocation) {
-        try state.withLock { state throws in
+        let ticket = try state.withLock { state throws in
             guard !state.isClosed else { throw CancellationError() }
-            let (descriptor, temporary) = try create()
-            let ticket = Ticket(id: state.nextID)
-            state.nextID += 1
+            state.creating += 1
+            defer { state.nextID += 1 }
+            return Ticket(id: state.nextID)
+        }
+        let created = Result { () throws(FileError) in try create() }
+        return try state.withLock { state throws in
+            state.creating -= 1
+            let (descriptor, temporary) = try created.get()
+            guard !state.isClosed else {
+                try? descriptor.close()
+                temporary.removeQuietly()
+                throw CancellationError()
+            }
             state.files[ticket.id] = File(temporary: temporary, destination: destination, isCommitted: false)
             return (ticket, descriptor, temporary)
         }
@@ -202,8 +234,10 @@ public final class CommitGate: Sendable {
         _ = state.withLock { $0.files.removeValue(forKey: ticket.id) }
     }
 
-    /// The commit point: takes any pending signal, then runs `rename` only if no interruption
-    /// has been recorded and the gate is open, all under the lock.
+    /// The commit point: takes any pending signal and, only if no interruption has been
+    /// recorded and the gate is open, marks the file committed, under the lock; then runs
+    /// `rename`. A rename that fails marks it uncommitted again (its sink then removes the
+    /// temporary file).
     ///
     /// - Throws: `CancellationError` if an interruption was recorded (also one taken here) or
     ///   the gate was closed: nothing was renamed; the error `rename` throws.
@@ -216,15 +250,17 @@ public final class CommitGate: Sendable {
             guard state.interruption == nil, !state.isClosed, state.files[ticket.id] != nil else {
                 return (.failure(CancellationError()), handler)
             }
-            do {
-                try rename()
-            } catch {
-                return (.failure(error), handler)
-            }
             state.files[ticket.id]?.isCommitted = true
+            state.files[ticket.id]?.isRenaming = true
             return (.success(()), handler)
         }
         if let handler, let signal = interruption { handler(signal) }
         try outcome.get()
+        let renamed = Result { () throws(FileError) in try rename() }
+        state.withLock { state in
+            state.files[ticket.id]?.isRenaming = false
+            if case .failure = renamed { state.files[ticket.id]?.isCommitted = false }
+        }
+        try renamed.get()
     }
 }

@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Dispatch
+import Testing
+@testable import Sluice
+import SluiceTestSupport
+
+/// The gate's lock covers decisions, not system calls: a temporary file is created and renamed
+/// outside it (so the files of a tree do so in parallel), and the orders that this opens are
+/// fixed here: the gate closing while a temporary file is being created, and a rename that
+/// calls into the gate.
+@Suite(.timeLimit(.minutes(1)))
+struct CommitGateConcurrencyTests {
+    @Test func aTemporaryCreatedWhileTheGateClosesIsRemovedBeforeRemoveUncommittedReturns() async throws {
+        try await withScratchDirectory { directory in
+            let gate = CommitGate()
+            let destination = FileLocation(path: directory.appending("out"))
+            let returned = LockedValue(false)
+            let closer = DispatchSemaphore(value: 0)
+            var sawCloserWaiting = false
+            #expect(throws: CancellationError.self) {
+                _ = try gate.register(destination: destination.path) { () throws(FileError) in
+                    // The gate closes while this file is being created (hostile order).
+                    DispatchQueue.global().async {
+                        gate.removeUncommitted()
+                        returned.withLock { $0 = true }
+                        closer.signal()
+                    }
+                    while !gate.isClosed { usleep(1_000) }
+                    let created = try FileSink.createTemporaryFile(beside: destination, mode: 0o600, system: .live)
+                    // removeUncommitted cannot return while a creation is under way.
+                    sawCloserWaiting = !returned.withLock { $0 }
+                    return created
+                }
+            }
+            closer.wait()
+            #expect(sawCloserWaiting)
+            let left = try entries(in: directory.path)
+            #expect(left.isEmpty)
+            #expect(gate.registeredFileCount == 0)
+        }
+    }
+
+    @Test func theRenameRunsOutsideTheGatesLock() async throws {
+        try await withScratchDirectory { directory in
+            let gate = CommitGate()
+            let destination = FileLocation(path: directory.appending("out"))
+            let (ticket, descriptor, temporary) = try gate.register(destination: destination.path) { () throws(FileError) in
+                try FileSink.createTemporaryFile(beside: destination, mode: 0o600, system: .live)
+            }
+            try descriptor.close()
+            try gate.commit(ticket) { () throws(FileError) in
+                // Under the lock, this would wait for ever.
+                #expect(gate.interruption == nil)
+                #expect(gate.temporaryFiles.isEmpty)  // past its commit point already
+                if case .failure(let error) = temporary.rename(to: destination, flags: 0, system: .live) {
+                    throw FileError.rename(path: destination.path, errno: error)
+                }
+            }
+            gate.unregister(ticket)
+            let left = try entries(in: directory.path)
+            #expect(left == ["out"])
+        }
+    }
+
+    @Test func removeUncommittedWaitsForARenameUnderWayAndNamesItsFile() async throws {
+        try await withScratchDirectory { directory in
+            let gate = CommitGate()
+            let destination = FileLocation(path: directory.appending("out"))
+            let (ticket, descriptor, temporary) = try gate.register(destination: destination.path) { () throws(FileError) in
+                try FileSink.createTemporaryFile(beside: destination, mode: 0o600, system: .live)
+            }
+            try descriptor.close()
+            let named = LockedValue<[FilePath]?>(nil)
+            let closer = DispatchSemaphore(value: 0)
+            var sawCloserWaiting = false
+            try gate.commit(ticket) { () throws(FileError) in
+                // A second signal's exit starts while the rename is under way (hostile order).
+                DispatchQueue.global().async {
+                    let written = gate.removeUncommitted()
+                    named.withLock { $0 = written }
+                    closer.signal()
+                }
+                while !gate.isClosed { usleep(1_000) }
+                sawCloserWaiting = named.withLock { $0 == nil }
+                if case .failure(let error) = temporary.rename(to: destination, flags: 0, system: .live) {
+                    throw FileError.rename(path: destination.path, errno: error)
+                }
+            }
+            closer.wait()
+            #expect(sawCloserWaiting)
+            #expect(named.withLock { $0 } == [destination.path])
+            let left = try entries(in: directory.path)
+            #expect(left == ["out"])
+            gate.unregister(ticket)
+        }
+    }
+
+    @Test func aRenameThatFailsLeavesTheFileBeforeItsCommitPoint() async throws {
+        try await withScratchDirectory { directory in
+            let gate = CommitGate()
+            let destination = FileLocation(path: directory.appending("out"))
+            let (ticket, descriptor, temporary) = try gate.register(destination: destination.path) { () throws(FileError) in
+                try FileSink.createTemporaryFile(beside: destination, mode: 0o600, system: .live)
+            }
+            try descriptor.close()
+            #expect(throws: FileError.self) {
+                try gate.commit(ticket) { () throws(FileError) in
+                    throw FileError.rename(path: destination.path, errno: .ioError)
+                }
+            }
+            // Not committed: a program exiting now removes it.
+            #expect(gate.temporaryFiles == [temporary.path])
+            #expect(gate.removeUncommitted().isEmpty)
+            let left = try entries(in: directory.path)
+            #expect(left.isEmpty)
+        }
+    }
+}
