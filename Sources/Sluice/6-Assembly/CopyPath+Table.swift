@@ -12,7 +12,7 @@ extension CopyPath {
     ///
     /// Not ext4 nor tmpfs: there Sluice's pipeline copied 1 GiB about as fast as the kernel's
     /// splice loop (measured; the Copy paths article), except a sparse file's few
-    /// data extents among holes (see ``chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:)``).
+    /// data extents among holes (see ``chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:)``).
     public static let kernelCopyFileSystems: Set<FileSystemType> = [.nfs]
 
     /// File systems whose sizes say nothing of their content (/proc reports 0, /sys 4096), and
@@ -36,14 +36,20 @@ extension CopyPath {
     ///   on any other file system, the same on both sides, with ``SparseMode/auto``:
     ///   ``kernelCopy`` (the data extents alone, one `copy_file_range(2)` each, as `cp` copies
     ///   them; the pipeline pays two chunks per extent), then ``pipeline``.
+    /// - A source of at most `kernelCopyLimit` bytes on any other file system, the same on
+    ///   both sides, with ``SparseMode/auto``: ``kernelCopy``, then ``pipeline``. One call
+    ///   instead of a reader, a channel and a sink: what a small file of many costs
+    ///   (``ManyFileCopy`` sets the limit to its chunk size; one file alone keeps 0).
     /// - Anything else (ext4, tmpfs, two different file systems, /proc and /sys, a clone or a
     ///   hole that the options forbid): ``pipeline``.
     ///
+    /// - Parameter kernelCopyLimit: the largest file, in bytes, that goes by
+    ///   `copy_file_range(2)` where the pipeline would be taken; 0 (default): none.
     /// - Returns: the paths in order; empty when `reflink` is ``ReflinkMode/always`` and no
     ///   clone is possible.
     public static func chain(
         source: FileStatus, sourceFileSystem: FileSystemType, destinationFileSystem: FileSystemType,
-        reflink: ReflinkMode, sparse: SparseMode
+        reflink: ReflinkMode, sparse: SparseMode, kernelCopyLimit: Int64 = 0
     ) -> [CopyPath] {
         let sameType = sourceFileSystem == destinationFileSystem && !pseudoFileSystems.contains(sourceFileSystem)
         let canClone = source.kind == .regular && sameType && sparse == .auto
@@ -54,8 +60,9 @@ extension CopyPath {
         if reflink == .auto && canClone { return [.clone, .kernelCopy, .pipeline] }
         if kernelCopyFileSystems.contains(destinationFileSystem) { return [.kernelCopy, .pipeline] }
         // On a cloning file system copy_file_range would share extents: not with never.
+        guard !cloningFileSystems.contains(destinationFileSystem) else { return [.pipeline] }
         let isSparse = source.allocatedBytes < source.size
-        if isSparse && !cloningFileSystems.contains(destinationFileSystem) { return [.kernelCopy, .pipeline] }
+        if isSparse || source.size <= kernelCopyLimit { return [.kernelCopy, .pipeline] }
         return [.pipeline]
     }
 

@@ -1,7 +1,7 @@
 /// A copy of a file to a ``FileSink`` by the cheapest path the file systems allow: a clone,
 /// a copy inside the kernel, or Sluice's own pipeline (``FileCopy``).
 ///
-/// The path comes from a fixed table (``CopyPath/chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:)``,
+/// The path comes from a fixed table (``CopyPath/chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:)``,
 /// by the file systems' types and the source's kind, never by probing). Each path but the last
 /// gives way to the next when the kernel refuses it (`EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`,
 /// `ENOTTY`, or `copy_file_range(2)` copying nothing before the size the source reported, as
@@ -47,6 +47,11 @@ public struct RegularFileCopy: Sendable {
         /// The most bytes one `copy_file_range(2)` is asked for: the step of progress and of
         /// cancellation on the kernel path. Default 4 MiB.
         public var sliceSize: Int
+        /// The largest source, in bytes, copied by `copy_file_range(2)` on one file system
+        /// where the table would take the pipeline (ext4, tmpfs): see
+        /// ``CopyPath/chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:)``.
+        /// Default 0 (the table alone); ``ManyFileCopy`` raises it to its chunk size.
+        public var kernelCopyLimit: Int64 = 0
 
         /// Creates options.
         ///
@@ -160,7 +165,7 @@ public struct RegularFileCopy: Sendable {
         guard let destinationFileSystem = try await sink.fileSystemType() else { return [.pipeline] }
         let chain = CopyPath.chain(
             source: source.status, sourceFileSystem: sourceFileSystem, destinationFileSystem: destinationFileSystem,
-            reflink: options.reflink, sparse: options.sparse)
+            reflink: options.reflink, sparse: options.sparse, kernelCopyLimit: options.kernelCopyLimit)
         if chain.isEmpty {
             throw cannotClone(
                 options.sparse != .auto

@@ -13,11 +13,12 @@ import Testing
 
     static func chain(
         _ source: FileSystemType, _ destination: FileSystemType, reflink: ReflinkMode = .auto,
-        sparse: SparseMode = .auto, kind: FileStatus.Kind = .regular, size: Int64 = 1 << 20, allocated: Int64? = nil
+        sparse: SparseMode = .auto, kind: FileStatus.Kind = .regular, size: Int64 = 1 << 20, allocated: Int64? = nil,
+        kernelCopyLimit: Int64 = 0
     ) throws -> [CopyPath] {
         CopyPath.chain(
             source: try status(kind: kind, size: size, allocated: allocated), sourceFileSystem: source, destinationFileSystem: destination,
-            reflink: reflink, sparse: sparse)
+            reflink: reflink, sparse: sparse, kernelCopyLimit: kernelCopyLimit)
     }
 
     @Test(arguments: [FileSystemType.xfs, .btrfs])
@@ -44,6 +45,20 @@ import Testing
         // Within a cloning file system copy_file_range shares extents: not with never.
         #expect(try Self.chain(.xfs, .xfs, reflink: .never, allocated: 64 << 10) == [.pipeline])
         #expect(try Self.chain(.ext4, .tmpfs, allocated: 64 << 10) == [.pipeline])
+    }
+
+    @Test(arguments: [FileSystemType.ext4, .tmpfs])
+    func aFileUpToTheKernelCopyLimitIsCopiedInTheKernel(type: FileSystemType) throws {
+        let limit: Int64 = 64 << 10
+        #expect(try Self.chain(type, type, size: limit, kernelCopyLimit: limit) == [.kernelCopy, .pipeline])
+        #expect(try Self.chain(type, type, reflink: .never, size: 1, kernelCopyLimit: limit) == [.kernelCopy, .pipeline])
+        #expect(try Self.chain(type, type, size: limit + 1, kernelCopyLimit: limit) == [.pipeline])
+        #expect(try Self.chain(type, type, sparse: .always, size: 1, kernelCopyLimit: limit) == [.pipeline])
+        #expect(try Self.chain(type, type, size: 0, kernelCopyLimit: limit) == [.pipeline])
+        #expect(try Self.chain(.ext4, .tmpfs, size: 1, kernelCopyLimit: limit) == [.pipeline])
+        // Within a cloning file system copy_file_range would share extents: not with never.
+        #expect(try Self.chain(.xfs, .xfs, reflink: .never, size: 1, kernelCopyLimit: limit) == [.pipeline])
+        #expect(try Self.chain(.xfs, .xfs, size: 1, kernelCopyLimit: limit) == [.clone, .kernelCopy, .pipeline])
     }
 
     @Test func nfsCopiesInTheKernel() throws {
