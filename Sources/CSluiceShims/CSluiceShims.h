@@ -24,6 +24,16 @@ int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpa
 /* signalfd(2): a descriptor that reads the signals of `mask` that are pending (and blocked). */
 int signalfd(int fd, const sigset_t *mask, int flags);
 
+/* syncfs(2): writes back and waits for everything on the file system that holds `fd`. */
+int syncfs(int fd);
+
+/* sync_file_range(2): writes back and waits for a range of a file's data, with the flags below
+   (from <fcntl.h> under _GNU_SOURCE); no metadata, no cache flush. */
+int sync_file_range(int fd, long long offset, long long nbytes, unsigned int flags);
+static const unsigned int CSluiceShims_SYNC_FILE_RANGE_WAIT_BEFORE = 1u;
+static const unsigned int CSluiceShims_SYNC_FILE_RANGE_WRITE = 2u;
+static const unsigned int CSluiceShims_SYNC_FILE_RANGE_WAIT_AFTER = 4u;
+
 /* fgetxattr(2), fsetxattr(2), fremovexattr(2), getxattr(2): extended attributes (the
  * access ACL is "system.posix_acl_access", acl(5)). */
 ssize_t fgetxattr(int fd, const char *name, void *value, size_t size);

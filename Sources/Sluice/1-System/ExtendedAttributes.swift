@@ -44,7 +44,7 @@ public struct ExtendedAttributes: Sendable, Hashable {
 
     /// The short path that names `name` in `directory` for the `l*xattr` calls.
     static func procPath(_ name: FilePath, in directory: DirectoryHandle) -> FilePath {
-        FilePath("/proc/self/fd/\(directory.descriptor.rawValue)").appending(name)
+        FilePath(bytes: Array("/proc/self/fd/".utf8) + Array(String(directory.descriptor.rawValue).utf8) + [UInt8(ascii: "/")] + name.bytes)
     }
 
     /// Reads the attributes of the entry `name` in `directory` (of a symbolic link itself).

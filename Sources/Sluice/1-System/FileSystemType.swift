@@ -36,10 +36,13 @@ public struct FileSystemType: Sendable, Hashable, CustomStringConvertible {
     public static let nfs = FileSystemType(rawValue: 0x6969)
     /// overlayfs (`OVERLAYFS_SUPER_MAGIC`).
     public static let overlay = FileSystemType(rawValue: 0x794C_7630)
+    /// FUSE (`FUSE_SUPER_MAGIC`): `syncfs(2)` makes nothing durable unless its server implements
+    /// it, so each file is `fsync(2)`ed.
+    public static let fuse = FileSystemType(rawValue: 0x6573_5546)
 
     private static let names: [FileSystemType: String] = [
         .ext4: "ext4", .xfs: "xfs", .btrfs: "btrfs", .bcachefs: "bcachefs", .ocfs2: "ocfs2", .tmpfs: "tmpfs",
-        .proc: "proc", .sysfs: "sysfs", .nfs: "nfs", .overlay: "overlay",
+        .proc: "proc", .sysfs: "sysfs", .nfs: "nfs", .overlay: "overlay", .fuse: "fuse",
     ]
 
     /// The file system's name (`xfs`), or its magic number in hexadecimal when it is not one

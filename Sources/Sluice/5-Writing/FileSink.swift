@@ -57,6 +57,8 @@ public actor FileSink: ChunkSink {
 
     enum State {
         case open(FileDescriptor, Mode)
+        /// Data and attributes complete, closed, not renamed: ``takeSealed()`` hands it over.
+        case sealed(SealedFile)
         case committed
         case aborted
     }
@@ -70,18 +72,28 @@ public actor FileSink: ChunkSink {
     private let source: FileStatus?
     let options: Options
     let system: SystemCalls
-    private let gate: CommitGate
+    let gate: CommitGate
     /// The existing regular file that the commit replaces, and its access ACL (`nil`: none).
     private var replaced: (status: FileStatus, accessACL: [UInt8]?)?
     var state: State = .aborted
     /// The size to set at the commit when the data so far ends in a hole (`lseek(2)` past the
     /// end makes no size by itself); `nil` when it ends in data.
     var sizeAfterHole: Int64?
-    /// The temporary file's block size (`st_blksize`): the least run of zeros that
-    /// ``SparseMode/always`` turns into a hole.
-    var blockSize = 4096
+    /// The temporary file's block size (`st_blksize`, 4096 where `fstat(2)` fails): the least
+    /// run of zeros that ``SparseMode/always`` turns into a hole. Read at its first use, so a
+    /// sink that never makes holes makes no `fstat(2)` for it.
+    var blockSize: Int {
+        if let knownBlockSize { return knownBlockSize }
+        var size = 4096
+        if case .open(let descriptor, _) = state, let status = try? descriptor.status(), status.blockSize > 0 { size = status.blockSize }
+        knownBlockSize = size
+        return size
+    }
+    private var knownBlockSize: Int?
     private var replacedDestination = false
     private var directorySynchronized = true
+    /// Set by ``deferRename()``: ``commit()`` stops before the rename.
+    var defersRename = false
 
     /// The sink's ``BlockingIOExecutor``: every method of the actor, so every system call, runs
     /// on its thread (the sink's own, or one it shares with the file's reader).
@@ -170,19 +182,34 @@ public actor FileSink: ChunkSink {
         return sink
     }
 
+    /// Creates a sink on `executor` and prepares it (the destination checked, the temporary
+    /// file created) at once on the calling thread, which must be `executor`'s: the sink's
+    /// isolation is checked (`assumeIsolated`), not reached by a hop. For a caller that runs on
+    /// that thread already and then calls the sink the same way (``ManyFileCopy``'s files of one
+    /// chunk).
+    ///
+    /// - Throws: as ``create(location:source:options:gate:executor:)``.
+    static func createOnExecutorThread(
+        location: FileLocation, source: FileStatus?, options: Options, executor: BlockingIOExecutor
+    ) throws -> FileSink {
+        let sink = FileSink(location: location, source: source, options: options, system: .live, gate: .shared, executor: executor)
+        try sink.assumeIsolated { try $0.prepare() }
+        return sink
+    }
+
     private func prepare() throws {
-        let followed = try? location.status(followsLinks: true)
+        let linkStatus = try Self.statusIfPresent(location)
+        // What the name leads to: nothing for a name that is not there (one `fstatat(2)` for the
+        // usual new file), a symbolic link's target (nil if it dangles), else the file itself.
+        let followed = linkStatus?.kind == .symbolicLink ? try? location.status(followsLinks: true) : linkStatus
         if let followed, let source, followed.isSameFile(as: source) {
             throw FileError.sameFile(destination: destination)
         }
-        let linkStatus = try Self.statusIfPresent(location)
         if let followed, followed.kind == .directory {
             throw FileError.isDirectory(.create, path: destination)
         }
         if let linkStatus {
-            // What the name leads to: the file itself, or a symbolic link's target (nil if it dangles).
-            let target = linkStatus.kind == .symbolicLink ? followed : linkStatus
-            if let target, target.kind != .regular {
+            if let followed, followed.kind != .regular {
                 // A device, FIFO or socket (or a link to one, such as /dev/stdout): written in
                 // place, never replaced.
                 state = .open(try openInPlace(), .inPlace)
@@ -208,7 +235,6 @@ public actor FileSink: ChunkSink {
             try Self.createTemporaryFile(beside: location, mode: creationMode, system: system)
         }
         state = .open(descriptor, .replacing(temporary: temporary, ticket: ticket))
-        if let status = try? descriptor.status(), status.blockSize > 0 { blockSize = status.blockSize }
     }
 
     /// Opens an existing non-regular destination for writing. A FIFO's open waits for a reader:
@@ -300,6 +326,13 @@ public actor FileSink: ChunkSink {
                 throw FileError.close(path: destination, errno: error)
             }
         case .replacing(let temporary, let ticket):
+            if defersRename {
+                // The data and attributes complete, the descriptor kept open: its owner syncs
+                // it (after the batch's syncfs(2)), closes it and renames.
+                try finishData(descriptor)
+                state = .sealed(sealedFile(temporary, ticket, descriptor: descriptor))
+                return
+            }
             try makeDataDurable(descriptor, mode)
             try renameAtCommitPoint(temporary, ticket)
             defer { gate.unregister(ticket) }
@@ -310,13 +343,7 @@ public actor FileSink: ChunkSink {
     /// The first step of a commit: the size after a final hole, the attributes, `fsync(2)` of
     /// the data (unless `synchronize` is off), `close(2)`. Nothing is renamed yet.
     private func makeDataDurable(_ descriptor: FileDescriptor, _ mode: Mode) throws {
-        if let size = sizeAfterHole {
-            // The data ends in a hole: the size comes from ftruncate(2).
-            do throws(Errno) { try descriptor.setSize(size, system: system) } catch {
-                throw FileError.ftruncate(path: destination, errno: error)
-            }
-        }
-        try applyAttributes(to: descriptor)
+        try finishData(descriptor)
         if options.synchronize {
             do { try descriptor.synchronize(system: system) } catch {
                 throw FileError.fsync(path: destination, errno: error)
@@ -329,12 +356,23 @@ public actor FileSink: ChunkSink {
         state = .open(FileDescriptor(rawValue: -1), mode)
     }
 
+    /// The size after a final hole, then the attributes.
+    private func finishData(_ descriptor: FileDescriptor) throws {
+        if let size = sizeAfterHole {
+            // The data ends in a hole: the size comes from ftruncate(2).
+            do throws(Errno) { try descriptor.setSize(size, system: system) } catch {
+                throw FileError.ftruncate(path: destination, errno: error)
+            }
+        }
+        try applyAttributes(to: descriptor)
+    }
+
     /// The second step: the rename at the commit point, through the ``CommitGate``.
     private func renameAtCommitPoint(_ temporary: FileLocation, _ ticket: CommitGate.Ticket) throws {
         // A cancellation that came while the data was synced is still before the commit
         // point: nothing is renamed, and abort() removes the temporary file.
         try Task.checkCancellation()
-        try gate.commit(ticket) { () throws(FileError) in try moveIntoPlace(temporary) }
+        try sealedFile(temporary, ticket, descriptor: nil).rename()
         state = .committed
         replacedDestination = true
     }
@@ -351,30 +389,6 @@ public actor FileSink: ChunkSink {
         }
     }
 
-    /// Renames the temporary file over the destination. Without `overwrite`, with
-    /// `renameat2(2)`'s `RENAME_NOREPLACE`, so a file that appeared at the destination while the
-    /// data was written is never replaced (falling back to `link(2)` + `unlink(2)`, which also
-    /// refuse an existing name, on file systems without it).
-    ///
-    /// - Throws: ``FileError``: `alreadyExists` if the destination appeared meanwhile (the
-    ///   temporary file is still there for ``abort()``), or the errno of the rename.
-    private func moveIntoPlace(_ temporary: FileLocation) throws(FileError) {
-        let flags = options.overwrite ? 0 : CSluiceShims_RENAME_NOREPLACE
-        let result = temporary.rename(to: location, flags: flags, system: system)
-        guard case .failure(var error) = result else { return }
-        if !options.overwrite && (error == .invalidArgument || error == Errno(rawValue: ENOSYS)) {
-            switch temporary.link(to: location) {
-            case .success:
-                temporary.removeQuietly()
-                return
-            case .failure(let linkError):
-                error = linkError
-            }
-        }
-        if error == .fileExists { throw FileError.destinationExists(destination) }
-        throw FileError.rename(path: destination, errno: error)
-    }
-
     /// Conditions of the commit that did not undo it (a directory that could not be synced).
     public private(set) var warnings: [StageWarning] = []
 
@@ -386,11 +400,19 @@ public actor FileSink: ChunkSink {
         return replacedDestination && options.synchronize && options.synchronizesDirectory && directorySynchronized
     }
 
-    /// Closes and removes the temporary file, if any. Idempotent.
+    /// Closes and removes the temporary file, if any (also one sealed and not taken).
+    /// Idempotent.
     public func abort() {
-        guard case .open(let descriptor, let mode) = state else { return }
-        state = .aborted
-        Self.discard(descriptor, mode, gate: gate, system: system)
+        switch state {
+        case .open(let descriptor, let mode):
+            state = .aborted
+            Self.discard(descriptor, mode, gate: gate, system: system)
+        case .sealed(let file):
+            state = .aborted
+            file.discard()
+        case .committed, .aborted:
+            return
+        }
     }
 
     /// Closes `descriptor` and removes the temporary file of `mode`, if any.
@@ -447,6 +469,10 @@ public actor FileSink: ChunkSink {
     }
 
     deinit {
-        if case .open(let descriptor, let mode) = state { Self.discard(descriptor, mode, gate: gate, system: system) }
+        switch state {
+        case .open(let descriptor, let mode): Self.discard(descriptor, mode, gate: gate, system: system)
+        case .sealed(let file): file.discard()
+        case .committed, .aborted: break
+        }
     }
 }

@@ -30,9 +30,10 @@ extension ManyFileCopy {
         /// Whether a symbolic link at ``sourceLocation`` is followed (default `true`, as for an
         /// operand); a tree's entries are opened with `O_NOFOLLOW` unless `-L`.
         public var followsLinks = true
-        /// Runs once the file is committed, before its ``completion``, on the file's own
-        /// thread (it may block: for example to give the committed file the source's extended
-        /// attributes, which a write would have cleared). `nil`: nothing.
+        /// Runs once the file is committed, before its ``completion``, on the file's thread, or
+        /// the sync batch's for a file made durable in a batch (it may block: for example to give
+        /// the committed file the source's extended attributes, which a write would have
+        /// cleared). `nil`: nothing.
         public var afterCommit: (@Sendable () -> Void)?
 
         /// Creates a job.

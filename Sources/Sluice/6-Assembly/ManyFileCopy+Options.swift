@@ -11,6 +11,9 @@ extension ManyFileCopy {
         /// The most chunks per channel of a file's pipeline; fewer when its share of the budget
         /// holds fewer. Default ``FileCopy/Options/defaultCapacity(chunkSize:)``.
         public var capacity: Int
+        /// The longest a sealed durable file waits for its batch's `syncfs(2)`, in
+        /// milliseconds (``ManyFileCopy/SyncBatch``): 50; tests that fix a batch set more.
+        var syncBatchWaitMilliseconds = 50
         /// Paths, holes, CRC-32 and rate of each file, as for one file
         /// (``RegularFileCopy/Options``); its pipeline capacity and byte budget are set per file.
         public var copy: RegularFileCopy.Options
@@ -20,7 +23,7 @@ extension ManyFileCopy {
         /// A file in flight spends most of its time in system calls that wait (`open(2)`,
         /// `fsync(2)`, `rename(2)`, a kernel copy), each on the file's own thread, not on a
         /// processor: several files per processor keep the processors and the device busy,
-        /// and concurrent `fsync(2)`s share the file system's journal commits. More than a few
+        /// and durable files share one `syncfs(2)` per batch whatever the width. More than a few
         /// per processor only adds threads.
         public static var defaultWidth: Int {
             min(64, max(4, 4 * ProcessorAffinity.availableProcessorCount()))

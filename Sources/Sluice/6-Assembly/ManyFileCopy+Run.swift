@@ -1,23 +1,74 @@
 extension ManyFileCopy {
-    /// Copies one file within its share, on `executor` (the file's slot), then completes it.
-    func run(_ item: Indexed, _ share: PipelineShare, on executor: BlockingIOExecutor) async {
+    /// How a file's copy ended on its thread.
+    enum Step {
+        /// Renamed into place (or failed): completed.
+        case done
+        /// Sealed, its rename deferred to its sync batch (``SyncBatch``).
+        case sealed(SyncBatch.Entry)
+    }
+
+    /// Copies one file within its share, on `executor` (the file's slot), then completes it,
+    /// or hands it sealed to the sync batch.
+    func run(_ item: Indexed, _ share: PipelineShare, on executor: BlockingIOExecutor) async -> Step {
         let job = item.job
         tracker.started(index: item.index, file: job.source)
         let result: Result<Committed, any Error>
         do {
-            result = .success(try await copy(job, index: item.index, share: share, on: executor))
+            switch try await copy(item, share: share, on: executor) {
+            case .committed(let committed): result = .success(committed)
+            case .sealed(let entry): return .sealed(entry)
+            }
         } catch {
             result = .failure(error)
         }
         // A file that failed counts as passed over, so the bar still reaches its end.
         let bytes = (try? result.get().report.bytesRead) ?? job.sourceStatus?.size ?? 0
         complete(item, result, bytes: bytes)
+        return .done
+    }
+
+    /// What a copy gives back: a commit, or a file sealed for its batch.
+    enum Copied {
+        case committed(Committed)
+        case sealed(SyncBatch.Entry)
+    }
+
+    /// Whether a file's data is made durable by its batch's `syncfs(2)` rather than by an
+    /// `fsync(2)` of its own: a durable copy without `--verify` (which reads back after its own
+    /// sync).
+    static func joinsSyncBatch(_ job: Job) -> Bool {
+        job.sinkOptions.synchronize && job.verification == nil
+    }
+
+    /// The sink options of `job`'s file: no directory sync (the engine syncs each directory
+    /// once), and no `fsync(2)` of its own when its batch syncs the file system.
+    static func sinkOptions(of job: Job) -> FileSink.Options {
+        var options = job.sinkOptions
+        options.synchronizesDirectory = false
+        if joinsSyncBatch(job) { options.synchronize = false }
+        return options
+    }
+
+    /// After the sink's commit: the sealed file for the batch when the rename was deferred
+    /// (``FileSink/deferRename()``), else the commit (the hook and the directory's record run
+    /// here, on the sink's thread).
+    func finishCommit(_ item: Indexed, sink: isolated FileSink, report: CopyReport) -> Copied {
+        let job = item.job
+        if let file = sink.takeSealed() {
+            return .sealed(SyncBatch.Entry(item: item, file: file, report: report, warnings: sink.warnings))
+        }
+        let durable = sink.replacesDestination && job.sinkOptions.synchronize
+        job.afterCommit?()
+        if durable { directories.record(directoryOf: job.destinationLocation) }
+        return .committed(Committed(report: report, warnings: sink.warnings, isDurableOnceDirectorySynced: durable))
     }
 
     /// Opens the source and the destination, and copies by the path one file would take, with
     /// the reader, the sink and the progress forwarding all on `executor`.
-    private func copy(_ job: Job, index: Int, share: PipelineShare, on executor: BlockingIOExecutor) async throws -> Committed {
+    private func copy(_ item: Indexed, share: PipelineShare, on executor: BlockingIOExecutor) async throws -> Copied {
+        let (job, index) = (item.job, item.index)
         try Task.checkCancellation()
+        if let copied = try copySmallFile(item, share: share, on: executor) { return copied }
         let copyOptions = options.copy
         let chunks = try await FileChunks.open(
             at: job.sourceLocation, followsLinks: job.followsLinks, chunkSize: share.chunkSize,
@@ -25,11 +76,9 @@ extension ManyFileCopy {
         var status = chunks.status
         // A compressed or decompressed file is data, never a set-ID program.
         if job.transform != nil { status.permissions &= ~0o6000 }
-        var sinkOptions = job.sinkOptions
-        sinkOptions.synchronizesDirectory = false
         let sink = try await FileSink.create(
-            location: job.destinationLocation, source: status, options: sinkOptions, executor: executor)
-        let replaces = await sink.replacesDestination
+            location: job.destinationLocation, source: status, options: Self.sinkOptions(of: job), executor: executor)
+        if Self.joinsSyncBatch(job) { await sink.deferRename() }
         var pipeline = copyOptions.pipeline
         pipeline.capacity = share.capacity
         pipeline.byteBudget = share.capacity * share.chunkSize
@@ -43,27 +92,26 @@ extension ManyFileCopy {
         } else {
             var options = copyOptions
             options.pipeline = pipeline
+            // A file that fits in one chunk goes by copy_file_range where one file would take
+            // the pipeline: one call instead of a reader, a channel and a sink.
+            options.kernelCopyLimit = max(options.kernelCopyLimit, Int64(share.chunkSize))
             let copy = RegularFileCopy(from: chunks, to: sink, options: options)
             (hub, run) = (copy.progress, copy.run)
         }
-        let updates = hub.subscribe()
-        let tracker = tracker
-        let forwarding = Task(executorPreference: executor) {
-            for await snapshot in updates { tracker.advanced(index: index, bytesCompleted: snapshot.bytesCompleted) }
-        }
-        defer { forwarding.cancel() }
-        let report = try await run()
-        let durable = replaces && sinkOptions.synchronize
-        if durable || job.afterCommit != nil {
-            // On the sink's thread: the hook may block, and a full batch of directories is
-            // synced by the record that fills it.
-            let directories = directories
-            let destination = job.destinationLocation
-            await withTaskExecutorPreference(sink.preferredExecutor) {
-                job.afterCommit?()
-                if durable { directories.record(directoryOf: destination) }
+        // A file of one chunk is done in one step: its bytes count when it completes, with no
+        // task to forward its progress.
+        var forwarding: Task<Void, Never>?
+        if status.kind != .regular || status.size > Int64(share.chunkSize) {
+            let updates = hub.subscribe()
+            let tracker = tracker
+            forwarding = Task(executorPreference: executor) {
+                for await snapshot in updates { tracker.advanced(index: index, bytesCompleted: snapshot.bytesCompleted) }
             }
         }
-        return Committed(report: report, warnings: await sink.warnings, isDurableOnceDirectorySynced: durable)
+        defer { forwarding?.cancel() }
+        let report = try await run()
+        // On the sink's thread: the hook may block, and a full batch of directories is synced by
+        // the record that fills it.
+        return await finishCommit(item, sink: sink, report: report)
     }
 }

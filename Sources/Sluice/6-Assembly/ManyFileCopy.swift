@@ -1,19 +1,34 @@
 /// Copies (or compresses, or decompresses) many regular files at once, each atomically, all
-/// within one bound on the bytes buffered, made durable with one directory `fsync(2)` per
-/// directory instead of one per file (<doc:DurabilityOfManyFiles>).
+/// within one bound on the bytes buffered, made durable by one `syncfs(2)` per batch of files
+/// and one directory `fsync(2)` per directory instead of two `fsync(2)`s per file
+/// (<doc:DurabilityOfManyFiles>).
 ///
 /// Jobs go in with ``submit(_:)``, which suspends while ``Options/width`` files are in flight
-/// and one more waits (backpressure: never an unbounded queue of jobs). Each file then:
+/// and as many more wait (backpressure: never an unbounded queue of jobs; a submitter resumes
+/// once half of those were taken, one thread wake-up per half a width of files). A dispatcher
+/// on a thread of its own hands them to the files' threads. Each file then:
 /// 1. takes its share of the ``ByteBudget`` (its chunk size and channel
 ///    capacity fit its share, so the bytes buffered by all files in flight stay within
 ///    ``Options/byteBudget``, whatever their count and sizes);
 /// 2. is copied as one file is: ``RegularFileCopy`` (clone, kernel copy or pipeline) without a
-///    transform, ``FileCopy`` with one, to a ``FileSink``: a temporary file, synced (on the
-///    file's thread, so the files in flight sync in parallel), renamed at its commit point
-///    through the ``CommitGate``. The file's reader, sink and stages all run on one
+///    transform, ``FileCopy`` with one, to a ``FileSink``: a temporary file, with its
+///    attributes, closed. Durable files (``FileSink/Options/synchronize``, without
+///    verification) then wait in a batch, sealed, while the slot takes the next file: once it
+///    holds 128 files or 256 MiB, 50 ms after its first file, and at the end, one `syncfs(2)`
+///    per file system makes their data durable (it waits for every writer on that file system),
+///    `sync_file_range(2)` checks each file's own write-back, then each is renamed at
+///    its commit point through the ``CommitGate`` and completed (``SyncBatch``). Other
+///    files (`--no-fsync`, or with `--verify`, which syncs before it reads back) commit at once
+///    on their thread. The file's reader, sink and stages all run on one
 ///    ``BlockingIOExecutor`` of a pool of ``Options/width``, started once for the engine: a
-///    file hands chunks over without waking another thread, and starts none;
-/// 3. calls its job's completion (``Outcome``), then gives its share back.
+///    file hands chunks over without waking another thread, and starts none. A file of one
+///    chunk at most, dense, without a transform, verification or rate limit, is copied in one
+///    step on that thread instead: the sink is called there without a hop, no reader, channel
+///    or progress task is made, and on one file system it goes by `copy_file_range(2)` where
+///    one file would take the pipeline
+///    (``RegularFileCopy/Options/kernelCopyLimit``);
+/// 3. gives its share back; its job's completion (``Outcome``) is called once it is renamed
+///    (or failed).
 ///
 /// ``finish()`` waits for every file, then syncs each directory that received a rename once
 /// (``DirectorySyncBatch``) and returns the ``Totals``. Only then is a rename durable: a caller
@@ -37,7 +52,8 @@
 ///
 /// ## Concurrency contract
 /// ``submit(_:)`` may be called from several tasks; indices follow the order the calls were
-/// made. Completions run on the engine's tasks, in the order files finish. ``finish()`` is
+/// made. Completions run on the files' threads, or on the sync batch's thread for files made
+/// durable in a batch, in the order files end. ``finish()`` is
 /// called once, after the last ``submit(_:)``; an engine must be finished (or cancelled and
 /// finished) or its worker task waits for ever.
 public final class ManyFileCopy: Sendable {
@@ -46,13 +62,19 @@ public final class ManyFileCopy: Sendable {
         var job: Job
     }
 
-    private struct State {
+    struct State {
         var nextIndex = 0
         var totals = Totals()
         var worker: Task<Void, Never>?
         /// Jobs handed over and not yet started (at most the one buffered and those being
         /// sent): a cancellation completes them.
         var waiting: [Int: Job] = [:]
+        /// The sealed files waiting for their `syncfs(2)`, while ``work()`` runs.
+        var batch: SyncBatch?
+        /// Set by ``cancel()``: ``submit(_:)`` refuses from then on.
+        var isCancelled = false
+        /// Files copied by ``copySmallFile(_:share:on:)`` (for tests).
+        var filesInOneStep = 0
     }
 
     /// The options the engine was made with.
@@ -60,8 +82,10 @@ public final class ManyFileCopy: Sendable {
     let budget: ByteBudget
     let directories = DirectorySyncBatch()
     let tracker: ManyFilesProgress
-    private let intake = BoundedChannel<Indexed>(capacity: 1)
-    private let state = LockedValue(State())
+    /// Jobs handed over and not yet started: up to ``Options/width``; a submitter that found it
+    /// full resumes once half of it was taken (one thread wake-up per half a width of files).
+    private let intake: BoundedChannel<Indexed>
+    let state = LockedValue(State())
 
     /// One progress for all the files: subscribe before the first ``submit(_:)``. Each
     /// snapshot's ``ProgressSnapshot/files`` says the files done of the total and the file it
@@ -83,20 +107,25 @@ public final class ManyFileCopy: Sendable {
         tracker = ManyFilesProgress(
             totalBytes: totalBytes, totalFiles: totalFiles, totalIsGrowing: totalIsGrowing,
             buffered: { (Int64(budget.held), Int64(budget.peakHeld)) })
-        let worker = Task { await self.work() }
+        intake = BoundedChannel(capacity: options.width, lowWatermark: options.width / 2)
+        // The dispatcher has a thread of its own: each file that ends wakes it, and a thread of
+        // the cooperative pool would be woken instead, then hand over to the file's thread.
+        let worker = Task(executorPreference: BlockingIOExecutor(label: "sluice.dispatch")) { await self.work() }
         state.withLock { $0.worker = worker }
     }
 
-    /// Hands over one file; suspends while ``Options/width`` files are in flight and one more
-    /// waits.
+    /// Hands over one file; suspends while ``Options/width`` files are in flight and as many
+    /// more wait, until half of those were taken.
     ///
     /// - Returns: the job's index (from 0, in the order of the calls), which its ``Outcome`` carries.
     /// - Throws: `CancellationError` if the engine was cancelled or finished, or the calling task
     ///   was cancelled (which cancels the engine): the job was not taken, and its completion is
-    ///   not called.
+    ///   not called. (A call made while another task cancels the engine may return instead:
+    ///   its job is then completed with `CancellationError`.)
     @discardableResult
     public func submit(_ job: Job) async throws(CancellationError) -> Int {
-        let index = state.withLock { state in
+        let index = try state.withLock { state throws(CancellationError) in
+            guard !state.isCancelled else { throw CancellationError() }
             defer { state.nextIndex += 1 }
             state.waiting[state.nextIndex] = job
             return state.nextIndex
@@ -108,9 +137,9 @@ public final class ManyFileCopy: Sendable {
                 self.cancel()
             }
         } catch {
-            // Not taken: no completion.
-            _ = state.withLock { $0.waiting.removeValue(forKey: index) }
-            throw CancellationError()
+            // Not taken: no completion. Unless the engine, winding down, took it from the jobs
+            // waiting first: then it completes it (cancelled), and it counts as taken.
+            if state.withLock({ $0.waiting.removeValue(forKey: index) }) != nil { throw CancellationError() }
         }
         return index
     }
@@ -129,8 +158,14 @@ public final class ManyFileCopy: Sendable {
     /// committed already), those waiting complete with `CancellationError`, ``submit(_:)``
     /// throws from now on. Idempotent; call ``finish()`` afterwards for the totals.
     public func cancel() {
+        // First what decides: no file is started, nor renamed from its batch, from now on.
+        let (worker, batch) = state.withLock { state in
+            state.isCancelled = true
+            return (state.worker, state.batch)
+        }
+        batch?.cancel()
+        worker?.cancel()
         intake.fail(CancellationError())
-        state.withLock { $0.worker }?.cancel()
     }
 
     /// Waits for every file submitted, syncs each directory renamed into once, and returns the
@@ -165,15 +200,32 @@ public final class ManyFileCopy: Sendable {
     /// Each slot is one ``BlockingIOExecutor``, started here once for the engine: a file in
     /// flight holds one, and its reader, its sink and its stages all run on that thread, so a
     /// chunk goes from the read to the write without waking another thread. The threads end
-    /// when this returns (the executors are released once their last job has run).
+    /// when this returns (the executors are released once their last job has run). A file
+    /// that comes back sealed joins the ``SyncBatch`` at once, committed on the batch's thread;
+    /// its slot is free meanwhile.
     private func work() async {
         let width = options.width
         let share = options.byteBudget / width
         var idle = (0..<width).map { _ in BlockingIOExecutor(label: "sluice.many-files") }
+        let batch = SyncBatch(maximumWait: .milliseconds(options.syncBatchWaitMilliseconds)) { entries, batch in
+            self.commit(entries, of: batch)
+        }
+        if state.withLock({ state in
+            state.batch = batch
+            return state.isCancelled
+        }) {
+            batch.cancel()
+        }
         await withTaskGroup(of: BlockingIOExecutor.self) { group in
             do {
                 for try await item in intake {
-                    guard state.withLock({ $0.waiting.removeValue(forKey: item.index) }) != nil else { continue }
+                    let (taken, cancelled) = state.withLock { ($0.waiting.removeValue(forKey: item.index) != nil, $0.isCancelled) }
+                    guard taken else { continue }
+                    if cancelled {
+                        // Handed over before the cancellation, delivered after it: never started.
+                        complete(item, .failure(CancellationError()), bytes: 0)
+                        continue
+                    }
                     if idle.isEmpty, let freed = await group.next() { idle.append(freed) }
                     let piece = PipelineShare(
                         fileSize: item.job.sourceStatus.flatMap { $0.kind == .regular ? $0.size : nil }, chunkSize: options.chunkSize, capacity: options.capacity,
@@ -186,8 +238,9 @@ public final class ManyFileCopy: Sendable {
                     }
                     let executor = idle.removeLast()
                     group.addTask(executorPreference: executor) {
-                        await self.run(item, piece, on: executor)
+                        let step = await self.run(item, piece, on: executor)
                         self.budget.release(piece.bytes)
+                        if case .sealed(let entry) = step { await batch.append(entry) }
                         return executor
                     }
                 }
@@ -195,6 +248,9 @@ public final class ManyFileCopy: Sendable {
                 // Cancelled: what is buffered is never started.
             }
         }
+        if state.withLock({ $0.isCancelled }) { batch.cancel() }
+        await batch.finish()
+        state.withLock { $0.batch = nil }
         // Cancelled: the jobs handed over and never started.
         let leftovers = state.withLock { state in
             defer { state.waiting.removeAll() }

@@ -4,7 +4,8 @@
 /// Each ``FileJob`` becomes a ``ManyFileCopy/Job`` at the job's locations (names in open
 /// directories, so any depth), with the tree's sink options; with
 /// ``TreeCopy/Options/preservesAttributes``, the committed file is given the source's extended
-/// attributes (and ACLs) on the file's own thread before its completion. Every file found adds
+/// attributes (and ACLs) once it is renamed, before its completion, on the file's thread (or the
+/// sync batch's, for a file made durable in a batch). Every file found adds
 /// itself and its bytes to the engine's totals, which grow while the walk runs
 /// (``ManyFileCopy/addToTotal(bytes:files:)``); ``waitForAll()`` marks them complete and
 /// finishes the engine, after which every rename is durable (unless `--no-fsync`) and

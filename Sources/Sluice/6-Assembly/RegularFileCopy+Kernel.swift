@@ -64,64 +64,75 @@ extension RegularFileCopy {
             verification: verification)
     }
 
-    /// `copy_file_range(2)` of each data extent of the first `size` bytes (`SEEK_DATA`,
-    /// `SEEK_HOLE`; with ``SparseMode/never``, or where the file system does not answer them,
-    /// all of it as one extent), in slices of at most ``Options/sliceSize``, then, when the file
-    /// ends in a hole, `ftruncate(2)` to `size`. Holes count as progress, with the
-    /// slice after them.
-    ///
-    /// The loop runs inside the sink, on its thread, with no hop between two calls: a file of
-    /// 10,000 extents makes 30,000 of them.
+    /// `copy_file_range(2)` of the source's data extents into the sink's temporary file (see
+    /// ``copyExtents(of:to:size:findsHoles:sliceSize:sourceSystem:system:sourcePath:destination:record:)``),
+    /// inside the sink, on its thread, with no hop between two calls: a file of 10,000 extents
+    /// makes 30,000 of them.
+    private func copyExtents(of descriptor: FileDescriptor, size: Int64, recorder: ProgressRecorder) async throws {
+        let (sourcePath, destination, sourceSystem) = (source.path, sink.destination, source.system)
+        let sliceSize = Int64(options.sliceSize)
+        let findsHoles = options.sparse != .never
+        try await sink.withTemporaryFile { target, system in
+            try Self.copyExtents(
+                of: descriptor, to: target, size: size, findsHoles: findsHoles, sliceSize: sliceSize,
+                sourceSystem: sourceSystem, system: system, sourcePath: sourcePath, destination: destination
+            ) { Self.record($0, in: recorder) }
+        }
+    }
+
+    /// `copy_file_range(2)` of each data extent of the first `size` bytes of `descriptor` to
+    /// `target` (`SEEK_DATA`, `SEEK_HOLE` when `findsHoles`; otherwise, or where the file
+    /// system does not answer them, all of it as one extent), in slices of at most `sliceSize`
+    /// bytes, then, when the file ends in a hole, `ftruncate(2)` to `size`. `record` is given
+    /// the bytes done after each slice (holes count with the slice after them). Blocks: call
+    /// it on a thread of a ``BlockingIOExecutor``.
     ///
     /// - Throws: ``GaveWay`` when a slice copies nothing before `size` (a /proc or /sys file on
     ///   an older kernel, a file that shrank); ``FileError`` of the calls; `CancellationError`
     ///   between slices.
-    private func copyExtents(of descriptor: FileDescriptor, size: Int64, recorder: ProgressRecorder) async throws {
-        let sourcePath = source.path
-        let destination = sink.destination
-        let sourceSystem = source.system
-        let sliceSize = Int64(options.sliceSize)
-        let findsHoles = options.sparse != .never
-        try await sink.withTemporaryFile { target, system in
-            var findsHoles = findsHoles
-            var offset: Int64 = 0
-            var done: Int64 = 0  // counted in progress
-            while offset < size {
+    static func copyExtents(
+        of descriptor: FileDescriptor, to target: FileDescriptor, size: Int64, findsHoles: Bool, sliceSize: Int64,
+        sourceSystem: SystemCalls, system: SystemCalls, sourcePath: FilePath, destination: FilePath,
+        record: (Int64) -> Void
+    ) throws {
+        var findsHoles = findsHoles
+        var offset: Int64 = 0
+        var done: Int64 = 0  // counted in progress
+        while offset < size {
+            try Task.checkCancellation()
+            var extent = offset..<size
+            if findsHoles {
+                do throws(Errno) {
+                    guard let data = try descriptor.nextData(from: offset, system: sourceSystem) else { break }
+                    let end = try descriptor.nextHole(from: data, system: sourceSystem) ?? size
+                    extent = min(data, size)..<min(end, size)
+                } catch where CopyPath.givesWay(on: error) {
+                    findsHoles = false  // a file system that does not know: all data
+                    continue
+                } catch {
+                    throw FileError.lseek(path: sourcePath, errno: error)
+                }
+            }
+            offset = extent.lowerBound  // past the hole before the extent
+            while offset < extent.upperBound {
                 try Task.checkCancellation()
-                var extent = offset..<size
-                if findsHoles {
-                    do throws(Errno) {
-                        guard let data = try descriptor.nextData(from: offset, system: sourceSystem) else { break }
-                        let end = try descriptor.nextHole(from: data, system: sourceSystem) ?? size
-                        extent = min(data, size)..<min(end, size)
-                    } catch where CopyPath.givesWay(on: error) {
-                        findsHoles = false  // a file system that does not know: all data
-                        continue
-                    } catch {
-                        throw FileError.lseek(path: sourcePath, errno: error)
-                    }
+                let slice = Int(min(sliceSize, extent.upperBound - offset))
+                let copied: Int
+                do throws(Errno) { copied = try target.copyRange(from: descriptor, at: offset, count: slice, system: system) } catch {
+                    throw FileError.copyFileRange(path: destination, errno: error)
                 }
-                offset = extent.lowerBound  // past the hole before the extent
-                while offset < extent.upperBound {
-                    try Task.checkCancellation()
-                    let slice = Int(min(sliceSize, extent.upperBound - offset))
-                    let copied: Int
-                    do throws(Errno) { copied = try target.copyRange(from: descriptor, at: offset, count: slice, system: system) } catch {
-                        throw FileError.copyFileRange(path: destination, errno: error)
-                    }
-                    if copied == 0 { throw GaveWay(refusal: CopyPath.Refusal(path: .kernelCopy, errno: nil)) }
-                    offset += Int64(copied)
-                    Self.record(offset - done, in: recorder)
-                    done = offset
-                }
+                if copied == 0 { throw GaveWay(refusal: CopyPath.Refusal(path: .kernelCopy, errno: nil)) }
+                offset += Int64(copied)
+                record(offset - done)
+                done = offset
             }
-            Self.record(size - done, in: recorder)  // the hole at the end
-            // Only a hole at the end needs the size set: a file whose data reaches its size has
-            // it already, and XFS starts writing back a file at its close once it was truncated.
-            guard offset < size else { return }
-            do throws(Errno) { try target.setSize(size, system: system) } catch {
-                throw FileError.ftruncate(path: destination, errno: error)
-            }
+        }
+        record(size - done)  // the hole at the end
+        // Only a hole at the end needs the size set: a file whose data reaches its size has
+        // it already, and XFS starts writing back a file at its close once it was truncated.
+        guard offset < size else { return }
+        do throws(Errno) { try target.setSize(size, system: system) } catch {
+            throw FileError.ftruncate(path: destination, errno: error)
         }
     }
 

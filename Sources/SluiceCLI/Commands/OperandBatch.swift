@@ -1,5 +1,9 @@
 import Sluice
-import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Several operands of one command at once: every file-to-file operand goes to one
 /// ``ManyFileCopy`` (files in flight within one byte budget, one directory `fsync(2)` per
@@ -224,17 +228,36 @@ final class OperandBatch {
 }
 
 /// The outcomes the engine's completions hand over, until the command's thread takes them.
-private final class FinishedOutcomes: Sendable {
-    private let outcomes = Mutex<[ManyFileCopy.Outcome]>([])
+///
+/// Completions run on several threads at once (the files' and the sync batch's), so the list is
+/// guarded by a `pthread_mutex_t`, which ThreadSanitizer sees (it does not see `Mutex`'s futex
+/// hand-over on Linux, and would report each contended append as a race).
+private final class FinishedOutcomes: @unchecked Sendable {
+    // @unchecked: `outcomes` is read and written only with `mutex` held.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private var outcomes: [ManyFileCopy.Outcome] = []
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
 
     func append(_ outcome: ManyFileCopy.Outcome) {
-        outcomes.withLock { $0.append(outcome) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        outcomes.append(outcome)
     }
 
     func take() -> [ManyFileCopy.Outcome] {
-        outcomes.withLock { outcomes in
-            defer { outcomes.removeAll() }
-            return outcomes
+        pthread_mutex_lock(mutex)
+        defer {
+            outcomes.removeAll()
+            pthread_mutex_unlock(mutex)
         }
+        return outcomes
     }
 }

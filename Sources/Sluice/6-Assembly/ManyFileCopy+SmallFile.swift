@@ -1,0 +1,145 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension ManyFileCopy {
+    /// Copies a dense regular file of at most one chunk in one step on its thread: no reader,
+    /// channel, progress task or hop to an actor, which are most of what a small file of many
+    /// costs. The same paths as ``RegularFileCopy`` (a clone, then `copy_file_range(2)`, on the
+    /// file systems the table names, a kernel copy up to the chunk size on the others; else
+    /// one buffer read and written), the same sink and commit point.
+    ///
+    /// Runs on `executor`'s thread (the file's slot), where the sink is created and called
+    /// synchronously. A file that changed since the walk saw it (no longer regular, larger
+    /// than a chunk, sparse) or a destination written in place (a device) takes the general
+    /// path instead.
+    ///
+    /// - Returns: the commit or the sealed file, or `nil` when the file does not qualify
+    ///   (nothing was created).
+    /// - Throws: as the general path: ``FileError``, `CancellationError` (nothing left).
+    func copySmallFile(_ item: Indexed, share: PipelineShare, on executor: BlockingIOExecutor) throws -> Copied? {
+        let job = item.job
+        let copyOptions = options.copy
+        guard job.transform == nil, job.verification == nil, copyOptions.pipeline.rateLimit == nil,
+            !copyOptions.forcesPipeline, copyOptions.sparse == .auto, copyOptions.reflink != .always,
+            let known = job.sourceStatus, Self.fitsInOneStep(known, chunkSize: share.chunkSize)
+        else { return nil }
+        try Task.checkCancellation()
+        let start = ContinuousClock.now
+        let source = try job.sourceLocation.open(O_RDONLY | O_NONBLOCK | (job.followsLinks ? 0 : O_NOFOLLOW), system: .live)
+        defer { try? source.close() }
+        let status: FileStatus
+        do { status = try source.status() } catch { throw FileError.fstat(path: job.source, errno: error) }
+        if status.kind == .directory { throw FileError.isDirectory(.read, path: job.source) }
+        guard Self.fitsInOneStep(status, chunkSize: share.chunkSize) else { return nil }
+        let sink = try FileSink.createOnExecutorThread(
+            location: job.destinationLocation, source: status, options: Self.sinkOptions(of: job), executor: executor)
+        if Self.joinsSyncBatch(job) { sink.assumeIsolated { $0.deferRename() } }
+        let report: CopyReport
+        do {
+            // A destination written in place (a device, a FIFO), opened already: by writes.
+            let replaces = sink.assumeIsolated { $0.replacesDestination }
+            let chain: [CopyPath]
+            do {
+                chain = !replaces ? [.pipeline] : CopyPath.chain(
+                    source: status, sourceFileSystem: try source.fileSystemType(),
+                    destinationFileSystem: try sink.assumeIsolated { try $0.fileSystemType() } ?? .init(rawValue: 0),
+                    reflink: copyOptions.reflink, sparse: .auto, kernelCopyLimit: Int64(share.chunkSize))
+            } catch let error as Errno {
+                throw FileError.fstatfs(path: job.source, errno: error)
+            }
+            var refusals: [CopyPath.Refusal] = []
+            var taken: (path: CopyPath, bytes: Int64, crc32: UInt32?)?
+            let computesCRC32 = copyOptions.pipeline.computesCRC32
+            for path in chain {
+                do {
+                    let (bytes, crc32) = try sink.assumeIsolated { sink in
+                        try Self.copy(
+                            source, size: status.size, by: path, into: sink, sourcePath: job.source, chunkSize: share.chunkSize,
+                            computesCRC32: computesCRC32)
+                    }
+                    taken = (path, bytes, crc32)
+                    break
+                } catch let gaveWay as RegularFileCopy.GaveWay {
+                    refusals.append(gaveWay.refusal)
+                    try sink.assumeIsolated { try $0.discardContents() }
+                    do { try source.seek(to: 0) } catch { throw FileError.lseek(path: job.source, errno: error) }
+                }
+            }
+            // The chain ends with the pipeline, which never gives way (not --reflink=always).
+            guard let taken else { preconditionFailure("a chain without the pipeline") }
+            state.withLock { $0.filesInOneStep += 1 }
+            try Task.checkCancellation()
+            try sink.assumeIsolated { try $0.commit() }
+            report = CopyReport(
+                bytesRead: taken.bytes, bytesWritten: taken.bytes, crc32: taken.crc32, duration: ContinuousClock.now - start,
+                peakBufferedBytes: taken.path == .pipeline ? Int64(share.chunkSize) : 0, producerSuspended: .zero,
+                warnings: [], verification: nil, path: taken.path, refusals: refusals)
+        } catch {
+            sink.assumeIsolated { $0.abort() }
+            throw error
+        }
+        return sink.assumeIsolated { finishCommit(item, sink: $0, report: report) }
+    }
+
+    /// Whether a file is copied by ``copySmallFile(_:share:on:)``: regular, not empty, at most
+    /// one chunk, with as many bytes allocated as its size (no hole to keep).
+    private static func fitsInOneStep(_ status: FileStatus, chunkSize: Int) -> Bool {
+        status.kind == .regular && status.size > 0 && status.size <= Int64(chunkSize) && status.allocatedBytes >= status.size
+    }
+
+    /// Copies the `size` bytes of `source` into `sink`'s temporary file by `path`: a clone,
+    /// `copy_file_range(2)`, or, for ``CopyPath/pipeline``, reads of at most `chunkSize` bytes
+    /// to the end of the file, each written by the sink (``FileSink/write(_:)``, its rules for a
+    /// destination written in place included), with their CRC-32 when `computesCRC32` (the
+    /// kernel's paths have none, as for one file).
+    ///
+    /// - Returns: the bytes copied, and the CRC-32 of the pipeline's.
+    /// - Throws: ``RegularFileCopy/GaveWay`` when the kernel refuses the path; ``FileError``.
+    private static func copy(
+        _ source: FileDescriptor, size: Int64, by path: CopyPath, into sink: isolated FileSink, sourcePath: FilePath,
+        chunkSize: Int, computesCRC32: Bool
+    ) throws -> (bytes: Int64, crc32: UInt32?) {
+        let destination = sink.destination
+        do {
+            switch path {
+            case .clone:
+                try sink.clone(from: source)
+                return (size, nil)
+            case .kernelCopy:
+                try sink.withTemporaryFile { target, system in
+                    try RegularFileCopy.copyExtents(
+                        of: source, to: target, size: size, findsHoles: false, sliceSize: Int64(chunkSize),
+                        sourceSystem: .live, system: system, sourcePath: sourcePath, destination: destination
+                    ) { _ in }
+                }
+                return (size, nil)
+            case .pipeline:
+                // Opened with O_NONBLOCK (against a FIFO put there since the walk): reads wait.
+                _ = fcntl(source.rawValue, F_SETFL, fcntl(source.rawValue, F_GETFL) & ~O_NONBLOCK)
+                var copied: Int64 = 0
+                var crc32 = CRC32()
+                var buffer = [UInt8](repeating: 0, count: chunkSize)
+                while true {
+                    try Task.checkCancellation()
+                    let read = buffer.withUnsafeMutableBytes { bytes in Result { () throws(Errno) in try source.readFully(into: bytes) } }
+                    let count: Int
+                    switch read {
+                    case .success(let value): count = value
+                    case .failure(let error): throw FileError.read(path: sourcePath, errno: error)
+                    }
+                    if count == 0 { return (copied, computesCRC32 ? crc32.value : nil) }
+                    copied += Int64(count)
+                    if computesCRC32 { buffer.withUnsafeBytes { crc32.update(UnsafeRawBufferPointer(rebasing: $0[..<count])) } }
+                    try sink.write(Chunk(Array(buffer[..<count])))
+                }
+            }
+        } catch let error as FileError
+            where (error.operation == .clone || error.operation == .copyFileRange)
+            && error.errno.map(CopyPath.givesWay(on:)) == true {
+            throw RegularFileCopy.GaveWay(refusal: CopyPath.Refusal(path: path, errno: error.errno))
+        }
+    }
+}

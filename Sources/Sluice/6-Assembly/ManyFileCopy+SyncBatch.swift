@@ -1,0 +1,268 @@
+import CSluiceShims
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension ManyFileCopy {
+    /// Files whose copies are done but not yet durable nor renamed: their temporary files hold
+    /// their data and attributes, still open. The engine makes them durable together, by one
+    /// `syncfs(2)` per file system instead of one `fsync(2)` per file (each of which, on a
+    /// journaled file system, waits for a commit of the journal and a flush of the device's
+    /// cache), then checks each file's own write-back with `sync_file_range(2)` (which writes
+    /// nothing more by then, and flushes no cache; an `fsync(2)` on FUSE), closes and renames
+    /// it (``ManyFileCopy/commit(_:of:)``), on a thread of the batch's own while the next files
+    /// copy.
+    ///
+    /// A batch is committed once it holds ``maximumFiles`` files or ``maximumBytes`` bytes,
+    /// ``maximumWait`` after its first file was sealed (so a file never waits on another that
+    /// may not end: a FIFO's writer, a slow source), and when the engine ends. ``append(_:)``
+    /// waits while ``maximumPending`` files are sealed and not yet committed (a slow `syncfs(2)`
+    /// slows the copies; the open descriptors stay bounded).
+    ///
+    /// Concurrency contract: ``append(_:)`` from any task, ``cancel()`` from any thread;
+    /// ``finish()`` once, after the last ``append(_:)``. Batches are committed one at a time,
+    /// in order, on the batch's thread.
+    final class SyncBatch: Sendable {
+        /// One sealed file and what its completion reports.
+        struct Entry: Sendable {
+            var item: Indexed
+            var file: SealedFile
+            var report: CopyReport
+            var warnings: [StageWarning]
+        }
+
+        /// The most bytes written and waiting for one `syncfs(2)` (dirty in the page cache, not
+        /// in Sluice's memory).
+        static let maximumBytes: Int64 = 256 << 20
+
+        /// The most files waiting for one `syncfs(2)`: half of ``maximumPending``.
+        let maximumFiles: Int
+        /// The most files sealed and not yet committed, each holding a descriptor open: a
+        /// quarter of the process's limit on open files (`RLIMIT_NOFILE`), from 8 to 256 (64
+        /// under `ulimit -n 256`, 256 under the usual 1,024).
+        let maximumPending: Int
+
+        /// ``maximumPending`` for the process's limit on open files now (`getrlimit(2)`).
+        static var pendingForOpenFileLimit: Int {
+            var limit = rlimit()
+            guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 64 }
+            return Int(min(256, max(8, min(limit.rlim_cur, 1 << 20) / 4)))
+        }
+
+        /// The longest a sealed file waits for its batch to fill (50 ms by default:
+        /// ``Options``).
+        let maximumWait: DispatchTimeInterval
+
+        private struct State {
+            var entries: [Entry] = []
+            var bytes: Int64 = 0
+            /// Counts batches begun: a deadline is for the batch it was set for.
+            var generation = 0
+            /// Files appended and not yet committed (or removed).
+            var pending = 0
+            /// Appends waiting for ``pending`` to fall below the maximum.
+            var waiters: [CheckedContinuation<Void, Never>] = []
+            var isCancelled = false
+        }
+
+        private let state = LockedValue(State())
+        private let executor = BlockingIOExecutor(label: "sluice.sync-batch")
+        /// Makes a batch durable and renames it, or, after ``cancel()``, removes it
+        /// (``ManyFileCopy/commit(_:of:)``): on the batch's thread.
+        private let commit: @Sendable (_ entries: [Entry], _ batch: SyncBatch) -> Void
+
+        init(
+            maximumWait: DispatchTimeInterval, maximumPending: Int = pendingForOpenFileLimit,
+            commit: @escaping @Sendable (_ entries: [Entry], _ batch: SyncBatch) -> Void
+        ) {
+            precondition(maximumPending >= 2, "maximumPending must be at least 2")
+            self.maximumWait = maximumWait
+            self.maximumPending = maximumPending
+            maximumFiles = maximumPending / 2
+            self.commit = commit
+        }
+
+        /// Whether ``cancel()`` was called.
+        var isCancelled: Bool { state.withLock { $0.isCancelled } }
+
+        /// The files sealed and not yet committed (for tests).
+        var pendingCount: Int { state.withLock { $0.pending } }
+
+        /// Adds a sealed file, after waiting while ``maximumPending`` are; commits the batch if
+        /// it is full, or sets its deadline if it is the batch's first file.
+        func append(_ entry: Entry) async {
+            while state.withLock({ $0.pending >= maximumPending && !$0.isCancelled }) {
+                await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                    let waits = state.withLock { state in
+                        guard state.pending >= maximumPending && !state.isCancelled else { return false }
+                        state.waiters.append(waiter)
+                        return true
+                    }
+                    if !waits { waiter.resume() }
+                }
+            }
+            let (full, deadline) = state.withLock { state -> ([Entry]?, Int?) in
+                state.entries.append(entry)
+                state.bytes += entry.report.bytesWritten
+                state.pending += 1
+                if state.entries.count >= maximumFiles || state.bytes >= Self.maximumBytes {
+                    return (Self.take(&state), nil)
+                }
+                return (nil, state.entries.count == 1 ? state.generation : nil)
+            }
+            if let full { schedule(full) }
+            if let deadline {
+                // Taken on the batch's thread, in order with finish() and the full batches.
+                DispatchQueue.global().asyncAfter(deadline: .now() + maximumWait) { [self] in
+                    executor.execute { [self] in
+                        let due = state.withLock { $0.generation == deadline ? Self.take(&$0) : [] }
+                        if !due.isEmpty { run(due) }
+                    }
+                }
+            }
+        }
+
+        /// Removes, instead of committing, every file not yet renamed (from now on), and lets
+        /// waiting appends through.
+        func cancel() {
+            let waiters = state.withLock { state in
+                state.isCancelled = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+
+        /// Commits (or, once cancelled, removes) what is left, and returns once every batch is
+        /// done.
+        func finish() async {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                executor.execute { [self] in
+                    let rest = state.withLock { Self.take(&$0) }
+                    if !rest.isEmpty { run(rest) }
+                    done.resume()
+                }
+            }
+        }
+
+        private func schedule(_ entries: [Entry]) {
+            executor.execute { [self] in run(entries) }
+        }
+
+        /// Commits `entries` on the batch's thread, then lets waiting appends through.
+        private func run(_ entries: [Entry]) {
+            commit(entries, self)
+            let waiters = state.withLock { state in
+                state.pending -= entries.count
+                guard state.pending < maximumPending else { return [CheckedContinuation<Void, Never>]() }
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+
+        private static func take(_ state: inout State) -> [Entry] {
+            defer {
+                state.entries = []
+                state.bytes = 0
+                state.generation += 1
+            }
+            return state.entries
+        }
+    }
+
+    /// Makes the files of a batch durable and renames them: one `syncfs(2)` per file system of
+    /// their directories (it waits for every writer on that file system, not only Sluice's),
+    /// then for each file in order the check of its write-back and its `close(2)`
+    /// (``SealedFile/close(fsyncs:)``), its
+    /// rename at the commit point, its hook and its directory's record (synced once by
+    /// ``finish()``), and its completion. The `syncfs(2)` only writes the data at once: its
+    /// result is not used, since it may report another file's error, or none on older kernels
+    /// and FUSE; each file's own check decides (and writes what `syncfs(2)` did not). A file
+    /// whose check or `close(2)` fails fails (its temporary removed, nothing renamed);
+    /// a rename refused by an interruption, or after the engine was cancelled, fails its file
+    /// with `CancellationError`.
+    ///
+    /// Blocks: runs on the batch's thread. Once `batch` is cancelled (the engine was), the
+    /// files not yet renamed are removed instead, and fail with `CancellationError`.
+    func commit(_ entries: [SyncBatch.Entry], of batch: SyncBatch) {
+        if batch.isCancelled { return discard(entries) }
+        // Per file system: whether its syncfs(2) leaves each file to its own fsync(2) (FUSE, or a
+        // directory that could not be looked at: its files are synced one by one).
+        var fileSystems: [UInt64: Bool] = [:]
+        var devices: [ObjectIdentifier: UInt64] = [:]
+        let fsyncs = entries.map { entry -> Bool in
+            let device = try? Self.fileSystem(of: entry.file, known: &devices) { descriptor, device in
+                guard fileSystems[device] == nil else { return }
+                let type = try? descriptor.fileSystemType()
+                fileSystems[device] = type == nil || type == .fuse
+                _ = syncfs(descriptor.rawValue)
+            }
+            return device.flatMap { fileSystems[$0] } ?? true
+        }
+        for (entry, fsyncs) in zip(entries, fsyncs) {
+            let bytes = entry.report.bytesRead
+            do {
+                if batch.isCancelled { throw CancellationError() }
+                try entry.file.close(fsyncs: fsyncs)
+            } catch {
+                entry.file.discard(closed: !(error is CancellationError))
+                complete(entry.item, .failure(error), bytes: bytes)
+                continue
+            }
+            do {
+                if batch.isCancelled { throw CancellationError() }
+                try entry.file.rename()
+            } catch {
+                entry.file.discard(closed: true)
+                complete(entry.item, .failure(error), bytes: bytes)
+                continue
+            }
+            entry.item.job.afterCommit?()
+            directories.record(directoryOf: entry.item.job.destinationLocation)
+            entry.file.unregister()
+            complete(
+                entry.item, .success(Committed(report: entry.report, warnings: entry.warnings, isDurableOnceDirectorySynced: true)),
+                bytes: bytes)
+        }
+    }
+
+    /// Removes the files of a batch that will not be committed (the engine was cancelled) and
+    /// completes them with `CancellationError`.
+    func discard(_ entries: [SyncBatch.Entry]) {
+        for entry in entries {
+            entry.file.discard()
+            complete(entry.item, .failure(CancellationError()), bytes: entry.report.bytesRead)
+        }
+    }
+
+    /// The device of the directory that holds `file`, with `body` given a descriptor on it: the
+    /// directory's own (looked up once per directory in `known`), or the parent path opened.
+    private static func fileSystem(
+        of file: SealedFile, known: inout [ObjectIdentifier: UInt64], _ body: (FileDescriptor, UInt64) -> Void
+    ) throws(FileError) -> UInt64 {
+        if let handle = file.location.directory {
+            let key = ObjectIdentifier(handle)
+            let device: UInt64
+            if let found = known[key] {
+                device = found
+            } else {
+                device = try handle.status().device
+                known[key] = device
+            }
+            body(handle.descriptor, device)
+            return device
+        }
+        let directory = file.destination.directory
+        let descriptor = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY)
+        return try descriptor.closeAfter { () throws(FileError) in
+            let device: UInt64
+            do throws(Errno) { device = try descriptor.status().device } catch { throw FileError.fstat(path: directory, errno: error) }
+            body(descriptor, device)
+            return device
+        }
+    }
+}

@@ -1,0 +1,105 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Testing
+@testable import Sluice
+import SluiceTestSupport
+
+/// ``ManyFileCopy``'s cheap paths for many files: a file of one chunk copied in one step (by
+/// the kernel where the table allows), and durable files made durable as one batch by
+/// `syncfs(2)` before any of them is renamed.
+@Suite(.timeLimit(.minutes(1)))
+struct ManyFileCopyBatchTests {
+    typealias Outcomes = ManyFileCopyTests.Outcomes
+
+    @Test func aFileOfOneChunkIsCopiedInOneStepByTheKernel() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let chunk = 64 << 10
+        let sizes = [1, 4096, chunk, chunk + 1]
+        let sources = try ManyFileCopyTests.makeSources(sizes, in: directory)
+        let engine = ManyFileCopy(options: .init(width: 2, chunkSize: chunk))
+        let outcomes = Outcomes()
+        for (index, source) in sources.enumerated() {
+            try await engine.submit(.init(
+                source: source, destination: directory.appending(FilePath("out/f\(index)")),
+                sourceStatus: try FileStatus.of(source), completion: outcomes.add))
+        }
+        let totals = await engine.finish()
+        #expect(totals.committed == sizes.count)
+        // The three files of one chunk at most went in one step; the last through RegularFileCopy.
+        #expect(engine.state.withLock { $0.filesInOneStep } == 3)
+        let descriptor = try FileDescriptor.open(directory.path, O_RDONLY | O_DIRECTORY)
+        let type = try descriptor.closeAfter { try descriptor.fileSystemType() }
+        let clones = CopyPath.cloningFileSystems.contains(type)
+        for outcome in outcomes.all {
+            let path = try outcome.result.get().report.path
+            let small = sizes[outcome.index] <= chunk
+            #expect(path == (clones ? .clone : small ? .kernelCopy : .pipeline), "\(outcome.index) on \(type)")
+        }
+        for (index, size) in sizes.enumerated() {
+            #expect(try readFile(directory.appending(FilePath("out/f\(index)"))) == ManyFileCopyTests.content(index, size: size))
+        }
+        #expect(try temporaryFiles(in: directory.appending("out")).isEmpty)
+    }
+
+    @Test func durableFilesAreRenamedOnlyOnceTheWholeBatchIsWritten() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sizes = [10, 5000, 70_000, 300_000, 3]
+        let sources = try ManyFileCopyTests.makeSources(sizes, in: directory)
+        let out = directory.appending("out")
+        // Width for all: every file is copied before the batch is committed, at the end.
+        var options = ManyFileCopy.Options(width: sizes.count, chunkSize: 64 << 10)
+        options.syncBatchWaitMilliseconds = 600_000  // one batch, committed at the end
+        let engine = ManyFileCopy(options: options)
+        let seen = LockedValue<[(renamed: Int, waiting: Int)]>([])
+        for (index, source) in sources.enumerated() {
+            try await engine.submit(.init(
+                source: source, destination: out.appending(FilePath("f\(index)")), sourceStatus: try FileStatus.of(source),
+                completion: { _ in
+                // At each completion: the files renamed so far, and the temporaries still waiting.
+                let names = (try? entries(in: out)) ?? []
+                let waiting = names.filter { $0.description.hasPrefix(".sluice-") }.count
+                seen.withLock { $0.append((names.count - waiting, waiting)) }
+            }))
+        }
+        let totals = await engine.finish()
+        #expect(totals.committed == sizes.count)
+        #expect(totals.unsyncedDirectories.isEmpty)
+        let steps = seen.withLock { $0 }
+        #expect(steps.map(\.renamed) == Array(1...sizes.count))
+        #expect(steps.map(\.waiting) == Array((0..<sizes.count).reversed()))
+        for (index, size) in sizes.enumerated() {
+            #expect(try readFile(out.appending(FilePath("f\(index)"))) == ManyFileCopyTests.content(index, size: size))
+        }
+    }
+
+    @Test func aCancelledEngineRenamesNoneOfItsWaitingBatch() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sizes = [10, 20, 30]
+        let sources = try ManyFileCopyTests.makeSources(sizes, in: directory)
+        var options = ManyFileCopy.Options(width: sizes.count)
+        options.syncBatchWaitMilliseconds = 600_000  // one batch, committed at the end
+        let engine = ManyFileCopy(options: options)
+        let outcomes = Outcomes()
+        for (index, source) in sources.enumerated() {
+            try await engine.submit(.init(
+                source: source, destination: directory.appending(FilePath("out/f\(index)")),
+                sourceStatus: try FileStatus.of(source), completion: outcomes.add))
+        }
+        // Every file sealed and waiting in the batch (committed only at the end): then cancel.
+        while engine.state.withLock({ $0.batch?.pendingCount ?? 0 }) < sizes.count {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        engine.cancel()
+        let totals = await engine.finish()
+        #expect(totals.committed == 0)
+        #expect(totals.failed == sizes.count)
+        #expect(outcomes.all.allSatisfy { if case .failure(is CancellationError) = $0.result { true } else { false } })
+        #expect(try entries(in: directory.appending("out")).isEmpty)
+    }
+}
