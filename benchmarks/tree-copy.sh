@@ -7,6 +7,10 @@
 # each once a round in alternating order, the copy deleted and `sync` run between runs outside
 # the timed region; medians of wall time, and sluice's peak RSS (GNU time). The copies are
 # checked entry by entry with benchmarks/tree-compare.sh.
+# The tree and the copies go under $TMPDIR (default /tmp). On ext4 without a journal, each
+# create scans the inodes deleted in the last 30 seconds or so (ext4's recently_deleted()), so
+# the copies this script deletes between runs come to dominate cp's time and sluice's alike;
+# run it with TMPDIR on a journaled file system then (for example a loop-mounted ext4 image).
 # Usage: benchmarks/tree-copy.sh [RUNS] [FILES]   (defaults 3, 2000)
 set -euo pipefail
 runs=${1:-3}
