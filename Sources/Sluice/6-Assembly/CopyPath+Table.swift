@@ -43,8 +43,14 @@ extension CopyPath {
     /// - Anything else (ext4, tmpfs, two different file systems, /proc and /sys, a clone or a
     ///   hole that the options forbid): ``pipeline``.
     ///
-    /// - Parameter kernelCopyLimit: the largest file, in bytes, that goes by
-    ///   `copy_file_range(2)` where the pipeline would be taken; 0 (default): none.
+    /// - Parameters:
+    ///   - source: the source's status (its kind, size and allocated bytes).
+    ///   - sourceFileSystem: the source's file system (`fstatfs(2)`).
+    ///   - destinationFileSystem: the destination's file system (its temporary file's).
+    ///   - reflink: whether the destination may share the source's extents.
+    ///   - sparse: whether the destination gets holes.
+    ///   - kernelCopyLimit: the largest file, in bytes, that goes by `copy_file_range(2)` where
+    ///     the pipeline would be taken; 0 (default): none.
     /// - Returns: the paths in order; empty when `reflink` is ``ReflinkMode/always`` and no
     ///   clone is possible.
     public static func chain(

@@ -17,7 +17,7 @@
 ///    holds 128 files or 256 MiB, 50 ms after its first file, and at the end, one `syncfs(2)`
 ///    per file system makes their data durable (it waits for every writer on that file system),
 ///    `sync_file_range(2)` checks each file's own write-back, then each is renamed at
-///    its commit point through the ``CommitGate`` and completed (``SyncBatch``). Other
+///    its commit point through the ``CommitGate`` and completed. Other
 ///    files (`--no-fsync`, or with `--verify`, which syncs before it reads back) commit at once
 ///    on their thread. The file's reader, sink and stages all run on one
 ///    ``BlockingIOExecutor`` of a pool of ``Options/width``, started once for the engine: a
