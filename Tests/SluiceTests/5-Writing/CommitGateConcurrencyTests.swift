@@ -14,6 +14,18 @@ import SluiceTestSupport
 /// calls into the gate.
 @Suite(.timeLimit(.minutes(1)))
 struct CommitGateConcurrencyTests {
+    /// A temporary file registered with `gate` (closed) for the destination `out` in `directory`.
+    static func registerTemporary(
+        in directory: ScratchDirectory, gate: CommitGate
+    ) throws -> (destination: FileLocation, ticket: CommitGate.Ticket, temporary: FileLocation) {
+        let destination = FileLocation(path: directory.appending("out"))
+        let (ticket, descriptor, temporary) = try gate.register(destination: destination.path) { () throws(FileError) in
+            try FileSink.createTemporaryFile(beside: destination, mode: 0o600, system: .live)
+        }
+        try descriptor.close()
+        return (destination, ticket, temporary)
+    }
+
     @Test func aTemporaryCreatedWhileTheGateClosesIsRemovedBeforeRemoveUncommittedReturns() async throws {
         try await withScratchDirectory { directory in
             let gate = CommitGate()
@@ -47,11 +59,7 @@ struct CommitGateConcurrencyTests {
     @Test func theRenameRunsOutsideTheGatesLock() async throws {
         try await withScratchDirectory { directory in
             let gate = CommitGate()
-            let destination = FileLocation(path: directory.appending("out"))
-            let (ticket, descriptor, temporary) = try gate.register(destination: destination.path) { () throws(FileError) in
-                try FileSink.createTemporaryFile(beside: destination, mode: 0o600, system: .live)
-            }
-            try descriptor.close()
+            let (destination, ticket, temporary) = try Self.registerTemporary(in: directory, gate: gate)
             try gate.commit(ticket) { () throws(FileError) in
                 // Under the lock, this would wait for ever.
                 #expect(gate.interruption == nil)
@@ -69,11 +77,7 @@ struct CommitGateConcurrencyTests {
     @Test func removeUncommittedWaitsForARenameUnderWayAndNamesItsFile() async throws {
         try await withScratchDirectory { directory in
             let gate = CommitGate()
-            let destination = FileLocation(path: directory.appending("out"))
-            let (ticket, descriptor, temporary) = try gate.register(destination: destination.path) { () throws(FileError) in
-                try FileSink.createTemporaryFile(beside: destination, mode: 0o600, system: .live)
-            }
-            try descriptor.close()
+            let (destination, ticket, temporary) = try Self.registerTemporary(in: directory, gate: gate)
             let named = LockedValue<[FilePath]?>(nil)
             let closer = DispatchSemaphore(value: 0)
             var sawCloserWaiting = false
@@ -102,11 +106,7 @@ struct CommitGateConcurrencyTests {
     @Test func aRenameThatFailsLeavesTheFileBeforeItsCommitPoint() async throws {
         try await withScratchDirectory { directory in
             let gate = CommitGate()
-            let destination = FileLocation(path: directory.appending("out"))
-            let (ticket, descriptor, temporary) = try gate.register(destination: destination.path) { () throws(FileError) in
-                try FileSink.createTemporaryFile(beside: destination, mode: 0o600, system: .live)
-            }
-            try descriptor.close()
+            let (destination, ticket, temporary) = try Self.registerTemporary(in: directory, gate: gate)
             #expect(throws: FileError.self) {
                 try gate.commit(ticket) { () throws(FileError) in
                     throw FileError.rename(path: destination.path, errno: .ioError)
