@@ -9,14 +9,14 @@ import Musl
 /// rename: what ``FileSink/takeSealed()`` hands over when the rename was deferred
 /// (``FileSink/deferRename()``), so that a batch of files is made durable by one `syncfs(2)`
 /// and renamed afterwards (``ManyFileCopy``). It keeps the temporary file's descriptor open:
-/// ``close(afterSyncfs:)`` first checks that this file's data was written without error (one
+/// ``close(fsyncs:)`` first checks that this file's data was written without error (one
 /// `syncfs(2)` may have reported the error for another batch, and before Linux 5.8 it reports
 /// none), with `sync_file_range(2)`, which after the batch's `syncfs(2)` writes nothing more
-/// and, unlike an `fsync(2)` of each file, makes ext4 flush no device cache per file. Where
-/// `syncfs(2)` does not make data durable by itself (FUSE), an `fsync(2)` instead.
+/// and, unlike an `fsync(2)` of each file, makes ext4 flush no device cache per file; or, where
+/// that call cannot see the file's pages or `syncfs(2)` failed, with an `fsync(2)`.
 ///
-/// Its owner must end it with ``close()`` then ``rename()``, or ``discard()``: the sink no
-/// longer removes it. Registered with its ``CommitGate`` until then, so a program exiting on a
+/// Its owner must end it with ``close(fsyncs:)``, ``rename()`` then ``unregister()``, or
+/// with ``discard(closed:)``: the sink no longer removes it. Registered with its ``CommitGate`` until then, so a program exiting on a
 /// second signal removes it (``CommitGate/removeUncommitted()``).
 ///
 /// Concurrency contract: a value; its methods block on system calls (call them from a thread of
@@ -35,7 +35,7 @@ struct SealedFile: Sendable {
     var destination: FilePath { location.path }
 
     /// Renames the temporary file over the destination at the commit point, through the
-    /// gate, and unregisters it from the gate on success. Without `overwrites`, with
+    /// gate (``unregister()`` follows once what comes after the rename is done). Without `overwrites`, with
     /// `renameat2(2)`'s `RENAME_NOREPLACE`, so a file that appeared at the destination while the
     /// data was written is never replaced (falling back to `link(2)` + `unlink(2)`, which also
     /// refuse an existing name, on file systems without it).
@@ -76,7 +76,7 @@ struct SealedFile: Sendable {
         }
     }
 
-    /// Closes the descriptor if ``close()`` did not, removes the temporary file (errors
+    /// Closes the descriptor unless `closed` (``close(fsyncs:)`` ran), removes the temporary file (errors
     /// ignored) and unregisters it.
     func discard(closed: Bool = false) {
         if !closed, let descriptor { try? descriptor.close(system: system) }

@@ -57,7 +57,8 @@ public actor FileSink: ChunkSink {
 
     enum State {
         case open(FileDescriptor, Mode)
-        /// Data and attributes complete, closed, not renamed: ``takeSealed()`` hands it over.
+        /// Data and attributes complete, the descriptor still open, not renamed:
+        /// ``takeSealed()`` hands it over.
         case sealed(SealedFile)
         case committed
         case aborted

@@ -51,13 +51,15 @@ extension ManyFileCopy {
 
     /// After the sink's commit: the sealed file for the batch when the rename was deferred
     /// (``FileSink/deferRename()``), else the commit (the hook and the directory's record run
-    /// here, on the sink's thread).
-    func finishCommit(_ item: Indexed, sink: isolated FileSink, report: CopyReport) -> Copied {
+    /// here, on the sink's thread). `replaces`: whether the sink wrote a temporary file to
+    /// rename over the destination (read before the commit, which ends it), not a destination
+    /// in place.
+    func finishCommit(_ item: Indexed, sink: isolated FileSink, report: CopyReport, replaces: Bool) -> Copied {
         let job = item.job
         if let file = sink.takeSealed() {
             return .sealed(SyncBatch.Entry(item: item, file: file, report: report, warnings: sink.warnings))
         }
-        let durable = sink.replacesDestination && job.sinkOptions.synchronize
+        let durable = replaces && job.sinkOptions.synchronize
         job.afterCommit?()
         if durable { directories.record(directoryOf: job.destinationLocation) }
         return .committed(Committed(report: report, warnings: sink.warnings, isDurableOnceDirectorySynced: durable))
@@ -79,6 +81,7 @@ extension ManyFileCopy {
         let sink = try await FileSink.create(
             location: job.destinationLocation, source: status, options: Self.sinkOptions(of: job), executor: executor)
         if Self.joinsSyncBatch(job) { await sink.deferRename() }
+        let replaces = await sink.replacesDestination
         var pipeline = copyOptions.pipeline
         pipeline.capacity = share.capacity
         pipeline.byteBudget = share.capacity * share.chunkSize
@@ -112,6 +115,6 @@ extension ManyFileCopy {
         let report = try await run()
         // On the sink's thread: the hook may block, and a full batch of directories is synced by
         // the record that fills it.
-        return await finishCommit(item, sink: sink, report: report)
+        return await finishCommit(item, sink: sink, report: report, replaces: replaces)
     }
 }

@@ -9,12 +9,12 @@ extension ManyFileCopy {
     /// channel, progress task or hop to an actor, which are most of what a small file of many
     /// costs. The same paths as ``RegularFileCopy`` (a clone, then `copy_file_range(2)`, on the
     /// file systems the table names, a kernel copy up to the chunk size on the others; else
-    /// one buffer read and written), the same sink and commit point.
+    /// reads written by the sink), the same sink and commit point; a destination written in
+    /// place (a device, a FIFO) gets the reads written to it.
     ///
     /// Runs on `executor`'s thread (the file's slot), where the sink is created and called
     /// synchronously. A file that changed since the walk saw it (no longer regular, larger
-    /// than a chunk, sparse) or a destination written in place (a device) takes the general
-    /// path instead.
+    /// than a chunk, sparse) takes the general path instead.
     ///
     /// - Returns: the commit or the sealed file, or `nil` when the file does not qualify
     ///   (nothing was created).
@@ -38,9 +38,9 @@ extension ManyFileCopy {
             location: job.destinationLocation, source: status, options: Self.sinkOptions(of: job), executor: executor)
         if Self.joinsSyncBatch(job) { sink.assumeIsolated { $0.deferRename() } }
         let report: CopyReport
+        // A destination written in place (a device, a FIFO), opened already: by writes.
+        let replaces = sink.assumeIsolated { $0.replacesDestination }
         do {
-            // A destination written in place (a device, a FIFO), opened already: by writes.
-            let replaces = sink.assumeIsolated { $0.replacesDestination }
             let chain: [CopyPath]
             do {
                 chain = !replaces ? [.pipeline] : CopyPath.chain(
@@ -81,7 +81,7 @@ extension ManyFileCopy {
             sink.assumeIsolated { $0.abort() }
             throw error
         }
-        return sink.assumeIsolated { finishCommit(item, sink: $0, report: report) }
+        return sink.assumeIsolated { finishCommit(item, sink: $0, report: report, replaces: replaces) }
     }
 
     /// Whether a file is copied by ``copySmallFile(_:share:on:)``: regular, not empty, at most

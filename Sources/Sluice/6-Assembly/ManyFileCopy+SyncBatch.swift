@@ -179,10 +179,12 @@ extension ManyFileCopy {
     /// then for each file in order the check of its write-back and its `close(2)`
     /// (``SealedFile/close(fsyncs:)``), its
     /// rename at the commit point, its hook and its directory's record (synced once by
-    /// ``finish()``), and its completion. The `syncfs(2)` only writes the data at once: its
-    /// result is not used, since it may report another file's error, or none on older kernels
-    /// and FUSE; each file's own check decides (and writes what `syncfs(2)` did not). A file
-    /// whose check or `close(2)` fails fails (its temporary removed, nothing renamed);
+    /// ``finish()``), and its completion. The `syncfs(2)` writes the data of all at once; each
+    /// file's own check then decides whether its data is durable (a `syncfs(2)` may report
+    /// another file's error, and before Linux 5.8 none): `sync_file_range(2)` where that sees
+    /// the file's pages (``checksPagesOfItsFiles(_:)``), else, and wherever the `syncfs(2)`
+    /// failed, an `fsync(2)` of the file. A file whose check or `close(2)` fails fails (its
+    /// temporary removed, nothing renamed);
     /// a rename refused by an interruption, or after the engine was cancelled, fails its file
     /// with `CancellationError`.
     ///
@@ -190,16 +192,16 @@ extension ManyFileCopy {
     /// files not yet renamed are removed instead, and fail with `CancellationError`.
     func commit(_ entries: [SyncBatch.Entry], of batch: SyncBatch) {
         if batch.isCancelled { return discard(entries) }
-        // Per file system: whether its syncfs(2) leaves each file to its own fsync(2) (FUSE, or a
-        // directory that could not be looked at: its files are synced one by one).
+        // Per file system: whether each file gets an fsync(2) of its own after the syncfs(2):
+        // unless the file system is one whose written pages a sync_file_range(2) of the file
+        // checks, and its syncfs(2) succeeded (a directory that cannot be looked at: fsync too).
         var fileSystems: [UInt64: Bool] = [:]
         var devices: [ObjectIdentifier: UInt64] = [:]
         let fsyncs = entries.map { entry -> Bool in
             let device = try? Self.fileSystem(of: entry.file, known: &devices) { descriptor, device in
                 guard fileSystems[device] == nil else { return }
-                let type = try? descriptor.fileSystemType()
-                fileSystems[device] = type == nil || type == .fuse
-                _ = syncfs(descriptor.rawValue)
+                let checked = (try? descriptor.fileSystemType()).map(Self.checksPagesOfItsFiles) ?? false
+                fileSystems[device] = syncfs(descriptor.rawValue) != 0 || !checked
             }
             return device.flatMap { fileSystems[$0] } ?? true
         }
@@ -228,6 +230,14 @@ extension ManyFileCopy {
                 entry.item, .success(Committed(report: entry.report, warnings: entry.warnings, isDurableOnceDirectorySynced: true)),
                 bytes: bytes)
         }
+    }
+
+    /// File systems whose files' pages are their own, where `sync_file_range(2)` on a file
+    /// sees its write-back errors: ext4, XFS, Btrfs, bcachefs, tmpfs. Not overlayfs (the pages
+    /// are the upper file's, which only an `fsync(2)` reaches), FUSE, network file systems and
+    /// the rest: each file there gets an `fsync(2)`.
+    static func checksPagesOfItsFiles(_ type: FileSystemType) -> Bool {
+        [.ext4, .xfs, .btrfs, .bcachefs, .tmpfs].contains(type)
     }
 
     /// Removes the files of a batch that will not be committed (the engine was cancelled) and

@@ -12,11 +12,12 @@
 ///    ``Options/byteBudget``, whatever their count and sizes);
 /// 2. is copied as one file is: ``RegularFileCopy`` (clone, kernel copy or pipeline) without a
 ///    transform, ``FileCopy`` with one, to a ``FileSink``: a temporary file, with its
-///    attributes, closed. Durable files (``FileSink/Options/synchronize``, without
+///    attributes. Durable files (``FileSink/Options/synchronize``, without
 ///    verification) then wait in a batch, sealed, while the slot takes the next file: once it
 ///    holds 128 files or 256 MiB, 50 ms after its first file, and at the end, one `syncfs(2)`
-///    per file system makes their data durable (it waits for every writer on that file system),
-///    `sync_file_range(2)` checks each file's own write-back, then each is renamed at
+///    per file system writes their data (it waits for every writer on that file system), a
+///    check of each file's own write-back makes it durable (`sync_file_range(2)`, or `fsync(2)`
+///    where that cannot see the file's pages), each is closed, then renamed at
 ///    its commit point through the ``CommitGate`` and completed. Other
 ///    files (`--no-fsync`, or with `--verify`, which syncs before it reads back) commit at once
 ///    on their thread. The file's reader, sink and stages all run on one
@@ -155,10 +156,11 @@ public final class ManyFileCopy: Sendable {
     }
 
     /// Stops every file at once: those in flight abort before their commit point (or are
-    /// committed already), those waiting complete with `CancellationError`, ``submit(_:)``
-    /// throws from now on. Idempotent; call ``finish()`` afterwards for the totals.
+    /// committed already, or being renamed), those waiting complete with `CancellationError`,
+    /// ``submit(_:)`` throws from now on. Idempotent; call ``finish()`` afterwards for the totals.
     public func cancel() {
-        // First what decides: no file is started, nor renamed from its batch, from now on.
+        // First what decides: no file is started from now on, nor renamed from its batch once a
+        // rename under way has returned.
         let (worker, batch) = state.withLock { state in
             state.isCancelled = true
             return (state.worker, state.batch)

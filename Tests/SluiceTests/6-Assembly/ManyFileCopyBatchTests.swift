@@ -77,6 +77,26 @@ struct ManyFileCopyBatchTests {
         }
     }
 
+    @Test func aFileVerifiedOnItsOwnIsDurableOnceItsDirectoryIsSynced() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sizes = [10, 70_000]
+        let sources = try ManyFileCopyTests.makeSources(sizes, in: directory)
+        let engine = ManyFileCopy(options: .init(width: 2, chunkSize: 64 << 10))
+        let outcomes = Outcomes()
+        for (index, source) in sources.enumerated() {
+            try await engine.submit(.init(
+                source: source, destination: directory.appending(FilePath("out/f\(index)")),
+                sourceStatus: try FileStatus.of(source), verification: .sameBytes, completion: outcomes.add))
+        }
+        let totals = await engine.finish()
+        #expect(totals.committed == sizes.count)
+        // Not in a batch (it is read back after its own fsync), yet its directory is synced.
+        for outcome in outcomes.all {
+            #expect(try outcome.result.get().isDurableOnceDirectorySynced)
+        }
+    }
+
     @Test func aCancelledEngineRenamesNoneOfItsWaitingBatch() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
