@@ -115,8 +115,11 @@ extension ManyFileCopy {
             }
             if let full { schedule(full) }
             if let deadline {
-                // Taken on the batch's thread, in order with finish() and the full batches.
-                DispatchQueue.global().asyncAfter(deadline: .now() + maximumWait) { [self] in
+                // Taken on the batch's thread, in order with finish() and the full batches. The
+                // timer holds the batch weakly: a batch finished meanwhile (and its engine, whose
+                // commit closure it holds) is released at once, not kept until the deadline.
+                DispatchQueue.global().asyncAfter(deadline: .now() + maximumWait) { [weak self] in
+                    guard let self else { return }
                     executor.execute { [self] in
                         let due = state.withLock { $0.generation == deadline ? Self.take(&$0) : [] }
                         if !due.isEmpty { run(due) }
