@@ -136,10 +136,8 @@ extension ManyFileCopy {
                     try sink.write(Chunk(Array(buffer[..<count])))
                 }
             }
-        } catch let error as FileError
-            where (error.operation == .clone || error.operation == .copyFileRange)
-            && error.errno.map(CopyPath.givesWay(on:)) == true {
-            throw RegularFileCopy.GaveWay(refusal: CopyPath.Refusal(path: path, errno: error.errno))
+        } catch {
+            throw RegularFileCopy.GaveWay(error, path: path) ?? error
         }
     }
 }

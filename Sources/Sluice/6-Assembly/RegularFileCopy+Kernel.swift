@@ -27,10 +27,8 @@ extension RegularFileCopy {
                         try await copyExtents(of: descriptor, size: size, recorder: recorder)
                     }
                 }
-            } catch let error as FileError
-                where (error.operation == .clone || error.operation == .copyFileRange)
-                && error.errno.map(CopyPath.givesWay(on:)) == true {
-                throw GaveWay(refusal: CopyPath.Refusal(path: cloning ? .clone : .kernelCopy, errno: error.errno))
+            } catch {
+                throw GaveWay(error, path: cloning ? .clone : .kernelCopy) ?? error
             }
             try Task.checkCancellation()
             if options.pipeline.verification == .sameBytes {

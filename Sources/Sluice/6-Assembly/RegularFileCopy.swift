@@ -96,6 +96,20 @@ public struct RegularFileCopy: Sendable {
     /// A kernel path gave way: the next one is tried.
     struct GaveWay: Error {
         var refusal: CopyPath.Refusal
+
+        init(refusal: CopyPath.Refusal) {
+            self.refusal = refusal
+        }
+
+        /// The refusal of `path` that `error` is: a ``FileError`` of a clone or a
+        /// `copy_file_range(2)` whose errno means "not here" (``CopyPath/givesWay(on:)``); `nil`
+        /// for any other error, which stops the copy.
+        init?(_ error: any Error, path: CopyPath) {
+            guard let error = error as? FileError, error.operation == .clone || error.operation == .copyFileRange,
+                error.errno.map(CopyPath.givesWay(on:)) == true
+            else { return nil }
+            refusal = CopyPath.Refusal(path: path, errno: error.errno)
+        }
     }
 
     /// Runs the copy to the end.
