@@ -70,7 +70,22 @@ static inline long long CSluiceShims_fstatfs_type(int fd) {
     return (long long)(unsigned int)buffer.f_type;
 }
 
+/* FS_IOC_GETFLAGS, _IOR('f', 1, long) in <linux/fs.h>, which reads an int (ioctl_iflags(2)): the
+ * inode flags chattr(1) sets. 0 and the flags in *flags, or -1 and errno. */
+static inline int CSluiceShims_inode_flags(int fd, unsigned int *flags) {
+    int value = 0;
+    if (ioctl(fd, 0x80086601ul, &value) != 0) return -1;
+    *flags = (unsigned int)value;
+    return 0;
+}
+/* <linux/fs.h>: FS_IMMUTABLE_FL (chattr +i) and FS_APPEND_FL (chattr +a). */
+static const unsigned int CSluiceShims_FS_IMMUTABLE_FL = 0x10u;
+static const unsigned int CSluiceShims_FS_APPEND_FL = 0x20u;
+
 /* Flags and values from <fcntl.h> and <linux/fs.h>. */
+/* O_TMPFILE (__O_TMPFILE | O_DIRECTORY): an unnamed file in the directory opened, which linkat(2)
+ * can name later unless O_EXCL was given. */
+static const int CSluiceShims_O_TMPFILE = 020200000;
 static const int CSluiceShims_AT_FDCWD = -100;
 static const int CSluiceShims_AT_SYMLINK_NOFOLLOW = 0x100;
 static const int CSluiceShims_AT_REMOVEDIR = 0x200;

@@ -94,9 +94,13 @@ struct CommitPointTests {
     /// started in `sandbox`, and the traced `sluice`'s process id once one of its threads is
     /// inside that `fsync`.
     static func copyWithSlowFsync(number: Int, seconds: Int, in sandbox: Sandbox) async throws -> (RunningProcess, pid_t) {
-        // The first fsync is the temporary file's, the second the directory's.
+        // The first fsync is the temporary file's (unnamed: `<root>/#<inode> (deleted)`; or
+        // named), the second the directory's.
         let root = URL(fileURLWithPath: sandbox.root).resolvingSymlinksInPath().path
-        let isTarget: @Sendable (String) -> Bool = { path in number == 1 ? path.contains("/.sluice-") : path == root }
+        let isTarget: @Sendable (String) -> Bool = { path in
+            guard number == 1 else { return path == root }
+            return path.contains("/.sluice-") || (path.hasPrefix(root + "/#") && path.hasSuffix(" (deleted)"))
+        }
         let process = try CLI.start(
             program: "strace",
             // LeakSanitizer cannot run under ptrace: in an AddressSanitizer build it would fail

@@ -186,17 +186,17 @@ struct TreeCopyTests {
         #expect(!sandbox.exists("s/s"))
     }
 
-    /// SIGINT while a file of the tree is being written (its temporary file seen in the
-    /// destination): exit 130, no temporary file left, the directories made stay.
+    /// SIGINT while a file of the tree is being written (its unnamed temporary file seen open in
+    /// the destination): exit 130, no temporary file left, the directories made stay.
     @Test func anInterruptedTreeCopyLeavesNoTemporaryFile() async throws {
         let sandbox = try Sandbox()
         try sandbox.makeDirectory("s")
         try sandbox.write([UInt8](repeating: 7, count: 16 << 20), to: "s/big")
         // 16 MiB at 64 KiB/s: minutes, far more than the test needs to see the file in flight.
         let process = try CLI.start(["copy", "-r", "--limit-rate", "64K", "--chunk-size", "64K", "s", "t"], in: sandbox)
-        // The event: the file's temporary file exists, so the copy is in flight.
+        // The event: the file's temporary file is open, so the copy is in flight.
         var polls = 0
-        while sandbox.leftovers("t").isEmpty {
+        while sandbox.unnamedFiles(openBy: process.pid, in: "t").isEmpty && sandbox.leftovers("t").isEmpty {
             polls += 1
             // A copy that ended (or failed) before its file was in flight is a failure, not a hang.
             if sandbox.exists("t/big") || polls > 12_000 {

@@ -70,42 +70,85 @@ public struct FileLocation: Sendable, CustomStringConvertible {
     }
 
     /// Opens the file (`O_CLOEXEC` added): through ``SystemCalls/open`` for a plain path, so
-    /// that tests' injected calls see it; `openat(2)` in the directory otherwise.
+    /// that tests' injected calls see it; ``SystemCalls/openAt`` in the directory otherwise.
     ///
     /// - Throws: ``FileError`` (operation `open`) with ``path``.
     func open(_ flags: CInt, permissions: mode_t = 0o666, system: SystemCalls) throws(FileError) -> FileDescriptor {
         guard let directory else { return try FileDescriptor.open(name, flags, permissions: permissions, system: system) }
         do throws(Errno) {
             let raw = try Errno.retryingInterrupts {
-                name.withCString { openat(directory.descriptor.rawValue, $0, flags | O_CLOEXEC, permissions) }
-            }
+                name.withCString { system.openAt(directory.descriptor.rawValue, $0, flags | O_CLOEXEC, permissions) }
+            }.get()
             return FileDescriptor(rawValue: raw)
         } catch {
             throw FileError.open(path: path, errno: error)
         }
     }
 
+    /// Creates an unnamed file (`O_TMPFILE`, open for writing, `O_CLOEXEC` added) in the
+    /// directory that holds this entry, with `mode` as the kernel narrows it at creation (the
+    /// directory's default ACL, else the umask): ``SystemCalls/open`` of the directory's path for
+    /// a plain path, ``SystemCalls/openAt`` of `.` in the directory otherwise. Nothing appears
+    /// in the directory until ``link(descriptor:system:)`` names it; closed unnamed, it is gone.
+    ///
+    /// - Returns: the descriptor, or the errno (`EOPNOTSUPP` where the file system has no
+    ///   `O_TMPFILE`, `EISDIR` on a kernel that does not know the flag).
+    func createUnnamedSibling(mode: mode_t, system: SystemCalls) -> Result<FileDescriptor, Errno> {
+        let flags = CSluiceShims_O_TMPFILE | O_WRONLY | O_CLOEXEC
+        let opened = Errno.retryingInterrupts { () -> Result<CInt, Errno> in
+            if let directory { return system.openAt(directory.descriptor.rawValue, ".", flags, mode) }
+            return path.directory.withCString { system.open($0, flags, mode) }
+        }
+        return opened.map { FileDescriptor(rawValue: $0) }
+    }
+
     /// `unlinkat(2)` of the name; errors ignored (a temporary file being discarded).
-    func removeQuietly() {
+    func removeQuietly(system: SystemCalls = .live) {
+        _ = remove(system: system)
+    }
+
+    /// `unlinkat(2)` of the name, through ``SystemCalls/unlinkAt``.
+    func remove(system: SystemCalls) -> Result<Void, Errno> {
         let directory = directoryDescriptor
-        _ = name.withCString { unlinkat(directory, $0, 0) }
+        return name.withCString { system.unlinkAt(directory, $0, 0) }
     }
 
     /// Renames this entry to `target`: ``SystemCalls/rename`` for two plain paths (the
-    /// seam tests inject into), `renameat2(2)` otherwise; `flags` as `renameat2(2)`'s.
+    /// seam tests inject into), ``SystemCalls/renameAt`` otherwise; `flags` as `renameat2(2)`'s.
     func rename(to target: FileLocation, flags: CUnsignedInt, system: SystemCalls) -> Result<Void, Errno> {
         if directory == nil && target.directory == nil {
             return name.withCString { from in target.name.withCString { to in system.rename(from, to, flags) } }
         }
         let from = directoryDescriptor, to = target.directoryDescriptor
-        let result = name.withCString { old in target.name.withCString { new in renameat2(from, old, to, new, flags) } }
-        return result == 0 ? .success(()) : .failure(.current)
+        return name.withCString { old in target.name.withCString { new in system.renameAt(from, old, to, new, flags) } }
     }
 
     /// `linkat(2)`: makes `target` another name of this file; `EEXIST` if it is taken.
-    func link(to target: FileLocation) -> Result<Void, Errno> {
+    func link(to target: FileLocation, system: SystemCalls = .live) -> Result<Void, Errno> {
         let from = directoryDescriptor, to = target.directoryDescriptor
-        let result = name.withCString { old in target.name.withCString { new in linkat(from, old, to, new, 0) } }
-        return result == 0 ? .success(()) : .failure(.current)
+        return name.withCString { old in target.name.withCString { new in system.linkAt(from, old, to, new, 0) } }
+    }
+
+    /// `linkat(2)` of `/proc/self/fd/N` with `AT_SYMLINK_FOLLOW`: gives the file open as
+    /// `descriptor` (an unnamed `O_TMPFILE` file) this entry's name. Unprivileged wherever
+    /// `/proc` is mounted (`AT_EMPTY_PATH` would need `CAP_DAC_READ_SEARCH` on older kernels).
+    ///
+    /// - Returns: `EEXIST` if the name is taken, else the errno of `linkat(2)`.
+    func link(descriptor: FileDescriptor, system: SystemCalls) -> Result<Void, Errno> {
+        let to = directoryDescriptor
+        let proc = "/proc/self/fd/\(descriptor.rawValue)"
+        return proc.withCString { from in
+            name.withCString { new in system.linkAt(CSluiceShims_AT_FDCWD, from, to, new, CSluiceShims_AT_SYMLINK_FOLLOW) }
+        }
+    }
+
+    /// The inode flags (`FS_IOC_GETFLAGS`, through `system`) of the file or directory here,
+    /// opened read-only without following a link and without blocking (by the real `openat(2)`:
+    /// a query, whose failure only leaves the answer unknown); `nil` where it cannot be opened or
+    /// the file system keeps no flags.
+    func inodeFlags(system: SystemCalls) -> UInt32? {
+        guard let descriptor = try? open(O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, system: .live) else { return nil }
+        defer { try? descriptor.close() }
+        return try? system.inodeFlags(descriptor.rawValue).get()
     }
 }

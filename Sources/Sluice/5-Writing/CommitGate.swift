@@ -47,7 +47,9 @@ public final class CommitGate: Sendable {
     }
 
     private struct File {
-        var temporary: FileLocation
+        /// The temporary file's name; `nil` for an unnamed (`O_TMPFILE`) file, which nothing
+        /// needs to remove (it is gone with its descriptor, at the latest when the process exits).
+        var temporary: FileLocation?
         var destination: FilePath
         /// Past its commit point: renamed into place (the directory `fsync(2)` may still be
         /// running), or being renamed (``isRenaming``).
@@ -168,7 +170,7 @@ public final class CommitGate: Sendable {
 
     private static func removeUncommitted(_ state: inout State) {
         for (id, file) in state.files where !file.isCommitted {
-            file.temporary.removeQuietly()
+            file.temporary?.removeQuietly()
             state.files[id] = nil
         }
     }
@@ -185,9 +187,10 @@ public final class CommitGate: Sendable {
     /// Whether ``removeUncommitted()`` closed the gate (for tests that order an event after it).
     var isClosed: Bool { state.withLock { $0.isClosed } }
 
-    /// The temporary files registered now, before their commit point.
+    /// The named temporary files registered now, before their commit point (an unnamed
+    /// `O_TMPFILE` file has no name to list).
     public var temporaryFiles: Set<FilePath> {
-        state.withLock { Set($0.files.values.lazy.filter { !$0.isCommitted }.map(\.temporary.path)) }
+        state.withLock { Set($0.files.values.lazy.filter { !$0.isCommitted }.compactMap(\.temporary?.path)) }
     }
 
     /// The count of files registered now, before or past their commit point: 0 once every
@@ -207,8 +210,8 @@ public final class CommitGate: Sendable {
     /// - Throws: `CancellationError` if the gate is closed (nothing left); what `create`
     ///   throws.
     func register(
-        destination: FilePath, create: () throws(FileError) -> (FileDescriptor, FileLocation)
-    ) throws -> (Ticket, FileDescriptor, FileLocation) {
+        destination: FilePath, create: () throws(FileError) -> (FileDescriptor, FileLocation?)
+    ) throws -> (Ticket, FileDescriptor, FileLocation?) {
         let ticket = try state.withLock { state throws in
             guard !state.isClosed else { throw CancellationError() }
             state.creating += 1
@@ -221,7 +224,7 @@ public final class CommitGate: Sendable {
             let (descriptor, temporary) = try created.get()
             guard !state.isClosed else {
                 try? descriptor.close()
-                temporary.removeQuietly()
+                temporary?.removeQuietly()
                 throw CancellationError()
             }
             state.files[ticket.id] = File(temporary: temporary, destination: destination, isCommitted: false)

@@ -1,3 +1,4 @@
+import CSluiceShims
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -7,11 +8,37 @@ import Musl
 /// The temporary file beside the destination's ``FileSink/location``, and the path its
 /// extended attributes are reached by.
 extension FileSink {
-    /// Creates `.sluice-<random>.tmp` with `O_CREAT | O_EXCL` and `mode` (which the kernel
-    /// narrows by the default ACL or the umask) in the destination's directory.
+    /// Whether `/proc/self/fd` names this process's descriptors (`/proc` is mounted), so that an
+    /// unnamed file can be given a name by it (``FileLocation/link(descriptor:system:)``).
+    static let procNamesDescriptors: Bool = access("/proc/self/fd", X_OK) == 0
+
+    /// Creates the file the data goes to until the commit point, in the destination's
+    /// directory, with `mode` (which the kernel narrows by the default ACL or the umask):
+    /// - unnamed (`O_TMPFILE`), where the file system and `/proc` allow it: nothing appears in
+    ///   the directory until the commit point names it, so a crash or a refused commit leaves
+    ///   nothing behind, and an append-only directory takes a new file;
+    /// - else (`EOPNOTSUPP`, `EISDIR`, `EINVAL`, no `/proc`) named `.sluice-<random>.tmp`, with
+    ///   `O_CREAT | O_EXCL`; refused at once in an append-only or immutable directory, where it
+    ///   could never be renamed nor removed.
+    ///
+    /// - Returns: the descriptor, and the temporary file's name (`nil`: unnamed).
+    /// - Throws: ``FileError`` (operation `create`) naming the destination.
     static func createTemporaryFile(
         beside destination: FileLocation, mode: UInt32, system: SystemCalls
-    ) throws(FileError) -> (FileDescriptor, FileLocation) {
+    ) throws(FileError) -> (FileDescriptor, FileLocation?) {
+        if procNamesDescriptors {
+            switch destination.createUnnamedSibling(mode: mode_t(mode), system: system) {
+            case .success(let descriptor):
+                return (descriptor, nil)
+            case .failure(let error) where [EOPNOTSUPP, EISDIR, EINVAL].contains(error.rawValue):
+                break  // no O_TMPFILE here: a named temporary file
+            case .failure(let error):
+                throw FileError.create(path: destination.path, errno: error)
+            }
+        }
+        if let flags = directoryFlags(of: destination, system: system), flags & (CSluiceShims_FS_APPEND_FL | CSluiceShims_FS_IMMUTABLE_FL) != 0 {
+            throw FileError.create(path: destination.path, errno: Errno(rawValue: EPERM))
+        }
         while true {
             let temporary = destination.sibling(FileDescriptor.uniqueName(prefix: ".sluice-"))
             do {
@@ -22,6 +49,40 @@ extension FileSink {
                 // Name the destination, not the temporary file, in the message.
                 throw FileError.create(path: destination.path, errno: error.errno ?? .ioError, cause: error)
             }
+        }
+    }
+
+    /// The inode flags (`FS_IOC_GETFLAGS`) of the directory that holds `location`; `nil` where
+    /// the file system keeps none or the directory cannot be opened.
+    static func directoryFlags(of location: FileLocation, system: SystemCalls) -> UInt32? {
+        if let directory = location.directory { return try? system.inodeFlags(directory.descriptor.rawValue).get() }
+        return FileLocation(path: location.path.directory).inodeFlags(system: system)
+    }
+
+    /// Whether `location`'s directory is on the file system mounted at `/dev` (the same device
+    /// as `/dev`'s; where `/dev` is no mount of its own, `/dev` itself): its regular files and
+    /// links are never replaced by a rename, since `/dev/stderr` and its kind name a descriptor
+    /// or a device for every process.
+    static func isInDeviceDirectory(_ location: FileLocation) -> Bool {
+        guard let devices = try? FileStatus.of("/dev"), let root = try? FileStatus.of("/") else { return false }
+        let directory: FileStatus? = if let handle = location.directory { try? handle.status() } else {
+            try? FileStatus.of(location.path.directory)
+        }
+        guard let directory else { return false }
+        return devices.device != root.device ? directory.device == devices.device : directory.isSameFile(as: devices)
+    }
+
+    /// Refuses, before anything is made, the replacement of the regular file or link at
+    /// `location` that the kernel would refuse: its directory append-only or immutable (no name
+    /// in it may be removed or replaced), or the file itself (`chattr +a`, `+i`).
+    ///
+    /// - Throws: ``FileError`` (operation `rename`, `EPERM`): `cannot replace '…': Operation not permitted`.
+    static func refuseUnreplaceable(_ location: FileLocation, isRegular: Bool, system: SystemCalls) throws(FileError) {
+        let protected = CSluiceShims_FS_APPEND_FL | CSluiceShims_FS_IMMUTABLE_FL
+        let directory = directoryFlags(of: location, system: system) ?? 0
+        let file = isRegular ? location.inodeFlags(system: system) ?? 0 : 0
+        if (directory | file) & protected != 0 {
+            throw FileError.rename(path: location.path, errno: Errno(rawValue: EPERM))
         }
     }
 

@@ -12,7 +12,7 @@ extension FileSink: ReadBackSink {
     /// the pages the writes left dirty stay in memory and are what is read back);
     /// `posix_fadvise(2)` with `POSIX_FADV_DONTNEED` on the whole file, which drops its clean
     /// cached pages (advice: a file system may keep them, and a failure is ignored); `open(2)` of
-    /// the temporary file with `O_RDONLY`, checked by `fstat(2)` to be the file being written.
+    /// the temporary file with `O_RDONLY` (an unnamed one through `/proc/self/fd/N`), checked by `fstat(2)` to be the file being written.
     /// Nothing is renamed: the destination is untouched until ``commit()``.
     ///
     /// - Returns: a descriptor open for reading the temporary file from its first byte, which
@@ -33,7 +33,9 @@ extension FileSink: ReadBackSink {
         _ = posix_fadvise(descriptor.rawValue, 0, 0, POSIX_FADV_DONTNEED)
         let reader: FileDescriptor
         do {
-            reader = try openForReading(temporary, writtenThrough: descriptor)
+            // An unnamed file is opened again through /proc/self/fd.
+            let named = temporary ?? FileLocation(path: FilePath("/proc/self/fd/\(descriptor.rawValue)"))
+            reader = try openForReading(named, writtenThrough: descriptor)
         } catch {
             throw FileError(code: error.code, operation: .open, path: destination, errno: error.errno, cause: error)
         }
@@ -42,7 +44,7 @@ extension FileSink: ReadBackSink {
             try? reader.close(system: system)
             throw FileError(
                 code: .io, operation: .open, path: destination,
-                reason: "its temporary file '\(temporary)' was replaced while it was written")
+                reason: "its temporary file '\(temporary?.description ?? "(unnamed)")' was replaced while it was written")
         }
         return reader
     }

@@ -5,45 +5,58 @@ import Glibc
 import Musl
 #endif
 
-/// A sink's temporary file whose data and attributes are complete, before its `fsync(2)` and its
-/// rename: what ``FileSink/takeSealed()`` hands over when the rename was deferred
+/// A sink's temporary file whose data and attributes are complete, before its commit point:
+/// what ``FileSink/takeSealed()`` hands over when the rename was deferred
 /// (``FileSink/deferRename()``), so that a batch of files is made durable by one `syncfs(2)`
-/// and renamed afterwards (``ManyFileCopy``). It keeps the temporary file's descriptor open:
-/// ``close(fsyncs:)`` first checks that this file's data was written without error (one
-/// `syncfs(2)` may have reported the error for another batch, and before Linux 5.8 it reports
-/// none), with `sync_file_range(2)`, which after the batch's `syncfs(2)` writes nothing more
-/// and, unlike an `fsync(2)` of each file, makes ext4 flush no device cache per file; or, where
-/// that call cannot see the file's pages or `syncfs(2)` failed, with an `fsync(2)`.
+/// and named afterwards (``ManyFileCopy``), and what the sink's own ``FileSink/commit()`` names.
+/// It keeps the temporary file's descriptor open (an unnamed `O_TMPFILE` file is named through
+/// it, and would be gone once closed): ``makeDurable(fsyncs:)`` first checks that this file's
+/// data was written without error (one `syncfs(2)` may have reported the error for another
+/// batch, and before Linux 5.8 it reports none), with `sync_file_range(2)`, which after the
+/// batch's `syncfs(2)` writes nothing more and, unlike an `fsync(2)` of each file, makes ext4
+/// flush no device cache per file; or, where that call cannot see the file's pages or
+/// `syncfs(2)` failed, with an `fsync(2)`.
 ///
-/// Its owner must end it with ``close(fsyncs:)``, ``rename()`` then ``unregister()``, or
+/// Its owner must end it with ``makeDurable(fsyncs:)``, ``rename()`` then ``unregister()``, or
 /// with ``discard(closed:)``: the sink no longer removes it. Registered with its ``CommitGate`` until then, so a program exiting on a
 /// second signal removes it (``CommitGate/removeUncommitted()``).
 ///
 /// Concurrency contract: a value; its methods block on system calls (call them from a thread of
 /// a ``BlockingIOExecutor``), and each is called once.
 struct SealedFile: Sendable {
-    /// The temporary file, open for writing; `nil` once closed (or for a rename of the sink's own).
+    /// The temporary file, open for writing; `nil` once closed (a named temporary file whose
+    /// sink closed it before its commit).
     let descriptor: FileDescriptor?
-    let temporary: FileLocation
+    /// The temporary file's name; `nil` for an unnamed (`O_TMPFILE`) file, named at the commit
+    /// point through ``descriptor``.
+    let temporary: FileLocation?
     let location: FileLocation
     let ticket: CommitGate.Ticket
     let gate: CommitGate
     let overwrites: Bool
+    /// Whether a file was at the destination when the sink was made: messages say "replace"
+    /// for it and "create" for a new name.
+    let replacesExisting: Bool
     let system: SystemCalls
 
     /// The destination's user-visible path.
     var destination: FilePath { location.path }
 
-    /// Renames the temporary file over the destination at the commit point, through the
-    /// gate (``unregister()`` follows once what comes after the rename is done). Without `overwrites`, with
-    /// `renameat2(2)`'s `RENAME_NOREPLACE`, so a file that appeared at the destination while the
-    /// data was written is never replaced (falling back to `link(2)` + `unlink(2)`, which also
-    /// refuse an existing name, on file systems without it).
+    /// Names the file at the destination at the commit point, through the gate
+    /// (``unregister()`` follows once what comes after it is done), then closes its descriptor
+    /// (whatever the outcome). Without `overwrites`, the destination's name is never replaced:
+    /// an unnamed file is linked to it (`linkat(2)` refuses an existing name), a named one
+    /// renamed with `renameat2(2)`'s `RENAME_NOREPLACE` (falling back to `link(2)` +
+    /// `unlink(2)`, which also refuse an existing name, on file systems without it). With
+    /// `overwrites`, an unnamed file is linked under a temporary name and renamed over the
+    /// destination (linked straight to its name when that is free), a named one renamed.
     ///
     /// - Throws: `CancellationError` if the gate recorded an interruption or closed (nothing
-    ///   renamed); ``FileError``: `alreadyExists` if the destination appeared meanwhile, or the
-    ///   errno of the rename. The temporary file is then still there for ``discard()``.
+    ///   named); ``FileError``: `alreadyExists` if the destination appeared meanwhile, or the
+    ///   errno of the link or rename (`cannot create` for a new name, `cannot replace` for an
+    ///   existing one). A named temporary file is then still there for ``discard(closed:)``.
     func rename() throws {
+        defer { if let descriptor { try? descriptor.close(system: system) } }
         try gate.commit(ticket) { () throws(FileError) in try moveIntoPlace() }
     }
 
@@ -53,11 +66,12 @@ struct SealedFile: Sendable {
     }
 
     /// After the batch's `syncfs(2)`: the check of this file's write-back (`sync_file_range(2)`
-    /// over the whole file, waiting before and after a write), or with `fsyncs` an `fsync(2)`;
-    /// then `close(2)`. Its data is durable when this returns.
+    /// over the whole file, waiting before and after a write), or with `fsyncs` an `fsync(2)`.
+    /// Its data is durable when this returns; the descriptor stays open for ``rename()``.
     ///
-    /// - Throws: ``FileError`` of either; the file is then still there for ``discard()``.
-    func close(fsyncs: Bool) throws(FileError) {
+    /// - Throws: ``FileError`` (operation `fsync`); the file is then still there for
+    ///   ``discard(closed:)``.
+    func makeDurable(fsyncs: Bool) throws(FileError) {
         guard let descriptor else { return }
         let flags = CSluiceShims_SYNC_FILE_RANGE_WAIT_BEFORE | CSluiceShims_SYNC_FILE_RANGE_WRITE
             | CSluiceShims_SYNC_FILE_RANGE_WAIT_AFTER
@@ -68,45 +82,77 @@ struct SealedFile: Sendable {
                 try Errno.retryingInterrupts { sync_file_range(descriptor.rawValue, 0, 0, flags) == 0 ? .success(()) : .failure(.current) }.get()
             }
         } catch {
-            try? descriptor.close(system: system)
             throw FileError.fsync(path: destination, errno: error)
-        }
-        do throws(Errno) { try descriptor.close(system: system) } catch {
-            throw FileError.close(path: destination, errno: error)
         }
     }
 
-    /// Closes the descriptor unless `closed` (``close(fsyncs:)`` ran), removes the temporary file (errors
-    /// ignored) and unregisters it.
+    /// Closes the descriptor unless `closed` (``rename()`` ran), removes the temporary file
+    /// (errors ignored; an unnamed one is gone with its descriptor) and unregisters it.
     func discard(closed: Bool = false) {
         if !closed, let descriptor { try? descriptor.close(system: system) }
-        temporary.removeQuietly()
+        temporary?.removeQuietly(system: system)
         gate.unregister(ticket)
     }
 
     private func moveIntoPlace() throws(FileError) {
+        guard let temporary else { return try linkIntoPlace() }
         let flags = overwrites ? 0 : CSluiceShims_RENAME_NOREPLACE
         let result = temporary.rename(to: location, flags: flags, system: system)
         guard case .failure(var error) = result else { return }
         if !overwrites && (error == .invalidArgument || error == Errno(rawValue: ENOSYS)) {
-            switch temporary.link(to: location) {
+            switch temporary.link(to: location, system: system) {
             case .success:
-                temporary.removeQuietly()
+                temporary.removeQuietly(system: system)
                 return
             case .failure(let linkError):
                 error = linkError
             }
         }
-        if error == .fileExists { throw FileError.destinationExists(destination) }
-        throw FileError.rename(path: destination, errno: error)
+        throw failure(error)
+    }
+
+    /// Names the unnamed file: a link to the destination's name when it is free (or must not be
+    /// replaced), else a link under a temporary name renamed over it (the temporary name removed
+    /// if the rename fails; named in the message if even that is refused).
+    private func linkIntoPlace() throws(FileError) {
+        guard let descriptor else { preconditionFailure("an unnamed temporary file without its descriptor") }
+        if !overwrites || !replacesExisting {
+            switch location.link(descriptor: descriptor, system: system) {
+            case .success: return
+            case .failure(let error) where error == .fileExists && overwrites: break  // appeared meanwhile: replaced
+            case .failure(let error): throw failure(error)
+            }
+        }
+        var temporary: FileLocation
+        while true {
+            temporary = location.sibling(FileDescriptor.uniqueName(prefix: ".sluice-"))
+            switch temporary.link(descriptor: descriptor, system: system) {
+            case .success: break
+            case .failure(.fileExists): continue
+            case .failure(let error): throw failure(error)
+            }
+            break
+        }
+        guard case .failure(let error) = temporary.rename(to: location, flags: 0, system: system) else { return }
+        var failed = failure(error)
+        if case .failure(let removal) = temporary.remove(system: system) {
+            failed.reason = "\(error); its temporary file '\(temporary.path)' could not be removed: \(removal)"
+        }
+        throw failed
+    }
+
+    /// The error of a link or rename that failed with `error`.
+    private func failure(_ error: Errno) -> FileError {
+        if error == .fileExists { return FileError.destinationExists(destination) }
+        return replacesExisting ? FileError.rename(path: destination, errno: error) : FileError.create(path: destination, errno: error)
     }
 }
 
 extension FileSink {
-    func sealedFile(_ temporary: FileLocation, _ ticket: CommitGate.Ticket, descriptor: FileDescriptor?) -> SealedFile {
+    func sealedFile(_ temporary: FileLocation?, _ ticket: CommitGate.Ticket, descriptor: FileDescriptor?) -> SealedFile {
         SealedFile(
             descriptor: descriptor, temporary: temporary, location: location, ticket: ticket, gate: gate, overwrites: options.overwrite,
-            system: system)
+            replacesExisting: replacesExisting, system: system)
     }
 
     /// Makes ``commit()`` stop once the data and attributes are complete, with the temporary

@@ -7,17 +7,24 @@ import Musl
 
 /// A file destination that is either complete or untouched.
 ///
-/// For a regular (or absent) destination, chunks go to a temporary file created with
-/// `O_CREAT | O_EXCL` in the destination's own directory (never `$TMPDIR`, so the final
-/// `rename(2)` cannot cross file systems), named `.sluice-<12 random characters>.tmp`: the name
-/// does not grow with the destination's, so a 255-byte destination name works, and leftovers
-/// after `kill -9` can be found with `ls -A`. ``commit()`` sets the attributes, `fsync(2)`s
-/// the file, renames it over the destination and `fsync(2)`s the directory (a rename without
-/// the fsyncs can leave an empty file after a crash); `synchronize: false` skips both fsyncs.
-/// On any error or cancellation ``abort()`` removes the temporary file and the destination keeps
-/// its old bytes. The rename is the *commit point*, decided through a ``CommitGate`` as one
-/// atomic step with the intake of interrupting signals: an interruption recorded before it
-/// aborts the file, one after it finds the file committed.
+/// For a regular (or absent) destination, chunks go to a temporary file in the destination's
+/// own directory (never `$TMPDIR`, so naming it cannot cross file systems): an unnamed file
+/// (`O_TMPFILE`), which nothing can see and a crash or a failure leaves nowhere, where the file
+/// system and `/proc` allow it; else one created with `O_CREAT | O_EXCL` and named
+/// `.sluice-<12 random characters>.tmp` (the name does not grow with the destination's, so a
+/// 255-byte destination name works, and leftovers after `kill -9` can be found with `ls -A`).
+/// ``commit()`` sets the attributes, `fsync(2)`s the file, names it and `fsync(2)`s the
+/// directory (a rename without the fsyncs can leave an empty file after a crash);
+/// `synchronize: false` skips both fsyncs. A new name is given with `linkat(2)` of
+/// `/proc/self/fd/N` (which refuses an existing name), so an append-only directory (`chattr +a`)
+/// takes a new file as it does for `cp`; an existing file is replaced by a rename (of the
+/// unnamed file linked under a temporary name first). A replacement the kernel would refuse
+/// (an append-only or immutable directory, an append-only or immutable file, read with
+/// `FS_IOC_GETFLAGS`) is refused before anything is made. On any error or cancellation
+/// ``abort()`` removes the temporary file and the destination keeps its old bytes. Naming the
+/// file is the *commit point*, decided through a ``CommitGate`` as one atomic step with the
+/// intake of interrupting signals: an interruption recorded before it aborts the file, one
+/// after it finds the file committed.
 ///
 /// Permission bits, never wider than `cp` would make them:
 /// - A new file (no destination before, or a symbolic link replaced) is created with the
@@ -49,8 +56,9 @@ import Musl
 /// ``create(at:source:options:gate:executor:)``.
 public actor FileSink: ChunkSink {
     enum Mode {
-        /// Writing a temporary file that replaces `destination` on commit.
-        case replacing(temporary: FileLocation, ticket: CommitGate.Ticket)
+        /// Writing a temporary file that is named `destination` on commit: unnamed
+        /// (`O_TMPFILE`, `temporary` is `nil`) or named.
+        case replacing(temporary: FileLocation?, ticket: CommitGate.Ticket)
         /// Writing an existing non-regular file in place.
         case inPlace
     }
@@ -92,6 +100,9 @@ public actor FileSink: ChunkSink {
     }
     private var knownBlockSize: Int?
     private var replacedDestination = false
+    /// Whether a regular file or a link was at the destination when the sink was made: the
+    /// commit replaces it (messages say "replace"; "create" for a new name).
+    private(set) var replacesExisting = false
     private var directorySynchronized = true
     /// Set by ``deferRename()``: ``commit()`` stops before the rename.
     var defersRename = false
@@ -217,6 +228,15 @@ public actor FileSink: ChunkSink {
                 return
             }
             if !options.overwrite { throw FileError.destinationExists(destination) }
+            // What the kernel will refuse to replace is refused before anything is made, and
+            // so is a name of /dev (a link there names a device or a descriptor for every process).
+            try Self.refuseUnreplaceable(location, isRegular: linkStatus.kind == .regular, system: system)
+            if Self.isInDeviceDirectory(location) {
+                throw FileError(
+                    code: .permissionDenied, operation: .rename, path: destination,
+                    reason: "a name in the /dev file system is written in place, never replaced")
+            }
+            replacesExisting = true
             if linkStatus.kind == .regular {
                 replaced = (linkStatus, Self.accessACL(of: Self.attributePath(of: location)))
             }
@@ -334,22 +354,25 @@ public actor FileSink: ChunkSink {
                 state = .sealed(sealedFile(temporary, ticket, descriptor: descriptor))
                 return
             }
-            try makeDataDurable(descriptor, mode)
-            try renameAtCommitPoint(temporary, ticket)
+            try makeDataDurable(descriptor, mode, keepsOpen: temporary == nil)
+            // An unnamed file is named through its descriptor, which the rename then closes.
+            try renameAtCommitPoint(temporary, ticket, descriptor: temporary == nil ? descriptor : nil)
             defer { gate.unregister(ticket) }
             if options.synchronize && options.synchronizesDirectory { synchronizeParent() }
         }
     }
 
     /// The first step of a commit: the size after a final hole, the attributes, `fsync(2)` of
-    /// the data (unless `synchronize` is off), `close(2)`. Nothing is renamed yet.
-    private func makeDataDurable(_ descriptor: FileDescriptor, _ mode: Mode) throws {
+    /// the data (unless `synchronize` is off), `close(2)` (unless `keepsOpen`: an unnamed file
+    /// is closed once named). Nothing is renamed yet.
+    private func makeDataDurable(_ descriptor: FileDescriptor, _ mode: Mode, keepsOpen: Bool) throws {
         try finishData(descriptor)
         if options.synchronize {
             do { try descriptor.synchronize(system: system) } catch {
                 throw FileError.fsync(path: destination, errno: error)
             }
         }
+        guard !keepsOpen else { return }
         do { try descriptor.close(system: system) } catch {
             state = .open(FileDescriptor(rawValue: -1), mode)
             throw FileError.close(path: destination, errno: error)
@@ -369,11 +392,15 @@ public actor FileSink: ChunkSink {
     }
 
     /// The second step: the rename at the commit point, through the ``CommitGate``.
-    private func renameAtCommitPoint(_ temporary: FileLocation, _ ticket: CommitGate.Ticket) throws {
+    private func renameAtCommitPoint(_ temporary: FileLocation?, _ ticket: CommitGate.Ticket, descriptor: FileDescriptor?) throws {
         // A cancellation that came while the data was synced is still before the commit
         // point: nothing is renamed, and abort() removes the temporary file.
         try Task.checkCancellation()
-        try sealedFile(temporary, ticket, descriptor: nil).rename()
+        if descriptor != nil, case .open(_, let mode) = state {
+            // The rename closes it, whatever the outcome.
+            state = .open(FileDescriptor(rawValue: -1), mode)
+        }
+        try sealedFile(temporary, ticket, descriptor: descriptor).rename()
         state = .committed
         replacedDestination = true
     }
@@ -420,7 +447,7 @@ public actor FileSink: ChunkSink {
     private static func discard(_ descriptor: FileDescriptor, _ mode: Mode, gate: CommitGate, system: SystemCalls) {
         if descriptor.rawValue >= 0 { try? descriptor.close(system: system) }
         if case .replacing(let temporary, let ticket) = mode {
-            temporary.removeQuietly()
+            temporary?.removeQuietly(system: system)
             gate.unregister(ticket)
         }
     }

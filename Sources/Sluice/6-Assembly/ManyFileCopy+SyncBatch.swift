@@ -179,15 +179,15 @@ extension ManyFileCopy {
 
     /// Makes the files of a batch durable and renames them: one `syncfs(2)` per file system of
     /// their directories (it waits for every writer on that file system, not only Sluice's),
-    /// then for each file in order the check of its write-back and its `close(2)`
-    /// (``SealedFile/close(fsyncs:)``), its
-    /// rename at the commit point, its hook and its directory's record (synced once by
+    /// then for each file in order the check of its write-back
+    /// (``SealedFile/makeDurable(fsyncs:)``), its naming at the commit point and `close(2)`
+    /// (``SealedFile/rename()``), its hook and its directory's record (synced once by
     /// ``finish()``), and its completion. The `syncfs(2)` writes the data of all at once; each
     /// file's own check then decides whether its data is durable (a `syncfs(2)` may report
     /// another file's error, and before Linux 5.8 none): `sync_file_range(2)` where that sees
     /// the file's pages (``checksPagesOfItsFiles(_:)``), else, and wherever the `syncfs(2)`
-    /// failed, an `fsync(2)` of the file. A file whose check or `close(2)` fails fails (its
-    /// temporary removed, nothing renamed);
+    /// failed, an `fsync(2)` of the file. A file whose check fails fails (its temporary
+    /// removed, nothing renamed);
     /// a rename refused by an interruption, or after the engine was cancelled, fails its file
     /// with `CancellationError`.
     ///
@@ -212,9 +212,9 @@ extension ManyFileCopy {
             let bytes = entry.report.bytesRead
             do {
                 if batch.isCancelled { throw CancellationError() }
-                try entry.file.close(fsyncs: fsyncs)
+                try entry.file.makeDurable(fsyncs: fsyncs)
             } catch {
-                entry.file.discard(closed: !(error is CancellationError))
+                entry.file.discard()
                 complete(entry.item, .failure(error), bytes: bytes)
                 continue
             }

@@ -102,6 +102,16 @@ final class Sandbox: Sendable {
         listing(directory).filter { $0.hasPrefix(".sluice-") }
     }
 
+    /// The unnamed (`O_TMPFILE`) files that process `pid` holds open in `directory`: a
+    /// ``FileSink``'s data before its commit point, which `ls` cannot see. `/proc/PID/fd` shows
+    /// each as `<directory>/#<inode> (deleted)`.
+    func unnamedFiles(openBy pid: pid_t, in directory: String = "") -> [String] {
+        let real = URL(fileURLWithPath: path(directory)).resolvingSymlinksInPath().path
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        return descriptors.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }
+            .filter { $0.hasPrefix(real + "/#") && $0.hasSuffix(" (deleted)") }
+    }
+
     func makeDirectory(_ name: String) throws {
         guard mkdir(path(name), 0o755) == 0 else { throw SpawnError(program: "mkdir", code: errno) }
     }

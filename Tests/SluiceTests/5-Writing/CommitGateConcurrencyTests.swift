@@ -14,16 +14,17 @@ import SluiceTestSupport
 /// calls into the gate.
 @Suite(.timeLimit(.minutes(1)))
 struct CommitGateConcurrencyTests {
-    /// A temporary file registered with `gate` (closed) for the destination `out` in `directory`.
+    /// A named temporary file registered with `gate` (closed) for the destination `out` in
+    /// `directory` (these orders are about a name that must be removed: `O_TMPFILE` refused).
     static func registerTemporary(
         in directory: ScratchDirectory, gate: CommitGate
     ) throws -> (destination: FileLocation, ticket: CommitGate.Ticket, temporary: FileLocation) {
         let destination = FileLocation(path: directory.appending("out"))
         let (ticket, descriptor, temporary) = try gate.register(destination: destination.path) { () throws(FileError) in
-            try FileSink.createTemporaryFile(beside: destination, mode: 0o600, system: .live)
+            try FileSink.createTemporaryFile(beside: destination, mode: 0o600, system: .refusingUnnamedFiles)
         }
         try descriptor.close()
-        return (destination, ticket, temporary)
+        return (destination, ticket, try #require(temporary))
     }
 
     @Test func aTemporaryCreatedWhileTheGateClosesIsRemovedBeforeRemoveUncommittedReturns() async throws {
@@ -42,7 +43,7 @@ struct CommitGateConcurrencyTests {
                         closer.signal()
                     }
                     while !gate.isClosed { usleep(1_000) }
-                    let created = try FileSink.createTemporaryFile(beside: destination, mode: 0o600, system: .live)
+                    let created = try FileSink.createTemporaryFile(beside: destination, mode: 0o600, system: .refusingUnnamedFiles)
                     // removeUncommitted cannot return while a creation is under way.
                     sawCloserWaiting = !returned.withLock { $0 }
                     return created

@@ -109,7 +109,8 @@ struct CommitGateTests {
     @Test func removeUncommittedRemovesTemporariesAndRefusesLaterCommits() async throws {
         try await withScratchDirectory { directory in
             let gate = CommitGate()
-            let (sink, destination, _) = try await Self.sinkOverOldBytes(in: directory, gate: gate)
+            // A named temporary file (O_TMPFILE refused), which must be removed by name.
+            let (sink, destination, _) = try await Self.sinkOverOldBytes(in: directory, gate: gate, system: .refusingUnnamedFiles)
             #expect(gate.temporaryFiles.count == 1)
             #expect(gate.removeUncommitted().isEmpty)
             #expect(try temporaryFiles(in: directory.path).isEmpty)

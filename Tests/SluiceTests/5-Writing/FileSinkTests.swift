@@ -74,11 +74,29 @@ struct FileSinkTests {
     }
 
 
-    @Test func writesATemporaryFileBesideTheDestinationUntilCommit() async throws {
+    @Test func writesAnUnnamedFileInTheDestinationsDirectoryUntilCommit() async throws {
         try await withScratchDirectory { directory in
             let destination = directory.appending("out.bin")
             let data = randomBytes(count: 5000, seed: 1)
             let sink = try await FileSink.create(at: destination, options: Self.noFsync)
+            try await Self.write(data, to: sink)
+
+            // Nothing to see in the directory: the file is open, unnamed, in it.
+            #expect(try entries(in: directory.path) == [])
+            #expect(openDescriptors(under: directory.path).contains { $0.hasSuffix(" (deleted)") })
+            try await sink.commit()
+            #expect(try entries(in: directory.path) == ["out.bin"])
+            #expect(try readFile(destination) == data)
+            #expect(openDescriptors(under: directory.path) == [])
+        }
+    }
+
+    @Test func writesANamedTemporaryFileBesideTheDestinationWhereOTmpfileIsRefused() async throws {
+        try await withScratchDirectory { directory in
+            let destination = directory.appending("out.bin")
+            let data = randomBytes(count: 5000, seed: 1)
+            let sink = try await FileSink.create(
+                at: destination, source: nil, options: Self.noFsync, system: .refusingUnnamedFiles)
             try await Self.write(data, to: sink)
 
             let names = try entries(in: directory.path)

@@ -112,7 +112,7 @@ struct FileCopyFaultSweepTests {
                 + (shape == .fileToStandardOutput ? [.wouldBlock] : [])
         case .fsync: [.failure(.ioError), .failure(.noSpace), .interrupted]
         case .close: [.failure(.ioError), .failure(.noSpace), .interrupted]
-        case .rename: [.failure(.noSpace)]
+        case .rename, .link: [.failure(.noSpace)]
         }
     }
 
@@ -297,6 +297,8 @@ struct FileCopyFaultSweepTests {
         private func operations(for kind: SystemCallKind) -> [String] {
             switch kind {
             case .open: ["open", "create"]
+            // Naming an unnamed file: `create` for a new name, `rename` ("replace") for an old one.
+            case .link: ["create", "rename"]
             default: [kind.rawValue]
             }
         }

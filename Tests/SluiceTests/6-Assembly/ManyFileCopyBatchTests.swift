@@ -60,10 +60,11 @@ struct ManyFileCopyBatchTests {
             try await engine.submit(.init(
                 source: source, destination: out.appending(FilePath("f\(index)")), sourceStatus: try FileStatus.of(source),
                 completion: { _ in
-                // At each completion: the files renamed so far, and the temporaries still waiting.
+                // At each completion: the files named so far, and the unnamed (O_TMPFILE)
+                // temporaries still waiting, open in `out`.
                 let names = (try? entries(in: out)) ?? []
-                let waiting = names.filter { $0.description.hasPrefix(".sluice-") }.count
-                seen.withLock { $0.append((names.count - waiting, waiting)) }
+                let waiting = openDescriptors(under: out).filter { $0.hasSuffix(" (deleted)") }.count
+                seen.withLock { $0.append((names.count, waiting)) }
             }))
         }
         let totals = await engine.finish()

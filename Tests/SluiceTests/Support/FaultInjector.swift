@@ -8,6 +8,8 @@ import Musl
 /// A kind of call on the system-call seam (``SystemCalls``).
 enum SystemCallKind: String, CaseIterable, Sendable, CustomStringConvertible {
     case open, read, write, fsync, close, rename
+    /// `linkat(2)`: the naming of an unnamed (`O_TMPFILE`) file at the commit point.
+    case link
 
     var description: String { rawValue }
 }
@@ -114,7 +116,7 @@ final class FaultInjector: Sendable {
     /// The seam: the real calls, with the fault at ``point``.
     var system: SystemCalls {
         let live = SystemCalls.live
-        return SystemCalls(
+        var calls = SystemCalls(
             read: { descriptor, buffer, count in
                 self.transfer(.read, descriptor, count) { live.read(descriptor, buffer, $0) }
             },
@@ -141,6 +143,11 @@ final class FaultInjector: Sendable {
                 if let errno = self.fault(for: .rename, path: from)?.errno { return .failure(errno) }
                 return live.rename(from, to, flags)
             })
+        calls.linkAt = { fromDirectory, from, toDirectory, to, flags in
+            if let errno = self.fault(for: .link, path: to)?.errno { return .failure(errno) }
+            return live.linkAt(fromDirectory, from, toDirectory, to, flags)
+        }
+        return calls
     }
 
     /// A `read` or `write` of `count` bytes, made by `call` with the count to transfer, with the
