@@ -71,6 +71,11 @@ public struct TreeWalker: Sendable {
         self.maximumOpenDirectories = maximumOpenDirectories
     }
 
+    /// Whether a root that is a symbolic link is followed: with ``LinkPolicy/root`` or
+    /// ``LinkPolicy/all``, and whenever the root ends in a slash (`link/`), which POSIX path
+    /// resolution resolves through the link, as `cp -r link/ x` and `rsync -r link/ x` do.
+    private var followsRoot: Bool { links != .never || root.bytes.last == UInt8(ascii: "/") }
+
     /// The count of directory descriptors the walk holds now (the root's parent excepted).
     public var openDirectoryCount: Int { stack?.openCount ?? 0 }
 
@@ -118,7 +123,7 @@ public struct TreeWalker: Sendable {
         rootParent = parent
         let name = root.lastComponent
         let status: FileStatus
-        do { status = try parent.status(of: name, followsLinks: links != .never) } catch {
+        do { status = try parent.status(of: name, followsLinks: followsRoot) } catch {
             return .failure(FileError(code: error.code, operation: error.operation, path: root, errno: error.errno))
         }
         let entry = Entry(parent: parent, name: name, path: root, relativePath: FilePath(bytes: []), status: status, depth: 0)
@@ -137,7 +142,7 @@ public struct TreeWalker: Sendable {
     }
 
     private mutating func enter(_ entry: Entry) -> Event {
-        let follows = entry.depth == 0 ? links != .never : links == .all
+        let follows = entry.depth == 0 ? followsRoot : links == .all
         let handle: DirectoryHandle
         let names: [FilePath]
         do {

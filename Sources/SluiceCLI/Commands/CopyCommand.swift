@@ -36,7 +36,11 @@ enum CopyCommand {
         if options.recursive { return await TreeCommand.run(options) }
         let created = CreatedFiles()
         return await OperandTally.run(options.sources, options: options.common, verb: "copy") { source in
-            .transfer(Transfer(
+            if source != "-", (try? FileStatus.of(source))?.kind == .directory {
+                // cp's words, exit 1; the other operands are still copied.
+                return .skip(message: "-r not specified; omitting directory '\(source)'", isFailure: true)
+            }
+            return .transfer(Transfer(
                 source: Transfer.Source(operand: source), destination: options.destination(for: source), verb: "copy",
                 transform: nil, created: created))
         }

@@ -7,6 +7,9 @@ struct CopyOptions {
     var sources: [FilePath]
     /// The last operand; `-` is standard output (and so is `/dev/stdout`).
     var destination: FilePath
+    /// The descriptor the destination names, if it is `-` or one the process inherited
+    /// (`/dev/stderr`, `/dev/fd/3`, a link to one): written in place.
+    private var destinationDescriptor: Transfer.Destination?
     /// Whether ``destination`` is an existing directory, each source going into it under its
     /// own name (as `cp`).
     var intoDirectory: Bool
@@ -33,9 +36,11 @@ struct CopyOptions {
             throw UsageError(operands.isEmpty ? "missing source and destination" : "missing destination after '\(operands[0])'")
         }
         destination = operands.removeLast()
-        if destination.isStandardOutput { destination = "-" }
+        let named = Transfer.Destination(path: destination)
+        if named == .standardOutput { destination = "-" }
+        if case .descriptor = named { destinationDescriptor = named }
         sources = operands
-        intoDirectory = destination != "-" && (try? FileStatus.of(destination))?.kind == .directory
+        intoDirectory = destinationDescriptor == nil && (try? FileStatus.of(destination))?.kind == .directory
         try validate()
     }
 
@@ -45,11 +50,11 @@ struct CopyOptions {
             throw UsageError("-H, -L and -P choose which symbolic links a tree copy follows: they need -r or -a")
         }
         if recursive {
-            if destination == "-" || sources.contains("-") {
+            if destinationDescriptor != nil || sources.contains("-") {
                 throw UsageError("-r copies files and directories by name: not standard input or standard output ('-')")
             }
         }
-        if common.verify && destination == "-" {
+        if common.verify && destinationDescriptor != nil {
             throw UsageError("--verify reads the output back: it cannot be used with standard output")
         }
         if sources.count > 1 && !intoDirectory {
@@ -65,7 +70,7 @@ struct CopyOptions {
                 throw UsageError(
                     "--reflink=always clones: it cannot go through the pipeline (--pipeline, --chunk-size, --capacity, --limit-rate)")
             }
-            if destination == "-" || sources.contains("-") {
+            if destinationDescriptor != nil || sources.contains("-") {
                 throw UsageError("--reflink=always clones a file into a file: not standard input or standard output")
             }
         }
@@ -85,7 +90,7 @@ struct CopyOptions {
 
     /// Where `source` is copied to.
     func destination(for source: FilePath) -> Transfer.Destination {
-        if destination == "-" { return .standardOutput }
+        if let destinationDescriptor { return destinationDescriptor }
         return .file(intoDirectory ? destination.appending(source.lastComponent) : destination)
     }
 }

@@ -40,7 +40,7 @@ extension GzipOptions {
     private func destination(for source: FilePath) throws(Skipped) -> Transfer.Destination {
         if test { return .discard }
         if toStandardOutput || output == "-" || (output == nil && source == "-") { return .standardOutput }
-        if let output { return .file(output) }
+        if let output { return Transfer.Destination(path: output) }
         return .file(mode == .compress ? try compressedName(of: source) : try decompressedName(of: source))
     }
 

@@ -35,7 +35,7 @@ struct GzipOptions {
         common = CommonOptions(arguments)
         sources = arguments.operands
         output = arguments.path(.output)
-        if output?.isStandardOutput == true { output = "-" }
+        if let named = output.map(Transfer.Destination.init(path:)), named == .standardOutput { output = "-" }
         toStandardOutput = arguments.has(.standardOutput)
         level = arguments.integer(.level).flatMap(CompressionLevel.init(exactly:)) ?? .default
         threads = arguments.integer(.threads) ?? (mode == .compress ? ProcessorAffinity.availableProcessorCount() : 1)

@@ -24,10 +24,28 @@ struct Transfer {
     }
 
     enum Destination: Equatable {
-        case standardOutput
+        /// A descriptor the process inherited, written in place: standard output (`-`), or the
+        /// descriptor a destination such as `/dev/stderr` or `/dev/fd/3` names
+        /// (``FilePath/inheritedDescriptor``); `name` is what messages say.
+        case descriptor(CInt, name: FilePath)
         case file(FilePath)
         /// `--test`: decode and verify, write nothing.
         case discard
+
+        /// Standard output, `-`.
+        static let standardOutput = Destination.descriptor(1, name: "-")
+
+        /// A destination path: the descriptor it names, if it names one the process inherited
+        /// (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, a link to one), else the file.
+        init(path: FilePath) {
+            if path == "-" {
+                self = .standardOutput
+            } else if let number = path.inheritedDescriptor {
+                self = number == 1 ? .standardOutput : .descriptor(number, name: path)
+            } else {
+                self = .file(path)
+            }
+        }
     }
 
     var source: Source
@@ -117,13 +135,13 @@ struct Transfer {
     /// The sink for ``destination``, and the ``FileSink`` behind it when it is a file.
     private func openDestination(for chunks: FileChunks, options: CommonOptions) async throws -> (any: AnySink, file: FileSink?) {
         switch destination {
-        case .standardOutput:
+        case .descriptor(let number, let name):
             // `sluice copy f - >> f` would read its own output until the disk is full.
-            if let output = try? FileDescriptor.standardOutput.status(), output.kind == .regular,
-                output.isSameFile(as: chunks.status) {
-                throw FileError.sameFile(destination: "-")
+            let descriptor = FileDescriptor(rawValue: number)
+            if let output = try? descriptor.status(), output.kind == .regular, output.isSameFile(as: chunks.status) {
+                throw FileError.sameFile(destination: name)
             }
-            return (AnySink(DescriptorSink()), nil)
+            return (AnySink(DescriptorSink(descriptor, path: name)), nil)
         case .discard:
             return (AnySink(DiscardingSink()), nil)
         case .file(let path):
@@ -225,18 +243,14 @@ struct Transfer {
     func classify(_ error: any Error) -> (result: Outcome, message: String?) {
         if error is CancellationError { return (.cancelled, nil) }
         if let error = error as? FileError {
-            if error.code == .closed && error.path == "-" && destination == .standardOutput {
+            if error.code == .closed, case .descriptor(_, let name) = destination, error.path == name {
                 return (.brokenPipe, nil)
             }
             // The library words it as a copy; compress and decompress name their own verb.
             if error.code == .sameFile, verb != "copy", let path = error.path {
                 return (.failure(message: nil), "cannot \(verb) '\(source.name)' to '\(path)': \(error.reason ?? "source and destination are the same file")")
             }
-            // The library states the fact; the option that overrides it is the command's to name.
-            if error.code == .alreadyExists, error.errno == .fileExists, case .file(let path) = destination, error.path == path {
-                return (.failure(message: nil), error.description + " (use --force to overwrite)")
-            }
-            return (.failure(message: nil), error.description)
+            return (.failure(message: nil), error.messageNamingForce)
         }
         return (.failure(message: nil), "cannot \(verb) '\(source.name)': \(error)")
     }
@@ -253,7 +267,7 @@ struct Transfer {
         var text = "\(verb) '\(source.name)'"
         switch destination {
         case .file(let path): text += " to '\(path)'"
-        case .standardOutput: text += " to standard output"
+        case .descriptor(_, let name): text += name == "-" ? " to standard output" : " to '\(name)'"
         case .discard: break
         }
         // `--test` writes nothing: what it counts is the data decoded and verified.
@@ -308,3 +322,11 @@ struct Transfer {
     }
 }
 
+extension FileError {
+    /// The message of a command: ``description``, and for a destination that exists (and was
+    /// not overwritten) the option that overrides the refusal, `(use --force to overwrite)`:
+    /// the library states the fact; the option is the command's to name.
+    var messageNamingForce: String {
+        code == .alreadyExists && errno == .fileExists ? description + " (use --force to overwrite)" : description
+    }
+}

@@ -72,7 +72,7 @@ enum TreeCommand {
     }
 
     private static func describe(_ error: any Error, source: FilePath) -> String {
-        if let error = error as? FileError { return error.description }
+        if let error = error as? FileError { return error.messageNamingForce }
         return "cannot copy '\(source)': \(error)"
     }
 }
