@@ -46,6 +46,8 @@ ssize_t flistxattr(int fd, char *list, size_t size);
 ssize_t llistxattr(const char *path, char *list, size_t size);
 ssize_t lgetxattr(const char *path, const char *name, void *value, size_t size);
 int lsetxattr(const char *path, const char *name, const void *value, size_t size, int flags);
+/* lremovexattr(2): removes an extended attribute of a path, not following a symbolic link. */
+int lremovexattr(const char *path, const char *name);
 
 /* sched_getaffinity(2): the set of CPUs the thread `pid` (0: the calling thread) may run on. */
 int sched_getaffinity(pid_t pid, size_t cpusetsize, cpu_set_t *mask);

@@ -159,3 +159,40 @@ struct UnusualRouteTests {
         #expect(sandbox.text("t/s/f") == "b\n")
     }
 }
+
+/// `--preserve` means exactly the source's permissions (mode and ACLs), and without it the
+/// creation rule (default ACL, else umask) stays: the matrix of files (with and without an
+/// access ACL) and directories (with an access ACL, with a default ACL), each into a directory
+/// with and without a default ACL, with `-p`/`-a` and without, entry by entry as `getfacl` shows
+/// `cp`'s copies.
+@Suite(.timeLimit(.minutes(2)))
+struct PreservedACLTests {
+    @Test func theACLMatrixEqualsCps() async throws {
+        let sandbox = try Sandbox()
+        let result = try await CLI.shell(
+            """
+            command -v setfacl >/dev/null && command -v getfacl >/dev/null || { echo "setfacl is not installed" > skipped; exit 0; }
+            mkdir dflt plain && setfacl -d -m u:nobody:rwx dflt 2>/dev/null || { echo "ACLs are refused here" > skipped; exit 0; }
+            echo a > noacl; echo b > withacl; setfacl -m u:nobody:r withacl
+            mkdir srcdir srcdirdef; setfacl -m u:nobody:rx srcdir; setfacl -d -m g:nogroup:rx srcdirdef
+            echo x > srcdir/f; setfacl -m u:nobody:rw srcdir/f; echo y > srcdirdef/g
+            for d in dflt plain; do
+              for f in noacl withacl; do
+                cp -p $f $d/cp-$f; "$SLUICE" copy -p $f $d/sl-$f; cp $f $d/cpn-$f; "$SLUICE" copy $f $d/sln-$f
+              done
+              for f in srcdir srcdirdef; do
+                cp -a $f $d/cp-$f; "$SLUICE" copy -a $f $d/sl-$f; cp -r $f $d/cpn-$f; "$SLUICE" copy -r $f $d/sln-$f
+              done
+            done
+            for d in dflt plain; do for f in noacl withacl srcdir srcdirdef srcdir/f srcdirdef/g; do for m in "" n; do
+              a=$(getfacl -cp $d/cp$m-$f | sort); b=$(getfacl -cp $d/sl$m-$f | sort)
+              if [ "$a" = "$b" ]; then echo "same $d/$m$f"; else echo "DIFF $d/$m$f: cp [$a] sluice [$b]"; fi
+            done; done; done > matrix
+            """, in: sandbox)
+        if let reason = sandbox.text("skipped") { try Test.cancel(Comment(rawValue: reason)) }
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = (sandbox.text("matrix") ?? "").split(separator: "\n")
+        #expect(lines.count == 24)
+        #expect(lines.allSatisfy { $0.hasPrefix("same ") }, "\(lines.filter { !$0.hasPrefix("same ") })")
+    }
+}

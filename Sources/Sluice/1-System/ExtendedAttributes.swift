@@ -97,6 +97,30 @@ public struct ExtendedAttributes: Sendable, Hashable {
         }
     }
 
+    /// The names of the ACLs (acl(5)): the access ACL of any file, and the default ACL that a
+    /// directory gives what is created in it.
+    static let aclNames = ["system.posix_acl_access", "system.posix_acl_default"]
+
+    /// Removes from the entry `name` in `directory` each ACL these attributes do not hold, so
+    /// that it ends with exactly the source's ACLs (none where the source had none), whatever
+    /// the default ACL of its directory gave it at creation, as `cp -p` and `rsync -A` leave it.
+    /// "None there" and "no ACLs on this file system" are not errors.
+    ///
+    /// - Returns: the ACLs that could not be removed, each with its error (operation `setxattr`).
+    public func removeACLsNotHeld(from name: FilePath, in directory: DirectoryHandle) -> [(Attribute, FileError)] {
+        let path = Self.procPath(name, in: directory)
+        let held = Set(attributes.map(\.name))
+        var refused: [(Attribute, FileError)] = []
+        for aclName in Self.aclNames where !held.contains(Array(aclName.utf8)) {
+            guard path.withCString({ lremovexattr($0, aclName) }) != 0 else { continue }
+            let error = Errno.current
+            if error == Errno(rawValue: ENODATA) || error == .notSupported { continue }
+            refused.append((
+                Attribute(name: Array(aclName.utf8), value: []), FileError(.setxattr, path: directory.path.appending(name), errno: error)))
+        }
+        return refused
+    }
+
     /// Gives the entry `name` in `directory` every attribute (`lsetxattr(2)`, creating or
     /// replacing each), one at a time: a refusal of one does not stop the others.
     ///

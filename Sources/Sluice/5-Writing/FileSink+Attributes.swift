@@ -20,6 +20,16 @@ extension FileSink {
         return read > 0 ? Array(value[..<read]) : nil
     }
 
+    /// The access ACL of the file open as `descriptor` (`fgetxattr(2)`), or `nil` if it has none
+    /// or the file system keeps none.
+    static func accessACL(of descriptor: FileDescriptor) -> [UInt8]? {
+        let size = fgetxattr(descriptor.rawValue, accessACLName, nil, 0)
+        guard size > 0 else { return nil }
+        var value = [UInt8](repeating: 0, count: size)
+        let read = fgetxattr(descriptor.rawValue, accessACLName, &value, size)
+        return read > 0 ? Array(value[..<read]) : nil
+    }
+
     /// Gives the file `acl` as its access ACL, or removes the one it has when `acl` is `nil` (a
     /// default ACL of the directory gave the new file one that the replaced file had not).
     ///

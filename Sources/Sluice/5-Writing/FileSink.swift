@@ -104,6 +104,18 @@ public actor FileSink: ChunkSink {
     /// commit replaces it (messages say "replace"; "create" for a new name).
     private(set) var replacesExisting = false
     private var directorySynchronized = true
+    /// The source's access ACL (`system.posix_acl_access`), which `preserveAttributes` gives the
+    /// file: `nil` for none (``preserveAccessACL(of:)``).
+    private var sourceAccessACL: [UInt8]?
+
+    /// Gives the file, with `preserveAttributes`, the access ACL of the file open as `source`
+    /// (read now with `fgetxattr(2)`, on the sink's thread), as `cp -p` keeps it; a source
+    /// without one gives none, and the file ends without one. Call it before ``commit()``;
+    /// without it a preserved file ends with no access ACL.
+    func preserveAccessACL(of source: FileDescriptor) {
+        sourceAccessACL = Self.accessACL(of: source)
+    }
+
     /// Set by ``deferRename()``: ``commit()`` stops before the rename.
     var defersRename = false
 
@@ -461,17 +473,24 @@ public actor FileSink: ChunkSink {
     }
 
     /// The attributes the rules in ``FileSink`` give the file, set before the `fsync(2)`:
-    /// owner first (`fchown(2)` may clear set-user-ID and set-group-ID), then the bits, then the
-    /// access ACL of a replaced file, then the times (``timesToKeep(of:options:)``).
+    /// owner first (`fchown(2)` may clear set-user-ID and set-group-ID), then the access ACL (a
+    /// replaced file's; with `preserveAttributes` exactly the source's, given by
+    /// ``preserveAccessACL(of:)``, none where it had none, whatever the directory's default ACL
+    /// gave the new file), then the bits, then the times (``timesToKeep(of:options:)``).
     private func applyAttributes(to descriptor: FileDescriptor) throws {
         if let model = attributeModel {
             let ownerKept = Self.keepOwner(model, on: descriptor)
+            if let replaced, model == replaced.status {
+                try Self.setAccessACL(replaced.accessACL, on: descriptor, path: destination)
+            } else {
+                do { try Self.setAccessACL(sourceAccessACL, on: descriptor, path: destination) } catch {
+                    // As `cp -p` on a file system without ACLs: the rest is kept, and said.
+                    warnings.append(StageWarning("'\(destination)': its ACL is not the source's: \(error)"))
+                }
+            }
             let permissions = ownerKept ? model.permissions : model.permissions & ~0o6000
             if fchmod(descriptor.rawValue, mode_t(permissions)) != 0 {
                 throw FileError.fchmod(path: destination, errno: .current)
-            }
-            if let replaced, model == replaced.status {
-                try Self.setAccessACL(replaced.accessACL, on: descriptor, path: destination)
             }
         }
         if var times = Self.timesToKeep(of: source, options: options), futimens(descriptor.rawValue, &times) != 0 {

@@ -121,6 +121,10 @@ public struct RegularFileCopy: Sendable {
     ///   when the calling task was cancelled. The sink is aborted first: nothing is left.
     public func run() async throws -> CopyReport {
         let start = ContinuousClock.now
+        if sink.options.preserveAttributes, let descriptor = source.kernelCopySource {
+            // `cp -p` keeps the source's ACL, read by its descriptor.
+            await sink.preserveAccessACL(of: descriptor)
+        }
         let chain: [CopyPath]
         do {
             chain = try await plan()

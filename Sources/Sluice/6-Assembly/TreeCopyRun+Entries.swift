@@ -106,7 +106,8 @@ extension TreeCopyRun {
 
     /// Gives `name` in `directory` the attributes of `status`, in `cp -p`'s order: owner and
     /// group (where permitted: any as root, a warning if root is refused; otherwise the group
-    /// alone, silently), the extended attributes (ACLs included; refusals are warnings), the
+    /// alone, silently), the extended attributes (ACLs included, and an ACL the source has not
+    /// removed; refusals are warnings), the
     /// permission bits (not for a symbolic link; set-user-ID and set-group-ID only when the
     /// owner and group were kept), then the access and modification times.
     ///
@@ -122,7 +123,10 @@ extension TreeCopyRun {
             }
         }
         if let attributes {
-            for (attribute, error) in attributes.write(to: name, in: directory) {
+            // Exactly the source's ACLs: one the destination directory's default ACL gave the
+            // new entry, and the source had not, is removed (a link has none).
+            let removed = status.kind == .symbolicLink ? [] : attributes.removeACLsNotHeld(from: name, in: directory)
+            for (attribute, error) in attributes.write(to: name, in: directory) + removed {
                 warnings.record(TreeCopy.kind(of: attribute), error)
             }
         }
