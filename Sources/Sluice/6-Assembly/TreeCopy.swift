@@ -22,7 +22,12 @@ import Musl
 /// ``Options/maximumOpenDirectories`` on each side (plus those the runner's jobs in flight hold).
 ///
 /// An entry that fails is reported through `onFailure` with its path, and the copy goes on;
-/// a directory copied into itself is refused before anything is created.
+/// a directory copied into itself is refused before anything is created. During the walk, a
+/// directory of the source that is one of the copy's (made or merged into), one of the
+/// target's parents, or one of the directories that contain it (a bind mount or a followed
+/// link makes a tree a graph) is not entered: it is reported as that entry's failure
+/// (``FileError/copyIntoItself(source:destination:file:line:)``,
+/// ``FileError/directoryCycle(_:ancestor:file:line:)``), so a copy never recurses without end.
 ///
 /// Concurrency contract: ``run(onFailure:)`` may be called once per value, from any task; its
 /// system calls run on a ``BlockingIOExecutor`` of its own. Cancelling the task stops the walk:

@@ -62,6 +62,34 @@ import Testing
         }
     }
 
+    /// A directory the caller refused (a copy's own, met again through a bind mount or a
+    /// link) is a failure naming it, never entered; the rest is walked.
+    @Test func aRefusedDirectoryIsReportedNotEntered() async throws {
+        try await withScratchDirectory { scratch in
+            let root = scratch.path.appending("root")
+            #expect(mkdir(root.description, 0o755) == 0)
+            #expect(mkdir(root.appending("sub").description, 0o755) == 0)
+            try writeFile(root.appending("sub/f"), [1])
+            try writeFile(root.appending("g"), [2])
+            let sub = try FileStatus.of(root.appending("sub"))
+            var walker = TreeWalker(root: root)
+            walker.refuseToEnter(device: sub.device, inode: sub.inode, as: "copy/of/it")
+            var events: [String] = []
+            var messages: [String] = []
+            while let event = walker.next() {
+                switch event {
+                case .file(let entry): events.append(entry.relativePath.description)
+                case .enterDirectory(let entry, _): events.append("+" + entry.relativePath.description)
+                case .leaveDirectory(let entry): events.append("-" + entry.relativePath.description)
+                case .failure(let error): messages.append(error.description)
+                }
+            }
+            #expect(Set(events) == ["+", "g", "-"])
+            #expect(messages.count == 1)
+            #expect(messages.first?.hasSuffix("cannot copy a directory, '\(root.appending("sub"))', into itself, 'copy/of/it'") == true, "\(messages)")
+        }
+    }
+
     @Test func deepTreesUseABoundedCountOfDescriptors() async throws {
         try await withScratchDirectory { scratch in
             let directory = scratch.path

@@ -80,6 +80,57 @@ import Testing
         }
     }
 
+    /// Copies `source` to `destination` following every link (`-L`), one file at a time.
+    /// - Returns: the report and the failures' messages.
+    static func copyFollowingLinks(_ source: FilePath, to destination: FilePath) async throws -> (TreeCopyReport, [String]) {
+        let failures = LockedValue<[String]>([])
+        let copy = TreeCopy(from: source, to: destination, options: .init(links: .all, sink: .init(synchronize: false)))
+        let report = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
+        return (report, failures.withLock { $0 })
+    }
+
+    /// `-L` and a link to the destination's directory (`s/up -> ../d`, copied into `d`): the
+    /// link is refused as a copy into itself; what else is in the tree is copied.
+    @Test(.timeLimit(.minutes(1)))
+    func aLinkToTheDestinationsParentIsNotFollowed() async throws {
+        try await withScratchDirectory { scratch in
+            let handle = try DirectoryHandle.open(scratch.path)
+            try handle.makeDirectory("s", permissions: 0o755)
+            try handle.makeDirectory("d", permissions: 0o755)
+            try writeFile(scratch.appending("s/f"), Array("kept".utf8))
+            #expect(symlink("../d", scratch.appending("s/up").description) == 0)
+            let (report, failures) = try await Self.copyFollowingLinks(scratch.appending("s"), to: scratch.appending("d"))
+            #expect(failures.count == 1)
+            #expect(failures.first?.hasSuffix(
+                "cannot copy a directory, '\(scratch.appending("s/up"))', into itself, '\(scratch.appending("d"))'") == true,
+                "\(failures)")
+            #expect(report.failures == 1)
+            #expect(try readFile(scratch.appending("d/s/f")) == Array("kept".utf8))
+            #expect(try entries(in: scratch.appending("d/s")).map(\.description).sorted() == ["f"])
+        }
+    }
+
+    /// `-L` and a link to a directory the copy itself makes (`s/back -> ../t`, copied to a new
+    /// `t`): refused, as the copy's own directory.
+    @Test(.timeLimit(.minutes(1)))
+    func aLinkToADirectoryTheCopyMadeIsNotFollowed() async throws {
+        try await withScratchDirectory { scratch in
+            let handle = try DirectoryHandle.open(scratch.path)
+            try handle.makeDirectory("s", permissions: 0o755)
+            try writeFile(scratch.appending("s/f"), Array("kept".utf8))
+            #expect(symlink("../t", scratch.appending("s/back").description) == 0)
+            let (report, failures) = try await Self.copyFollowingLinks(scratch.appending("s"), to: scratch.appending("t"))
+            #expect(failures.count == 1)
+            #expect(failures.first?.hasSuffix(
+                "cannot copy a directory, '\(scratch.appending("s/back"))', into itself, '\(scratch.appending("t"))'") == true,
+                "\(failures)")
+            #expect(report.failures == 1)
+            #expect(report.directories == 1)
+            #expect(try readFile(scratch.appending("t/f")) == Array("kept".utf8))
+            #expect(try entries(in: scratch.appending("t")).map(\.description).sorted() == ["f"])
+        }
+    }
+
     @Test func theTargetFollowsCpsRule() async throws {
         try await withScratchDirectory { scratch in
             let handle = try DirectoryHandle.open(scratch.path)
