@@ -47,11 +47,14 @@ public struct TreeCopy: Sendable {
         /// Which symbolic links are followed: none (`-P`, default), the root (`-H`), all (`-L`).
         public var links: TreeWalker.LinkPolicy
         /// How regular files are committed (overwrite, fsync); its `preserveAttributes` is
-        /// set from ``preservesAttributes``.
+        /// set from ``preservesAttributes`` and its `sparse` from `file.sparse`.
         public var sink: FileSink.Options
-        /// How regular files are copied (reflink, holes, pipeline).
+        /// How each regular file is copied: reflink, holes, a forced pipeline, the pipeline's
+        /// capacity, CRC-32, rate limit and verification, slice size, kernel-copy limit. Every
+        /// runner copies each file with them: ``SequentialFileJobRunner`` and
+        /// ``ManyFileJobRunner`` alike (whose engine fits the capacity to its budget).
         public var file: RegularFileCopy.Options
-        /// The chunk size of files copied through the pipeline, in bytes.
+        /// The chunk size of files copied through the pipeline, in bytes (with every runner).
         public var chunkSize: Int
         /// The most directory descriptors each side of the walk keeps open. Default 32.
         public var maximumOpenDirectories: Int
@@ -69,6 +72,15 @@ public struct TreeCopy: Sendable {
             self.file = file
             self.chunkSize = chunkSize
             self.maximumOpenDirectories = maximumOpenDirectories
+        }
+
+        /// The sink options of each regular file: ``sink`` with ``preservesAttributes`` and
+        /// `file.sparse`.
+        var fileSinkOptions: FileSink.Options {
+            var options = sink
+            options.preserveAttributes = preservesAttributes
+            options.sparse = file.sparse
+            return options
         }
     }
 
