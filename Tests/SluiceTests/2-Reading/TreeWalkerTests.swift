@@ -10,15 +10,18 @@ import Testing
 /// The walk: depth-first events, entries looked up in their directory, failures reported and
 /// the walk continued, a bounded count of open descriptors at any depth.
 @Suite struct TreeWalkerTests {
-    /// The events as text: `+dir`, `-dir`, `file`, `!error-path`.
-    static func events(_ walker: inout TreeWalker) -> [String] {
+    /// The events as text: `+dir`, `-dir`, `file`, `!error-path`; each failure also goes to
+    /// `failed`.
+    static func events(_ walker: inout TreeWalker, failed: (FileError) -> Void = { _ in }) -> [String] {
         var result: [String] = []
         while let event = walker.next() {
             switch event {
             case .file(let entry): result.append(entry.relativePath.description)
             case .enterDirectory(let entry, _): result.append("+" + entry.relativePath.description)
             case .leaveDirectory(let entry): result.append("-" + entry.relativePath.description)
-            case .failure(let error): result.append("!" + (error.path?.lastComponent.description ?? ""))
+            case .failure(let error):
+                result.append("!" + (error.path?.lastComponent.description ?? ""))
+                failed(error)
             }
         }
         return result
@@ -74,17 +77,9 @@ import Testing
             let sub = try FileStatus.of(root.appending("sub"))
             var walker = TreeWalker(root: root)
             walker.refuseToEnter(device: sub.device, inode: sub.inode, as: "copy/of/it")
-            var events: [String] = []
             var messages: [String] = []
-            while let event = walker.next() {
-                switch event {
-                case .file(let entry): events.append(entry.relativePath.description)
-                case .enterDirectory(let entry, _): events.append("+" + entry.relativePath.description)
-                case .leaveDirectory(let entry): events.append("-" + entry.relativePath.description)
-                case .failure(let error): messages.append(error.description)
-                }
-            }
-            #expect(Set(events) == ["+", "g", "-"])
+            let events = Self.events(&walker) { messages.append($0.description) }
+            #expect(Set(events) == ["+", "g", "!it", "-"])
             #expect(messages.count == 1)
             #expect(messages.first?.hasSuffix("cannot copy a directory, '\(root.appending("sub"))', into itself, 'copy/of/it'") == true, "\(messages)")
         }
