@@ -186,6 +186,41 @@ struct TreeCopyTests {
         #expect(!sandbox.exists("s/s"))
     }
 
+    /// A bind mount makes a tree a graph. `d` mounted at `s/a/m`, then `copy -r s d/`: `s/a/m`
+    /// is the destination's parent, refused as a copy into itself; `s` mounted at `s/a/back`,
+    /// then `copy -r s e`: a cycle. Each ends at once (a `timeout` guards against a copy
+    /// without end) with exit 1, the entry named, and the rest of the tree copied. The mounts
+    /// live in a mount namespace of their own (`unshare -m`), gone when it ends.
+    @Test func aBindMountBackIntoTheCopyIsRefused() async throws {
+        let sandbox = try Sandbox()
+        let probe = try await CLI.shell("mkdir probe && unshare -m mount --bind probe probe 2>&1", in: sandbox)
+        if probe.status != 0 {
+            try Test.cancel(Comment(rawValue: "unshare -m and mount --bind are not permitted here: \(probe.stdoutText)"))
+        }
+        let result = try await CLI.shell(
+            """
+            mkdir -p s/a/m s/a/back d && echo one > s/a/f && echo two > s/z
+            unshare -m sh -c '
+                mount --bind d s/a/m || exit 3
+                timeout 20 "$SLUICE" copy -r s d/ 2> into.err; echo $? > into.status
+                umount s/a/m && mount --bind s s/a/back || exit 3
+                timeout 20 "$SLUICE" copy -r s e 2> cycle.err; echo $? > cycle.status'
+            """, in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        let into = sandbox.text("into.err") ?? ""
+        #expect(sandbox.text("into.status") == "1\n", "\(into)")
+        #expect(into.contains("cannot copy a directory, 's/a/m', into itself, 'd'"), "\(into)")
+        #expect(sandbox.text("d/s/a/f") == "one\n")
+        #expect(sandbox.text("d/s/z") == "two\n")
+        #expect(!sandbox.exists("d/s/a/m"))
+        let cycle = sandbox.text("cycle.err") ?? ""
+        #expect(sandbox.text("cycle.status") == "1\n", "\(cycle)")
+        #expect(cycle.contains("'s/a/back': directory cycle: it is 's', which contains it"), "\(cycle)")
+        #expect(sandbox.text("e/a/f") == "one\n")
+        #expect(sandbox.text("e/z") == "two\n")
+        #expect(sandbox.listing("e/a/back") == [])
+    }
+
     /// SIGINT while a file of the tree is being written (its unnamed temporary file seen open in
     /// the destination): exit 130, no temporary file left, the directories made stay.
     @Test func anInterruptedTreeCopyLeavesNoTemporaryFile() async throws {

@@ -49,7 +49,15 @@ public struct DirectoryStack: Sendable {
 
     /// Whether a directory of the chain (the top included) is the file `device`/`inode`.
     public func contains(device: UInt64, inode: UInt64) -> Bool {
-        levels.contains { $0.device == device && $0.inode == inode }
+        path(ofDevice: device, inode: inode) != nil
+    }
+
+    /// The path of the directory of the chain (the top included) that is the file
+    /// `device`/`inode`, or `nil` when none is.
+    ///
+    /// - Complexity: O(depth).
+    public func path(ofDevice device: UInt64, inode: UInt64) -> FilePath? {
+        levels.first { $0.device == device && $0.inode == inode }?.path
     }
 
     /// Goes down into `handle`, the directory `name` of the top.

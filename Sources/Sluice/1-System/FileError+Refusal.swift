@@ -19,14 +19,16 @@ extension FileError {
         FileError(operation, path: path, errno: .isDirectory, file: file, line: line)
     }
 
-    /// A directory would be copied into itself (the destination is inside the source), as
-    /// `cp` refuses it: "cannot copy a directory into itself".
+    /// A directory would be copied into itself, as `cp` refuses it: "cannot copy a directory,
+    /// 'X', into itself, 'Y'". `source` is the directory, `destination` the copy it would go
+    /// into (the destination is inside the source, or the source is one of the copy's own
+    /// directories or their parents, reached through a bind mount or a followed link).
     public static func copyIntoItself(
         source: FilePath, destination: FilePath, file: String = #fileID, line: Int = #line
     ) -> FileError {
         FileError(
             code: .unsupported, operation: .mkdirat, path: destination,
-            reason: "cannot copy a directory, '\(source)', into itself", file: file, line: line)
+            reason: "cannot copy a directory, '\(source)', into itself, '\(destination)'", file: file, line: line)
     }
 
     /// A directory reopened through its child's `..` is not the one left (another device or
@@ -37,10 +39,13 @@ extension FileError {
             reason: "directory was moved or replaced during the walk", file: file, line: line)
     }
 
-    /// Following symbolic links (`-L`) led back to a directory already being walked.
-    public static func directoryCycle(_ path: FilePath, file: String = #fileID, line: Int = #line) -> FileError {
+    /// A directory of a walk is one of the directories that contain it (`ancestor`, being
+    /// walked): reached again through a followed symbolic link (`-L`) or a bind mount.
+    public static func directoryCycle(
+        _ path: FilePath, ancestor: FilePath, file: String = #fileID, line: Int = #line
+    ) -> FileError {
         FileError(
             code: .unsupported, operation: .openat, path: path,
-            reason: "directory cycle: it contains itself through a symbolic link", file: file, line: line)
+            reason: "directory cycle: it is '\(ancestor)', which contains it", file: file, line: line)
     }
 }

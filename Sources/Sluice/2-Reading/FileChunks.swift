@@ -116,9 +116,19 @@ public struct FileChunks: AsyncSequence, Sendable {
         at location: FileLocation, followsLinks: Bool = true, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true,
         executor: BlockingIOExecutor? = nil
     ) async throws -> FileChunks {
+        try await open(
+            at: location, followsLinks: followsLinks, chunkSize: chunkSize, findsHoles: findsHoles, executor: executor,
+            system: .live)
+    }
+
+    /// The seam for tests, at a ``FileLocation``: the same, with the system calls to use.
+    static func open(
+        at location: FileLocation, followsLinks: Bool, chunkSize: Int, findsHoles: Bool, executor: BlockingIOExecutor?,
+        system: SystemCalls
+    ) async throws -> FileChunks {
         let reader = try FileReader(
             path: location.path, descriptor: nil, ownsDescriptor: true, chunkSize: chunkSize, findsHoles: findsHoles,
-            executor: executor, system: .live, location: location, extraOpenFlags: followsLinks ? 0 : O_NOFOLLOW)
+            executor: executor, system: system, location: location, extraOpenFlags: followsLinks ? 0 : O_NOFOLLOW)
         let status = try await reader.open()
         return FileChunks(reader: reader, status: status)
     }

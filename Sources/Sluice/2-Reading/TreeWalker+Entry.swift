@@ -7,7 +7,8 @@ extension TreeWalker {
         /// The root only, when it is a link (`-H`).
         case root
         /// All: a link is walked as what it leads to (`-L`); a link back to a directory being
-        /// walked is reported as a cycle, never followed.
+        /// walked is reported as a cycle, never followed (as a bind mount back to one is,
+        /// whatever the policy).
         case all
     }
 
@@ -42,8 +43,9 @@ extension TreeWalker {
         /// The end of a directory's entries (also of one whose entries were skipped).
         case leaveDirectory(Entry)
         /// An entry that could not be read (permission denied, vanished since its directory
-        /// was listed, a directory replaced during the walk), with its path and errno; the
-        /// walk goes on with the next one.
+        /// was listed, a directory replaced during the walk), or a directory not entered (a
+        /// cycle, a directory refused), with its path and errno; the walk goes on with the
+        /// next one.
         case failure(FileError)
     }
 }

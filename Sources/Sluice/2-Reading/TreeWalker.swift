@@ -11,6 +11,13 @@
 /// An entry that fails is reported (``Event/failure(_:)``) and the walk goes on: the walk
 /// itself never throws. Entries come in the order the file system lists them.
 ///
+/// A directory is never entered twice on one path: one that is a directory of the current
+/// path (reached again through a followed link, or a bind mount, which makes a tree a graph)
+/// is reported as ``FileError/directoryCycle(_:ancestor:file:line:)``, and one the caller
+/// refused (``refuseToEnter(device:inode:as:)``, a copy's own directories) as
+/// ``FileError/copyIntoItself(source:destination:file:line:)``, each by its device and inode,
+/// before it is opened. So no walk recurses without end.
+///
 /// ```swift
 /// var walker = TreeWalker(root: "photos")
 /// while let event = walker.next() {
@@ -51,7 +58,15 @@ public struct TreeWalker: Sendable {
     /// The most directory descriptors the walk holds open (at least 2).
     public let maximumOpenDirectories: Int
 
+    /// A directory's device and inode.
+    private struct Identity: Hashable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
     private var started = false
+    /// The directories refused wherever they are met, with the path each is named by.
+    private var refused: [Identity: FilePath] = [:]
     /// The directory that holds the root: the parent of the root's entry.
     private var rootParent: DirectoryHandle?
     private var stack: DirectoryStack?
@@ -85,6 +100,21 @@ public struct TreeWalker: Sendable {
     public mutating func skipCurrentDirectory() {
         guard !frames.isEmpty else { return }
         frames[frames.count - 1].skipsRest = true
+    }
+
+    /// Refuses, from now on, to enter the directory `device`/`inode` wherever the walk meets
+    /// it: it is reported as ``FileError/copyIntoItself(source:destination:file:line:)``
+    /// naming `destination`, and nothing in it is read. For a copy of the tree: the
+    /// directories it made or merged into and the destination's parents, which a bind mount
+    /// or a followed link could bring into the source.
+    ///
+    /// - Parameters:
+    ///   - device: the directory's `st_dev`.
+    ///   - inode: the directory's `st_ino`.
+    ///   - destination: the path messages name it by.
+    /// - Complexity: O(1); memory: about 40 bytes and the path per directory refused.
+    public mutating func refuseToEnter(device: UInt64, inode: UInt64, as destination: FilePath) {
+        refused[Identity(device: device, inode: inode)] = destination
     }
 
     /// The next event, or `nil` once the walk is over.
@@ -141,7 +171,19 @@ public struct TreeWalker: Sendable {
         return status.kind == .directory ? enter(entry) : .file(entry)
     }
 
+    /// Why the directory `entry` is not entered: it is a directory of the current path, or
+    /// one refused; `nil` when it may be entered.
+    private func refusal(of entry: Entry) -> FileError? {
+        let (device, inode) = (entry.status.device, entry.status.inode)
+        if let ancestor = stack?.path(ofDevice: device, inode: inode) { return .directoryCycle(entry.path, ancestor: ancestor) }
+        if let destination = refused[Identity(device: device, inode: inode)] {
+            return .copyIntoItself(source: entry.path, destination: destination)
+        }
+        return nil
+    }
+
     private mutating func enter(_ entry: Entry) -> Event {
+        if let refusal = refusal(of: entry) { return .failure(refusal) }
         let follows = entry.depth == 0 ? followsRoot : links == .all
         let handle: DirectoryHandle
         let names: [FilePath]
@@ -149,9 +191,6 @@ public struct TreeWalker: Sendable {
             handle = try entry.parent.openDirectory(entry.name, path: entry.path, followsLinks: follows)
             let opened = try handle.status()
             guard opened.isSameFile(as: entry.status) else { return .failure(.directoryChanged(entry.path)) }
-            if links == .all, stack?.contains(device: opened.device, inode: opened.inode) == true {
-                return .failure(.directoryCycle(entry.path))
-            }
             names = try handle.entryNames()
             if stack == nil {
                 stack = try DirectoryStack(root: handle, maximumOpen: maximumOpenDirectories)

@@ -43,9 +43,7 @@ public struct FileJob: Sendable {
     public func run(gate: CommitGate = .shared) async throws -> CopyReport {
         let chunks = try await FileChunks.open(
             at: source, followsLinks: followsLinks, chunkSize: options.chunkSize, findsHoles: options.file.sparse != .never)
-        var sinkOptions = options.sink
-        sinkOptions.preserveAttributes = options.preservesAttributes
-        let sink = try await FileSink.create(location: destination, source: chunks.status, options: sinkOptions, gate: gate)
+        let sink = try await FileSink.create(location: destination, source: chunks.status, options: options.fileSinkOptions, gate: gate)
         let report = try await RegularFileCopy(from: chunks, to: sink, options: options.file).run()
         if options.preservesAttributes, let from = source.directory, let to = destination.directory {
             TreeCopy.copyExtendedAttributes(from: source.name, in: from, to: destination.name, in: to, warnings: warnings)

@@ -18,6 +18,15 @@ extension ManyFileCopy {
         public var transform: FileCopy<FileChunks, FileSink>.TransformFactory?
         /// How to check the output before committing it (`--verify`), or `nil`.
         public var verification: CopyVerification?
+        /// How this file is copied (reflink, holes, pipeline, CRC-32, rate), in place of the
+        /// engine's ``Options/copy``; `nil` (default): the engine's. Its pipeline's capacity is
+        /// the most this file's channels hold (its share of the budget may give fewer), as
+        /// ``Options/capacity`` is; its ``FileCopy/Options/verification`` is not read
+        /// (``verification`` is).
+        public var copyOptions: RegularFileCopy.Options?
+        /// The largest chunk of this file's pipeline, in place of the engine's
+        /// ``Options/chunkSize``; `nil` (default): the engine's.
+        public var chunkSize: Int?
         /// Called once when the file is done: committed (renamed into place) or failed. It runs
         /// on an engine thread and must not block.
         public var completion: @Sendable (Outcome) -> Void

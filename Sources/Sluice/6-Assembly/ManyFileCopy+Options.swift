@@ -16,6 +16,8 @@ extension ManyFileCopy {
         var syncBatchWaitMilliseconds = 50
         /// Paths, holes, CRC-32 and rate of each file, as for one file
         /// (``RegularFileCopy/Options``); its pipeline capacity and byte budget are set per file.
+        /// A job's own (``Job/copyOptions``, ``Job/chunkSize``) replace it and ``chunkSize``
+        /// for that file.
         public var copy: RegularFileCopy.Options
 
         /// Four times the processors this process may run on, from 4 to 64.

@@ -71,15 +71,15 @@ extension ManyFileCopy {
         let (job, index) = (item.job, item.index)
         try Task.checkCancellation()
         if let copied = try copySmallFile(item, share: share, on: executor) { return copied }
-        let copyOptions = options.copy
+        let copyOptions = copyOptions(of: job)
         let chunks = try await FileChunks.open(
             at: job.sourceLocation, followsLinks: job.followsLinks, chunkSize: share.chunkSize,
-            findsHoles: copyOptions.sparse != .never, executor: executor)
+            findsHoles: copyOptions.sparse != .never, executor: executor, system: system)
         var status = chunks.status
         // A compressed or decompressed file is data, never a set-ID program.
         if job.transform != nil { status.permissions &= ~0o6000 }
         let sink = try await FileSink.create(
-            location: job.destinationLocation, source: status, options: Self.sinkOptions(of: job), executor: executor)
+            at: job.destinationLocation, source: status, options: Self.sinkOptions(of: job), system: system, executor: executor)
         if Self.joinsSyncBatch(job) { await sink.deferRename() }
         let replaces = await sink.replacesDestination
         var pipeline = copyOptions.pipeline

@@ -21,14 +21,14 @@ extension ManyFileCopy {
     /// - Throws: as the general path: ``FileError``, `CancellationError` (nothing left).
     func copySmallFile(_ item: Indexed, share: PipelineShare, on executor: BlockingIOExecutor) throws -> Copied? {
         let job = item.job
-        let copyOptions = options.copy
+        let copyOptions = copyOptions(of: job)
         guard job.transform == nil, job.verification == nil, copyOptions.pipeline.rateLimit == nil,
             !copyOptions.forcesPipeline, copyOptions.sparse == .auto, copyOptions.reflink != .always,
             let known = job.sourceStatus, Self.fitsInOneStep(known, chunkSize: share.chunkSize)
         else { return nil }
         try Task.checkCancellation()
         let start = ContinuousClock.now
-        let source = try job.sourceLocation.open(O_RDONLY | O_NONBLOCK | (job.followsLinks ? 0 : O_NOFOLLOW), system: .live)
+        let source = try job.sourceLocation.open(O_RDONLY | O_NONBLOCK | (job.followsLinks ? 0 : O_NOFOLLOW), system: system)
         defer { try? source.close() }
         let status: FileStatus
         do { status = try source.status() } catch { throw FileError.fstat(path: job.source, errno: error) }
@@ -58,7 +58,7 @@ extension ManyFileCopy {
                     let (bytes, crc32) = try sink.assumeIsolated { sink in
                         try Self.copy(
                             source, size: status.size, by: path, into: sink, sourcePath: job.source, chunkSize: share.chunkSize,
-                            computesCRC32: computesCRC32)
+                            sliceSize: min(copyOptions.sliceSize, share.chunkSize), computesCRC32: computesCRC32)
                     }
                     taken = (path, bytes, crc32)
                     break
@@ -94,13 +94,14 @@ extension ManyFileCopy {
     /// `copy_file_range(2)`, or, for ``CopyPath/pipeline``, reads of at most `chunkSize` bytes
     /// to the end of the file, each written by the sink (``FileSink/write(_:)``, its rules for a
     /// destination written in place included), with their CRC-32 when `computesCRC32` (the
-    /// kernel's paths have none, as for one file).
+    /// kernel's paths have none, as for one file); `copy_file_range(2)` in calls of at most
+    /// `sliceSize` bytes.
     ///
     /// - Returns: the bytes copied, and the CRC-32 of the pipeline's.
     /// - Throws: ``RegularFileCopy/GaveWay`` when the kernel refuses the path; ``FileError``.
     private static func copy(
         _ source: FileDescriptor, size: Int64, by path: CopyPath, into sink: isolated FileSink, sourcePath: FilePath,
-        chunkSize: Int, computesCRC32: Bool
+        chunkSize: Int, sliceSize: Int, computesCRC32: Bool
     ) throws -> (bytes: Int64, crc32: UInt32?) {
         let destination = sink.destination
         do {
@@ -111,7 +112,7 @@ extension ManyFileCopy {
             case .kernelCopy:
                 try sink.withTemporaryFile { target, system in
                     try RegularFileCopy.copyExtents(
-                        of: source, to: target, size: size, findsHoles: false, sliceSize: Int64(chunkSize),
+                        of: source, to: target, size: size, findsHoles: false, sliceSize: Int64(sliceSize),
                         sourceSystem: .live, system: system, sourcePath: sourcePath, destination: destination
                     ) { _ in }
                 }

@@ -80,6 +80,9 @@ public final class ManyFileCopy: Sendable {
 
     /// The options the engine was made with.
     public let options: Options
+    /// The system calls of the files' sources and sinks (a test's, to script the kernel's
+    /// paths); ``SystemCalls/live`` otherwise. A file of one chunk's sink uses the live ones.
+    let system: SystemCalls
     let budget: ByteBudget
     let directories = DirectorySyncBatch()
     let tracker: ManyFilesProgress
@@ -101,8 +104,16 @@ public final class ManyFileCopy: Sendable {
     ///   - totalFiles: the files known.
     ///   - totalIsGrowing: whether a walk will add more (``addToTotal(bytes:files:)``), until
     ///     ``totalIsComplete()``.
-    public init(options: Options = Options(), totalBytes: Int64 = 0, totalFiles: Int = 0, totalIsGrowing: Bool = false) {
+    public convenience init(
+        options: Options = Options(), totalBytes: Int64 = 0, totalFiles: Int = 0, totalIsGrowing: Bool = false
+    ) {
+        self.init(options: options, totalBytes: totalBytes, totalFiles: totalFiles, totalIsGrowing: totalIsGrowing, system: .live)
+    }
+
+    /// The seam for tests: the same, with the system calls of the files' sources and sinks.
+    init(options: Options, totalBytes: Int64, totalFiles: Int, totalIsGrowing: Bool, system: SystemCalls) {
         self.options = options
+        self.system = system
         let budget = ByteBudget(limit: options.byteBudget)
         self.budget = budget
         tracker = ManyFilesProgress(
@@ -229,9 +240,7 @@ public final class ManyFileCopy: Sendable {
                         continue
                     }
                     if idle.isEmpty, let freed = await group.next() { idle.append(freed) }
-                    let piece = PipelineShare(
-                        fileSize: item.job.sourceStatus.flatMap { $0.kind == .regular ? $0.size : nil }, chunkSize: options.chunkSize, capacity: options.capacity,
-                        channels: item.job.transform == nil ? 1 : 2, share: share)
+                    let piece = self.share(of: item.job, within: share)
                     do {
                         try await budget.acquire(piece.bytes)
                     } catch {
@@ -261,6 +270,20 @@ public final class ManyFileCopy: Sendable {
         for (index, job) in leftovers {
             complete(Indexed(index: index, job: job), .failure(CancellationError()), bytes: 0)
         }
+    }
+
+    /// How `job`'s file is copied: its own options, else the engine's.
+    func copyOptions(of job: Job) -> RegularFileCopy.Options {
+        job.copyOptions ?? options.copy
+    }
+
+    /// The part of the budget `job`'s file is given, out of `share` bytes: its chunk size and
+    /// capacity (its own, else the engine's) fitted to it and to its size.
+    func share(of job: Job, within share: Int) -> PipelineShare {
+        PipelineShare(
+            fileSize: job.sourceStatus.flatMap { $0.kind == .regular ? $0.size : nil }, chunkSize: job.chunkSize ?? options.chunkSize,
+            capacity: job.copyOptions?.pipeline.capacity ?? options.capacity, channels: job.transform == nil ? 1 : 2,
+            share: share)
     }
 
     /// Counts and reports one file's end.

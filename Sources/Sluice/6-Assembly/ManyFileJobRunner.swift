@@ -2,7 +2,8 @@
 /// one byte budget, each directory synced once for the batch instead of once per file.
 ///
 /// Each ``FileJob`` becomes a ``ManyFileCopy/Job`` at the job's locations (names in open
-/// directories, so any depth), with the tree's sink options; with
+/// directories, so any depth), with the tree's sink options, per-file copy options and chunk
+/// size (``TreeCopy/Options/file``, ``TreeCopy/Options/chunkSize``); with
 /// ``TreeCopy/Options/preservesAttributes``, the committed file is given the source's extended
 /// attributes (and ACLs) once it is renamed, before its completion, on the file's thread (or the
 /// sync batch's, for a file made durable in a batch). Every file found adds
@@ -25,14 +26,27 @@ public final class ManyFileJobRunner: FileJobRunner {
     /// grow with each file submitted.
     ///
     /// - Parameters:
-    ///   - options: the engine's width, byte budget, chunk size and per-file copy options.
+    ///   - options: the engine's width and byte budget. How each file is copied is the tree's
+    ///     (``TreeCopy/Options/file``, ``TreeCopy/Options/chunkSize``), so `options.copy`,
+    ///     `chunkSize` and `capacity` must be left at their defaults.
     ///   - onOutcome: called with each file's outcome (its index, paths, result and the
     ///     progress snapshot about it, for a line per file), before the job's completion, on an
     ///     engine thread; it must not block.
-    public init(
+    /// - Precondition: `options.copy`, `options.chunkSize` and `options.capacity` are the
+    ///   defaults: a value there would never be used.
+    public convenience init(
         options: ManyFileCopy.Options = .init(), onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
     ) {
-        engine = ManyFileCopy(options: options, totalIsGrowing: true)
+        self.init(options: options, system: .live, onOutcome: onOutcome)
+    }
+
+    /// The seam for tests: the same, with the system calls of the engine's files.
+    init(options: ManyFileCopy.Options, system: SystemCalls, onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void) {
+        let defaults = ManyFileCopy.Options()
+        precondition(
+            options.copy == defaults.copy && options.chunkSize == defaults.chunkSize && options.capacity == defaults.capacity,
+            "a tree's files are copied with its TreeCopy.Options.file and chunkSize: set them there, not in the runner's options")
+        engine = ManyFileCopy(options: options, totalBytes: 0, totalFiles: 0, totalIsGrowing: true, system: system)
         self.onOutcome = onOutcome
     }
 
@@ -44,8 +58,6 @@ public final class ManyFileJobRunner: FileJobRunner {
     /// - Throws: `CancellationError` when the engine was cancelled (the job was not taken and
     ///   `completion` is not called).
     public func submit(_ job: FileJob, completion: @escaping @Sendable (Result<CopyReport, any Error>) -> Void) async throws {
-        var sinkOptions = job.options.sink
-        sinkOptions.preserveAttributes = job.options.preservesAttributes
         let afterCommit: (@Sendable () -> Void)?
         if job.options.preservesAttributes, let from = job.source.directory, let to = job.destination.directory {
             let (source, destination, warnings) = (job.source.name, job.destination.name, job.warnings)
@@ -56,14 +68,17 @@ public final class ManyFileJobRunner: FileJobRunner {
             afterCommit = nil
         }
         engine.addToTotal(bytes: job.status.kind == .regular ? job.status.size : 0, files: 1)
-        try await engine.submit(
-            ManyFileCopy.Job(
-                source: job.source, destination: job.destination, sourceStatus: job.status, followsLinks: job.followsLinks,
-                sinkOptions: sinkOptions, verification: job.options.file.pipeline.verification, afterCommit: afterCommit,
-                completion: { [onOutcome] outcome in
-                    onOutcome(outcome)
-                    completion(outcome.result.map(\.report))
-                }))
+        var file = ManyFileCopy.Job(
+            source: job.source, destination: job.destination, sourceStatus: job.status, followsLinks: job.followsLinks,
+            sinkOptions: job.options.fileSinkOptions, verification: job.options.file.pipeline.verification,
+            afterCommit: afterCommit,
+            completion: { [onOutcome] outcome in
+                onOutcome(outcome)
+                completion(outcome.result.map(\.report))
+            })
+        file.copyOptions = job.options.file
+        file.chunkSize = job.options.chunkSize
+        try await engine.submit(file)
     }
 
     /// Finishes the engine: waits for every file, syncs each directory renamed into once.

@@ -22,7 +22,12 @@ import Musl
 /// ``Options/maximumOpenDirectories`` on each side (plus those the runner's jobs in flight hold).
 ///
 /// An entry that fails is reported through `onFailure` with its path, and the copy goes on;
-/// a directory copied into itself is refused before anything is created.
+/// a directory copied into itself is refused before anything is created. During the walk, a
+/// directory of the source that is one of the copy's (made or merged into), one of the
+/// target's parents, or one of the directories that contain it (a bind mount or a followed
+/// link makes a tree a graph) is not entered: it is reported as that entry's failure
+/// (``FileError/copyIntoItself(source:destination:file:line:)``,
+/// ``FileError/directoryCycle(_:ancestor:file:line:)``), so a copy never recurses without end.
 ///
 /// Concurrency contract: ``run(onFailure:)`` may be called once per value, from any task; its
 /// system calls run on a ``BlockingIOExecutor`` of its own. Cancelling the task stops the walk:
@@ -42,11 +47,14 @@ public struct TreeCopy: Sendable {
         /// Which symbolic links are followed: none (`-P`, default), the root (`-H`), all (`-L`).
         public var links: TreeWalker.LinkPolicy
         /// How regular files are committed (overwrite, fsync); its `preserveAttributes` is
-        /// set from ``preservesAttributes``.
+        /// set from ``preservesAttributes`` and its `sparse` from `file.sparse`.
         public var sink: FileSink.Options
-        /// How regular files are copied (reflink, holes, pipeline).
+        /// How each regular file is copied: reflink, holes, a forced pipeline, the pipeline's
+        /// capacity, CRC-32, rate limit and verification, slice size, kernel-copy limit. Every
+        /// runner copies each file with them: ``SequentialFileJobRunner`` and
+        /// ``ManyFileJobRunner`` alike (whose engine fits the capacity to its budget).
         public var file: RegularFileCopy.Options
-        /// The chunk size of files copied through the pipeline, in bytes.
+        /// The chunk size of files copied through the pipeline, in bytes (with every runner).
         public var chunkSize: Int
         /// The most directory descriptors each side of the walk keeps open. Default 32.
         public var maximumOpenDirectories: Int
@@ -64,6 +72,15 @@ public struct TreeCopy: Sendable {
             self.file = file
             self.chunkSize = chunkSize
             self.maximumOpenDirectories = maximumOpenDirectories
+        }
+
+        /// The sink options of each regular file: ``sink`` with ``preservesAttributes`` and
+        /// `file.sparse`.
+        var fileSinkOptions: FileSink.Options {
+            var options = sink
+            options.preserveAttributes = preservesAttributes
+            options.sparse = file.sparse
+            return options
         }
     }
 

@@ -8,7 +8,7 @@ import Musl
 extension TreeCopyRun {
     func copyEntry(_ entry: TreeWalker.Entry) async throws {
         guard let (directory, name, record) = place(of: entry) else { return }
-        let path = entry.depth == 0 ? copy.target : copy.target.appending(entry.relativePath)
+        let path = destinationPath(of: entry)
         let status = entry.status
         var identity: Identity?
         if options.keepsHardLinks, status.linkCount > 1, let record {

@@ -78,12 +78,15 @@ final class TreeCopyRun {
     }
 
     /// Refuses a target whose directory is the source or inside it: each directory from the
-    /// target's up to `/` (through `..`, one descriptor at a time) is compared with the source.
+    /// target's up to `/` (through `..`, one descriptor at a time) is compared with the source,
+    /// and the walk is told to refuse each of them (a bind mount or a followed link inside the
+    /// source could lead to one).
     private func refuseCopyIntoItself(_ source: FileStatus) throws {
         var handle = targetParent
         while true {
             let status = try handle.status()
             if status.isSameFile(as: source) { throw FileError.copyIntoItself(source: copy.source, destination: copy.target) }
+            walker.refuseToEnter(device: status.device, inode: status.inode, as: handle.path)
             let up = try handle.openDirectory("..", path: handle.path.appending(".."))
             if try up.status().isSameFile(as: status) { return }
             handle = up
@@ -135,16 +138,24 @@ final class TreeCopyRun {
         return (destination.top, entry.name, record)
     }
 
+    /// The path of `entry`'s copy, for messages: the target joined with its path below the root.
+    func destinationPath(of entry: TreeWalker.Entry) -> FilePath {
+        entry.depth == 0 ? copy.target : copy.target.appending(entry.relativePath)
+    }
+
     private func enterDirectory(_ entry: TreeWalker.Entry) {
         guard let (directory, name, parentRecord) = place(of: entry) else {
             walker.skipCurrentDirectory()
             frames.append(nil)
             return
         }
-        let path = copy.target.appending(entry.relativePath)
+        let path = destinationPath(of: entry)
         do {
             let existed = try Self.makeDirectory(name, in: directory, permissions: entry.status.permissions, path: path, source: entry.path)
             let handle = try directory.openDirectory(name, path: path)
+            // The copy's own directory: never walked as a part of the source.
+            let made = try handle.status()
+            walker.refuseToEnter(device: made.device, inode: made.inode, as: path)
             if entry.depth == 0 {
                 destination = try DirectoryStack(root: handle, maximumOpen: options.maximumOpenDirectories)
             } else {

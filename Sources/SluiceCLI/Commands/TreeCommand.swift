@@ -13,10 +13,9 @@ enum TreeCommand {
         for source in options.sources {
             let common = options.common
             let json = common.progress == .json
+            // How each file is copied is the tree's options' (treeOptions.file, chunkSize).
             let runner = ManyFileJobRunner(
-                options: .init(
-                    width: common.jobs, chunkSize: common.chunkSize, capacity: common.capacity,
-                    copy: options.treeOptions.file),
+                options: .init(width: common.jobs),
                 onOutcome: { outcome in
                     // One line per file as it finishes; its snapshot names the file and its index.
                     if json { Console.writeError(outcome.progress.jsonLine() + "\n") }

@@ -10,15 +10,18 @@ import Testing
 /// The walk: depth-first events, entries looked up in their directory, failures reported and
 /// the walk continued, a bounded count of open descriptors at any depth.
 @Suite struct TreeWalkerTests {
-    /// The events as text: `+dir`, `-dir`, `file`, `!error-path`.
-    static func events(_ walker: inout TreeWalker) -> [String] {
+    /// The events as text: `+dir`, `-dir`, `file`, `!error-path`; each failure also goes to
+    /// `failed`.
+    static func events(_ walker: inout TreeWalker, failed: (FileError) -> Void = { _ in }) -> [String] {
         var result: [String] = []
         while let event = walker.next() {
             switch event {
             case .file(let entry): result.append(entry.relativePath.description)
             case .enterDirectory(let entry, _): result.append("+" + entry.relativePath.description)
             case .leaveDirectory(let entry): result.append("-" + entry.relativePath.description)
-            case .failure(let error): result.append("!" + (error.path?.lastComponent.description ?? ""))
+            case .failure(let error):
+                result.append("!" + (error.path?.lastComponent.description ?? ""))
+                failed(error)
             }
         }
         return result
@@ -59,6 +62,26 @@ import Testing
             let events = Self.events(&all)
             #expect(events.contains("+up"))
             #expect(events.contains("!real") || events.contains("!up"), "\(events)")
+        }
+    }
+
+    /// A directory the caller refused (a copy's own, met again through a bind mount or a
+    /// link) is a failure naming it, never entered; the rest is walked.
+    @Test func aRefusedDirectoryIsReportedNotEntered() async throws {
+        try await withScratchDirectory { scratch in
+            let root = scratch.path.appending("root")
+            #expect(mkdir(root.description, 0o755) == 0)
+            #expect(mkdir(root.appending("sub").description, 0o755) == 0)
+            try writeFile(root.appending("sub/f"), [1])
+            try writeFile(root.appending("g"), [2])
+            let sub = try FileStatus.of(root.appending("sub"))
+            var walker = TreeWalker(root: root)
+            walker.refuseToEnter(device: sub.device, inode: sub.inode, as: "copy/of/it")
+            var messages: [String] = []
+            let events = Self.events(&walker) { messages.append($0.description) }
+            #expect(Set(events) == ["+", "g", "!it", "-"])
+            #expect(messages.count == 1)
+            #expect(messages.first?.hasSuffix("cannot copy a directory, '\(root.appending("sub"))', into itself, 'copy/of/it'") == true, "\(messages)")
         }
     }
 

@@ -80,6 +80,34 @@ import Testing
         }
     }
 
+    /// `-L` and a link back into the copy: to the destination's directory (`s/up -> ../d`,
+    /// copied into the existing `d`), or to the directory the copy makes (`s/up -> ../t`,
+    /// copied to a new `t`). The link is refused as a copy into itself, the one failure; the
+    /// rest of the tree is copied.
+    @Test(.timeLimit(.minutes(1)), arguments: [("d", "d/s"), ("t", "t")])
+    func aLinkBackIntoTheCopyIsNotFollowed(_ linked: String, _ copied: String) async throws {
+        try await withScratchDirectory { scratch in
+            let handle = try DirectoryHandle.open(scratch.path)
+            try handle.makeDirectory("s", permissions: 0o755)
+            if linked != copied { try handle.makeDirectory(FilePath(linked), permissions: 0o755) }
+            try writeFile(scratch.appending("s/f"), Array("kept".utf8))
+            #expect(symlink("../\(linked)", scratch.appending("s/up").description) == 0)
+            let failures = LockedValue<[String]>([])
+            let copy = TreeCopy(
+                from: scratch.appending("s"), to: scratch.appending(FilePath(linked)),
+                options: .init(links: .all, sink: .init(synchronize: false)))
+            let report = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
+            let messages = failures.withLock { $0 }
+            #expect(messages.count == 1)
+            #expect(messages.first?.hasSuffix(
+                "cannot copy a directory, '\(scratch.appending("s/up"))', into itself, '\(scratch.appending(FilePath(linked)))'") == true,
+                "\(messages)")
+            #expect(report.failures == 1)
+            #expect(try readFile(scratch.appending(FilePath(copied)).appending("f")) == Array("kept".utf8))
+            #expect(try entries(in: scratch.appending(FilePath(copied))).map(\.description) == ["f"])
+        }
+    }
+
     @Test func theTargetFollowsCpsRule() async throws {
         try await withScratchDirectory { scratch in
             let handle = try DirectoryHandle.open(scratch.path)

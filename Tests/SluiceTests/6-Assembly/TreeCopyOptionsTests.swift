@@ -1,0 +1,203 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+@testable import Sluice
+import SluiceTestSupport
+import Testing
+
+/// A tree's per-file options (``TreeCopy/Options/file``, ``TreeCopy/Options/chunkSize``) take
+/// effect on every path a tree's file goes by: the sequential runner, and the many-files
+/// engine's general path and its one-step path for a file of one chunk.
+@Suite(.timeLimit(.minutes(1)))
+struct TreeCopyOptionsTests {
+    /// Which runner copies the files.
+    enum Runner: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case sequential, manyFiles
+        var testDescription: String { rawValue }
+    }
+
+    /// Wraps a runner and keeps the report of every file it copied.
+    final class RecordingRunner: FileJobRunner {
+        let inner: any FileJobRunner
+        private let kept = LockedValue<[CopyReport]>([])
+        var reports: [CopyReport] { kept.withLock { $0 } }
+
+        init(_ inner: any FileJobRunner) {
+            self.inner = inner
+        }
+
+        func submit(_ job: FileJob, completion: @escaping @Sendable (Result<CopyReport, any Error>) -> Void) async throws {
+            try await inner.submit(job) { [kept] result in
+                if case .success(let report) = result { kept.withLock { $0.append(report) } }
+                completion(result)
+            }
+        }
+
+        func waitForAll() async { await inner.waitForAll() }
+    }
+
+    /// Copies the tree `s` of `scratch` (one file, `f`, of `data`, made by `make` when given) to
+    /// `t` with `file` and `chunkSize`.
+    ///
+    /// - Returns: the file's report.
+    static func copy(
+        _ data: [UInt8], in scratch: ScratchDirectory, by runner: Runner, file: RegularFileCopy.Options,
+        chunkSize: Int = FileChunks.defaultChunkSize, system: SystemCalls = .live
+    ) async throws -> CopyReport {
+        let handle = try DirectoryHandle.open(scratch.path)
+        try handle.makeDirectory("s", permissions: 0o755)
+        try writeFile(scratch.appending("s/f"), data)
+        return try await copyTree(in: scratch, by: runner, file: file, chunkSize: chunkSize, system: system)
+    }
+
+    /// Copies the tree `s` of `scratch`, made already, to `t`.
+    static func copyTree(
+        in scratch: ScratchDirectory, by runner: Runner, file: RegularFileCopy.Options,
+        chunkSize: Int = FileChunks.defaultChunkSize, system: SystemCalls = .live
+    ) async throws -> CopyReport {
+        let inner: any FileJobRunner = switch runner {
+        case .sequential: SequentialFileJobRunner(gate: CommitGate())
+        case .manyFiles: ManyFileJobRunner(options: .init(width: 2), system: system, onOutcome: { _ in })
+        }
+        let recording = RecordingRunner(inner)
+        let failures = LockedValue<[String]>([])
+        let copy = TreeCopy(
+            from: scratch.appending("s"), to: scratch.appending("t"),
+            options: .init(sink: .init(synchronize: false), file: file, chunkSize: chunkSize), runner: recording)
+        _ = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
+        #expect(failures.withLock { $0 } == [])
+        let reports = recording.reports
+        try #require(reports.count == 1)
+        return reports[0]
+    }
+
+    static func pattern(_ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) } }
+
+    /// `reflink: .never` on a file system that clones (scripted: every descriptor says XFS,
+    /// and a clone is a copy): no `FICLONE` tried, the pipeline taken; `.auto` clones.
+    @Test(arguments: [ReflinkMode.never, .auto])
+    func reflinkTakesEffectOnTheManyFilesPath(_ reflink: ReflinkMode) async throws {
+        try await withScratchDirectory { scratch in
+            let calls = KernelCalls(fileSystem: .xfs, emulatesClone: true)
+            let data = Self.pattern(256 << 10)
+            // Larger than a chunk: the engine's general path (RegularFileCopy), whose sink
+            // takes the scripted calls.
+            let report = try await Self.copy(
+                data, in: scratch, by: .manyFiles, file: .init(reflink: reflink), chunkSize: 64 << 10, system: calls.system)
+            #expect(calls.counts.clones == (reflink == .never ? 0 : 1))
+            #expect(report.path == (reflink == .never ? .pipeline : .clone))
+            #expect(try readFile(scratch.appending("t/f")) == data)
+        }
+    }
+
+    /// `sparse: .never`: a source with a hole of 1 MiB is copied with its hole filled (every
+    /// byte allocated), where `.auto` would copy its data extent alone.
+    @Test(arguments: Runner.allCases)
+    func sparseNeverFillsHoles(_ runner: Runner) async throws {
+        try await withScratchDirectory { scratch in
+            let handle = try DirectoryHandle.open(scratch.path)
+            try handle.makeDirectory("s", permissions: 0o755)
+            let size: Int64 = (1 << 20) + 4096
+            let file = try FileDescriptor.open(scratch.appending("s/f"), O_WRONLY | O_CREAT, permissions: 0o644)
+            try file.closeAfter { () throws in
+                try file.setSize(size)
+                _ = try Array(repeating: UInt8(9), count: 4096).withUnsafeBytes { try file.write(toAbsoluteOffset: 1 << 20, $0) }
+            }
+            let source = try FileStatus.of(scratch.appending("s/f"))
+            try #require(source.allocatedBytes < source.size, "this file system keeps no hole: \(source.allocatedBytes) bytes allocated")
+            let report = try await Self.copyTree(in: scratch, by: runner, file: .init(sparse: .never))
+            #expect(report.path == .pipeline)
+            let copied = try FileStatus.of(scratch.appending("t/f"))
+            #expect(copied.size == size)
+            #expect(copied.allocatedBytes >= size)
+        }
+    }
+
+    /// `forcesPipeline`: a file of one chunk, which would go in one step by
+    /// `copy_file_range(2)`, goes through the pipeline.
+    @Test(arguments: Runner.allCases)
+    func forcesPipelineTakesThePipeline(_ runner: Runner) async throws {
+        try await withScratchDirectory { scratch in
+            let report = try await Self.copy(Self.pattern(4096), in: scratch, by: runner, file: .init(forcesPipeline: true))
+            #expect(report.path == .pipeline)
+            #expect(report.crc32 != nil)
+        }
+    }
+
+    /// `computesCRC32`: the pipeline's report has a CRC-32 only when asked for one.
+    @Test(arguments: Runner.allCases, [false, true])
+    func computesCRC32TakesEffect(_ runner: Runner, _ computes: Bool) async throws {
+        try await withScratchDirectory { scratch in
+            let data = Self.pattern(100_000)
+            let report = try await Self.copy(
+                data, in: scratch, by: runner, file: .init(forcesPipeline: true, pipeline: .init(computesCRC32: computes)))
+            #expect(report.path == .pipeline)
+            var crc = CRC32()
+            data.withUnsafeBytes { crc.update($0) }
+            #expect(report.crc32 == (computes ? crc.value : nil))
+        }
+    }
+
+    /// `rateLimit`: the file is paced, so it goes by the pipeline, the only path whose reads
+    /// can be (a file of one chunk would go in one step by the kernel); a high rate, so
+    /// nothing waits.
+    @Test(arguments: Runner.allCases)
+    func rateLimitTakesThePacedPipeline(_ runner: Runner) async throws {
+        try await withScratchDirectory { scratch in
+            let report = try await Self.copy(
+                Self.pattern(4096), in: scratch, by: runner, file: .init(pipeline: .init(rateLimit: 1 << 30)))
+            #expect(report.path == .pipeline)
+        }
+    }
+
+    /// `verification: .sameBytes`: the file is read back before its commit.
+    @Test(arguments: Runner.allCases)
+    func verificationReadsTheFileBack(_ runner: Runner) async throws {
+        try await withScratchDirectory { scratch in
+            let report = try await Self.copy(
+                Self.pattern(300_000), in: scratch, by: runner, file: .init(pipeline: .init(verification: .sameBytes)))
+            #expect(report.verification == .verified)
+        }
+    }
+
+    /// `chunkSize` 4 KiB: a file of 256 KiB is read in chunks of 4 KiB, so at most the
+    /// default 4 of them are buffered (the engine's default chunk would be the whole file).
+    @Test(arguments: Runner.allCases)
+    func chunkSizeBoundsWhatIsBuffered(_ runner: Runner) async throws {
+        try await withScratchDirectory { scratch in
+            let report = try await Self.copy(
+                Self.pattern(256 << 10), in: scratch, by: runner, file: .init(forcesPipeline: true), chunkSize: 4096)
+            #expect(report.path == .pipeline)
+            #expect(report.peakBufferedBytes > 0)
+            #expect(report.peakBufferedBytes <= 4 * 4096)
+        }
+    }
+
+    /// The pipeline's capacity 1: at most one chunk buffered.
+    @Test(arguments: Runner.allCases)
+    func capacityBoundsWhatIsBuffered(_ runner: Runner) async throws {
+        try await withScratchDirectory { scratch in
+            let report = try await Self.copy(
+                Self.pattern(256 << 10), in: scratch, by: runner, file: .init(forcesPipeline: true, pipeline: .init(capacity: 1)),
+                chunkSize: 4096)
+            #expect(report.path == .pipeline)
+            #expect(report.peakBufferedBytes > 0)
+            #expect(report.peakBufferedBytes <= 4096)
+        }
+    }
+
+    /// The engine fits a job's own capacity and chunk size into its share, in place of its own.
+    @Test func aJobsOwnCapacityAndChunkSizeSizeItsShare() async {
+        let engine = ManyFileCopy(options: .init(width: 1))
+        var job = ManyFileCopy.Job(source: "a", destination: "b", sourceStatus: nil)
+        #expect(engine.share(of: job, within: 32 << 20).chunkSize == FileChunks.defaultChunkSize)
+        job.copyOptions = .init(pipeline: .init(capacity: 2))
+        job.chunkSize = 8192
+        let share = engine.share(of: job, within: 32 << 20)
+        #expect(share.chunkSize == 8192)
+        #expect(share.capacity == 2)
+        _ = await engine.finish()
+    }
+}
