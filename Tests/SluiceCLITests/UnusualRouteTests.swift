@@ -196,3 +196,53 @@ struct PreservedACLTests {
         #expect(lines.allSatisfy { $0.hasPrefix("same ") }, "\(lines.filter { !$0.hasPrefix("same ") })")
     }
 }
+
+/// Low limits on open files (`prlimit --nofile`): a tree copies completely at 16 and above,
+/// durable or not, with nothing left behind; below the minimum it is refused at the start.
+@Suite(.timeLimit(.minutes(3)))
+struct DescriptorLimitTests {
+    /// 240 small files: 8 directories of 15, each with a subdirectory of 15.
+    static let makeTree = """
+        for d in 1 2 3 4 5 6 7 8; do mkdir -p src/d$d/e; for f in $(seq 1 15); do
+          echo "file $d $f" > src/d$d/f$f; head -c $((d * 300 + f)) /dev/urandom > src/d$d/e/g$f; done; done
+        """
+
+    /// The start of a `bash -c '...'` that closes every descriptor above standard error (what
+    /// the test process lets its children inherit), as a terminal's shell starts a command.
+    static let onlyStandardStreams = #"bash -c 'for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; exec"#
+
+    @Test(arguments: [16, 32, 64])
+    func aTreeCopiesCompletelyUnderALowLimit(limit: Int) async throws {
+        let sandbox = try Sandbox()
+        let result = try await CLI.shell(
+            """
+            command -v prlimit >/dev/null || { echo "prlimit is not installed" > skipped; exit 0; }
+            \(Self.makeTree)
+            \(Self.onlyStandardStreams) prlimit --nofile=\(limit) "$SLUICE" copy -r --no-fsync src fast' 2>> err; echo $? >> status
+            \(Self.onlyStandardStreams) prlimit --nofile=\(limit) "$SLUICE" copy -a src durable' 2>> err; echo $? >> status
+            diff -r src fast && echo same >> status; diff -r src durable && echo same >> status
+            find fast durable -name '.sluice-*' > left
+            """, in: sandbox)
+        if let reason = sandbox.text("skipped") { try Test.cancel(Comment(rawValue: reason)) }
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(sandbox.text("status") == "0\n0\nsame\nsame\n", "\(sandbox.text("err") ?? "")")
+        #expect(sandbox.text("err") == "")
+        #expect(sandbox.text("left") == "")
+    }
+
+    @Test func belowTheMinimumATreeCopyIsRefusedAtTheStart() async throws {
+        let sandbox = try Sandbox()
+        let result = try await CLI.shell(
+            """
+            command -v prlimit >/dev/null || { echo "prlimit is not installed" > skipped; exit 0; }
+            mkdir -p src/d && echo x > src/d/f
+            prlimit --nofile=9 "$SLUICE" copy -r src dst
+            """, in: sandbox)
+        if let reason = sandbox.text("skipped") { try Test.cancel(Comment(rawValue: reason)) }
+        #expect(result.status == 1)
+        #expect(result.stderr.hasPrefix("sluice: the limit on open files (ulimit -n) is 9,"), "\(result.stderr)")
+        #expect(result.stderr.contains("a tree copy needs at least"))
+        #expect(!sandbox.exists("dst"))
+        #expect(result.elapsed < .seconds(1))
+    }
+}

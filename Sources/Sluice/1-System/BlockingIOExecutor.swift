@@ -60,6 +60,15 @@ public final class BlockingIOExecutor: TaskExecutor {
         worker.submit(.work(work))
     }
 
+    /// Runs `work` on the executor's thread once `delay` has passed (`CLOCK_MONOTONIC`), after
+    /// the jobs queued by then: a timed wait of the thread's own condition variable, so a
+    /// deadline costs no descriptor (a Dispatch timer needs an `epoll`, an `eventfd` and a
+    /// `timerfd`, and libdispatch traps or never fires when it cannot make them). Work still
+    /// waiting when the executor is released is dropped.
+    func execute(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
+        worker.submit(after: delay, work)
+    }
+
     /// The serial executor of an actor that runs on this executor's thread: return it from the
     /// actor's `unownedExecutor`. The executor must outlive the actor (store it in the actor).
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
@@ -116,6 +125,8 @@ extension BlockingIOExecutor {
         private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
         private var queue: [Item] = []
+        /// Work to queue at a time of `CLOCK_MONOTONIC`, in nanoseconds, soonest first.
+        private var timed: [(deadline: UInt64, work: @Sendable () -> Void)] = []
         private var isSleeping = false
         private var isStopped = false
         private var submitted = 0
@@ -123,7 +134,12 @@ extension BlockingIOExecutor {
 
         init() {
             pthread_mutex_init(mutex, nil)
-            pthread_cond_init(condition, nil)
+            // Timed waits measure CLOCK_MONOTONIC, which a change of the date does not move.
+            var attributes = pthread_condattr_t()
+            pthread_condattr_init(&attributes)
+            pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+            pthread_cond_init(condition, &attributes)
+            pthread_condattr_destroy(&attributes)
         }
 
         deinit {
@@ -164,6 +180,36 @@ extension BlockingIOExecutor {
             if wakes { pthread_cond_signal(condition) }
         }
 
+        /// Queues `work` once `delay` has passed, and wakes the thread if it sleeps (to wait
+        /// until the soonest deadline).
+        func submit(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
+            let (seconds, attoseconds) = delay.components
+            let deadline = Self.now() + UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+            pthread_mutex_lock(mutex)
+            let index = timed.firstIndex { $0.deadline > deadline } ?? timed.endIndex
+            timed.insert((deadline, work), at: index)
+            let wakes = isSleeping
+            isSleeping = false
+            pthread_mutex_unlock(mutex)
+            if wakes { pthread_cond_signal(condition) }
+        }
+
+        /// `CLOCK_MONOTONIC` now, in nanoseconds.
+        private static func now() -> UInt64 {
+            var time = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &time)
+            return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+        }
+
+        /// Moves the timed work that is due to the queue (the mutex held).
+        private func queueDueWork() {
+            let now = Self.now()
+            while let first = timed.first, first.deadline <= now {
+                timed.removeFirst()
+                queue.append(.work(first.work))
+            }
+        }
+
         /// Lets the thread end once its queue is empty.
         func stop() {
             pthread_mutex_lock(mutex)
@@ -179,9 +225,17 @@ extension BlockingIOExecutor {
             var batch: [Item] = []
             while true {
                 pthread_mutex_lock(mutex)
+                queueDueWork()
                 while queue.isEmpty && !isStopped {
                     isSleeping = true
-                    pthread_cond_wait(condition, mutex)
+                    if let deadline = timed.first?.deadline {
+                        var until = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+                        _ = pthread_cond_timedwait(condition, mutex, &until)
+                        isSleeping = false
+                        queueDueWork()
+                    } else {
+                        pthread_cond_wait(condition, mutex)
+                    }
                 }
                 if queue.isEmpty {  // stopped, and nothing left to run
                     pthread_mutex_unlock(mutex)

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The one place that maps `errno` values to ``FileError`` codes.
 extension FileError {
     /// The ``Code`` for an error number.
@@ -24,5 +30,11 @@ extension FileError {
         self.init(
             code: Self.code(for: errno), operation: operation, path: path, errno: errno, cause: cause,
             file: file, line: line)
+    }
+
+    /// Whether the error is the process's (`EMFILE`) or the system's (`ENFILE`) limit on open
+    /// files: an open that may succeed once descriptors are released.
+    public var isDescriptorExhaustion: Bool {
+        errno == Errno(rawValue: EMFILE) || errno == Errno(rawValue: ENFILE)
     }
 }

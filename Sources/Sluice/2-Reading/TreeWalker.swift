@@ -72,6 +72,8 @@ public struct TreeWalker: Sendable {
     private var stack: DirectoryStack?
     private var frames: [Frame] = []
     private var pending: [Event] = []
+    /// The frame whose last entry failed, which ``retryLastEntry()`` takes again.
+    private var retryable: Int?
 
     /// Prepares a walk; nothing is opened until ``next()``.
     ///
@@ -119,6 +121,7 @@ public struct TreeWalker: Sendable {
 
     /// The next event, or `nil` once the walk is over.
     public mutating func next() -> Event? {
+        retryable = nil
         if !pending.isEmpty { return pending.removeFirst() }
         if !started {
             started = true
@@ -160,7 +163,26 @@ public struct TreeWalker: Sendable {
         return status.kind == .directory ? enter(entry) : .file(entry)
     }
 
+    /// Takes the entry whose event was the last failure again at the next ``next()``: for a
+    /// caller that could free what the failure lacked (descriptors, after `EMFILE`). Nothing
+    /// happens if the last event was not the failure of an entry in the directory being walked.
+    ///
+    /// - Returns: whether the entry will be taken again.
+    @discardableResult
+    public mutating func retryLastEntry() -> Bool {
+        guard let index = retryable, frames.indices.contains(index), frames[index].next > 0 else { return false }
+        frames[index].next -= 1
+        retryable = nil
+        return true
+    }
+
     private mutating func visit(_ name: FilePath, in directory: Frame) -> Event {
+        let event = lookUp(name, in: directory)
+        if case .failure = event { retryable = frames.count - 1 } else { retryable = nil }
+        return event
+    }
+
+    private mutating func lookUp(_ name: FilePath, in directory: Frame) -> Event {
         let parent = stack!.top
         let path = directory.path.appending(name)
         let status: FileStatus

@@ -15,7 +15,7 @@ import Musl
 /// destination then holds its old bytes, or is absent, and the temporary file may remain),
 /// never leave a renamed-but-empty file: the data was synced before the rename.
 ///
-/// Memory: one path per distinct directory, not per file, and at most 64 open directories.
+/// Memory: one path per distinct directory, not per file, and at most ``DescriptorBudget/directoriesToSync`` open directories (64 under the usual limit).
 ///
 /// ## Concurrency contract
 /// Every method may be called from any thread. ``synchronize()`` blocks its thread for the
@@ -27,7 +27,7 @@ public final class DirectorySyncBatch: Sendable {
     private let system: SystemCalls
     /// The most open directories held before the batch is synced early (``record(directoryOf:)``),
     /// so that a tree's walk holds a bounded number of descriptors.
-    static let maximumOpenDirectories = 64
+    static let maximumOpenDirectories = DescriptorBudget.current.directoriesToSync
 
     /// Creates an empty batch.
     public convenience init() {
@@ -44,7 +44,7 @@ public final class DirectorySyncBatch: Sendable {
     }
 
     /// Records that a file was renamed to `location`: its directory, kept open when the
-    /// location is a name in an open directory. When that makes more than 64 open directories,
+    /// location is a name in an open directory. When that makes ``DescriptorBudget/directoriesToSync`` open directories,
     /// syncs the batch at once, on the calling thread, so the descriptors held stay bounded;
     /// a directory that then fails to sync is reported by the next ``synchronize()``.
     ///
@@ -56,7 +56,7 @@ public final class DirectorySyncBatch: Sendable {
         }
         let isFull = directories.withLock { directories in
             if case .some(.some) = directories[handle.path] {} else { directories[handle.path] = handle }
-            return directories.values.count(where: { $0 != nil }) > Self.maximumOpenDirectories
+            return directories.values.count(where: { $0 != nil }) >= Self.maximumOpenDirectories
         }
         if isFull {
             let failures = synchronize()
@@ -66,6 +66,23 @@ public final class DirectorySyncBatch: Sendable {
 
     /// Failures of the syncs made early by ``record(directoryOf:)``, for the next ``synchronize()``.
     private let earlyFailures = LockedValue<[FilePath: FileError]>([:])
+
+    /// The directories held open now, waiting for their sync.
+    var openCount: Int { directories.withLock { $0.values.count(where: { $0 != nil }) } }
+
+    /// Syncs the directories held open now, early (their failures reported by the next
+    /// ``synchronize()``), so that their descriptors are closed: what a copy that ran out of
+    /// descriptors does before it waits. Blocks on `fsync(2)`: call it from a thread of the
+    /// caller's own.
+    ///
+    /// - Returns: whether any was held.
+    @discardableResult
+    func releaseOpenDirectories() -> Bool {
+        guard openCount > 0 else { return false }
+        let failures = synchronize()
+        earlyFailures.withLock { $0.merge(failures) { first, _ in first } }
+        return true
+    }
 
     /// The count of directories waiting for their `fsync(2)`.
     public var pendingCount: Int { directories.withLock { $0.count } }

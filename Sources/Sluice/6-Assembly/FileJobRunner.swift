@@ -18,6 +18,20 @@ public protocol FileJobRunner: Sendable {
 
     /// Returns once every job submitted so far has completed (its `completion` called).
     func waitForAll() async
+
+    /// After an open of the walk failed for want of descriptors (`EMFILE`, `ENFILE`): makes
+    /// the runner release the descriptors it holds and will release (files in flight, files
+    /// waiting for their batch, directories waiting for their sync) and waits until it has.
+    /// Blocks: called on the walk's own thread.
+    ///
+    /// - Returns: whether descriptors were released, so that the open may succeed if tried
+    ///   again; `false` (the default) when the runner holds none.
+    func waitForReleasedDescriptors() -> Bool
+}
+
+extension FileJobRunner {
+    /// A runner that holds no descriptors between its jobs releases none: `false`.
+    public func waitForReleasedDescriptors() -> Bool { false }
 }
 
 /// The simplest ``FileJobRunner``: each job runs to its end inside ``submit(_:completion:)``,

@@ -35,9 +35,11 @@ extension ManyFileCopy {
 
     /// Whether a file's data is made durable by its batch's `syncfs(2)` rather than by an
     /// `fsync(2)` of its own: a durable copy without `--verify` (which reads back after its own
-    /// sync).
+    /// sync), where the process's ``DescriptorBudget`` lets sealed files wait with their
+    /// descriptors open (``DescriptorBudget/sealedFiles``; under a low `ulimit -n` each file is
+    /// synced and named on its own, holding no descriptor once done).
     static func joinsSyncBatch(_ job: Job) -> Bool {
-        job.sinkOptions.synchronize && job.verification == nil
+        job.sinkOptions.synchronize && job.verification == nil && DescriptorBudget.current.sealedFiles > 0
     }
 
     /// The sink options of `job`'s file: no directory sync (the engine syncs each directory
@@ -72,14 +74,19 @@ extension ManyFileCopy {
         try Task.checkCancellation()
         if let copied = try copySmallFile(item, share: share, on: executor) { return copied }
         let copyOptions = copyOptions(of: job)
-        let chunks = try await FileChunks.open(
-            at: job.sourceLocation, followsLinks: job.followsLinks, chunkSize: share.chunkSize,
-            findsHoles: copyOptions.sparse != .never, executor: executor, system: system)
+        // Out of descriptors, a file waits while the engine releases some of its own.
+        let chunks = try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
+            try await FileChunks.open(
+                at: job.sourceLocation, followsLinks: job.followsLinks, chunkSize: share.chunkSize,
+                findsHoles: copyOptions.sparse != .never, executor: executor, system: system)
+        }
         var status = chunks.status
         // A compressed or decompressed file is data, never a set-ID program.
         if job.transform != nil { status.permissions &= ~0o6000 }
-        let sink = try await FileSink.create(
-            at: job.destinationLocation, source: status, options: Self.sinkOptions(of: job), system: system, executor: executor)
+        let sink = try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
+            try await FileSink.create(
+                at: job.destinationLocation, source: status, options: Self.sinkOptions(of: job), system: system, executor: executor)
+        }
         if Self.joinsSyncBatch(job) { await sink.deferRename() }
         let replaces = await sink.replacesDestination
         var pipeline = copyOptions.pipeline

@@ -28,14 +28,19 @@ extension ManyFileCopy {
         else { return nil }
         try Task.checkCancellation()
         let start = ContinuousClock.now
-        let source = try job.sourceLocation.open(O_RDONLY | O_NONBLOCK | (job.followsLinks ? 0 : O_NOFOLLOW), system: system)
+        // Out of descriptors, a file waits while the engine releases some of its own.
+        let source = try DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }, {
+            try job.sourceLocation.open(O_RDONLY | O_NONBLOCK | (job.followsLinks ? 0 : O_NOFOLLOW), system: system)
+        })
         defer { try? source.close() }
         let status: FileStatus
         do { status = try source.status() } catch { throw FileError.fstat(path: job.source, errno: error) }
         if status.kind == .directory { throw FileError.isDirectory(.read, path: job.source) }
         guard Self.fitsInOneStep(status, chunkSize: share.chunkSize) else { return nil }
-        let sink = try FileSink.createOnExecutorThread(
-            location: job.destinationLocation, source: status, options: Self.sinkOptions(of: job), executor: executor)
+        let sink = try DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }, {
+            try FileSink.createOnExecutorThread(
+                location: job.destinationLocation, source: status, options: Self.sinkOptions(of: job), executor: executor)
+        })
         if Self.joinsSyncBatch(job) { sink.assumeIsolated { $0.deferRename() } }
         let report: CopyReport
         // A destination written in place (a device, a FIFO), opened already: by writes.

@@ -40,21 +40,21 @@ extension ManyFileCopy {
 
         /// The most files waiting for one `syncfs(2)`: half of ``maximumPending``.
         let maximumFiles: Int
-        /// The most files sealed and not yet committed, each holding a descriptor open: a
-        /// quarter of the process's limit on open files (`RLIMIT_NOFILE`), from 8 to 256 (64
-        /// under `ulimit -n 256`, 256 under the usual 1,024).
+        /// The most files sealed and not yet committed: the process's
+        /// ``DescriptorBudget/sealedFiles``, each holding a descriptor open (64 under
+        /// `ulimit -n 256`, 256 under the usual 1,024; where that share is 0 no file is sealed).
         let maximumPending: Int
+        /// The most directories the files of one batch are in (each may hold a descriptor):
+        /// the process's ``DescriptorBudget/directoriesToSync``; a batch that reaches it is
+        /// committed at once.
+        let maximumDirectories: Int
 
-        /// ``maximumPending`` for the process's limit on open files now (`getrlimit(2)`).
-        static var pendingForOpenFileLimit: Int {
-            var limit = rlimit()
-            guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 64 }
-            return Int(min(256, max(8, min(limit.rlim_cur, 1 << 20) / 4)))
-        }
+        /// ``maximumPending`` for the process's ``DescriptorBudget``.
+        static var pendingForBudget: Int { max(2, DescriptorBudget.current.sealedFiles) }
 
         /// The longest a sealed file waits for its batch to fill (50 ms by default:
         /// ``Options``).
-        let maximumWait: DispatchTimeInterval
+        let maximumWait: Duration
 
         private struct State {
             var entries: [Entry] = []
@@ -63,6 +63,8 @@ extension ManyFileCopy {
             var generation = 0
             /// Files appended and not yet committed (or removed).
             var pending = 0
+            /// The directories of the files in ``entries``.
+            var directories: Set<ObjectIdentifier> = []
             /// Appends waiting for ``pending`` to fall below the maximum.
             var waiters: [CheckedContinuation<Void, Never>] = []
             var isCancelled = false
@@ -75,12 +77,14 @@ extension ManyFileCopy {
         private let commit: @Sendable (_ entries: [Entry], _ batch: SyncBatch) -> Void
 
         init(
-            maximumWait: DispatchTimeInterval, maximumPending: Int = pendingForOpenFileLimit,
+            maximumWait: Duration, maximumPending: Int = pendingForBudget,
+            maximumDirectories: Int = DescriptorBudget.current.directoriesToSync,
             commit: @escaping @Sendable (_ entries: [Entry], _ batch: SyncBatch) -> Void
         ) {
             precondition(maximumPending >= 2, "maximumPending must be at least 2")
             self.maximumWait = maximumWait
             self.maximumPending = maximumPending
+            self.maximumDirectories = max(1, maximumDirectories)
             maximumFiles = maximumPending / 2
             self.commit = commit
         }
@@ -108,24 +112,37 @@ extension ManyFileCopy {
                 state.entries.append(entry)
                 state.bytes += entry.report.bytesWritten
                 state.pending += 1
-                if state.entries.count >= maximumFiles || state.bytes >= Self.maximumBytes {
+                if let directory = entry.file.location.directory { state.directories.insert(ObjectIdentifier(directory)) }
+                if state.entries.count >= maximumFiles || state.bytes >= Self.maximumBytes
+                    || state.directories.count >= maximumDirectories {
                     return (Self.take(&state), nil)
                 }
                 return (nil, state.entries.count == 1 ? state.generation : nil)
             }
             if let full { schedule(full) }
             if let deadline {
-                // Taken on the batch's thread, in order with finish() and the full batches. The
-                // timer holds the batch weakly: a batch finished meanwhile (and its engine, whose
-                // commit closure it holds) is released at once, not kept until the deadline.
-                DispatchQueue.global().asyncAfter(deadline: .now() + maximumWait) { [weak self] in
+                // A timed wait of the batch's own thread (no descriptor, no Dispatch timer), in
+                // order with finish() and the full batches. It holds the batch weakly: a batch
+                // finished meanwhile (and its engine, whose commit closure it holds) is released
+                // at once, not kept until the deadline.
+                executor.execute(after: maximumWait) { [weak self] in
                     guard let self else { return }
-                    executor.execute { [self] in
-                        let due = state.withLock { $0.generation == deadline ? Self.take(&$0) : [] }
-                        if !due.isEmpty { run(due) }
-                    }
+                    let due = state.withLock { $0.generation == deadline ? Self.take(&$0) : [] }
+                    if !due.isEmpty { run(due) }
                 }
             }
+        }
+
+        /// Commits the files sealed so far now, on the batch's thread, without waiting for the
+        /// batch to fill or its deadline: what a copy that ran out of descriptors does.
+        ///
+        /// - Returns: whether any file was waiting.
+        @discardableResult
+        func commitNow() -> Bool {
+            let due = state.withLock { Self.take(&$0) }
+            guard !due.isEmpty else { return false }
+            schedule(due)
+            return true
         }
 
         /// Removes, instead of committing, every file not yet renamed (from now on), and lets
@@ -171,6 +188,7 @@ extension ManyFileCopy {
             defer {
                 state.entries = []
                 state.bytes = 0
+                state.directories = []
                 state.generation += 1
             }
             return state.entries

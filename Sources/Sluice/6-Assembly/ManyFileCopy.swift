@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Copies (or compresses, or decompresses) many regular files at once, each atomically, all
 /// within one bound on the bytes buffered, made durable by one `syncfs(2)` per batch of files
 /// and one directory `fsync(2)` per directory instead of two `fsync(2)`s per file
@@ -76,10 +82,18 @@ public final class ManyFileCopy: Sendable {
         var isCancelled = false
         /// Files copied by ``copySmallFile(_:share:on:)`` (for tests).
         var filesInOneStep = 0
+        /// Files on their slots' threads now.
+        var running = 0
+        /// Counts the events that release descriptors (a file finished or sealed, a batch
+        /// committed): ``waitForReleasedDescriptors(holding:)`` waits for it to move.
+        var releases = 0
     }
 
     /// The options the engine was made with.
     public let options: Options
+    /// The files in flight at most: ``Options/width``, within the process's
+    /// ``DescriptorBudget/filesInFlight``.
+    let width: Int
     /// The system calls of the files' sources and sinks (a test's, to script the kernel's
     /// paths); ``SystemCalls/live`` otherwise. A file of one chunk's sink uses the live ones.
     let system: SystemCalls
@@ -114,12 +128,13 @@ public final class ManyFileCopy: Sendable {
     init(options: Options, totalBytes: Int64, totalFiles: Int, totalIsGrowing: Bool, system: SystemCalls) {
         self.options = options
         self.system = system
+        width = min(options.width, DescriptorBudget.current.filesInFlight)
         let budget = ByteBudget(limit: options.byteBudget)
         self.budget = budget
         tracker = ManyFilesProgress(
             totalBytes: totalBytes, totalFiles: totalFiles, totalIsGrowing: totalIsGrowing,
             buffered: { (Int64(budget.held), Int64(budget.peakHeld)) })
-        intake = BoundedChannel(capacity: options.width, lowWatermark: options.width / 2)
+        intake = BoundedChannel(capacity: width, lowWatermark: width / 2)
         // The dispatcher has a thread of its own: each file that ends wakes it, and a thread of
         // the cooperative pool would be woken instead, then hand over to the file's thread.
         let worker = Task(executorPreference: BlockingIOExecutor(label: "sluice.dispatch")) { await self.work() }
@@ -217,7 +232,6 @@ public final class ManyFileCopy: Sendable {
     /// that comes back sealed joins the ``SyncBatch`` at once, committed on the batch's thread;
     /// its slot is free meanwhile.
     private func work() async {
-        let width = options.width
         let share = options.byteBudget / width
         var idle = (0..<width).map { _ in BlockingIOExecutor(label: "sluice.many-files") }
         let batch = SyncBatch(maximumWait: .milliseconds(options.syncBatchWaitMilliseconds)) { entries, batch in
@@ -248,9 +262,14 @@ public final class ManyFileCopy: Sendable {
                         continue
                     }
                     let executor = idle.removeLast()
+                    state.withLock { $0.running += 1 }
                     group.addTask(executorPreference: executor) {
                         let step = await self.run(item, piece, on: executor)
                         self.budget.release(piece.bytes)
+                        self.state.withLock {
+                            $0.running -= 1
+                            $0.releases += 1
+                        }
                         if case .sealed(let entry) = step { await batch.append(entry) }
                         return executor
                     }
@@ -289,6 +308,7 @@ public final class ManyFileCopy: Sendable {
     /// Counts and reports one file's end.
     func complete(_ item: Indexed, _ result: Result<Committed, any Error>, bytes: Int64) {
         state.withLock { state in
+            state.releases += 1
             switch result {
             case .success(let committed):
                 state.totals.committed += 1
@@ -306,5 +326,30 @@ public final class ManyFileCopy: Sendable {
         let snapshot = tracker.finished(index: item.index, file: item.job.source, bytes: bytes, error: error)
         item.job.completion(
             Outcome(index: item.index, source: item.job.source, destination: item.job.destination, result: result, progress: snapshot))
+    }
+}
+
+extension ManyFileCopy {
+    /// After an open failed for want of descriptors (`EMFILE`, `ENFILE`): whether the engine
+    /// itself holds descriptors it will release (files on their threads besides the `holding`
+    /// that asked, sealed files waiting for their batch, directories waiting for their sync),
+    /// and if so, makes it release them (the batch committed now, the directories synced
+    /// early) and waits until it has (a file finished or sealed, a batch committed), checking
+    /// every millisecond. Blocks: call it from a thread of the caller's own, never the
+    /// cooperative pool.
+    ///
+    /// - Returns: `true` once descriptors were released (try again); `false` when the engine
+    ///   holds none it would release (the open fails for good).
+    func waitForReleasedDescriptors(holding: Int) -> Bool {
+        let (start, running, batch) = state.withLock { ($0.releases, $0.running, $0.batch) }
+        let committing = batch?.commitNow() ?? false
+        if directories.releaseOpenDirectories() { return true }
+        let pending = (batch?.pendingCount ?? 0) > 0
+        guard running > holding || committing || pending else { return false }
+        while state.withLock({ $0.releases == start }) {
+            if state.withLock({ $0.running <= holding }) && (batch?.pendingCount ?? 0) == 0 { return true }
+            usleep(1_000)
+        }
+        return true
     }
 }

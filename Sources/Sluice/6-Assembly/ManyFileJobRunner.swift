@@ -81,6 +81,14 @@ public final class ManyFileJobRunner: FileJobRunner {
         try await engine.submit(file)
     }
 
+    /// Makes the engine release what it holds and waits until it has
+    /// (``ManyFileCopy``'s files in flight, sealed files, directories to sync).
+    ///
+    /// - Returns: whether descriptors were released.
+    public func waitForReleasedDescriptors() -> Bool {
+        engine.waitForReleasedDescriptors(holding: 0)
+    }
+
     /// Finishes the engine: waits for every file, syncs each directory renamed into once.
     public func waitForAll() async {
         engine.totalIsComplete()

@@ -56,14 +56,17 @@ public struct TreeCopy: Sendable {
         public var file: RegularFileCopy.Options
         /// The chunk size of files copied through the pipeline, in bytes (with every runner).
         public var chunkSize: Int
-        /// The most directory descriptors each side of the walk keeps open. Default 32.
+        /// The most directory descriptors each side of the walk keeps open (at least 2).
+        /// Default the process's ``DescriptorBudget/directoriesPerSide``: 32 under the usual
+        /// `ulimit -n` 1,024, fewer under a lower limit.
         public var maximumOpenDirectories: Int
 
         /// Creates options; the defaults are `cp -r`'s.
         public init(
             preservesAttributes: Bool = false, keepsHardLinks: Bool = false, links: TreeWalker.LinkPolicy = .never,
             sink: FileSink.Options = .init(), file: RegularFileCopy.Options = .init(),
-            chunkSize: Int = FileChunks.defaultChunkSize, maximumOpenDirectories: Int = 32
+            chunkSize: Int = FileChunks.defaultChunkSize,
+            maximumOpenDirectories: Int = DescriptorBudget.current.directoriesPerSide
         ) {
             self.preservesAttributes = preservesAttributes
             self.keepsHardLinks = keepsHardLinks

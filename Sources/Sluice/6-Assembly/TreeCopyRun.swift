@@ -122,7 +122,13 @@ final class TreeCopyRun {
         while let event = walker.next() {
             try Task.checkCancellation()
             switch event {
-            case .failure(let error): fail(error)
+            case .failure(let error):
+                // Out of descriptors: the entry is taken again once the runner released some.
+                if error.isDescriptorExhaustion, copy.runner.waitForReleasedDescriptors(),
+                    walker.retryLastEntry() {
+                    continue
+                }
+                fail(error)
             case .enterDirectory(let entry, _): enterDirectory(entry)
             case .leaveDirectory(let entry): leaveDirectory(entry)
             case .file(let entry): try await copyEntry(entry)
@@ -152,7 +158,9 @@ final class TreeCopyRun {
         let path = destinationPath(of: entry)
         do {
             let existed = try Self.makeDirectory(name, in: directory, permissions: entry.status.permissions, path: path, source: entry.path)
-            let handle = try directory.openDirectory(name, path: path)
+            let handle = try DescriptorBudget.retrying(whileReleasing: copy.runner.waitForReleasedDescriptors) {
+                try directory.openDirectory(name, path: path)
+            }
             // The copy's own directory: never walked as a part of the source.
             let made = try handle.status()
             walker.refuseToEnter(device: made.device, inode: made.inode, as: path)

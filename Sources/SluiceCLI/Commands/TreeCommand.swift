@@ -9,6 +9,13 @@ enum TreeCommand {
     /// - Returns: 0, 1 if any entry failed, 2 if only warnings, 130 when interrupted (files
     ///   committed stay; those in flight leave nothing).
     static func run(_ options: CopyOptions) async -> Int32 {
+        let descriptors = DescriptorBudget.current
+        guard descriptors.allowsTreeCopy else {
+            Console.message(
+                "the limit on open files (ulimit -n) is \(descriptors.limit), of which \(descriptors.reserved) are open or kept for the runtime: "
+                    + "a tree copy needs at least \(descriptors.reserved + DescriptorBudget.minimumForTree)")
+            return ExitStatus.failure
+        }
         var status = ExitStatus.success
         for source in options.sources {
             let common = options.common

@@ -1,0 +1,132 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The descriptors a copy of many files may hold open, shared out of the process's limit on
+/// open files (`RLIMIT_NOFILE`, `ulimit -n`) among everything that holds them: the directory
+/// stacks of a tree's walk (each side), the files in flight (a source and a temporary file
+/// each, and the directories their names are in), the durable files sealed and waiting for their
+/// batch's `syncfs(2)`, and the directories waiting for their `fsync(2)`.
+///
+/// Read once per process (``current``): the limit, less the descriptors open then (standard
+/// input, output and error, the signal descriptor) and ``runtimeReserve`` for the runtime's own
+/// (libdispatch opens an `epoll`, an `eventfd` and `timerfd`s the first time a timer is set, and
+/// traps, or silently never fires, when it cannot). What is left, ``available``, is shared out
+/// so that a copy at any limit of at least ``minimumForTree`` more than that completes:
+///
+/// | share | of `available` | bounds |
+/// |---|---|---|
+/// | ``directoriesPerSide`` | 1/8 | 2 to 32 |
+/// | ``directoriesToSync`` | 1/16 | 1 to 64 |
+/// | ``filesInFlight`` | the rest, 4 per file | 1 to 64 |
+/// | ``sealedFiles`` | 1/4 | 0 below 8 (no batch), to 256 |
+///
+/// At the usual limit of 1,024 none of them binds: 32 directories a side, 64 to sync, every
+/// file the engine's width allows, 256 sealed files.
+///
+/// Concurrency contract: an immutable `Sendable` value.
+public struct DescriptorBudget: Sendable, Hashable {
+    /// The limit on open files (`RLIMIT_NOFILE`'s soft limit), at most 1,048,576.
+    public let limit: Int
+    /// The descriptors not shared out: those open when the budget was read, and
+    /// ``runtimeReserve``.
+    public let reserved: Int
+
+    /// The descriptors kept for the runtime's own, opened lazily: libdispatch's `epoll`,
+    /// `eventfd` and two `timerfd`s.
+    public static let runtimeReserve = 4
+
+    /// The fewest descriptors a tree copy needs beyond ``reserved``: two directories on each
+    /// side's stack, the source root's parent, the destination's parent, and one file in
+    /// flight (its source and its temporary file). A limit that leaves fewer is refused at the
+    /// start (`sluice copy -r` exits 1 with a message); from a terminal, with standard input,
+    /// output and error and the signal descriptor open, that is `ulimit -n` 16.
+    public static let minimumForTree = 8
+
+    /// A budget of `limit` descriptors of which `inUse` are open now.
+    public init(limit: Int, inUse: Int) {
+        self.limit = limit
+        self.reserved = inUse + Self.runtimeReserve
+    }
+
+    /// The process's budget, read the first time it is used (`getrlimit(2)`, and the entries
+    /// of `/proc/self/fd`): call it before opening descriptors of one's own that the copy
+    /// should not count on.
+    public static let current = DescriptorBudget.measured()
+
+    /// The budget the process has now.
+    static func measured() -> DescriptorBudget {
+        var value = rlimit()
+        let limit = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &value) == 0 ? Int(min(value.rlim_cur, 1 << 20)) : 1024
+        return DescriptorBudget(limit: limit, inUse: openDescriptorCount(below: limit))
+    }
+
+    /// The descriptors open now: those `fcntl(F_GETFD)` finds below `limit` (at most the first
+    /// 65,536 looked at: `/proc` may be missing).
+    static func openDescriptorCount(below limit: Int) -> Int {
+        (0..<CInt(min(limit, 1 << 16))).count { fcntl($0, F_GETFD) != -1 }
+    }
+
+    /// The descriptors shared out: ``limit`` less ``reserved`` (0 when none are left).
+    public var available: Int { max(0, limit - reserved) }
+
+    /// Whether a tree copy can run: ``available`` is at least ``minimumForTree``.
+    public var allowsTreeCopy: Bool { available >= Self.minimumForTree }
+
+    /// The directory descriptors each side of a tree's walk keeps open
+    /// (``TreeCopy/Options/maximumOpenDirectories``): an eighth, 2 to 32.
+    public var directoriesPerSide: Int { Self.clamp(available / 8, 2, 32) }
+
+    /// The directories held open while they wait for their `fsync(2)` (``DirectorySyncBatch``)
+    /// or hold sealed files: a sixteenth, 1 to 64.
+    public var directoriesToSync: Int { Self.clamp(available / 16, 1, 64) }
+
+    /// The most files in flight at once: what the walk, the directories and the sealed files
+    /// leave, 4 per file (its source, its temporary file, and the directories its names are
+    /// in), 1 to 64.
+    public var filesInFlight: Int {
+        Self.clamp((available - 2 - 2 * directoriesPerSide - directoriesToSync - sealedFiles) / 4, 1, 64)
+    }
+
+    /// The most sealed durable files that wait for their batch's `syncfs(2)` with their
+    /// descriptors open: a quarter, at most 256; 0 where that would be fewer than 8 (below
+    /// `ulimit -n` 48 or so), and then no file waits: each durable file is `fsync(2)`ed and
+    /// named on its own thread, as with `--verify`, and holds no descriptor once done. (A
+    /// batch of files closed while they wait would have to reopen each for the check of its
+    /// write-back, needing a descriptor at the moment every one may be taken.)
+    public var sealedFiles: Int {
+        let quarter = min(256, available / 4)
+        return quarter < 8 ? 0 : quarter
+    }
+
+    /// Runs `open` again each time it fails for want of descriptors (`EMFILE`, `ENFILE`) and
+    /// `release` (which frees descriptors its caller holds, and waits until it has) says some
+    /// were released; the error once none are.
+    static func retrying<Value>(whileReleasing release: () -> Bool, _ open: () throws -> Value) throws -> Value {
+        while true {
+            do {
+                return try open()
+            } catch let error as FileError where error.isDescriptorExhaustion {
+                guard release() else { throw error }
+            }
+        }
+    }
+
+    /// The same, for an `open` that suspends (it still runs on its caller's thread, as
+    /// `release` blocks it).
+    static func retrying<Value>(whileReleasing release: () -> Bool, _ open: () async throws -> Value) async throws -> Value {
+        while true {
+            do {
+                return try await open()
+            } catch let error as FileError where error.isDescriptorExhaustion {
+                guard release() else { throw error }
+            }
+        }
+    }
+
+    private static func clamp(_ value: Int, _ low: Int, _ high: Int) -> Int {
+        min(high, max(low, value))
+    }
+}

@@ -1,0 +1,149 @@
+import CSluiceShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Testing
+@testable import Sluice
+import SluiceTestSupport
+
+/// One descriptor budget out of `ulimit -n`, shared by everything that holds descriptors, and
+/// `EMFILE` met by waiting only while the engine holds descriptors it will release.
+@Suite(.timeLimit(.minutes(1)))
+struct DescriptorBudgetTests {
+    /// The shares at the limits a user meets, from a terminal (standard input, output and
+    /// error and the signal descriptor open).
+    @Test(arguments: [
+        (16, false, 2, 1, 1, 0), (32, true, 3, 1, 3, 0), (64, true, 7, 3, 5, 14), (1024, true, 32, 63, 64, 254),
+    ])
+    func sharesAtCommonLimits(
+        limit: Int, isAboveMinimumPlusOne: Bool, perSide: Int, toSync: Int, inFlight: Int, sealed: Int
+    ) {
+        let budget = DescriptorBudget(limit: limit, inUse: 4)
+        #expect(budget.allowsTreeCopy)
+        #expect((budget.available > DescriptorBudget.minimumForTree) == isAboveMinimumPlusOne)
+        #expect(budget.directoriesPerSide == perSide)
+        #expect(budget.directoriesToSync == toSync)
+        #expect(budget.filesInFlight == inFlight)
+        #expect(budget.sealedFiles == sealed)
+        // What the shares hold at most, when no two files share a directory, fits.
+        let held = 2 + 2 * budget.directoriesPerSide + budget.directoriesToSync + 4 * budget.filesInFlight + budget.sealedFiles
+        #expect(limit < 64 || held <= budget.available)
+    }
+
+    @Test func belowTheMinimumATreeCopyIsNotAllowed() {
+        #expect(!DescriptorBudget(limit: 15, inUse: 4).allowsTreeCopy)
+        #expect(DescriptorBudget(limit: 16, inUse: 4).allowsTreeCopy)
+        #expect(DescriptorBudget(limit: 3, inUse: 4).available == 0)
+    }
+
+    @Test func theProcessBudgetCountsWhatIsOpen() throws {
+        let budget = DescriptorBudget.measured()
+        var value = rlimit()
+        #expect(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &value) == 0)
+        #expect(budget.limit == Int(min(value.rlim_cur, 1 << 20)))
+        #expect(budget.reserved >= 3 + DescriptorBudget.runtimeReserve)  // standard input, output, error at least
+    }
+
+    /// System calls whose `n`th unnamed-file creation fails with `EMFILE` (every one from the
+    /// `n`th on, with `always`).
+    static func failingCreation(at n: Int, always: Bool = false) -> SystemCalls {
+        var calls = SystemCalls.live
+        let count = LockedValue(0)
+        let open = calls.open
+        calls.open = { path, flags, mode in
+            if SystemCalls.asksForUnnamedFile(flags) {
+                let index = count.withLock { count in
+                    count += 1
+                    return count
+                }
+                if index == n || (always && index >= n) { return .failure(Errno(rawValue: EMFILE)) }
+            }
+            return open(path, flags, mode)
+        }
+        return calls
+    }
+
+    /// `EMFILE` for the second file while the first waits, sealed, for a batch due in ten
+    /// minutes: the engine commits that batch at once (the first file completes long before its
+    /// deadline), and the second file, tried again, is copied. Width 1, so the first file is
+    /// sealed before the second starts.
+    @Test func emfileWaitsWhileTheEngineReleasesItsSealedFiles() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sources = try ManyFileCopyTests.makeSources([10_000, 20_000], in: directory)
+        guard DescriptorBudget.current.sealedFiles > 0 else {
+            try Test.cancel("the open-file limit here is too low for sealed files to wait in a batch")
+        }
+        var options = ManyFileCopy.Options(width: 1, chunkSize: 4096)
+        options.syncBatchWaitMilliseconds = 600_000
+        let engine = ManyFileCopy(
+            options: options, totalBytes: 0, totalFiles: 0, totalIsGrowing: false, system: Self.failingCreation(at: 2))
+        let outcomes = ManyFileCopyTests.Outcomes()
+        let firstCommitted = Latch()
+        for (index, source) in sources.enumerated() {
+            try await engine.submit(.init(
+                source: source, destination: directory.appending(FilePath("out/f\(index)")), sourceStatus: try FileStatus.of(source),
+                completion: { outcome in
+                    outcomes.add(outcome)
+                    if outcome.index == 0 { firstCommitted.open() }
+                }))
+        }
+        // Before finish(): only the release for the second file's EMFILE committed the batch.
+        await firstCommitted.wait()
+        #expect(outcomes.all.map(\.index) == [0])
+        let totals = await engine.finish()
+        #expect(totals.committed == 2)
+        #expect(outcomes.all.allSatisfy { (try? $0.result.get()) != nil })
+        #expect(try readFile(directory.appending("out/f1")) == ManyFileCopyTests.content(1, size: 20_000))
+    }
+
+    /// `EMFILE` when the engine holds nothing it would release: the file fails with the
+    /// message, at once, leaving nothing.
+    @Test func emfileWithNothingToReleaseFailsTheFile() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sources = try ManyFileCopyTests.makeSources([10_000], in: directory)
+        let engine = ManyFileCopy(
+            options: .init(width: 1, chunkSize: 4096), totalBytes: 0, totalFiles: 0, totalIsGrowing: false,
+            system: Self.failingCreation(at: 1, always: true))
+        let outcomes = ManyFileCopyTests.Outcomes()
+        let destination = directory.appending("out/f0")
+        try await engine.submit(.init(
+            source: sources[0], destination: destination, sourceStatus: try FileStatus.of(sources[0]), completion: outcomes.add))
+        let totals = await engine.finish()
+        #expect(totals.failed == 1)
+        let error = try #require(outcomes.all.first.flatMap { outcome -> FileError? in
+            if case .failure(let error) = outcome.result { return error as? FileError }
+            return nil
+        })
+        #expect(error.description == "cannot create '\(destination)': Too many open files")
+        #expect(try entries(in: directory.appending("out")) == [])
+    }
+
+    /// The timed wait that replaced the batch's Dispatch timer: work runs after its delay, in
+    /// order with the work queued, and work still waiting when the executor is released is
+    /// dropped, not kept alive.
+    @Test func timedWorkRunsAfterItsDelayOnTheExecutorsThread() async throws {
+        let executor = BlockingIOExecutor(label: "test.timed")
+        let start = ContinuousClock.now
+        let ran: ContinuousClock.Instant = await withCheckedContinuation { continuation in
+            executor.execute(after: .milliseconds(30)) {
+                precondition(executor.isCurrentThread)
+                continuation.resume(returning: .now)
+            }
+        }
+        #expect(ran - start >= .milliseconds(30))
+        final class Token: Sendable {}
+        weak var dropped: Token?
+        do {
+            let released = BlockingIOExecutor(label: "test.dropped")
+            let token = Token()
+            dropped = token
+            released.execute(after: .seconds(600)) { _ = token }
+        }
+        // The executor's thread ends, and with it the waiting work and what it holds.
+        while dropped != nil { await Task.yield() }
+    }
+}
