@@ -21,7 +21,7 @@ import Musl
 /// | ``directoriesPerSide`` | 1/8 | 2 to 32 |
 /// | ``directoriesToSync`` | 1/16 | 1 to 64 |
 /// | ``filesInFlight`` | the rest, 4 per file | 1 to 64 |
-/// | ``sealedFiles`` | 1/4 | 0 below 8 (no batch), to 256 |
+/// | ``sealedFiles`` | 1/4, held open | 0 (closed, named) below 8, to 256 |
 ///
 /// At the usual limit of 1,024 none of them binds: 32 directories a side, 64 to sync, every
 /// file the engine's width allows, 256 sealed files.
@@ -92,10 +92,10 @@ public struct DescriptorBudget: Sendable, Hashable {
 
     /// The most sealed durable files that wait for their batch's `syncfs(2)` with their
     /// descriptors open: a quarter, at most 256; 0 where that would be fewer than 8 (below
-    /// `ulimit -n` 48 or so), and then no file waits: each durable file is `fsync(2)`ed and
-    /// named on its own thread, as with `--verify`, and holds no descriptor once done. (A
-    /// batch of files closed while they wait would have to reopen each for the check of its
-    /// write-back, needing a descriptor at the moment every one may be taken.)
+    /// `ulimit -n` 48 or so), and then a sealed file is a named temporary file
+    /// (`.sluice-<random>.tmp`), closed while it waits and reopened, one at a time, for the
+    /// check of its write-back, so that a batch holds no descriptor per file. (Where even that
+    /// one descriptor cannot be had, the batch's `syncfs(2)` decides for the file.)
     public var sealedFiles: Int {
         let quarter = min(256, available / 4)
         return quarter < 8 ? 0 : quarter
@@ -104,12 +104,14 @@ public struct DescriptorBudget: Sendable, Hashable {
     /// Runs `open` again each time it fails for want of descriptors (`EMFILE`, `ENFILE`) and
     /// `release` (which frees descriptors its caller holds, and waits until it has) says some
     /// were released; the error once none are.
-    static func retrying<Value>(whileReleasing release: () -> Bool, _ open: () throws -> Value) throws -> Value {
+    public static func retrying<Value, Failure: Error>(
+        whileReleasing release: () -> Bool, _ open: () throws(Failure) -> Value
+    ) throws(Failure) -> Value {
         while true {
             do {
                 return try open()
-            } catch let error as FileError where error.isDescriptorExhaustion {
-                guard release() else { throw error }
+            } catch {
+                guard (error as? FileError)?.isDescriptorExhaustion == true, release() else { throw error }
             }
         }
     }

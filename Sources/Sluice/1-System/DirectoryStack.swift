@@ -76,24 +76,43 @@ public struct DirectoryStack: Sendable {
     ///   stack is then one level up, with that level closed: a later ``pop()`` still works); the
     ///   errors of `openat(2)`.
     public mutating func pop() throws(FileError) {
+        try pop(releasingDescriptors: { false })
+    }
+
+    /// ``pop()``, where an open that fails for want of descriptors (`EMFILE`) is tried again
+    /// each time `release` frees some (``DescriptorBudget/retrying(whileReleasing:_:)``).
+    ///
+    /// - Throws: as ``pop()``.
+    public mutating func pop(releasingDescriptors release: () -> Bool) throws(FileError) {
         precondition(levels.count > 1, "DirectoryStack.pop at the root")
         let child = levels.removeLast().handle
         let index = levels.count - 1
         guard levels[index].handle == nil else { return }
-        if let child, let reopened = try? child.openDirectory("..", path: levels[index].path), matches(reopened, index) {
-            levels[index].handle = reopened
-            return
+        if let child {
+            let path = levels[index].path
+            let reopened = Result { () throws(FileError) in
+                try DescriptorBudget.retrying(whileReleasing: release) { () throws(FileError) in try child.openDirectory("..", path: path) }
+            }
+            if case .success(let handle) = reopened, matches(handle, index) {
+                levels[index].handle = handle
+                return
+            }
+            if case .failure(let error) = reopened, error.isDescriptorExhaustion { throw error }
         }
-        try reopenFromAncestor(index)
+        try reopenFromAncestor(index, release)
     }
 
     /// Reopens level `index` by descending from the nearest open level above it.
-    private mutating func reopenFromAncestor(_ index: Int) throws(FileError) {
+    private mutating func reopenFromAncestor(_ index: Int, _ release: () -> Bool) throws(FileError) {
         var open = index - 1
         while levels[open].handle == nil { open -= 1 }
         var handle = levels[open].handle!
         for level in (open + 1)...index {
-            let next = try handle.openDirectory(levels[level].name, path: levels[level].path)
+            let (name, path) = (levels[level].name, levels[level].path)
+            let parent = handle
+            let next = try DescriptorBudget.retrying(whileReleasing: release) { () throws(FileError) in
+                try parent.openDirectory(name, path: path)
+            }
             guard matches(next, level) else { throw FileError.directoryChanged(levels[level].path) }
             handle = next
         }

@@ -72,8 +72,15 @@ public struct TreeWalker: Sendable {
     private var stack: DirectoryStack?
     private var frames: [Frame] = []
     private var pending: [Event] = []
-    /// The frame whose last entry failed, which ``retryLastEntry()`` takes again.
-    private var retryable: Int?
+
+    /// Called when an open of the walk fails for want of descriptors (`EMFILE`, `ENFILE`):
+    /// frees descriptors the caller holds and will release (a copy's files in flight) and
+    /// returns whether it did, the open then being tried again; `nil` (the default): the entry
+    /// fails. It blocks the walk's thread.
+    public var releasesDescriptors: (@Sendable () -> Bool)?
+
+    /// ``releasesDescriptors``, or "none released".
+    private var release: @Sendable () -> Bool { releasesDescriptors ?? { false } }
 
     /// Prepares a walk; nothing is opened until ``next()``.
     ///
@@ -121,7 +128,6 @@ public struct TreeWalker: Sendable {
 
     /// The next event, or `nil` once the walk is over.
     public mutating func next() -> Event? {
-        retryable = nil
         if !pending.isEmpty { return pending.removeFirst() }
         if !started {
             started = true
@@ -137,7 +143,7 @@ public struct TreeWalker: Sendable {
             var parent = rootParent!
             if !frames.isEmpty {
                 do {
-                    try stack!.pop()
+                    try stack!.pop(releasingDescriptors: release)
                     parent = stack!.top
                 } catch {
                     // The parent cannot be found again: its other entries are lost.
@@ -163,26 +169,7 @@ public struct TreeWalker: Sendable {
         return status.kind == .directory ? enter(entry) : .file(entry)
     }
 
-    /// Takes the entry whose event was the last failure again at the next ``next()``: for a
-    /// caller that could free what the failure lacked (descriptors, after `EMFILE`). Nothing
-    /// happens if the last event was not the failure of an entry in the directory being walked.
-    ///
-    /// - Returns: whether the entry will be taken again.
-    @discardableResult
-    public mutating func retryLastEntry() -> Bool {
-        guard let index = retryable, frames.indices.contains(index), frames[index].next > 0 else { return false }
-        frames[index].next -= 1
-        retryable = nil
-        return true
-    }
-
     private mutating func visit(_ name: FilePath, in directory: Frame) -> Event {
-        let event = lookUp(name, in: directory)
-        if case .failure = event { retryable = frames.count - 1 } else { retryable = nil }
-        return event
-    }
-
-    private mutating func lookUp(_ name: FilePath, in directory: Frame) -> Event {
         let parent = stack!.top
         let path = directory.path.appending(name)
         let status: FileStatus
@@ -210,10 +197,14 @@ public struct TreeWalker: Sendable {
         let handle: DirectoryHandle
         let names: [FilePath]
         do {
-            handle = try entry.parent.openDirectory(entry.name, path: entry.path, followsLinks: follows)
+            let parent = entry.parent
+            handle = try DescriptorBudget.retrying(whileReleasing: release) { () throws(FileError) in
+                try parent.openDirectory(entry.name, path: entry.path, followsLinks: follows)
+            }
             let opened = try handle.status()
             guard opened.isSameFile(as: entry.status) else { return .failure(.directoryChanged(entry.path)) }
-            names = try handle.entryNames()
+            let listed = handle
+            names = try DescriptorBudget.retrying(whileReleasing: release) { () throws(FileError) in try listed.entryNames() }
             if stack == nil {
                 stack = try DirectoryStack(root: handle, maximumOpen: maximumOpenDirectories)
             } else {

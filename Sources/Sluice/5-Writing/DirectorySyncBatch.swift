@@ -44,7 +44,7 @@ public final class DirectorySyncBatch: Sendable {
     }
 
     /// Records that a file was renamed to `location`: its directory, kept open when the
-    /// location is a name in an open directory. When that makes ``DescriptorBudget/directoriesToSync`` open directories,
+    /// location is a name in an open directory. When that makes more than ``DescriptorBudget/directoriesToSync`` open directories,
     /// syncs the batch at once, on the calling thread, so the descriptors held stay bounded;
     /// a directory that then fails to sync is reported by the next ``synchronize()``.
     ///
@@ -56,7 +56,7 @@ public final class DirectorySyncBatch: Sendable {
         }
         let isFull = directories.withLock { directories in
             if case .some(.some) = directories[handle.path] {} else { directories[handle.path] = handle }
-            return directories.values.count(where: { $0 != nil }) >= Self.maximumOpenDirectories
+            return directories.values.count(where: { $0 != nil }) > Self.maximumOpenDirectories
         }
         if isFull {
             let failures = synchronize()

@@ -21,12 +21,14 @@ extension FileSink {
     ///   `O_CREAT | O_EXCL`; refused at once in an append-only or immutable directory, where it
     ///   could never be renamed nor removed.
     ///
+    /// `named` asks for a named one in any case (a sealed file closed while it waits).
+    ///
     /// - Returns: the descriptor, and the temporary file's name (`nil`: unnamed).
     /// - Throws: ``FileError`` (operation `create`) naming the destination.
     static func createTemporaryFile(
-        beside destination: FileLocation, mode: UInt32, system: SystemCalls
+        beside destination: FileLocation, mode: UInt32, system: SystemCalls, named: Bool = false
     ) throws(FileError) -> (FileDescriptor, FileLocation?) {
-        if procNamesDescriptors {
+        if procNamesDescriptors && !named {
             switch destination.createUnnamedSibling(mode: mode_t(mode), system: system) {
             case .success(let descriptor):
                 return (descriptor, nil)

@@ -29,6 +29,11 @@ extension FileSink {
         /// the data is still synced before the rename, but the rename is durable only once the
         /// caller has synced the directory, and ``FileSink/isDurablyCommitted`` stays `false`.
         public var synchronizesDirectory = true
+        /// Whether a file whose rename is deferred (``FileSink/deferRename()``) is a named
+        /// temporary file, closed once sealed, so that a batch waiting for its `syncfs(2)`
+        /// holds no descriptor per file (under a low `ulimit -n`: ``DescriptorBudget/sealedFiles``
+        /// 0); otherwise it is unnamed (`O_TMPFILE`) and kept open until it is named.
+        var closesSealedFile = false
 
         /// Creates options; the defaults are durable, refuse to overwrite and keep none of the
         /// source's attributes but its permission bits.

@@ -72,7 +72,24 @@ struct SealedFile: Sendable {
     /// - Throws: ``FileError`` (operation `fsync`); the file is then still there for
     ///   ``discard(closed:)``.
     func makeDurable(fsyncs: Bool) throws(FileError) {
-        guard let descriptor else { return }
+        guard let descriptor else {
+            // A named file closed while it waited: reopened by its name for the check (a new
+            // descriptor reports the write-back errors no one has seen, Linux 4.16 and later).
+            guard let temporary else { return }
+            let reopened: FileDescriptor
+            do {
+                reopened = try Self.reopen(temporary, system: system)
+            } catch where error.isDescriptorExhaustion && !fsyncs {
+                // Every descriptor taken: the batch's syncfs(2), which succeeded on this file
+                // system, decides for this file.
+                return
+            }
+            defer { try? reopened.close(system: system) }
+            return try SealedFile(
+                descriptor: reopened, temporary: temporary, location: location, ticket: ticket, gate: gate, overwrites: overwrites,
+                replacesExisting: replacesExisting, system: system
+            ).makeDurable(fsyncs: fsyncs)
+        }
         let flags = CSluiceShims_SYNC_FILE_RANGE_WAIT_BEFORE | CSluiceShims_SYNC_FILE_RANGE_WRITE
             | CSluiceShims_SYNC_FILE_RANGE_WAIT_AFTER
         do throws(Errno) {
@@ -83,6 +100,14 @@ struct SealedFile: Sendable {
             }
         } catch {
             throw FileError.fsync(path: destination, errno: error)
+        }
+    }
+
+    /// Opens a closed temporary file again: read-only, or write-only for a file whose bits let
+    /// its owner only write it.
+    private static func reopen(_ temporary: FileLocation, system: SystemCalls) throws(FileError) -> FileDescriptor {
+        do { return try temporary.open(O_RDONLY, system: system) } catch where error.errno == .permissionDenied {
+            return try temporary.open(O_WRONLY, system: system)
         }
     }
 

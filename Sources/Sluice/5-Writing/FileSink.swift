@@ -264,8 +264,9 @@ public actor FileSink: ChunkSink {
         }
         let location = location
         let system = system
+        let named = options.closesSealedFile
         let (ticket, descriptor, temporary) = try gate.register(destination: destination) { () throws(FileError) in
-            try Self.createTemporaryFile(beside: location, mode: creationMode, system: system)
+            try Self.createTemporaryFile(beside: location, mode: creationMode, system: system, named: named)
         }
         state = .open(descriptor, .replacing(temporary: temporary, ticket: ticket))
     }
@@ -363,6 +364,15 @@ public actor FileSink: ChunkSink {
                 // The data and attributes complete, the descriptor kept open: its owner syncs
                 // it (after the batch's syncfs(2)), closes it and renames.
                 try finishData(descriptor)
+                if options.closesSealedFile, temporary != nil {
+                    // Named: closed while it waits, reopened by its name for its check.
+                    state = .open(FileDescriptor(rawValue: -1), mode)
+                    do { try descriptor.close(system: system) } catch {
+                        throw FileError.close(path: destination, errno: error)
+                    }
+                    state = .sealed(sealedFile(temporary, ticket, descriptor: nil))
+                    return
+                }
                 state = .sealed(sealedFile(temporary, ticket, descriptor: descriptor))
                 return
             }

@@ -35,11 +35,9 @@ extension ManyFileCopy {
 
     /// Whether a file's data is made durable by its batch's `syncfs(2)` rather than by an
     /// `fsync(2)` of its own: a durable copy without `--verify` (which reads back after its own
-    /// sync), where the process's ``DescriptorBudget`` lets sealed files wait with their
-    /// descriptors open (``DescriptorBudget/sealedFiles``; under a low `ulimit -n` each file is
-    /// synced and named on its own, holding no descriptor once done).
+    /// sync).
     static func joinsSyncBatch(_ job: Job) -> Bool {
-        job.sinkOptions.synchronize && job.verification == nil && DescriptorBudget.current.sealedFiles > 0
+        job.sinkOptions.synchronize && job.verification == nil
     }
 
     /// The sink options of `job`'s file: no directory sync (the engine syncs each directory
@@ -47,7 +45,11 @@ extension ManyFileCopy {
     static func sinkOptions(of job: Job) -> FileSink.Options {
         var options = job.sinkOptions
         options.synchronizesDirectory = false
-        if joinsSyncBatch(job) { options.synchronize = false }
+        if joinsSyncBatch(job) {
+            options.synchronize = false
+            // Under a low limit on open files a sealed file holds no descriptor while it waits.
+            options.closesSealedFile = DescriptorBudget.current.sealedFiles == 0
+        }
         return options
     }
 

@@ -42,15 +42,19 @@ extension ManyFileCopy {
         let maximumFiles: Int
         /// The most files sealed and not yet committed: the process's
         /// ``DescriptorBudget/sealedFiles``, each holding a descriptor open (64 under
-        /// `ulimit -n 256`, 256 under the usual 1,024; where that share is 0 no file is sealed).
+        /// `ulimit -n 256`, 256 under the usual 1,024); 256 where that share is 0, the files
+        /// being closed while they wait then.
         let maximumPending: Int
         /// The most directories the files of one batch are in (each may hold a descriptor):
-        /// the process's ``DescriptorBudget/directoriesToSync``; a batch that reaches it is
-        /// committed at once.
+        /// the process's ``DescriptorBudget/directoriesToSync``; a file in one more directory
+        /// has the batch so far committed first.
         let maximumDirectories: Int
 
         /// ``maximumPending`` for the process's ``DescriptorBudget``.
-        static var pendingForBudget: Int { max(2, DescriptorBudget.current.sealedFiles) }
+        static var pendingForBudget: Int {
+            let sealed = DescriptorBudget.current.sealedFiles
+            return sealed > 0 ? sealed : 256
+        }
 
         /// The longest a sealed file waits for its batch to fill (50 ms by default:
         /// ``Options``).
@@ -108,17 +112,23 @@ extension ManyFileCopy {
                     if !waits { waiter.resume() }
                 }
             }
-            let (full, deadline) = state.withLock { state -> ([Entry]?, Int?) in
+            let directory = entry.file.location.directory.map(ObjectIdentifier.init)
+            let (earlier, full, deadline) = state.withLock { state -> ([Entry]?, [Entry]?, Int?) in
+                // A file in one directory too many: the batch so far is committed first.
+                var earlier: [Entry]?
+                if let directory, !state.directories.contains(directory), state.directories.count >= maximumDirectories {
+                    earlier = Self.take(&state)
+                }
                 state.entries.append(entry)
                 state.bytes += entry.report.bytesWritten
                 state.pending += 1
-                if let directory = entry.file.location.directory { state.directories.insert(ObjectIdentifier(directory)) }
-                if state.entries.count >= maximumFiles || state.bytes >= Self.maximumBytes
-                    || state.directories.count >= maximumDirectories {
-                    return (Self.take(&state), nil)
+                if let directory { state.directories.insert(directory) }
+                if state.entries.count >= maximumFiles || state.bytes >= Self.maximumBytes {
+                    return (earlier, Self.take(&state), nil)
                 }
-                return (nil, state.entries.count == 1 ? state.generation : nil)
+                return (earlier, nil, state.entries.count == 1 ? state.generation : nil)
             }
+            if let earlier, !earlier.isEmpty { schedule(earlier) }
             if let full { schedule(full) }
             if let deadline {
                 // A timed wait of the batch's own thread (no descriptor, no Dispatch timer), in

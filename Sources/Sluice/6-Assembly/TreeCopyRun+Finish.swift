@@ -73,10 +73,13 @@ extension TreeCopyRun {
         while common < min(chain.count, wanted.count) && chain[common] == wanted[common] { common += 1 }
         while chain.count > common {
             chain.removeLast()
-            try destination!.pop()
+            try destination!.pop(releasingDescriptors: copy.runner.waitForReleasedDescriptors)
         }
         for record in wanted[common...] {
-            let handle = try destination!.top.openDirectory(records[record].name, path: records[record].path)
+            let (top, name, path) = (destination!.top, records[record].name, records[record].path)
+            let handle = try DescriptorBudget.retrying(whileReleasing: copy.runner.waitForReleasedDescriptors) { () throws(FileError) in
+                try top.openDirectory(name, path: path)
+            }
             try destination!.push(handle, name: records[record].name)
             chain.append(record)
         }

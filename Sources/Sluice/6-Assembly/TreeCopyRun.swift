@@ -71,6 +71,9 @@ final class TreeCopyRun {
         self.onFailure = onFailure
         self.umask = Self.currentUmask()
         self.walker = TreeWalker(root: copy.source, links: options.links, maximumOpenDirectories: options.maximumOpenDirectories)
+        // Out of descriptors, the walk waits while the runner releases some of its own.
+        let runner = copy.runner
+        walker.releasesDescriptors = { runner.waitForReleasedDescriptors() }
         let rootStatus = try FileStatus.of(copy.source, followingSymlinks: options.links != .never)
         targetParent = try DirectoryHandle.open(copy.target.directory)
         targetName = copy.target.lastComponent
@@ -122,13 +125,7 @@ final class TreeCopyRun {
         while let event = walker.next() {
             try Task.checkCancellation()
             switch event {
-            case .failure(let error):
-                // Out of descriptors: the entry is taken again once the runner released some.
-                if error.isDescriptorExhaustion, copy.runner.waitForReleasedDescriptors(),
-                    walker.retryLastEntry() {
-                    continue
-                }
-                fail(error)
+            case .failure(let error): fail(error)
             case .enterDirectory(let entry, _): enterDirectory(entry)
             case .leaveDirectory(let entry): leaveDirectory(entry)
             case .file(let entry): try await copyEntry(entry)
@@ -211,7 +208,7 @@ final class TreeCopyRun {
     private func leaveDirectory(_ entry: TreeWalker.Entry) {
         let frame = frames.removeLast()
         guard frame != nil, entry.depth > 0 else { return }
-        do { try destination!.pop() } catch {
+        do { try destination!.pop(releasingDescriptors: copy.runner.waitForReleasedDescriptors) } catch {
             // The stack is one level up all the same (that level closed): the parent's own
             // leave still pops it. Its remaining entries cannot be placed: skipped.
             fail(error)

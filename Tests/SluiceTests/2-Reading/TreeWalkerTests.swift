@@ -27,43 +27,6 @@ import Testing
         return result
     }
 
-    /// An entry that failed is taken again after ``TreeWalker/retryLastEntry()`` (what a copy
-    /// does once descriptors were released after `EMFILE`), and only once per call; the walk
-    /// then goes on.
-    @Test func aFailedEntryIsTakenAgainWhenRetried() async throws {
-        try await withScratchDirectory { scratch in
-            let root = scratch.path.appending("root")
-            #expect(mkdir(root.description, 0o755) == 0)
-            try writeFile(root.appending("gone"), [1])
-            try writeFile(root.appending("kept"), [2])
-            var walker = TreeWalker(root: root)
-            guard case .enterDirectory = walker.next() else { Issue.record("no directory entered"); return }
-            // Listed when the directory was entered, removed before it is looked up: a failure.
-            #expect(unlink(root.appending("gone").description) == 0)
-            var failures = 0
-            var retried = false
-            var files: [String] = []
-            while let event = walker.next() {
-                switch event {
-                case .failure(let error):
-                    #expect(error.path == root.appending("gone"))
-                    failures += 1
-                    if !retried { retried = walker.retryLastEntry() }
-                case .file(let entry): files.append(entry.name.description)
-                default: break
-                }
-                // Nothing to take again after an event that is not a failure.
-                if case .file = event {
-                    let retriedAFile = walker.retryLastEntry()
-                    #expect(!retriedAFile)
-                }
-            }
-            #expect(retried)
-            #expect(failures == 2)
-            #expect(files == ["kept"])
-        }
-    }
-
     @Test func visitsEveryEntryInDepthFirstOrder() async throws {
         try await withScratchDirectory { scratch in
             let directory = scratch.path

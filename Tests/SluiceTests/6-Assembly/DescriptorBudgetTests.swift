@@ -135,15 +135,20 @@ struct DescriptorBudgetTests {
             }
         }
         #expect(ran - start >= .milliseconds(30))
-        final class Token: Sendable {}
-        weak var dropped: Token?
+        /// Opens its latch when it is freed.
+        final class Token: Sendable {
+            let freed: Latch
+            init(_ freed: Latch) { self.freed = freed }
+            deinit { freed.open() }
+        }
+        let freed = Latch()
         do {
             let released = BlockingIOExecutor(label: "test.dropped")
-            let token = Token()
-            dropped = token
+            let token = Token(freed)
             released.execute(after: .seconds(600)) { _ = token }
         }
-        // The executor's thread ends, and with it the waiting work and what it holds.
-        while dropped != nil { await Task.yield() }
+        // The executor's thread ends, and with it the waiting work and what it holds (the
+        // suite's time limit guards against work kept until its deadline).
+        await freed.wait()
     }
 }
