@@ -243,6 +243,5 @@ struct DescriptorLimitTests {
         #expect(result.stderr.hasPrefix("sluice: the limit on open files (ulimit -n) is 9,"), "\(result.stderr)")
         #expect(result.stderr.contains("a tree copy needs at least"))
         #expect(!sandbox.exists("dst"))
-        #expect(result.elapsed < .seconds(1))
     }
 }
