@@ -23,8 +23,8 @@ import Musl
 /// | ``filesInFlight`` | the rest, 4 per file | 1 to 64 |
 /// | ``sealedFiles`` | 1/4, held open | 0 (closed, named) below 8, to 256 |
 ///
-/// At the usual limit of 1,024 none of them binds: 32 directories a side, 64 to sync, every
-/// file the engine's width allows, 256 sealed files.
+/// At the usual limit of 1,024 (with a few descriptors open) none of them binds: 32 directories
+/// a side, 63 to sync, every file the engine's width allows, 254 sealed files.
 ///
 /// Concurrency contract: an immutable `Sendable` value.
 public struct DescriptorBudget: Sendable, Hashable {

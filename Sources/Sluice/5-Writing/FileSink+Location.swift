@@ -21,14 +21,19 @@ extension FileSink {
     ///   `O_CREAT | O_EXCL`; refused at once in an append-only or immutable directory, where it
     ///   could never be renamed nor removed.
     ///
-    /// `named` asks for a named one in any case (a sealed file closed while it waits).
+    /// `named` asks for a named one wherever the directory allows it (a sealed file closed
+    /// while it waits, under a low `ulimit -n`).
     ///
     /// - Returns: the descriptor, and the temporary file's name (`nil`: unnamed).
     /// - Throws: ``FileError`` (operation `create`) naming the destination.
     static func createTemporaryFile(
         beside destination: FileLocation, mode: UInt32, system: SystemCalls, named: Bool = false
     ) throws(FileError) -> (FileDescriptor, FileLocation?) {
-        if procNamesDescriptors && !named {
+        // A named file in an append-only or immutable directory could never be renamed nor
+        // removed: unnamed there, even where a named one was asked for.
+        let protected = CSluiceShims_FS_APPEND_FL | CSluiceShims_FS_IMMUTABLE_FL
+        let refusesNames = { directoryFlags(of: destination, system: system).map { $0 & protected != 0 } ?? false }
+        if procNamesDescriptors && (!named || refusesNames()) {
             switch destination.createUnnamedSibling(mode: mode_t(mode), system: system) {
             case .success(let descriptor):
                 return (descriptor, nil)
@@ -38,7 +43,7 @@ extension FileSink {
                 throw FileError.create(path: destination.path, errno: error)
             }
         }
-        if let flags = directoryFlags(of: destination, system: system), flags & (CSluiceShims_FS_APPEND_FL | CSluiceShims_FS_IMMUTABLE_FL) != 0 {
+        if refusesNames() {
             throw FileError.create(path: destination.path, errno: Errno(rawValue: EPERM))
         }
         while true {

@@ -141,10 +141,12 @@ struct SealedFile: Sendable {
     /// if the rename fails; named in the message if even that is refused).
     private func linkIntoPlace() throws(FileError) {
         guard let descriptor else { preconditionFailure("an unnamed temporary file without its descriptor") }
+        // A name that appeared while the data was written, replaced with --force: "replace".
+        var replaces = replacesExisting
         if !overwrites || !replacesExisting {
             switch location.link(descriptor: descriptor, system: system) {
             case .success: return
-            case .failure(let error) where error == .fileExists && overwrites: break  // appeared meanwhile: replaced
+            case .failure(let error) where error == .fileExists && overwrites: replaces = true  // appeared meanwhile: replaced
             case .failure(let error): throw failure(error)
             }
         }
@@ -154,12 +156,12 @@ struct SealedFile: Sendable {
             switch temporary.link(descriptor: descriptor, system: system) {
             case .success: break
             case .failure(.fileExists): continue
-            case .failure(let error): throw failure(error)
+            case .failure(let error): throw failure(error, replacing: replaces)
             }
             break
         }
         guard case .failure(let error) = temporary.rename(to: location, flags: 0, system: system) else { return }
-        var failed = failure(error)
+        var failed = failure(error, replacing: replaces)
         if case .failure(let removal) = temporary.remove(system: system) {
             failed.reason = "\(error); its temporary file '\(temporary.path)' could not be removed: \(removal)"
         }
@@ -167,9 +169,10 @@ struct SealedFile: Sendable {
     }
 
     /// The error of a link or rename that failed with `error`.
-    private func failure(_ error: Errno) -> FileError {
+    private func failure(_ error: Errno, replacing: Bool? = nil) -> FileError {
         if error == .fileExists { return FileError.destinationExists(destination) }
-        return replacesExisting ? FileError.rename(path: destination, errno: error) : FileError.create(path: destination, errno: error)
+        return replacing ?? replacesExisting
+            ? FileError.rename(path: destination, errno: error) : FileError.create(path: destination, errno: error)
     }
 }
 

@@ -42,7 +42,7 @@ extension ManyFileCopy {
         let maximumFiles: Int
         /// The most files sealed and not yet committed: the process's
         /// ``DescriptorBudget/sealedFiles``, each holding a descriptor open (64 under
-        /// `ulimit -n 256`, 256 under the usual 1,024); 256 where that share is 0, the files
+        /// `ulimit -n 256`, about 254 under the usual 1,024); 256 where that share is 0, the files
         /// being closed while they wait then.
         let maximumPending: Int
         /// The most directories the files of one batch are in (each may hold a descriptor):
@@ -247,7 +247,12 @@ extension ManyFileCopy {
                 continue
             }
             do {
-                if batch.isCancelled { throw CancellationError() }
+                if batch.isCancelled {
+                    // Not named: its descriptor is still open (rename() closes it otherwise).
+                    entry.file.discard()
+                    complete(entry.item, .failure(CancellationError()), bytes: bytes)
+                    continue
+                }
                 try entry.file.rename()
             } catch {
                 entry.file.discard(closed: true)

@@ -87,6 +87,8 @@ public final class ManyFileCopy: Sendable {
         /// Counts the events that release descriptors (a file finished or sealed, a batch
         /// committed): ``waitForReleasedDescriptors(holding:)`` waits for it to move.
         var releases = 0
+        /// Callers inside ``waitForReleasedDescriptors(holding:)`` now.
+        var waitingForDescriptors = 0
     }
 
     /// The options the engine was made with.
@@ -335,21 +337,32 @@ extension ManyFileCopy {
     /// that asked, sealed files waiting for their batch, directories waiting for their sync),
     /// and if so, makes it release them (the batch committed now, the directories synced
     /// early) and waits until it has (a file finished or sealed, a batch committed), checking
-    /// every millisecond. Blocks: call it from a thread of the caller's own, never the
+    /// every millisecond; files that wait here themselves count for nothing, and a wait with no
+    /// release for 10 s, or a cancelled engine, ends it. Blocks: call it from a thread of the caller's own, never the
     /// cooperative pool.
     ///
     /// - Returns: `true` once descriptors were released (try again); `false` when the engine
     ///   holds none it would release (the open fails for good).
     func waitForReleasedDescriptors(holding: Int) -> Bool {
-        let (start, running, batch) = state.withLock { ($0.releases, $0.running, $0.batch) }
+        // The files on their threads that are not waiting here too (a file that waits releases
+        // nothing until it is let go); `holding` 1 is a file itself, counted in `running`.
+        let others = { (state: State) in state.running - state.waitingForDescriptors + (holding > 0 ? 0 : 1) }
+        let (start, active, batch) = state.withLock { state in
+            state.waitingForDescriptors += 1
+            return (state.releases, others(state), state.batch)
+        }
+        defer { state.withLock { $0.waitingForDescriptors -= 1 } }
         let committing = batch?.commitNow() ?? false
         if directories.releaseOpenDirectories() { return true }
-        let pending = (batch?.pendingCount ?? 0) > 0
-        guard running > holding || committing || pending else { return false }
-        while state.withLock({ $0.releases == start }) {
-            if state.withLock({ $0.running <= holding }) && (batch?.pendingCount ?? 0) == 0 { return true }
+        guard active > 0 || committing || (batch?.pendingCount ?? 0) > 0 else { return false }
+        // A release comes when a file finishes or a batch is committed; none for 10 s (every
+        // file stuck, or descriptors held outside the engine): the open fails.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while state.withLock({ $0.releases == start && !$0.isCancelled }) {
+            if ContinuousClock.now > deadline { return false }
+            if state.withLock({ others($0) <= 0 }) && (batch?.pendingCount ?? 0) == 0 { return false }
             usleep(1_000)
         }
-        return true
+        return !state.withLock { $0.isCancelled }
     }
 }

@@ -25,17 +25,19 @@ struct FileSinkNamingTests {
         let system: SystemCalls
 
         init(
-            flags: UInt32? = nil, refusesUnnamed: Bool = false, link: Errno? = nil, rename: Errno? = nil, unlink: Errno? = nil
+            flags: UInt32? = nil, flagsOnDirectories: Bool = true, flagsOnFiles: Bool = true, refusesUnnamed: Bool = false, link: Errno? = nil, rename: Errno? = nil, unlink: Errno? = nil
         ) {
             var system = refusesUnnamed ? SystemCalls.refusingUnnamedFiles : SystemCalls.live
             let log = log
             let (open, openAt) = (system.open, system.openAt)
             system.open = { path, flags, mode in
                 if SystemCalls.asksForUnnamedFile(flags) { log.withLock { $0.append("O_TMPFILE") } }
+                else if flags & O_CREAT != 0 { log.withLock { $0.append("O_CREAT") } }
                 return open(path, flags, mode)
             }
             system.openAt = { directory, path, flags, mode in
                 if SystemCalls.asksForUnnamedFile(flags) { log.withLock { $0.append("O_TMPFILE") } }
+                else if flags & O_CREAT != 0 { log.withLock { $0.append("O_CREAT") } }
                 return openAt(directory, path, flags, mode)
             }
             system.linkAt = { fromDirectory, from, toDirectory, to, linkFlags in
@@ -54,7 +56,14 @@ struct FileSinkNamingTests {
                 if let unlink { return .failure(unlink) }
                 return SystemCalls.liveUnlinkAt(directory, path, unlinkFlags)
             }
-            if let flags { system.inodeFlags = { _ in .success(flags) } }
+            if let flags {
+                // The flags on the directory, on the file, or on both, told apart by fstat(2).
+                system.inodeFlags = { descriptor in
+                    var raw = stat()
+                    let isDirectory = fstat(descriptor, &raw) == 0 && raw.st_mode & S_IFMT == S_IFDIR
+                    return .success((isDirectory ? flagsOnDirectories : flagsOnFiles) ? flags : 0)
+                }
+            }
             self.system = system
         }
 
@@ -148,15 +157,16 @@ struct FileSinkNamingTests {
         }
     }
 
-    @Test(arguments: [CSluiceShims_FS_APPEND_FL, CSluiceShims_FS_IMMUTABLE_FL])
-    func aReplacementTheKernelWouldRefuseIsRefusedBeforeAnythingIsMade(flag: UInt32) async throws {
+    @Test(arguments: [CSluiceShims_FS_APPEND_FL, CSluiceShims_FS_IMMUTABLE_FL], [true, false])
+    func aReplacementTheKernelWouldRefuseIsRefusedBeforeAnythingIsMade(flag: UInt32, onTheDirectory: Bool) async throws {
         try await withScratchDirectory { directory in
             let destination = directory.appending("old")
             try writeFile(destination, Array("OLD".utf8))
-            let calls = Calls(flags: flag)
+            let calls = Calls(flags: flag, flagsOnDirectories: onTheDirectory, flagsOnFiles: !onTheDirectory)
             await Self.expectRefusal("cannot replace '\(destination)': Operation not permitted", copying: "new", to: destination, options: Self.overwrite, calls: calls)
             #expect(calls.calls == [])  // no temporary file, unnamed or named, was made
             #expect(try readFile(destination) == Array("OLD".utf8))
+            #expect(try entries(in: directory.path) == ["old"])
         }
     }
 
@@ -175,7 +185,7 @@ struct FileSinkNamingTests {
             let destination = directory.appending("new")
             let calls = Calls(refusesUnnamed: true)
             try await Self.copy(Array("data".utf8), to: destination, options: Self.options, calls: calls)
-            #expect(calls.calls == ["O_TMPFILE", "rename to new"])
+            #expect(calls.calls == ["O_TMPFILE", "O_CREAT", "rename to new"])
             #expect(try entries(in: directory.path) == ["new"])
         }
     }

@@ -122,6 +122,26 @@ struct DescriptorBudgetTests {
         #expect(try entries(in: directory.appending("out")) == [])
     }
 
+    /// `EMFILE` for every file of two in flight: a file that waits for descriptors releases
+    /// none, so neither waits on the other; both fail with the message (no hang, which the
+    /// suite's time limit would catch).
+    @Test func filesThatAllWaitForDescriptorsFailInsteadOfWaitingOnEachOther() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sources = try ManyFileCopyTests.makeSources([10_000, 20_000], in: directory)
+        let engine = ManyFileCopy(
+            options: .init(width: 2, chunkSize: 4096, copy: .init(forcesPipeline: true)), totalBytes: 0, totalFiles: 0,
+            totalIsGrowing: false, system: Self.failingCreation(at: 1, always: true))
+        for (index, source) in sources.enumerated() {
+            try await engine.submit(.init(
+                source: source, destination: directory.appending(FilePath("out/f\(index)")),
+                sourceStatus: try FileStatus.of(source), sinkOptions: .init(synchronize: false)))
+        }
+        let totals = await engine.finish()
+        #expect(totals.failed == 2)
+        #expect(try entries(in: directory.appending("out")) == [])
+    }
+
     /// The timed wait that replaced the batch's Dispatch timer: work runs after its delay, in
     /// order with the work queued, and work still waiting when the executor is released is
     /// dropped, not kept alive.
