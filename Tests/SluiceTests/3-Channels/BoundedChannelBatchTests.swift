@@ -124,7 +124,8 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func aFullChannelOfSmallElementsArrivesInOrderThroughBatches() async throws {
+    // A hang guard sized for the full suite on 2 cores.
+    @Test(.timeLimit(.minutes(3))) func aFullChannelOfSmallElementsArrivesInOrderThroughBatches() async throws {
         let channel = BoundedChannel<Int>(capacity: 16, lowWatermark: 8, consumerWakeThreshold: 8)
         let count = 10_000
         let producer = Task {

@@ -3,8 +3,10 @@ import Testing
 @testable import Sluice
 
 /// The channel with real tasks. Every order is made by events (a hook that fires once a task
-/// is parked on its continuation), never by time; the time limits only guard against hangs.
-@Suite(.timeLimit(.minutes(1)))
+/// is parked on its continuation), never by time; the time limits only guard against hangs,
+/// sized for the full suite on 2 cores, where the 40,000-send tests take about a minute while
+/// every other suite runs beside them.
+@Suite(.timeLimit(.minutes(3)))
 struct BoundedChannelTests {
     struct Boom: Error, Equatable {}
 
