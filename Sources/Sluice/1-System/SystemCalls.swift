@@ -64,24 +64,24 @@ public struct SystemCalls: Sendable {
     /// `openat(2)`: opens `path` in `directory` with `flags` (the caller adds `O_CLOEXEC`) and,
     /// for a created file, `mode`; with `O_TMPFILE`, `path` is the directory itself (`.`) and the
     /// file made has no name.
-    package var openAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t) -> Result<CInt, Errno> =
+    var openAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t) -> Result<CInt, Errno> =
         SystemCalls.liveOpenAt
     /// `linkat(2)`: gives the file `from` (in `fromDirectory`) the new name `to` in `toDirectory`;
     /// `EEXIST` if that name is taken. With `AT_SYMLINK_FOLLOW`, `from` may be
     /// `/proc/self/fd/N`, which names an unnamed (`O_TMPFILE`) file.
-    package var linkAt: @Sendable (
+    var linkAt: @Sendable (
         _ fromDirectory: CInt, _ from: UnsafePointer<CChar>, _ toDirectory: CInt, _ to: UnsafePointer<CChar>, _ flags: CInt
     ) -> Result<Void, Errno> = SystemCalls.liveLinkAt
     /// `renameat2(2)`: `flags` 0 replaces an existing `to`; `RENAME_NOREPLACE` refuses it (`EEXIST`).
-    package var renameAt: @Sendable (
+    var renameAt: @Sendable (
         _ fromDirectory: CInt, _ from: UnsafePointer<CChar>, _ toDirectory: CInt, _ to: UnsafePointer<CChar>, _ flags: CUnsignedInt
     ) -> Result<Void, Errno> = SystemCalls.liveRenameAt
     /// `unlinkat(2)`: removes the name `path` in `directory` (`AT_REMOVEDIR`: a directory).
-    package var unlinkAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt) -> Result<Void, Errno> =
+    var unlinkAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt) -> Result<Void, Errno> =
         SystemCalls.liveUnlinkAt
     /// `ioctl(2)` `FS_IOC_GETFLAGS` (ioctl_iflags(2)): the inode flags `chattr(1)` sets, such as
     /// append-only and immutable; `ENOTTY` or `EOPNOTSUPP` where the file system keeps none.
-    package var inodeFlags: @Sendable (_ descriptor: CInt) -> Result<UInt32, Errno> = SystemCalls.liveInodeFlags
+    var inodeFlags: @Sendable (_ descriptor: CInt) -> Result<UInt32, Errno> = SystemCalls.liveInodeFlags
 
     /// Creates a set of system calls from the given functions; those not given are the real ones.
     public init(
@@ -187,31 +187,31 @@ public struct SystemCalls: Sendable {
     }
 
     /// The real `openat(2)`.
-    package static let liveOpenAt: @Sendable (CInt, UnsafePointer<CChar>, CInt, mode_t) -> Result<CInt, Errno> = {
+    static let liveOpenAt: @Sendable (CInt, UnsafePointer<CChar>, CInt, mode_t) -> Result<CInt, Errno> = {
         directory, path, flags, mode in
         let descriptor = openat(directory, path, flags, mode)
         return descriptor < 0 ? .failure(.current) : .success(descriptor)
     }
 
     /// The real `linkat(2)`.
-    package static let liveLinkAt: @Sendable (CInt, UnsafePointer<CChar>, CInt, UnsafePointer<CChar>, CInt) -> Result<Void, Errno> = {
+    static let liveLinkAt: @Sendable (CInt, UnsafePointer<CChar>, CInt, UnsafePointer<CChar>, CInt) -> Result<Void, Errno> = {
         fromDirectory, from, toDirectory, to, flags in
         linkat(fromDirectory, from, toDirectory, to, flags) < 0 ? .failure(.current) : .success(())
     }
 
     /// The real `renameat2(2)`.
-    package static let liveRenameAt: @Sendable (CInt, UnsafePointer<CChar>, CInt, UnsafePointer<CChar>, CUnsignedInt) -> Result<Void, Errno> = {
+    static let liveRenameAt: @Sendable (CInt, UnsafePointer<CChar>, CInt, UnsafePointer<CChar>, CUnsignedInt) -> Result<Void, Errno> = {
         fromDirectory, from, toDirectory, to, flags in
         renameat2(fromDirectory, from, toDirectory, to, flags) < 0 ? .failure(.current) : .success(())
     }
 
     /// The real `unlinkat(2)`.
-    package static let liveUnlinkAt: @Sendable (CInt, UnsafePointer<CChar>, CInt) -> Result<Void, Errno> = { directory, path, flags in
+    static let liveUnlinkAt: @Sendable (CInt, UnsafePointer<CChar>, CInt) -> Result<Void, Errno> = { directory, path, flags in
         unlinkat(directory, path, flags) < 0 ? .failure(.current) : .success(())
     }
 
     /// The real `FS_IOC_GETFLAGS`.
-    package static let liveInodeFlags: @Sendable (CInt) -> Result<UInt32, Errno> = { descriptor in
+    static let liveInodeFlags: @Sendable (CInt) -> Result<UInt32, Errno> = { descriptor in
         var flags: CUnsignedInt = 0
         return CSluiceShims_inode_flags(descriptor, &flags) < 0 ? .failure(.current) : .success(flags)
     }
