@@ -104,7 +104,7 @@ public struct DescriptorBudget: Sendable, Hashable {
     /// Runs `open` again each time it fails for want of descriptors (`EMFILE`, `ENFILE`) and
     /// `release` (which frees descriptors its caller holds, and waits until it has) says some
     /// were released; the error once none are.
-    public static func retrying<Value, Failure: Error>(
+    static func retrying<Value, Failure: Error>(
         whileReleasing release: () -> Bool, _ open: () throws(Failure) -> Value
     ) throws(Failure) -> Value {
         while true {

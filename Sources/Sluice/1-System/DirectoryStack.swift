@@ -56,7 +56,7 @@ public struct DirectoryStack: Sendable {
     /// `device`/`inode`, or `nil` when none is.
     ///
     /// - Complexity: O(depth).
-    public func path(ofDevice device: UInt64, inode: UInt64) -> FilePath? {
+    func path(ofDevice device: UInt64, inode: UInt64) -> FilePath? {
         levels.first { $0.device == device && $0.inode == inode }?.path
     }
 
@@ -83,7 +83,7 @@ public struct DirectoryStack: Sendable {
     /// each time `release` frees some (``DescriptorBudget/retrying(whileReleasing:_:)``).
     ///
     /// - Throws: as ``pop()``.
-    public mutating func pop(releasingDescriptors release: () -> Bool) throws(FileError) {
+    mutating func pop(releasingDescriptors release: () -> Bool) throws(FileError) {
         precondition(levels.count > 1, "DirectoryStack.pop at the root")
         let child = levels.removeLast().handle
         let index = levels.count - 1

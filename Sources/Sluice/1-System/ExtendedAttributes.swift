@@ -107,7 +107,7 @@ public struct ExtendedAttributes: Sendable, Hashable {
     /// "None there" and "no ACLs on this file system" are not errors.
     ///
     /// - Returns: the ACLs that could not be removed, each with its error (operation `setxattr`).
-    public func removeACLsNotHeld(from name: FilePath, in directory: DirectoryHandle) -> [(Attribute, FileError)] {
+    func removeACLsNotHeld(from name: FilePath, in directory: DirectoryHandle) -> [(Attribute, FileError)] {
         let path = Self.procPath(name, in: directory)
         let held = Set(attributes.map(\.name))
         var refused: [(Attribute, FileError)] = []

@@ -34,7 +34,7 @@ extension FileError {
 
     /// Whether the error is the process's (`EMFILE`) or the system's (`ENFILE`) limit on open
     /// files: an open that may succeed once descriptors are released.
-    public var isDescriptorExhaustion: Bool {
+    var isDescriptorExhaustion: Bool {
         errno == Errno(rawValue: EMFILE) || errno == Errno(rawValue: ENFILE)
     }
 }

@@ -77,7 +77,7 @@ public struct TreeWalker: Sendable {
     /// frees descriptors the caller holds and will release (a copy's files in flight) and
     /// returns whether it did, the open then being tried again; `nil` (the default): the entry
     /// fails. It blocks the walk's thread.
-    public var releasesDescriptors: (@Sendable () -> Bool)?
+    var releasesDescriptors: (@Sendable () -> Bool)?
 
     /// ``releasesDescriptors``, or "none released".
     private var release: @Sendable () -> Bool { releasesDescriptors ?? { false } }
