@@ -58,10 +58,7 @@ public final class DirectorySyncBatch: Sendable {
             if case .some(.some) = directories[handle.path] {} else { directories[handle.path] = handle }
             return directories.values.count(where: { $0 != nil }) > Self.maximumOpenDirectories
         }
-        if isFull {
-            let failures = synchronize()
-            earlyFailures.withLock { $0.merge(failures) { first, _ in first } }
-        }
+        if isFull { releaseOpenDirectories() }
     }
 
     /// Failures of the syncs made early by ``record(directoryOf:)``, for the next ``synchronize()``.
