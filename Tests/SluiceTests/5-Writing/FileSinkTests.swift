@@ -27,7 +27,9 @@ struct FileSinkTests {
     /// and returns everything read until the end.
     static func readInBackground(_ path: FilePath) async throws -> [UInt8] {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-            DispatchQueue(label: "fifo-reader").async {
+            // A thread of its own: a blocking open on Dispatch's pool could wait behind other
+            // suites' work, and the sink's open would wait for it.
+            DedicatedThread.start(name: "fifo-reader") {
                 continuation.resume(with: Result { try readFile(path) })
             }
         }
