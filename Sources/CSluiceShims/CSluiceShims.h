@@ -8,6 +8,11 @@
 #include <sys/ioctl.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /*
  * GNU extensions that Swift's Glibc module does not expose (it is built without _GNU_SOURCE,
@@ -83,6 +88,16 @@ static inline int CSluiceShims_inode_flags(int fd, unsigned int *flags) {
 /* <linux/fs.h>: FS_IMMUTABLE_FL (chattr +i) and FS_APPEND_FL (chattr +a). */
 static const unsigned int CSluiceShims_FS_IMMUTABLE_FL = 0x10u;
 static const unsigned int CSluiceShims_FS_APPEND_FL = 0x20u;
+
+/* fchmodat2(2) (Linux 6.6, number 452 on every architecture) with AT_SYMLINK_NOFOLLOW: the
+ * bits of `name` itself, never of what a symbolic link there points to (EOPNOTSUPP for a link).
+ * Older kernels: the C library's fchmodat(AT_SYMLINK_NOFOLLOW), which does the same through an
+ * O_PATH descriptor and /proc. syscall(2) is variadic, which Swift cannot call. */
+static inline int CSluiceShims_fchmodat_nofollow(int directory, const char *name, mode_t mode) {
+    long result = syscall(452, directory, name, mode, 0x100);
+    if (result == -1 && errno == ENOSYS) return fchmodat(directory, name, mode, 0x100);
+    return (int)result;
+}
 
 /* Flags and values from <fcntl.h> and <linux/fs.h>. */
 /* O_TMPFILE (__O_TMPFILE | O_DIRECTORY): an unnamed file in the directory opened, which linkat(2)

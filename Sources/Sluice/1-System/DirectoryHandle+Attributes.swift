@@ -6,14 +6,47 @@ import Musl
 #endif
 
 /// Setting an entry's permission bits, times and owner: `fchmodat(2)`, `utimensat(2)`,
-/// `fchownat(2)`, each on the entry itself (a symbolic link is never followed).
+/// `fchownat(2)`, each on the entry itself (a symbolic link is never followed); and the
+/// directory's own, through its descriptor, which no rename or planted link can redirect.
 extension DirectoryHandle {
-    /// `fchmodat(2)` of `name`: Linux cannot change a symbolic link's bits (they mean nothing),
-    /// so call it for other kinds of file only; it follows a link.
+    /// `fchmodat2(2)` of `name` with `AT_SYMLINK_NOFOLLOW` (the C library's emulation on
+    /// kernels before 6.6): the entry itself, never what a link put in its place points to. Linux cannot change a symbolic link's bits (they mean
+    /// nothing): for a link the call fails with `EOPNOTSUPP`, so call it for other kinds only.
     ///
     /// - Throws: ``FileError`` (operation `fchmodat`).
     public func setPermissions(of name: FilePath, to permissions: UInt32) throws(FileError) {
-        try call(.fchmodat, name) { fchmodat(descriptor.rawValue, $0, mode_t(permissions), 0) }
+        try call(.fchmodat, name) { CSluiceShims_fchmodat_nofollow(descriptor.rawValue, $0, mode_t(permissions)) }
+    }
+
+    /// `fchmod(2)` of this directory, through its descriptor.
+    ///
+    /// - Throws: ``FileError`` (operation `fchmod`).
+    func setPermissions(to permissions: UInt32) throws(FileError) {
+        try callOnSelf(.fchmod) { fchmod(descriptor.rawValue, mode_t(permissions)) }
+    }
+
+    /// `futimens(3)` of this directory, through its descriptor.
+    ///
+    /// - Throws: ``FileError`` (operation `futimens`).
+    func setTimes(access: FileTime, modification: FileTime) throws(FileError) {
+        let times = [access.timespec, modification.timespec]
+        try callOnSelf(.futimens) { futimens(descriptor.rawValue, times) }
+    }
+
+    /// `fchownat(2)` of this directory's descriptor (`AT_EMPTY_PATH`), with the rules of
+    /// ``setOwner(of:user:group:)``.
+    ///
+    /// - Throws: ``FileError`` (operation `fchownat`).
+    func setOwner(user: UInt32, group: UInt32) throws(FileError) {
+        try callOnSelf(.fchownat) { fchownat(descriptor.rawValue, "", user, group, CSluiceShims_AT_EMPTY_PATH) }
+    }
+
+    private func callOnSelf(_ operation: FileError.Operation, _ body: () -> CInt) throws(FileError) {
+        do throws(Errno) {
+            _ = try Errno.retryingInterrupts(body)
+        } catch {
+            throw FileError(operation, path: path, errno: error)
+        }
     }
 
     /// `utimensat(2)` of `name` with `AT_SYMLINK_NOFOLLOW`: the access and modification times,

@@ -9,11 +9,13 @@ import Musl
 /// `security.*` (`security.capability`, SELinux labels) and `system.posix_acl_access` /
 /// `system.posix_acl_default`, the ACLs (acl(5)): copying those raw values copies the ACLs.
 ///
-/// Read and written on an entry of a directory without opening it (a FIFO would wait, a device
-/// would be opened): through the short path `/proc/self/fd/<directory>/<name>` with the calls
-/// that do not follow a symbolic link (`llistxattr(2)`, `lgetxattr(2)`, `lsetxattr(2)`), so a
-/// link's own attributes are the ones read and a path never exceeds `PATH_MAX` (one component
-/// of at most 255 bytes after the descriptor). Without `/proc` the calls fail with `ENOENT`.
+/// Read and written on an open file through its descriptor (`flistxattr(2)`, `fgetxattr(2)`,
+/// `fsetxattr(2)`: a regular file's temporary, a directory), or on an entry of a directory
+/// without opening it (a FIFO would wait, a device would be opened): through the short path
+/// `/proc/self/fd/<directory>/<name>` with the calls that do not follow a symbolic link
+/// (`llistxattr(2)`, `lgetxattr(2)`, `lsetxattr(2)`), so a link's own attributes are the ones
+/// read and a path never exceeds `PATH_MAX` (one component of at most 255 bytes after the
+/// descriptor). Without `/proc` the calls on an entry fail with `ENOENT`.
 public struct ExtendedAttributes: Sendable, Hashable {
     /// One attribute.
     public struct Attribute: Sendable, Hashable {
@@ -26,6 +28,12 @@ public struct ExtendedAttributes: Sendable, Hashable {
         public init(name: [UInt8], value: [UInt8]) {
             self.name = name
             self.value = value
+        }
+
+        /// What warnings call a refused attribute: `ACLs` for `system.posix_acl_*`, else
+        /// `extended attributes (<namespace>.*)`.
+        var kind: String {
+            namespace == "system" ? "ACLs" : "extended attributes (\(namespace).*)"
         }
 
         /// The namespace: the part of the name before the first dot (`user`, `security`, ...).
@@ -42,6 +50,45 @@ public struct ExtendedAttributes: Sendable, Hashable {
         self.attributes = attributes
     }
 
+    /// What the calls act on: an entry of an open directory, through its short path and the
+    /// calls that do not follow a symbolic link (`l*xattr`), or an open file (`f*xattr`).
+    enum Target {
+        case entry(FilePath)
+        case descriptor(CInt)
+
+        init(_ name: FilePath, in directory: DirectoryHandle) {
+            self = .entry(ExtendedAttributes.procPath(name, in: directory))
+        }
+
+        func list(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int) -> Int {
+            switch self {
+            case .entry(let path): path.withCString { llistxattr($0, buffer, size) }
+            case .descriptor(let descriptor): flistxattr(descriptor, buffer, size)
+            }
+        }
+
+        func get(_ name: UnsafePointer<CChar>, _ value: UnsafeMutableRawPointer?, _ size: Int) -> Int {
+            switch self {
+            case .entry(let path): path.withCString { lgetxattr($0, name, value, size) }
+            case .descriptor(let descriptor): fgetxattr(descriptor, name, value, size)
+            }
+        }
+
+        func set(_ name: UnsafePointer<CChar>, _ value: UnsafeRawBufferPointer) -> CInt {
+            switch self {
+            case .entry(let path): path.withCString { lsetxattr($0, name, value.baseAddress, value.count, 0) }
+            case .descriptor(let descriptor): fsetxattr(descriptor, name, value.baseAddress, value.count, 0)
+            }
+        }
+
+        func remove(_ name: UnsafePointer<CChar>) -> CInt {
+            switch self {
+            case .entry(let path): path.withCString { lremovexattr($0, name) }
+            case .descriptor(let descriptor): fremovexattr(descriptor, name)
+            }
+        }
+    }
+
     /// The short path that names `name` in `directory` for the `l*xattr` calls.
     static func procPath(_ name: FilePath, in directory: DirectoryHandle) -> FilePath {
         FilePath(bytes: Array("/proc/self/fd/".utf8) + Array(String(directory.descriptor.rawValue).utf8) + [UInt8(ascii: "/")] + name.bytes)
@@ -53,18 +100,26 @@ public struct ExtendedAttributes: Sendable, Hashable {
     /// - Throws: ``FileError`` (operation `listxattr` or `getxattr`) with the entry's path. An
     ///   attribute removed between the listing and its read is skipped.
     public static func read(of name: FilePath, in directory: DirectoryHandle) throws(FileError) -> ExtendedAttributes {
-        let path = procPath(name, in: directory)
-        let visible = directory.path.appending(name)
+        try read(Target(name, in: directory), path: directory.path.appending(name))
+    }
+
+    /// Reads the attributes of the file open as `descriptor` (`flistxattr(2)`, `fgetxattr(2)`);
+    /// `path` names it in errors. As ``read(of:in:)``.
+    static func read(of descriptor: FileDescriptor, path: FilePath) throws(FileError) -> ExtendedAttributes {
+        try read(.descriptor(descriptor.rawValue), path: path)
+    }
+
+    private static func read(_ target: Target, path visible: FilePath) throws(FileError) -> ExtendedAttributes {
         var listing: [UInt8] = []
         while true {
-            let size = path.withCString { llistxattr($0, nil, 0) }
+            let size = target.list(nil, 0)
             if size < 0 {
                 if Errno.current == .notSupported { return ExtendedAttributes() }
                 throw FileError(.listxattr, path: visible, errno: .current)
             }
             if size == 0 { return ExtendedAttributes() }
             listing = [UInt8](repeating: 0, count: size)
-            let read = path.withCString { p in listing.withUnsafeMutableBytes { llistxattr(p, $0.baseAddress!.assumingMemoryBound(to: CChar.self), size) } }
+            let read = listing.withUnsafeMutableBytes { target.list($0.baseAddress!.assumingMemoryBound(to: CChar.self), size) }
             if read >= 0 {
                 listing.removeLast(listing.count - read)
                 break
@@ -74,23 +129,23 @@ public struct ExtendedAttributes: Sendable, Hashable {
         var attributes: [Attribute] = []
         for nameBytes in listing.split(separator: 0, omittingEmptySubsequences: true) {
             let attributeName = Array(nameBytes)
-            guard let value = try value(of: attributeName, at: path, visible: visible) else { continue }
+            guard let value = try value(of: attributeName, at: target, visible: visible) else { continue }
             attributes.append(Attribute(name: attributeName, value: value))
         }
         return ExtendedAttributes(attributes)
     }
 
     /// The value of one attribute, or `nil` if it vanished (`ENODATA`).
-    private static func value(of name: [UInt8], at path: FilePath, visible: FilePath) throws(FileError) -> [UInt8]? {
+    private static func value(of name: [UInt8], at target: Target, visible: FilePath) throws(FileError) -> [UInt8]? {
         let cName = name.map { CChar(bitPattern: $0) } + [0]
         while true {
-            let size = path.withCString { lgetxattr($0, cName, nil, 0) }
+            let size = target.get(cName, nil, 0)
             if size < 0 {
                 if Errno.current == Errno(rawValue: ENODATA) { return nil }
                 throw FileError(.getxattr, path: visible, errno: .current)
             }
             var value = [UInt8](repeating: 0, count: size)
-            let read = path.withCString { p in value.withUnsafeMutableBytes { lgetxattr(p, cName, $0.baseAddress, size) } }
+            let read = value.withUnsafeMutableBytes { target.get(cName, $0.baseAddress, size) }
             if read >= 0 { return Array(value[..<read]) }
             if Errno.current == Errno(rawValue: ENODATA) { return nil }
             if Errno.current != Errno(rawValue: ERANGE) { throw FileError(.getxattr, path: visible, errno: .current) }
@@ -101,22 +156,27 @@ public struct ExtendedAttributes: Sendable, Hashable {
     /// directory gives what is created in it.
     static let aclNames = ["system.posix_acl_access", "system.posix_acl_default"]
 
-    /// Removes from the entry `name` in `directory` each ACL these attributes do not hold, so
-    /// that it ends with exactly the source's ACLs (none where the source had none), whatever
-    /// the default ACL of its directory gave it at creation, as `cp -p` and `rsync -A` leave it.
-    /// "None there" and "no ACLs on this file system" are not errors.
+    /// These attributes without the ACLs (``aclNames``): what a regular file takes besides the
+    /// access ACL, which ``FileSink`` gives it by its own rules.
+    var withoutACLs: ExtendedAttributes {
+        ExtendedAttributes(attributes.filter { !Self.aclNames.contains(String(decoding: $0.name, as: UTF8.self)) })
+    }
+
+    /// Removes from `target` each ACL these attributes do not hold, so that it ends with
+    /// exactly the source's ACLs (none where the source had none), whatever the default ACL of
+    /// its directory gave it at creation, as `cp -p` and `rsync -A` leave it. "None there" and
+    /// "no ACLs on this file system" are not errors.
     ///
-    /// - Returns: the ACLs that could not be removed, each with its error (operation `setxattr`).
-    func removeACLsNotHeld(from name: FilePath, in directory: DirectoryHandle) -> [(Attribute, FileError)] {
-        let path = Self.procPath(name, in: directory)
+    /// - Returns: the ACLs that could not be removed, each with its error (operation `setxattr`
+    ///   with `path`).
+    func removeACLsNotHeld(from target: Target, path: FilePath) -> [(Attribute, FileError)] {
         let held = Set(attributes.map(\.name))
         var refused: [(Attribute, FileError)] = []
         for aclName in Self.aclNames where !held.contains(Array(aclName.utf8)) {
-            guard path.withCString({ lremovexattr($0, aclName) }) != 0 else { continue }
+            guard target.remove(aclName) != 0 else { continue }
             let error = Errno.current
             if error == Errno(rawValue: ENODATA) || error == .notSupported { continue }
-            refused.append((
-                Attribute(name: Array(aclName.utf8), value: []), FileError(.setxattr, path: directory.path.appending(name), errno: error)))
+            refused.append((Attribute(name: Array(aclName.utf8), value: []), FileError(.setxattr, path: path, errno: error)))
         }
         return refused
     }
@@ -129,13 +189,16 @@ public struct ExtendedAttributes: Sendable, Hashable {
     ///   `security.*` or `trusted.*` name without the privilege, `EPERM` for `user.*` on a
     ///   symbolic link, which the kernel allows on regular files and directories only.
     public func write(to name: FilePath, in directory: DirectoryHandle) -> [(Attribute, FileError)] {
-        let path = Self.procPath(name, in: directory)
+        write(to: Target(name, in: directory), path: directory.path.appending(name))
+    }
+
+    /// Gives `target` every attribute, as ``write(to:in:)`` does; `path` names it in errors.
+    func write(to target: Target, path: FilePath) -> [(Attribute, FileError)] {
         var refused: [(Attribute, FileError)] = []
         for attribute in attributes {
             let cName = attribute.name.map { CChar(bitPattern: $0) } + [0]
-            let result = path.withCString { p in attribute.value.withUnsafeBytes { lsetxattr(p, cName, $0.baseAddress, $0.count, 0) } }
-            if result != 0 {
-                refused.append((attribute, FileError(.setxattr, path: directory.path.appending(name), errno: .current)))
+            if attribute.value.withUnsafeBytes({ target.set(cName, $0) }) != 0 {
+                refused.append((attribute, FileError(.setxattr, path: path, errno: .current)))
             }
         }
         return refused

@@ -34,6 +34,11 @@ extension FileSink {
         /// holds no descriptor per file (under a low `ulimit -n`: ``DescriptorBudget/sealedFiles``
         /// 0); otherwise it is unnamed (`O_TMPFILE`) and kept open until it is named.
         var closesSealedFile = false
+        /// With ``preserveAttributes``, whether the file also gets every extended attribute of
+        /// the source (xattr(7): `user.*`, `security.*`, `trusted.*`), as `cp -a` gives them,
+        /// read from the source's descriptor (``FileSink/preserveAttributes(of:)``) and set on
+        /// the open file before the commit point, so no file has its name without them.
+        var preservesExtendedAttributes = false
 
         /// Creates options; the defaults are durable, refuse to overwrite and keep none of the
         /// source's attributes but its permission bits.

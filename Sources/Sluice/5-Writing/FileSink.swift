@@ -105,15 +105,26 @@ public actor FileSink: ChunkSink {
     private(set) var replacesExisting = false
     private var directorySynchronized = true
     /// The source's access ACL (`system.posix_acl_access`), which `preserveAttributes` gives the
-    /// file: `nil` for none (``preserveAccessACL(of:)``).
+    /// file: `nil` for none (``preserveAttributes(of:)``).
     private var sourceAccessACL: [UInt8]?
+    /// The source's other extended attributes, with `preservesExtendedAttributes`.
+    private var sourceExtendedAttributes = ExtendedAttributes()
+    /// The source's attributes that could not be read or that the file refused (each with the
+    /// kind warnings name, ``ExtendedAttributes/Attribute/kind``, and its error), known once
+    /// the file is sealed: the caller reports them (a tree once per kind).
+    private(set) var attributeRefusals: [(kind: String, error: FileError)] = []
 
     /// Gives the file, with `preserveAttributes`, the access ACL of the file open as `source`
     /// (read now with `fgetxattr(2)`, on the sink's thread), as `cp -p` keeps it; a source
-    /// without one gives none, and the file ends without one. Call it before ``commit()``;
-    /// without it a preserved file ends with no access ACL.
-    func preserveAccessACL(of source: FileDescriptor) {
+    /// without one gives none, and the file ends without one. With
+    /// `preservesExtendedAttributes`, also every other extended attribute (`flistxattr(2)`).
+    /// Call it before ``commit()``; without it a preserved file ends with no access ACL.
+    func preserveAttributes(of source: FileDescriptor) {
         sourceAccessACL = Self.accessACL(of: source)
+        guard options.preservesExtendedAttributes else { return }
+        do { sourceExtendedAttributes = try ExtendedAttributes.read(of: source, path: destination).withoutACLs } catch {
+            attributeRefusals.append(("extended attributes", error))
+        }
     }
 
     /// Set by ``deferRename()``: ``commit()`` stops before the rename.
@@ -483,13 +494,18 @@ public actor FileSink: ChunkSink {
     }
 
     /// The attributes the rules in ``FileSink`` give the file, set before the `fsync(2)`:
-    /// owner first (`fchown(2)` may clear set-user-ID and set-group-ID), then the access ACL (a
+    /// owner first (`fchown(2)` may clear set-user-ID and set-group-ID, and clears
+    /// `security.capability`), then the source's extended attributes (`fsetxattr(2)`, with
+    /// `preservesExtendedAttributes`; refusals go to ``attributeRefusals``), then the access ACL (a
     /// replaced file's; with `preserveAttributes` exactly the source's, given by
     /// ``preserveAccessACL(of:)``, none where it had none, whatever the directory's default ACL
     /// gave the new file), then the bits, then the times (``timesToKeep(of:options:)``).
     private func applyAttributes(to descriptor: FileDescriptor) throws {
         if let model = attributeModel {
             let ownerKept = Self.keepOwner(model, on: descriptor)
+            for (attribute, error) in sourceExtendedAttributes.write(to: .descriptor(descriptor.rawValue), path: destination) {
+                attributeRefusals.append((attribute.kind, error))
+            }
             if let replaced, model == replaced.status {
                 try Self.setAccessACL(replaced.accessACL, on: descriptor, path: destination)
             } else {

@@ -32,9 +32,10 @@ public struct FileJob: Sendable {
     }
 
     /// Copies the file: opens the source (`O_NOFOLLOW` unless links are followed), creates the
-    /// sink at the destination, runs ``RegularFileCopy`` to its commit, then, with
-    /// ``TreeCopy/Options/preservesAttributes``, gives the committed file the source's extended
-    /// attributes (and so its ACLs) where the destination accepts them (``warnings`` otherwise).
+    /// sink at the destination and runs ``RegularFileCopy`` to its commit; with
+    /// ``TreeCopy/Options/preservesAttributes``, the file gets the source's extended attributes
+    /// (and so its ACLs) before the commit point where the destination accepts them
+    /// (``warnings`` otherwise).
     ///
     /// - Parameter gate: where the commit point is decided.
     /// - Returns: the file's report.
@@ -45,9 +46,7 @@ public struct FileJob: Sendable {
             at: source, followsLinks: followsLinks, chunkSize: options.chunkSize, findsHoles: options.file.sparse != .never)
         let sink = try await FileSink.create(location: destination, source: chunks.status, options: options.fileSinkOptions, gate: gate)
         let report = try await RegularFileCopy(from: chunks, to: sink, options: options.file).run()
-        if options.preservesAttributes, let from = source.directory, let to = destination.directory {
-            TreeCopy.copyExtendedAttributes(from: source.name, in: from, to: destination.name, in: to, warnings: warnings)
-        }
+        for (kind, error) in await sink.attributeRefusals { warnings.record(kind, error) }
         return report
     }
 }

@@ -39,11 +39,9 @@ extension ManyFileCopy {
         /// Whether a symbolic link at ``sourceLocation`` is followed (default `true`, as for an
         /// operand); a tree's entries are opened with `O_NOFOLLOW` unless `-L`.
         public var followsLinks = true
-        /// Runs once the file is committed, before its ``completion``, on the file's thread, or
-        /// the sync batch's for a file made durable in a batch (it may block: for example to give
-        /// the committed file the source's extended attributes, which a write would have
-        /// cleared). `nil`: nothing.
-        public var afterCommit: (@Sendable () -> Void)?
+        /// Where the source's attributes that the file could not take are recorded, once per
+        /// kind (a tree's record); `nil`: they are the file's own warnings.
+        var preservationWarnings: PreservationWarnings?
 
         /// Creates a job.
         public init(
@@ -67,7 +65,7 @@ extension ManyFileCopy {
         public init(
             source: FileLocation, destination: FileLocation, sourceStatus: FileStatus?, followsLinks: Bool,
             sinkOptions: FileSink.Options, verification: CopyVerification? = nil,
-            afterCommit: (@Sendable () -> Void)? = nil, completion: @escaping @Sendable (Outcome) -> Void
+            completion: @escaping @Sendable (Outcome) -> Void
         ) {
             self.init(
                 source: source.path, destination: destination.path, sourceStatus: sourceStatus, sinkOptions: sinkOptions,
@@ -75,7 +73,6 @@ extension ManyFileCopy {
             self.sourceLocation = source
             self.destinationLocation = destination
             self.followsLinks = followsLinks
-            self.afterCommit = afterCommit
         }
     }
 

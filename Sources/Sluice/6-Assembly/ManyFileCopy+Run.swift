@@ -54,19 +54,25 @@ extension ManyFileCopy {
     }
 
     /// After the sink's commit: the sealed file for the batch when the rename was deferred
-    /// (``FileSink/deferRename()``), else the commit (the hook and the directory's record run
-    /// here, on the sink's thread). `replaces`: whether the sink wrote a temporary file to
+    /// (``FileSink/deferRename()``), else the commit (the attributes refused and the
+    /// directory's record are recorded here, on the sink's thread). `replaces`: whether the sink wrote a temporary file to
     /// rename over the destination (read before the commit, which ends it), not a destination
     /// in place.
     func finishCommit(_ item: Indexed, sink: isolated FileSink, report: CopyReport, replaces: Bool) -> Copied {
         let job = item.job
+        let refusals = sink.attributeRefusals
+        var warnings = sink.warnings
+        if let record = job.preservationWarnings {
+            for (kind, error) in refusals { record.record(kind, error) }
+        } else {
+            warnings += refusals.map { StageWarning("cannot preserve \($0.kind): \($0.error)") }
+        }
         if let file = sink.takeSealed() {
-            return .sealed(SyncBatch.Entry(item: item, file: file, report: report, warnings: sink.warnings))
+            return .sealed(SyncBatch.Entry(item: item, file: file, report: report, warnings: warnings))
         }
         let durable = replaces && job.sinkOptions.synchronize
-        job.afterCommit?()
         if durable { directories.record(directoryOf: job.destinationLocation) }
-        return .committed(Committed(report: report, warnings: sink.warnings, isDurableOnceDirectorySynced: durable))
+        return .committed(Committed(report: report, warnings: warnings, isDurableOnceDirectorySynced: durable))
     }
 
     /// Opens the source and the destination, and copies by the path one file would take, with

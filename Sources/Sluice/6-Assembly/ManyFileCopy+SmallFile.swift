@@ -42,8 +42,9 @@ extension ManyFileCopy {
                 location: job.destinationLocation, source: status, options: Self.sinkOptions(of: job), executor: executor)
         })
         if Self.joinsSyncBatch(job) { sink.assumeIsolated { $0.deferRename() } }
-        // `cp -p` keeps the source's ACL, read by its descriptor (as RegularFileCopy does).
-        if job.sinkOptions.preserveAttributes { sink.assumeIsolated { $0.preserveAccessACL(of: source) } }
+        // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its
+        // descriptor (as RegularFileCopy does).
+        if job.sinkOptions.preserveAttributes { sink.assumeIsolated { $0.preserveAttributes(of: source) } }
         let report: CopyReport
         // A destination written in place (a device, a FIFO), opened already: by writes.
         let replaces = sink.assumeIsolated { $0.replacesDestination }

@@ -259,7 +259,6 @@ extension ManyFileCopy {
                 complete(entry.item, .failure(error), bytes: bytes)
                 continue
             }
-            entry.item.job.afterCommit?()
             directories.record(directoryOf: entry.item.job.destinationLocation)
             entry.file.unregister()
             complete(

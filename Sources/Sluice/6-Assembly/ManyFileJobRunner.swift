@@ -4,9 +4,8 @@
 /// Each ``FileJob`` becomes a ``ManyFileCopy/Job`` at the job's locations (names in open
 /// directories, so any depth), with the tree's sink options, per-file copy options and chunk
 /// size (``TreeCopy/Options/file``, ``TreeCopy/Options/chunkSize``); with
-/// ``TreeCopy/Options/preservesAttributes``, the committed file is given the source's extended
-/// attributes (and ACLs) once it is renamed, before its completion, on the file's thread (or the
-/// sync batch's, for a file made durable in a batch). Every file found adds
+/// ``TreeCopy/Options/preservesAttributes``, each file gets the source's extended attributes
+/// (and ACLs) on its open temporary, before its commit point. Every file found adds
 /// itself and its bytes to the engine's totals, which grow while the walk runs
 /// (``ManyFileCopy/addToTotal(bytes:files:)``); ``waitForAll()`` marks them complete and
 /// finishes the engine, after which every rename is durable (unless `--no-fsync`) and
@@ -58,24 +57,15 @@ public final class ManyFileJobRunner: FileJobRunner {
     /// - Throws: `CancellationError` when the engine was cancelled (the job was not taken and
     ///   `completion` is not called).
     public func submit(_ job: FileJob, completion: @escaping @Sendable (Result<CopyReport, any Error>) -> Void) async throws {
-        let afterCommit: (@Sendable () -> Void)?
-        if job.options.preservesAttributes, let from = job.source.directory, let to = job.destination.directory {
-            let (source, destination, warnings) = (job.source.name, job.destination.name, job.warnings)
-            afterCommit = {
-                TreeCopy.copyExtendedAttributes(from: source, in: from, to: destination, in: to, warnings: warnings)
-            }
-        } else {
-            afterCommit = nil
-        }
         engine.addToTotal(bytes: job.status.kind == .regular ? job.status.size : 0, files: 1)
         var file = ManyFileCopy.Job(
             source: job.source, destination: job.destination, sourceStatus: job.status, followsLinks: job.followsLinks,
             sinkOptions: job.options.fileSinkOptions, verification: job.options.file.pipeline.verification,
-            afterCommit: afterCommit,
             completion: { [onOutcome] outcome in
                 onOutcome(outcome)
                 completion(outcome.result.map(\.report))
             })
+        file.preservationWarnings = job.warnings
         file.copyOptions = job.options.file
         file.chunkSize = job.options.chunkSize
         try await engine.submit(file)

@@ -122,8 +122,8 @@ public struct RegularFileCopy: Sendable {
     public func run() async throws -> CopyReport {
         let start = ContinuousClock.now
         if sink.options.preserveAttributes, let descriptor = source.kernelCopySource {
-            // `cp -p` keeps the source's ACL, read by its descriptor.
-            await sink.preserveAccessACL(of: descriptor)
+            // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its descriptor.
+            await sink.preserveAttributes(of: descriptor)
         }
         let chain: [CopyPath]
         do {

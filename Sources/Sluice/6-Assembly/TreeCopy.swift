@@ -82,6 +82,7 @@ public struct TreeCopy: Sendable {
         var fileSinkOptions: FileSink.Options {
             var options = sink
             options.preserveAttributes = preservesAttributes
+            options.preservesExtendedAttributes = preservesAttributes
             options.sparse = file.sparse
             return options
         }

@@ -94,70 +94,70 @@ extension TreeCopyRun {
         }
     }
 
-    /// With `--preserve`, gives the new entry `name` the source's attributes (see ``apply(_:attributes:to:in:)``).
+    /// With `--preserve`, gives the new entry `name` the source's attributes (see ``apply(_:attributes:to:)``).
     private func applyAttributes(_ status: FileStatus, of entry: TreeWalker.Entry, to name: FilePath, in directory: DirectoryHandle) throws {
         guard options.preservesAttributes else { return }
         var attributes: ExtendedAttributes?
         do { attributes = try ExtendedAttributes.read(of: entry.name, in: entry.parent) } catch {
             warnings.record("extended attributes", error)
         }
-        try apply(status, attributes: attributes, to: name, in: directory)
+        try apply(status, attributes: attributes, to: .entry(name, in: directory))
     }
 
-    /// Gives `name` in `directory` the attributes of `status`, in `cp -p`'s order: owner and
-    /// group (where permitted: any as root, a warning if root is refused; otherwise the group
-    /// alone, silently), the extended attributes (ACLs included, and an ACL the source has not
-    /// removed; refusals are warnings), the
-    /// permission bits (not for a symbolic link; set-user-ID and set-group-ID only when the
-    /// owner and group were kept), then the access and modification times.
+    /// What ``apply(_:attributes:to:)`` gives attributes to, so that no path a race can change
+    /// is followed: a link or a node by its name in an open directory, with the calls that
+    /// never follow a symbolic link (`fchownat(2)` and `utimensat(2)` with
+    /// `AT_SYMLINK_NOFOLLOW`, `fchmodat2(2)`, `l*xattr(2)`); a directory by its own descriptor
+    /// (opened `O_DIRECTORY | O_NOFOLLOW` and checked by device and inode).
+    enum AttributeTarget {
+        case entry(FilePath, in: DirectoryHandle)
+        case directory(DirectoryHandle)
+    }
+
+    /// Gives `target` the attributes of `status`, in `cp -p`'s order: owner and group (where
+    /// permitted: any as root, a warning if root is refused; otherwise the group alone,
+    /// silently), the extended attributes (ACLs included, and an ACL the source has not
+    /// removed; refusals are warnings), the permission bits (not for a symbolic link;
+    /// set-user-ID and set-group-ID only when the owner and group were kept), then the access
+    /// and modification times.
     ///
-    /// - Throws: ``FileError`` of `fchmodat(2)` or `utimensat(2)`.
-    func apply(_ status: FileStatus, attributes: ExtendedAttributes?, to name: FilePath, in directory: DirectoryHandle) throws {
+    /// - Throws: ``FileError`` of the bits or the times.
+    func apply(_ status: FileStatus, attributes: ExtendedAttributes?, to target: AttributeTarget) throws {
+        func setOwner(user: UInt32, group: UInt32) throws(FileError) {
+            switch target {
+            case .entry(let name, let directory): try directory.setOwner(of: name, user: user, group: group)
+            case .directory(let handle): try handle.setOwner(user: user, group: group)
+            }
+        }
         var ownerKept = true
-        do { try directory.setOwner(of: name, user: status.userID, group: status.groupID) } catch {
+        do { try setOwner(user: status.userID, group: status.groupID) } catch {
             ownerKept = false
             if geteuid() == 0 {
                 warnings.record("ownership", error)
             } else {
-                try? directory.setOwner(of: name, user: .max, group: status.groupID)
+                try? setOwner(user: .max, group: status.groupID)
             }
         }
         if let attributes {
+            let (calls, path): (ExtendedAttributes.Target, FilePath) = switch target {
+            case .entry(let name, let directory): (ExtendedAttributes.Target(name, in: directory), directory.path.appending(name))
+            case .directory(let handle): (.descriptor(handle.descriptor.rawValue), handle.path)
+            }
             // Exactly the source's ACLs: one the destination directory's default ACL gave the
             // new entry, and the source had not, is removed (a link has none).
-            let removed = status.kind == .symbolicLink ? [] : attributes.removeACLsNotHeld(from: name, in: directory)
-            for (attribute, error) in attributes.write(to: name, in: directory) + removed {
-                warnings.record(TreeCopy.kind(of: attribute), error)
+            let removed = status.kind == .symbolicLink ? [] : attributes.removeACLsNotHeld(from: calls, path: path)
+            for (attribute, error) in attributes.write(to: calls, path: path) + removed {
+                warnings.record(attribute.kind, error)
             }
         }
-        if status.kind != .symbolicLink {
-            let permissions = ownerKept ? status.permissions : status.permissions & ~0o6000
-            try directory.setPermissions(of: name, to: permissions)
-        }
-        try directory.setTimes(of: name, access: status.accessTime, modification: status.modificationTime)
-    }
-}
-
-extension TreeCopy {
-    /// The kind of a refused attribute, as warnings name it: `ACLs` for
-    /// `system.posix_acl_*`, else `extended attributes (<namespace>.*)`.
-    static func kind(of attribute: ExtendedAttributes.Attribute) -> String {
-        attribute.namespace == "system" ? "ACLs" : "extended attributes (\(attribute.namespace).*)"
-    }
-
-    /// Gives the entry `target` in `destination` the extended attributes of `name` in
-    /// `source`; what cannot be read or is refused goes to `warnings`.
-    static func copyExtendedAttributes(
-        from name: FilePath, in source: DirectoryHandle, to target: FilePath, in destination: DirectoryHandle,
-        warnings: PreservationWarnings
-    ) {
-        do {
-            let attributes = try ExtendedAttributes.read(of: name, in: source)
-            for (attribute, error) in attributes.write(to: target, in: destination) {
-                warnings.record(kind(of: attribute), error)
-            }
-        } catch {
-            warnings.record("extended attributes", error)
+        let permissions = ownerKept ? status.permissions : status.permissions & ~0o6000
+        switch target {
+        case .entry(let name, let directory):
+            if status.kind != .symbolicLink { try directory.setPermissions(of: name, to: permissions) }
+            try directory.setTimes(of: name, access: status.accessTime, modification: status.modificationTime)
+        case .directory(let handle):
+            try handle.setPermissions(to: permissions)
+            try handle.setTimes(access: status.accessTime, modification: status.modificationTime)
         }
     }
 }

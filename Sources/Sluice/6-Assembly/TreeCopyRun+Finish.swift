@@ -37,30 +37,38 @@ extension TreeCopyRun {
             }
         }
         var lastSynchronized: Int?? = .none
+        // A directory replaced since the walk is reported once, not again for each below it.
+        var reported: Set<String> = []
         for index in records.indices.reversed() {
             let record = records[index]
             do {
+                // Its attributes through its own descriptor (no link planted in its place is
+                // followed, no directory renamed there is changed).
+                let directory = try navigate(to: index)
                 // Links and nodes made in it: no file's rename made them durable.
-                if options.sink.synchronize, directoriesWithNodes.contains(index) { try navigate(to: index).synchronize() }
-                let parent = try record.parent.map { try navigate(to: $0) } ?? targetParent
+                if options.sink.synchronize, directoriesWithNodes.contains(index) { try directory.synchronize() }
                 if options.preservesAttributes {
-                    try apply(record.status, attributes: record.attributes, to: record.name, in: parent)
+                    try apply(record.status, attributes: record.attributes, to: .directory(directory))
                 } else if !record.existed {
-                    try parent.setPermissions(of: record.name, to: record.status.permissions & 0o7777 & ~umask)
+                    try directory.setPermissions(to: record.status.permissions & 0o7777 & ~umask)
                 }
+                let parent = try record.parent.map { try navigate(to: $0) } ?? targetParent
                 // The new directory's name reaches the device with its parent.
                 if options.sink.synchronize, !record.existed, lastSynchronized != .some(record.parent) {
                     try parent.synchronize()
                     lastSynchronized = .some(record.parent)
                 }
             } catch {
-                fail(error)
+                if reported.insert("\(error)").inserted { fail(error) }
             }
         }
     }
 
     /// Moves ``destination`` to the directory of record `index` and returns it: up to the
-    /// common ancestor, then down by name, each directory checked as ``DirectoryStack`` does.
+    /// common ancestor, then down by name (`O_NOFOLLOW`), each directory checked by device and
+    /// inode to be the one the walk made or merged into.
+    ///
+    /// - Throws: ``FileError``: `directoryChanged` for a directory replaced since the walk.
     private func navigate(to index: Int) throws -> DirectoryHandle {
         var wanted: [Int] = []
         var next: Int? = index
@@ -77,8 +85,24 @@ extension TreeCopyRun {
         }
         for record in wanted[common...] {
             let (top, name, path) = (destination!.top, records[record].name, records[record].path)
-            let handle = try DescriptorBudget.retrying(whileReleasing: copy.runner.waitForReleasedDescriptors) { () throws(FileError) in
-                try top.openDirectory(name, path: path)
+            let opened = Result { () throws(FileError) in
+                try DescriptorBudget.retrying(whileReleasing: copy.runner.waitForReleasedDescriptors) { () throws(FileError) in
+                    try top.openDirectory(name, path: path)
+                }
+            }
+            let handle: DirectoryHandle
+            switch opened {
+            case .success(let opened): handle = opened
+            case .failure(let error):
+                // Not a directory any more (a link, a file) or gone: replaced since the walk.
+                let replaced: Set<Errno> = [.notDirectory, .tooManySymbolicLinkLevels, .noSuchFileOrDirectory]
+                if let errno = error.errno, replaced.contains(errno) { throw FileError.directoryChanged(path) }
+                throw error
+            }
+            // The directory the walk made or merged into, and no other.
+            let status = try handle.status()
+            guard Identity(device: status.device, inode: status.inode) == records[record].identity else {
+                throw FileError.directoryChanged(path)
             }
             try destination!.push(handle, name: records[record].name)
             chain.append(record)

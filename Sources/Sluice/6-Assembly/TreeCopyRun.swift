@@ -21,6 +21,9 @@ final class TreeCopyRun {
         var attributes: ExtendedAttributes?
         /// Whether it was there before (merged into): without `--preserve` its mode is left.
         var existed: Bool
+        /// The copy's device and inode, as opened during the walk: the final pass gives its
+        /// attributes to that directory only, never to one renamed or linked into its place.
+        var identity: Identity
     }
 
     /// A name to make a hard link to the first copy of its inode, after every job completed.
@@ -173,7 +176,8 @@ final class TreeCopyRun {
                 }
             }
             records.append(DirectoryRecord(
-                parent: parentRecord, name: name, path: path, status: entry.status, attributes: attributes, existed: existed))
+                parent: parentRecord, name: name, path: path, status: entry.status, attributes: attributes, existed: existed,
+                identity: Identity(device: made.device, inode: made.inode)))
             frames.append(records.count - 1)
             tally.withLock { $0.directories += 1 }
         } catch {
