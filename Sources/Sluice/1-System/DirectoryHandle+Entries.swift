@@ -13,7 +13,7 @@ extension DirectoryHandle {
     ///
     /// - Throws: ``FileError`` (operation `mkdirat`; `EEXIST` when the name is taken).
     public func makeDirectory(_ name: FilePath, permissions: mode_t) throws(FileError) {
-        try call(.mkdirat, name) { mkdirat(descriptor.rawValue, $0, permissions) }
+        try call(.mkdirat, name) { system.makeDirectoryAt(descriptor.rawValue, $0, permissions) }
     }
 
     /// `symlinkat(2)`: creates the symbolic link `name` whose target is `target` (any bytes,
@@ -46,7 +46,7 @@ extension DirectoryHandle {
     /// - Throws: ``FileError`` (operation `linkat`) with the new name's path.
     public func makeHardLink(_ name: FilePath, to existing: FilePath, in directory: DirectoryHandle) throws(FileError) {
         try call(.linkat, name) { new in
-            existing.withCString { linkat(directory.descriptor.rawValue, $0, descriptor.rawValue, new, 0) }
+            existing.withCString { system.linkAt(directory.descriptor.rawValue, $0, descriptor.rawValue, new, 0) }
         }
     }
 
@@ -67,7 +67,7 @@ extension DirectoryHandle {
     /// - Throws: ``FileError`` (operation `unlinkat`).
     public func removeEntry(_ name: FilePath, isDirectory: Bool = false) throws(FileError) {
         let flags = isDirectory ? CSluiceShims_AT_REMOVEDIR : 0
-        try call(.unlinkat, name) { unlinkat(descriptor.rawValue, $0, flags) }
+        try call(.unlinkat, name) { system.unlinkAt(descriptor.rawValue, $0, flags) }
     }
 
     /// `renameat2(2)` of `name` here to `newName` in `directory`; `noReplace` refuses an
@@ -79,17 +79,22 @@ extension DirectoryHandle {
     ) throws(FileError) {
         let flags = noReplace ? CSluiceShims_RENAME_NOREPLACE : 0
         let result = name.withCString { from in
-            newName.withCString { to in renameat2(descriptor.rawValue, from, directory.descriptor.rawValue, to, flags) }
+            newName.withCString { to in system.renameAt(descriptor.rawValue, from, directory.descriptor.rawValue, to, flags) }
         }
-        if result != 0 { throw FileError.rename(path: directory.path.appending(newName), errno: .current) }
+        if case .failure(let error) = result { throw FileError.rename(path: directory.path.appending(newName), errno: error) }
     }
 
     /// Runs one `*at` call on `name`, retried on `EINTR`, and reports its failure with the
     /// entry's path.
     func call(_ operation: FileError.Operation, _ name: FilePath, _ body: (UnsafePointer<CChar>) -> CInt) throws(FileError) {
-        do throws(Errno) {
-            _ = try Errno.retryingInterrupts { name.withCString(body) }
-        } catch {
+        try call(operation, name) { body($0) < 0 ? .failure(.current) : .success(()) }
+    }
+
+    /// ``call(_:_:_:)`` for a call of the seam (``SystemCalls``), which gives its errno.
+    func call(
+        _ operation: FileError.Operation, _ name: FilePath, _ body: (UnsafePointer<CChar>) -> Result<Void, Errno>
+    ) throws(FileError) {
+        if case .failure(let error) = Errno.retryingInterrupts({ name.withCString(body) }) {
             throw FileError(operation, path: path.appending(name), errno: error)
         }
     }

@@ -26,10 +26,15 @@ public final class DirectoryHandle: Sendable {
     /// The path messages use for the directory (what the user named plus the components
     /// below it): it may be longer than `PATH_MAX` and is never given to a system call.
     public let path: FilePath
+    /// The calls that open, make, name and remove entries (`openat`, `mkdirat`, `linkat`,
+    /// `renameat2`, `unlinkat`): real unless a test gave its own; every directory opened from
+    /// this one uses them too.
+    let system: SystemCalls
 
-    private init(descriptor: FileDescriptor, path: FilePath) {
+    private init(descriptor: FileDescriptor, path: FilePath, system: SystemCalls) {
         self.descriptor = descriptor
         self.path = path
+        self.system = system
     }
 
     deinit {
@@ -44,7 +49,13 @@ public final class DirectoryHandle: Sendable {
     ///     when not: a link then fails with `ELOOP` or `ENOTDIR`).
     /// - Throws: ``FileError`` (operation `openat`; `ENOTDIR` for a file that is not a directory).
     public static func open(_ path: FilePath, followsLinks: Bool = true) throws(FileError) -> DirectoryHandle {
-        try open(in: nil, name: path, path: path, followsLinks: followsLinks)
+        try open(path, followsLinks: followsLinks, system: .live)
+    }
+
+    /// The seam for tests: ``open(_:followsLinks:)`` through `system`, which every directory
+    /// opened from this one uses too.
+    static func open(_ path: FilePath, followsLinks: Bool = true, system: SystemCalls) throws(FileError) -> DirectoryHandle {
+        try open(in: nil, name: path, path: path, followsLinks: followsLinks, system: system)
     }
 
     /// Opens the directory `name` in this one: `openat(2)` with `O_DIRECTORY | O_NOFOLLOW`
@@ -58,19 +69,17 @@ public final class DirectoryHandle: Sendable {
     public func openDirectory(
         _ name: FilePath, path: FilePath? = nil, followsLinks: Bool = false
     ) throws(FileError) -> DirectoryHandle {
-        try Self.open(in: self, name: name, path: path ?? self.path.appending(name), followsLinks: followsLinks)
+        try Self.open(in: self, name: name, path: path ?? self.path.appending(name), followsLinks: followsLinks, system: system)
     }
 
     private static func open(
-        in parent: DirectoryHandle?, name: FilePath, path: FilePath, followsLinks: Bool
+        in parent: DirectoryHandle?, name: FilePath, path: FilePath, followsLinks: Bool, system: SystemCalls
     ) throws(FileError) -> DirectoryHandle {
         let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followsLinks ? 0 : O_NOFOLLOW)
         let directory = parent?.descriptor.rawValue ?? CSluiceShims_AT_FDCWD
-        do throws(Errno) {
-            let raw = try Errno.retryingInterrupts { name.withCString { openat(directory, $0, flags) } }
-            return DirectoryHandle(descriptor: FileDescriptor(rawValue: raw), path: path)
-        } catch {
-            throw FileError(.openat, path: path, errno: error)
+        switch Errno.retryingInterrupts({ name.withCString { system.openAt(directory, $0, flags, 0) } }) {
+        case .success(let raw): return DirectoryHandle(descriptor: FileDescriptor(rawValue: raw), path: path, system: system)
+        case .failure(let error): throw FileError(.openat, path: path, errno: error)
         }
     }
 
@@ -106,10 +115,9 @@ public final class DirectoryHandle: Sendable {
     /// - Throws: ``FileError`` (operation `getdents`) with the directory's path.
     public func entryNames() throws(FileError) -> [FilePath] {
         let raw: CInt
-        do throws(Errno) {
-            raw = try Errno.retryingInterrupts { openat(descriptor.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        } catch {
-            throw FileError(.getdents, path: path, errno: error)
+        switch Errno.retryingInterrupts({ system.openAt(descriptor.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }) {
+        case .success(let opened): raw = opened
+        case .failure(let error): throw FileError(.getdents, path: path, errno: error)
         }
         guard let stream = fdopendir(raw) else {
             let error = Errno.current
@@ -138,13 +146,9 @@ public final class DirectoryHandle: Sendable {
     ///
     /// - Throws: ``FileError`` (operation `openat`) with the entry's path.
     public func openFile(_ name: FilePath, _ flags: CInt, permissions: mode_t = 0o666) throws(FileError) -> FileDescriptor {
-        do throws(Errno) {
-            let raw = try Errno.retryingInterrupts {
-                name.withCString { openat(descriptor.rawValue, $0, flags | O_CLOEXEC, permissions) }
-            }
-            return FileDescriptor(rawValue: raw)
-        } catch {
-            throw FileError(.openat, path: path.appending(name), errno: error)
+        switch Errno.retryingInterrupts({ name.withCString { system.openAt(descriptor.rawValue, $0, flags | O_CLOEXEC, permissions) } }) {
+        case .success(let raw): return FileDescriptor(rawValue: raw)
+        case .failure(let error): throw FileError(.openat, path: path.appending(name), errno: error)
         }
     }
 

@@ -76,6 +76,10 @@ public struct SystemCalls: Sendable {
     var renameAt: @Sendable (
         _ fromDirectory: CInt, _ from: UnsafePointer<CChar>, _ toDirectory: CInt, _ to: UnsafePointer<CChar>, _ flags: CUnsignedInt
     ) -> Result<Void, Errno> = SystemCalls.liveRenameAt
+    /// `mkdirat(2)`: makes the directory `path` in `directory` with `mode` (narrowed by the umask
+    /// or the default ACL).
+    var makeDirectoryAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ mode: mode_t) -> Result<Void, Errno> =
+        SystemCalls.liveMakeDirectoryAt
     /// `unlinkat(2)`: removes the name `path` in `directory` (`AT_REMOVEDIR`: a directory).
     var unlinkAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt) -> Result<Void, Errno> =
         SystemCalls.liveUnlinkAt
@@ -203,6 +207,11 @@ public struct SystemCalls: Sendable {
     static let liveRenameAt: @Sendable (CInt, UnsafePointer<CChar>, CInt, UnsafePointer<CChar>, CUnsignedInt) -> Result<Void, Errno> = {
         fromDirectory, from, toDirectory, to, flags in
         renameat2(fromDirectory, from, toDirectory, to, flags) < 0 ? .failure(.current) : .success(())
+    }
+
+    /// The real `mkdirat(2)`.
+    static let liveMakeDirectoryAt: @Sendable (CInt, UnsafePointer<CChar>, mode_t) -> Result<Void, Errno> = { directory, path, mode in
+        mkdirat(directory, path, mode) < 0 ? .failure(.current) : .success(())
     }
 
     /// The real `unlinkat(2)`.

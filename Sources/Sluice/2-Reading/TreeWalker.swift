@@ -95,6 +95,9 @@ public struct TreeWalker: Sendable {
         self.maximumOpenDirectories = maximumOpenDirectories
     }
 
+    /// The system calls of the walk's directories (the seam for tests): real by default.
+    var system: SystemCalls = .live
+
     /// Whether a root that is a symbolic link is followed: with ``LinkPolicy/root`` or
     /// ``LinkPolicy/all``, and whenever the root ends in a slash (`link/`), which POSIX path
     /// resolution resolves through the link, as `cp -r link/ x` and `rsync -r link/ x` do.
@@ -158,7 +161,7 @@ public struct TreeWalker: Sendable {
 
     private mutating func startAtRoot() -> Event? {
         let parent: DirectoryHandle
-        do { parent = try DirectoryHandle.open(root.directory) } catch { return .failure(error) }
+        do { parent = try DirectoryHandle.open(root.directory, system: system) } catch { return .failure(error) }
         rootParent = parent
         let name = root.lastComponent
         let status: FileStatus

@@ -225,9 +225,9 @@ public actor FileSink: ChunkSink {
     ///
     /// - Throws: as ``create(location:source:options:gate:executor:)``.
     static func createOnExecutorThread(
-        location: FileLocation, source: FileStatus?, options: Options, executor: BlockingIOExecutor
+        location: FileLocation, source: FileStatus?, options: Options, system: SystemCalls, executor: BlockingIOExecutor
     ) throws -> FileSink {
-        let sink = FileSink(location: location, source: source, options: options, system: .live, gate: .shared, executor: executor)
+        let sink = FileSink(location: location, source: source, options: options, system: system, gate: .shared, executor: executor)
         try sink.assumeIsolated { try $0.prepare() }
         return sink
     }

@@ -39,7 +39,8 @@ extension ManyFileCopy {
         guard Self.fitsInOneStep(status, chunkSize: share.chunkSize) else { return nil }
         let sink = try DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }, {
             try FileSink.createOnExecutorThread(
-                location: job.destinationLocation, source: status, options: Self.sinkOptions(of: job), executor: executor)
+                location: job.destinationLocation, source: status, options: Self.sinkOptions(of: job), system: system,
+                executor: executor)
         })
         if Self.joinsSyncBatch(job) { sink.assumeIsolated { $0.deferRename() } }
         // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its

@@ -96,6 +96,9 @@ public struct TreeCopy: Sendable {
     public let options: Options
     /// What copies the regular files.
     public let runner: any FileJobRunner
+    /// The system calls of the walk's and the copy's directories (the seam for tests; the
+    /// files' own calls are the runner's): real by default.
+    var system: SystemCalls = .live
 
     /// Assembles a tree copy.
     ///

@@ -77,8 +77,9 @@ final class TreeCopyRun {
         // Out of descriptors, the walk waits while the runner releases some of its own.
         let runner = copy.runner
         walker.releasesDescriptors = { runner.waitForReleasedDescriptors() }
+        walker.system = copy.system
         let rootStatus = try FileStatus.of(copy.source, followingSymlinks: options.links != .never)
-        targetParent = try DirectoryHandle.open(copy.target.directory)
+        targetParent = try DirectoryHandle.open(copy.target.directory, system: copy.system)
         targetName = copy.target.lastComponent
         if rootStatus.kind == .directory { try refuseCopyIntoItself(rootStatus) }
     }

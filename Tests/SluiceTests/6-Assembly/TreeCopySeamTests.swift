@@ -1,0 +1,166 @@
+import CSluiceShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+@testable import Sluice
+import SluiceTestSupport
+import Testing
+
+/// A tree copy's directory calls (`openat`, `mkdirat`, `unlinkat`) and its files' calls
+/// (`O_TMPFILE`, `renameat2`) refused through the system-call seam: each refusal is that
+/// entry's failure, with its path and the errno, the rest of the tree is copied, nothing
+/// traps or waits, and no temporary file is left anywhere.
+@Suite(.timeLimit(.minutes(1)))
+struct TreeCopySeamTests {
+    /// `s/{a/f, b/g, c/h, l -> a}`: three directories of one file each and a link.
+    static func makeTree(in scratch: ScratchDirectory) throws {
+        let handle = try DirectoryHandle.open(scratch.path)
+        try handle.makeDirectory("s", permissions: 0o755)
+        let tree = try handle.openDirectory("s")
+        for (directory, file) in [("a", "f"), ("b", "g"), ("c", "h")] {
+            try tree.makeDirectory(FilePath(directory), permissions: 0o755)
+            try writeFile(scratch.appending(FilePath("s/\(directory)/\(file)")), Array(file.utf8))
+        }
+        try tree.makeSymbolicLink("l", target: "a")
+    }
+
+    /// The real calls, with `fault` for the calls `refuses` picks (given the name and the
+    /// flags of an `openat`, the name of the rest).
+    static func calls(
+        refusingOpenAt refusesOpen: (@Sendable (String, CInt) -> Errno?)? = nil,
+        refusingMakeDirectory refusesMakeDirectory: (@Sendable (String) -> Errno?)? = nil,
+        refusingUnlink refusesUnlink: (@Sendable (String) -> Errno?)? = nil,
+        from base: SystemCalls = .live
+    ) -> SystemCalls {
+        var system = base
+        let (openAt, makeDirectoryAt, unlinkAt) = (system.openAt, system.makeDirectoryAt, system.unlinkAt)
+        system.openAt = { directory, path, flags, mode in
+            if let errno = refusesOpen?(String(cString: path), flags) { return .failure(errno) }
+            return openAt(directory, path, flags, mode)
+        }
+        system.makeDirectoryAt = { directory, path, mode in
+            if let errno = refusesMakeDirectory?(String(cString: path)) { return .failure(errno) }
+            return makeDirectoryAt(directory, path, mode)
+        }
+        system.unlinkAt = { directory, path, flags in
+            if let errno = refusesUnlink?(String(cString: path)) { return .failure(errno) }
+            return unlinkAt(directory, path, flags)
+        }
+        return system
+    }
+
+    /// Copies `s` to `t` with the tree's directory calls `system` (and, for the files, a
+    /// ``ManyFileJobRunner`` through `fileSystem`); the report and the failures' messages.
+    static func copy(
+        in scratch: ScratchDirectory, system: SystemCalls = .live, fileSystem: SystemCalls = .live,
+        overwrite: Bool = false
+    ) async throws -> (TreeCopyReport, [String]) {
+        let failures = LockedValue<[String]>([])
+        var copy = TreeCopy(
+            from: scratch.appending("s"), to: scratch.appending("t"),
+            options: .init(sink: .init(overwrite: overwrite, synchronize: false)),
+            runner: ManyFileJobRunner(options: .init(), system: fileSystem, onOutcome: { _ in }))
+        copy.system = system
+        let report = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
+        return (report, failures.withLock { $0 })
+    }
+
+    /// No `.sluice-*.tmp` anywhere under `path`.
+    static func expectNoTemporaries(under path: FilePath) throws {
+        #expect(try temporaryFiles(in: path) == [])
+        for name in try entries(in: path) {
+            let child = path.appending(name)
+            if (try? FileStatus.of(child, followingSymlinks: false))?.kind == .directory { try expectNoTemporaries(under: child) }
+        }
+    }
+
+    /// Out of descriptors (`EMFILE`) when the walk opens `s/b`, with nothing held that would be
+    /// released: `b` fails with its message, the others are copied.
+    @Test func descriptorsRunningOutOnADirectoryFailThatDirectoryOnly() async throws {
+        try await withScratchDirectory { scratch in
+            try Self.makeTree(in: scratch)
+            let system = Self.calls(refusingOpenAt: { name, flags in
+                name == "b" && flags & O_DIRECTORY != 0 ? Errno(rawValue: EMFILE) : nil
+            })
+            let (report, failures) = try await Self.copy(in: scratch, system: system)
+            #expect(failures == ["cannot open '\(scratch.appending("s/b"))': Too many open files"])
+            #expect(report.failures == 1)
+            #expect(report.files == 2)
+            #expect(try readFile(scratch.appending("t/a/f")) == Array("f".utf8))
+            #expect(try readFile(scratch.appending("t/c/h")) == Array("h".utf8))
+            #expect(try entries(in: scratch.appending("t")).map(\.description).sorted() == ["a", "c", "l"])
+        }
+    }
+
+    /// Out of descriptors when a directory's names are read (its second descriptor).
+    @Test func descriptorsRunningOutOnAListingFailThatDirectoryOnly() async throws {
+        try await withScratchDirectory { scratch in
+            try Self.makeTree(in: scratch)
+            let listings = LockedValue(0)
+            // The root's listing is the first; the next one is a subdirectory's.
+            let system = Self.calls(refusingOpenAt: { name, _ in
+                guard name == "." else { return nil }
+                return listings.withLock { count in
+                    count += 1
+                    return count == 2 ? Errno(rawValue: EMFILE) : nil
+                }
+            })
+            let (report, failures) = try await Self.copy(in: scratch, system: system)
+            #expect(failures.count == 1, "\(failures)")
+            #expect(failures.first?.hasSuffix("Too many open files") == true, "\(failures)")
+            #expect(report.files == 2)
+        }
+    }
+
+    /// A refused `mkdirat` (`EACCES`) of `t/b`: its contents are skipped, the rest copied.
+    @Test func aRefusedMkdirSkipsThatDirectory() async throws {
+        try await withScratchDirectory { scratch in
+            try Self.makeTree(in: scratch)
+            let system = Self.calls(refusingMakeDirectory: { $0 == "b" ? Errno(rawValue: EACCES) : nil })
+            let (report, failures) = try await Self.copy(in: scratch, system: system)
+            #expect(failures == ["cannot create directory '\(scratch.appending("t/b"))': Permission denied"])
+            #expect(report.files == 2)
+            #expect(try entries(in: scratch.appending("t")).map(\.description).sorted() == ["a", "c", "l"])
+        }
+    }
+
+    /// `--force` over an existing link whose removal is refused (`EPERM`): that link fails and
+    /// is left as it was; the rest is merged (into `t/s`, as `t` is a directory).
+    @Test func aRefusedUnlinkLeavesTheOldEntry() async throws {
+        try await withScratchDirectory { scratch in
+            try Self.makeTree(in: scratch)
+            let handle = try DirectoryHandle.open(scratch.path)
+            try handle.makeDirectory("t", permissions: 0o755)
+            try handle.openDirectory("t").makeDirectory("s", permissions: 0o755)
+            try handle.openDirectory("t/s").makeSymbolicLink("l", target: "old")
+            let system = Self.calls(refusingUnlink: { $0 == "l" ? Errno(rawValue: EPERM) : nil })
+            let (report, failures) = try await Self.copy(in: scratch, system: system, overwrite: true)
+            #expect(failures == ["cannot remove '\(scratch.appending("t/s/l"))': Operation not permitted"])
+            #expect(report.files == 3)
+            #expect(try handle.openDirectory("t/s").linkTarget(of: "l") == "old")
+            #expect(try readFile(scratch.appending("t/s/b/g")) == Array("g".utf8))
+        }
+    }
+
+    /// Files where `O_TMPFILE` is refused (named temporaries), and the rename of one refused:
+    /// that file fails with "cannot create", the others are copied, no temporary is left.
+    @Test func refusedUnnamedFilesAndARefusedRenameLeaveNoTemporary() async throws {
+        try await withScratchDirectory { scratch in
+            try Self.makeTree(in: scratch)
+            var files = SystemCalls.refusingUnnamedFiles
+            let (rename, renameAt) = (files.rename, files.renameAt)
+            let refuses: @Sendable (UnsafePointer<CChar>) -> Bool = { to in FilePath(String(cString: to)).lastComponent.description == "g" }
+            files.rename = { from, to, flags in refuses(to) ? .failure(Errno(rawValue: EPERM)) : rename(from, to, flags) }
+            files.renameAt = { fromDirectory, from, toDirectory, to, flags in
+                refuses(to) ? .failure(Errno(rawValue: EPERM)) : renameAt(fromDirectory, from, toDirectory, to, flags)
+            }
+            let (report, failures) = try await Self.copy(in: scratch, fileSystem: files)
+            #expect(failures == ["cannot create '\(scratch.appending("t/b/g"))': Operation not permitted"])
+            #expect(report.files == 2)
+            #expect(try readFile(scratch.appending("t/c/h")) == Array("h".utf8))
+            try Self.expectNoTemporaries(under: scratch.appending("t"))
+        }
+    }
+}
