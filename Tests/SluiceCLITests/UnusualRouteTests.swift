@@ -207,17 +207,23 @@ struct PreservedACLTests {
 /// durable or not, with nothing left behind; below the minimum it is refused at the start.
 @Suite(.timeLimit(.minutes(3)))
 struct DescriptorLimitTests {
-    /// 240 small files: 8 directories of 15, each with a subdirectory of 15.
+    /// 240 small files in 8 directories of 15, each with a subdirectory of 15; a chain 20
+    /// directories deep with 3 files in each (the walk leaves many levels at once, reopening
+    /// each through `..`, while files in them are still in flight); and 3 levels of 3
+    /// directories with a file in each.
     static let makeTree = """
         for d in 1 2 3 4 5 6 7 8; do mkdir -p src/d$d/e; for f in $(seq 1 15); do
           echo "file $d $f" > src/d$d/f$f; head -c $((d * 300 + f)) /dev/urandom > src/d$d/e/g$f; done; done
+        p=src/deep; for i in $(seq 1 20); do p=$p/l$i; mkdir -p $p; for f in 1 2 3; do echo "$i $f" > $p/f$f; done; done
+        for a in 1 2 3; do for b in 1 2 3; do for c in 1 2 3; do
+          mkdir -p src/b$a/b$b/b$c; echo $a$b$c > src/b$a/b$b/b$c/f; echo $a$b > src/b$a/b$b/f; done; done; done
         """
 
     /// The start of a `bash -c '...'` that closes every descriptor above standard error (what
     /// the test process lets its children inherit), as a terminal's shell starts a command.
     static let onlyStandardStreams = #"bash -c 'for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; exec"#
 
-    @Test(arguments: [16, 32, 64])
+    @Test(arguments: [16, 20, 24, 32, 64])
     func aTreeCopiesCompletelyUnderALowLimit(limit: Int) async throws {
         let sandbox = try Sandbox()
         let result = try await CLI.shell(

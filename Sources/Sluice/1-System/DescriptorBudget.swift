@@ -20,7 +20,8 @@ import Musl
 /// |---|---|---|
 /// | ``directoriesPerSide`` | 1/8 | 2 to 32 |
 /// | ``directoriesToSync`` | 1/16 | 1 to 64 |
-/// | ``filesInFlight`` | the rest, 4 per file | 1 to 64 |
+/// | ``filesInFlight`` | the rest, ``perFileInFlight`` (6) per durable file | 1 to 64 |
+/// | ``filesInFlightWithoutSync`` | what the walk leaves, 6 per file | 1 to 64 |
 /// | ``sealedFiles`` | 1/4, held open | 0 (closed, named) below 8, to 256 |
 ///
 /// At the usual limit of 1,024 (with a few descriptors open) none of them binds: 32 directories
@@ -83,11 +84,35 @@ public struct DescriptorBudget: Sendable, Hashable {
     /// or hold sealed files: a sixteenth, 1 to 64.
     public var directoriesToSync: Int { Self.clamp(available / 16, 1, 64) }
 
-    /// The most files in flight at once: what the walk, the directories and the sealed files
-    /// leave, 4 per file (its source, its temporary file, and the directories its names are
-    /// in), 1 to 64.
+    /// What a tree's walk holds whatever the files do: ``directoriesPerSide`` on each side, the
+    /// source root's parent and the destination's parent, and one more for a moment (a
+    /// directory's listing, a parent reopened through `..`).
+    public var heldByWalk: Int { 2 * directoriesPerSide + 3 }
+
+    /// The descriptors one file may hold, worst case: its source and its temporary file, the
+    /// two directories its names are in (the walk may have moved on and closed its own), and
+    /// the two directories of the file handed over after it, waiting to start.
+    public static let perFileInFlight = 6
+
+    /// The most files in flight at once: what the walk, the directories to sync and the
+    /// sealed files leave, ``perFileInFlight`` per file, 1 to 64.
     public var filesInFlight: Int {
-        Self.clamp((available - 2 - 2 * directoriesPerSide - directoriesToSync - sealedFiles) / 4, 1, 64)
+        Self.clamp((available - heldByWalk - directoriesToSync - sealedFiles) / Self.perFileInFlight, 1, 64)
+    }
+
+    /// The most files in flight at once that are not made durable (`--no-fsync`), which hold
+    /// no sealed file nor directory to sync: what the walk leaves, ``perFileInFlight`` per
+    /// file, 1 to 64; at least ``filesInFlight``.
+    public var filesInFlightWithoutSync: Int {
+        max(filesInFlight, Self.clamp((available - heldByWalk) / Self.perFileInFlight, 1, 64))
+    }
+
+    /// Whether even one file in flight does not fit beside the walk (below `ulimit -n` 22 or
+    /// so from a terminal): then a tree's walk hands over one file and waits until the file has
+    /// released its descriptors before it goes on, so the file's directories are the walk's
+    /// own and no other file waits to start. Slower (nothing overlaps), never short.
+    public var copiesOneFileAtATime: Bool {
+        available - heldByWalk - directoriesToSync - sealedFiles < Self.perFileInFlight
     }
 
     /// The most sealed durable files that wait for their batch's `syncfs(2)` with their

@@ -79,6 +79,12 @@ public struct TreeWalker: Sendable {
     /// fails. It blocks the walk's thread.
     var releasesDescriptors: (@Sendable () -> Bool)?
 
+    /// Called before the walk opens a directory (to enter it, or to go back up to its parent),
+    /// on the walk's thread; it may block. A copy under a very low limit on open files waits
+    /// there until no file of its own holds descriptors, so that each file's directories are
+    /// the walk's own (``DescriptorBudget/copiesOneFileAtATime``); `nil` (the default): nothing.
+    var beforeOpeningDirectory: (@Sendable () -> Void)?
+
     /// ``releasesDescriptors``, or "none released".
     private var release: @Sendable () -> Bool { releasesDescriptors ?? { false } }
 
@@ -145,6 +151,7 @@ public struct TreeWalker: Sendable {
             frames.removeLast()
             var parent = rootParent!
             if !frames.isEmpty {
+                beforeOpeningDirectory?()
                 do {
                     try stack!.pop(releasingDescriptors: release)
                     parent = stack!.top
@@ -199,6 +206,7 @@ public struct TreeWalker: Sendable {
         let follows = entry.depth == 0 ? followsRoot : links == .all
         let handle: DirectoryHandle
         let names: [FilePath]
+        beforeOpeningDirectory?()
         do {
             let parent = entry.parent
             handle = try DescriptorBudget.retrying(whileReleasing: release) { () throws(FileError) in

@@ -55,9 +55,24 @@ struct SealedFile: Sendable {
     ///   named); ``FileError``: `alreadyExists` if the destination appeared meanwhile, or the
     ///   errno of the link or rename (`cannot create` for a new name, `cannot replace` for an
     ///   existing one). A named temporary file is then still there for ``discard(closed:)``.
+    ///   `close` when the unnamed file, once given a new name, could not be closed (a network
+    ///   file system reporting a failed write-back): the name is removed again, as the file may
+    ///   not be whole.
     func rename() throws {
-        defer { if let descriptor { try? descriptor.close(system: system) } }
-        try gate.commit(ticket) { () throws(FileError) in try moveIntoPlace() }
+        do {
+            try gate.commit(ticket) { () throws(FileError) in try moveIntoPlace() }
+        } catch {
+            if let descriptor { try? descriptor.close(system: system) }
+            throw error
+        }
+        guard let descriptor else { return }
+        do throws(Errno) { try descriptor.close(system: system) } catch {
+            // A replaced file cannot be brought back: its new data stands, as a rename of a
+            // closed file would have left it.
+            guard !replacesExisting else { return }
+            _ = location.remove(system: system)
+            throw FileError.close(path: destination, errno: error)
+        }
     }
 
     /// Forgets the file at the gate once its rename and what follows it are done.

@@ -27,11 +27,21 @@ public protocol FileJobRunner: Sendable {
     /// - Returns: whether descriptors were released, so that the open may succeed if tried
     ///   again; `false` (the default) when the runner holds none.
     func waitForReleasedDescriptors() -> Bool
+
+    /// Waits until no file handed over holds descriptors (each has ended, or is sealed and
+    /// closed for its batch): what a walk under a very low limit on open files calls before
+    /// it opens a directory (``DescriptorBudget/copiesOneFileAtATime``). Blocks: called on the
+    /// walk's own thread.
+    func waitUntilNoFileHoldsDescriptors()
 }
 
 extension FileJobRunner {
     /// A runner that holds no descriptors between its jobs releases none: `false`.
     public func waitForReleasedDescriptors() -> Bool { false }
+
+    /// A runner whose ``submit(_:completion:)`` returns once the file is done holds none
+    /// between its jobs: returns at once.
+    public func waitUntilNoFileHoldsDescriptors() {}
 }
 
 /// The simplest ``FileJobRunner``: each job runs to its end inside ``submit(_:completion:)``,

@@ -7,6 +7,16 @@ extension ManyFileCopy {
         case sealed(SyncBatch.Entry)
     }
 
+    /// ``run(_:_:on:)`` of the file `held` holds, taken out of it, so that nothing but this
+    /// call (and a sealed file's batch entry) holds the job once it returns.
+    func run(taking held: LockedValue<Indexed?>, _ share: PipelineShare, on executor: BlockingIOExecutor) async -> Step {
+        let item = held.withLock { item in
+            defer { item = nil }
+            return item!
+        }
+        return await run(item, share, on: executor)
+    }
+
     /// Copies one file within its share, on `executor` (the file's slot), then completes it,
     /// or hands it sealed to the sync batch.
     func run(_ item: Indexed, _ share: PipelineShare, on executor: BlockingIOExecutor) async -> Step {

@@ -84,6 +84,9 @@ public final class ManyFileCopy: Sendable {
         var filesInOneStep = 0
         /// Files on their slots' threads now.
         var running = 0
+        /// Whether the dispatcher holds a job it took from ``waiting`` and has not started yet
+        /// (it waits for a slot or for its share of the budget).
+        var isDispatching = false
         /// Counts the events that release descriptors (a file finished or sealed, a batch
         /// committed): ``waitForReleasedDescriptors(holding:)`` waits for it to move.
         var releases = 0
@@ -94,8 +97,11 @@ public final class ManyFileCopy: Sendable {
     /// The options the engine was made with.
     public let options: Options
     /// The files in flight at most: ``Options/width``, within the process's
-    /// ``DescriptorBudget/filesInFlight``.
+    /// ``DescriptorBudget/filesInFlightWithoutSync``.
     let width: Int
+    /// The durable files in flight at most: ``width``, within the process's
+    /// ``DescriptorBudget/filesInFlight`` (a durable file may hold a directory to sync).
+    let durableWidth: Int
     /// The system calls of the files' sources and sinks (a test's, to script the kernel's
     /// paths); ``SystemCalls/live`` otherwise. A file of one chunk's sink uses the live ones.
     let system: SystemCalls
@@ -130,7 +136,8 @@ public final class ManyFileCopy: Sendable {
     init(options: Options, totalBytes: Int64, totalFiles: Int, totalIsGrowing: Bool, system: SystemCalls) {
         self.options = options
         self.system = system
-        width = min(options.width, DescriptorBudget.current.filesInFlight)
+        width = min(options.width, DescriptorBudget.current.filesInFlightWithoutSync)
+        durableWidth = min(width, DescriptorBudget.current.filesInFlight)
         let budget = ByteBudget(limit: options.byteBudget)
         self.budget = budget
         tracker = ManyFilesProgress(
@@ -248,14 +255,21 @@ public final class ManyFileCopy: Sendable {
         await withTaskGroup(of: BlockingIOExecutor.self) { group in
             do {
                 for try await item in intake {
-                    let (taken, cancelled) = state.withLock { ($0.waiting.removeValue(forKey: item.index) != nil, $0.isCancelled) }
+                    let (taken, cancelled) = state.withLock { state in
+                        let taken = state.waiting.removeValue(forKey: item.index) != nil
+                        state.isDispatching = taken
+                        return (taken, state.isCancelled)
+                    }
+                    defer { state.withLock { $0.isDispatching = false } }
                     guard taken else { continue }
                     if cancelled {
                         // Handed over before the cancellation, delivered after it: never started.
                         complete(item, .failure(CancellationError()), bytes: 0)
                         continue
                     }
-                    if idle.isEmpty, let freed = await group.next() { idle.append(freed) }
+                    // A durable file starts only while fewer than `durableWidth` files are in flight.
+                    let limit = item.job.sinkOptions.synchronize ? durableWidth : width
+                    while width - idle.count >= limit, let freed = await group.next() { idle.append(freed) }
                     let piece = self.share(of: item.job, within: share)
                     do {
                         try await budget.acquire(piece.bytes)
@@ -265,8 +279,11 @@ public final class ManyFileCopy: Sendable {
                     }
                     let executor = idle.removeLast()
                     state.withLock { $0.running += 1 }
+                    // The task holds the job (and so its directories' descriptors) only while it
+                    // runs: a release is counted once they are closed.
+                    let held = LockedValue<Indexed?>(item)
                     group.addTask(executorPreference: executor) {
-                        let step = await self.run(item, piece, on: executor)
+                        let step = await self.run(taking: held, piece, on: executor)
                         self.budget.release(piece.bytes)
                         self.state.withLock {
                             $0.running -= 1
@@ -364,5 +381,15 @@ extension ManyFileCopy {
             usleep(1_000)
         }
         return !state.withLock { $0.isCancelled }
+    }
+
+    /// Waits until no file handed over holds descriptors: none waiting to start, none being
+    /// started, none on its thread (a sealed file's are its batch's, released on demand by
+    /// ``waitForReleasedDescriptors(holding:)``), or the engine is cancelled. Checks every
+    /// 100 µs. Blocks: call it from a thread of the caller's own, never the cooperative pool.
+    func waitUntilNoFileHoldsDescriptors() {
+        while state.withLock({ ($0.running > 0 || $0.isDispatching || !$0.waiting.isEmpty) && !$0.isCancelled }) {
+            usleep(100)
+        }
     }
 }

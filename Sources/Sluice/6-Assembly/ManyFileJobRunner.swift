@@ -21,30 +21,29 @@ public final class ManyFileJobRunner: FileJobRunner {
     private let finished = LockedValue<ManyFileCopy.Totals?>(nil)
     private let onOutcome: @Sendable (ManyFileCopy.Outcome) -> Void
 
-    /// Creates a runner over a new engine made with `options`; its totals start at zero and
-    /// grow with each file submitted.
+    /// Creates a runner over a new engine; its totals start at zero and grow with each file
+    /// submitted. How each file is copied is the tree's (``TreeCopy/Options/file``,
+    /// ``TreeCopy/Options/chunkSize``): the engine's own copy options are never used.
     ///
     /// - Parameters:
-    ///   - options: the engine's width and byte budget. How each file is copied is the tree's
-    ///     (``TreeCopy/Options/file``, ``TreeCopy/Options/chunkSize``), so `options.copy`,
-    ///     `chunkSize` and `capacity` must be left at their defaults.
+    ///   - width: the most files in flight at once (``ManyFileCopy/Options/width``), within the
+    ///     process's ``DescriptorBudget``; default ``ManyFileCopy/Options/defaultWidth``.
+    ///   - byteBudget: the most bytes the files' channels hold at once, in bytes
+    ///     (``ManyFileCopy/Options/byteBudget``); default 32 MiB.
     ///   - onOutcome: called with each file's outcome (its index, paths, result and the
     ///     progress snapshot about it, for a line per file), before the job's completion, on an
     ///     engine thread; it must not block.
-    /// - Precondition: `options.copy`, `options.chunkSize` and `options.capacity` are the
-    ///   defaults: a value there would never be used.
+    /// - Precondition: `width` and `byteBudget` >= 1.
     public convenience init(
-        options: ManyFileCopy.Options = .init(), onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
+        width: Int = ManyFileCopy.Options.defaultWidth, byteBudget: Int = 32 << 20,
+        onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
     ) {
-        self.init(options: options, system: .live, onOutcome: onOutcome)
+        self.init(options: .init(width: width, byteBudget: byteBudget), system: .live, onOutcome: onOutcome)
     }
 
-    /// The seam for tests: the same, with the system calls of the engine's files.
+    /// The seam for tests: an engine made with `options` (of which the width, the byte budget
+    /// and the batch's wait are used), with the system calls of the engine's files.
     init(options: ManyFileCopy.Options, system: SystemCalls, onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void) {
-        let defaults = ManyFileCopy.Options()
-        precondition(
-            options.copy == defaults.copy && options.chunkSize == defaults.chunkSize && options.capacity == defaults.capacity,
-            "a tree's files are copied with its TreeCopy.Options.file and chunkSize: set them there, not in the runner's options")
         engine = ManyFileCopy(options: options, totalBytes: 0, totalFiles: 0, totalIsGrowing: true, system: system)
         self.onOutcome = onOutcome
     }
@@ -77,6 +76,12 @@ public final class ManyFileJobRunner: FileJobRunner {
     /// - Returns: whether descriptors were released.
     public func waitForReleasedDescriptors() -> Bool {
         engine.waitForReleasedDescriptors(holding: 0)
+    }
+
+    /// Waits until every file handed over has ended or is sealed for its batch
+    /// (``ManyFileCopy``'s files in flight and waiting to start).
+    public func waitUntilNoFileHoldsDescriptors() {
+        engine.waitUntilNoFileHoldsDescriptors()
     }
 
     /// Finishes the engine: waits for every file, syncs each directory renamed into once.

@@ -78,6 +78,11 @@ final class TreeCopyRun {
         let runner = copy.runner
         walker.releasesDescriptors = { runner.waitForReleasedDescriptors() }
         walker.system = copy.system
+        if DescriptorBudget.current.copiesOneFileAtATime {
+            // Too few descriptors for a file beside the walk unless its directories are the
+            // walk's own: the walk opens a directory only once no file holds descriptors.
+            walker.beforeOpeningDirectory = { runner.waitUntilNoFileHoldsDescriptors() }
+        }
         let rootStatus = try FileStatus.of(copy.source, followingSymlinks: options.links != .never)
         targetParent = try DirectoryHandle.open(copy.target.directory, system: copy.system)
         targetName = copy.target.lastComponent

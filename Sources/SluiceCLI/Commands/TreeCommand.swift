@@ -22,7 +22,7 @@ enum TreeCommand {
             let json = common.progress == .json
             // How each file is copied is the tree's options' (treeOptions.file, chunkSize).
             let runner = ManyFileJobRunner(
-                options: .init(width: common.jobs),
+                width: common.jobs,
                 onOutcome: { outcome in
                     // One line per file as it finishes; its snapshot names the file and its index.
                     if json { Console.writeError(outcome.progress.jsonLine() + "\n") }

@@ -127,6 +127,44 @@ struct FileSinkNamingTests {
         }
     }
 
+    /// A `close(2)` of the unnamed file that fails once it is named (as a network file system
+    /// reports a failed write-back): the commit fails with the close's error and the new name
+    /// is removed again; no descriptor is left open.
+    @Test func aFailedCloseAfterTheLinkFailsTheCommitAndRemovesTheNewName() async throws {
+        try await withScratchDirectory { directory in
+            let destination = directory.appending("new")
+            let unnamed = LockedValue<CInt?>(nil)
+            var system = SystemCalls.live
+            let (open, openAt, close) = (system.open, system.openAt, system.close)
+            let record: @Sendable (CInt, Result<CInt, Errno>) -> Void = { flags, result in
+                if SystemCalls.asksForUnnamedFile(flags), case .success(let descriptor) = result { unnamed.withLock { $0 = descriptor } }
+            }
+            system.open = { path, flags, mode in
+                let result = open(path, flags, mode)
+                record(flags, result)
+                return result
+            }
+            system.openAt = { directory, path, flags, mode in
+                let result = openAt(directory, path, flags, mode)
+                record(flags, result)
+                return result
+            }
+            system.close = { descriptor in
+                let result = close(descriptor)
+                return unnamed.withLock({ $0 }) == descriptor ? .failure(Errno(rawValue: EIO)) : result
+            }
+            let sink = try await FileSink.create(at: destination, source: nil, options: Self.options, system: system)
+            try await sink.write(Chunk(Array("data".utf8)))
+            await #expect {
+                try await sink.commit()
+            } throws: { error in
+                (error as? FileError)?.description == "cannot close '\(destination)': Input/output error"
+            }
+            #expect(try entries(in: directory.path) == [])
+            #expect(openDescriptors(under: directory.path) == [])
+        }
+    }
+
     @Test func aRefusedRenameSaysReplaceRemovesItsTemporaryNameAndKeepsTheOldFile() async throws {
         try await withScratchDirectory { directory in
             let destination = directory.appending("old")

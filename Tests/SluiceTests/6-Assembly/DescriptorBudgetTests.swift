@@ -15,10 +15,12 @@ struct DescriptorBudgetTests {
     /// The shares at the limits a user meets, from a terminal (standard input, output and
     /// error and the signal descriptor open).
     @Test(arguments: [
-        (16, false, 2, 1, 1, 0), (32, true, 3, 1, 3, 0), (64, true, 7, 3, 5, 14), (1024, true, 32, 63, 64, 254),
+        (16, false, 2, 1, 1, 1, 0, true), (32, true, 3, 1, 2, 2, 0, false), (64, true, 7, 3, 3, 6, 14, false),
+        (1024, true, 32, 63, 64, 64, 254, false),
     ])
     func sharesAtCommonLimits(
-        limit: Int, isAboveMinimumPlusOne: Bool, perSide: Int, toSync: Int, inFlight: Int, sealed: Int
+        limit: Int, isAboveMinimumPlusOne: Bool, perSide: Int, toSync: Int, inFlight: Int, inFlightWithoutSync: Int,
+        sealed: Int, oneAtATime: Bool
     ) {
         let budget = DescriptorBudget(limit: limit, inUse: 4)
         #expect(budget.allowsTreeCopy)
@@ -26,10 +28,20 @@ struct DescriptorBudgetTests {
         #expect(budget.directoriesPerSide == perSide)
         #expect(budget.directoriesToSync == toSync)
         #expect(budget.filesInFlight == inFlight)
+        #expect(budget.filesInFlightWithoutSync == inFlightWithoutSync)
         #expect(budget.sealedFiles == sealed)
-        // What the shares hold at most, when no two files share a directory, fits.
-        let held = 2 + 2 * budget.directoriesPerSide + budget.directoriesToSync + 4 * budget.filesInFlight + budget.sealedFiles
-        #expect(limit < 64 || held <= budget.available)
+        #expect(budget.copiesOneFileAtATime == oneAtATime)
+        if oneAtATime {
+            // The walk opens nothing while its one file holds its source and temporary file,
+            // whose directories are the walk's own.
+            #expect(budget.heldByWalk - 1 + 2 <= budget.available)
+        } else {
+            // What the shares hold at most, when no two files share a directory, fits.
+            let held = budget.heldByWalk + budget.directoriesToSync + DescriptorBudget.perFileInFlight * budget.filesInFlight
+                + budget.sealedFiles
+            #expect(held <= budget.available)
+            #expect(budget.heldByWalk + DescriptorBudget.perFileInFlight * budget.filesInFlightWithoutSync <= budget.available)
+        }
     }
 
     @Test func belowTheMinimumATreeCopyIsNotAllowed() {
