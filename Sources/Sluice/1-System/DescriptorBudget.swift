@@ -24,6 +24,12 @@ import Musl
 /// | ``filesInFlightWithoutSync`` | what the walk leaves, 6 per file | 1 to 64 |
 /// | ``sealedFiles`` | 1/4, held open | 0 (closed, named) below 8, to 256 |
 ///
+/// The walk itself holds ``heldByWalk``: its two stacks, both parents and one descriptor for a
+/// moment. Where not even one file fits beside it (``copiesOneFileAtATime``, as at `ulimit -n`
+/// 16 from a terminal), the walk opens a directory only once no file holds descriptors, so each
+/// file's directories are the walk's own: one file in flight then needs only its source and
+/// its temporary file.
+///
 /// At the usual limit of 1,024 (with a few descriptors open) none of them binds: 32 directories
 /// a side, 63 to sync, every file the engine's width allows, 254 sealed files.
 ///
@@ -41,7 +47,8 @@ public struct DescriptorBudget: Sendable, Hashable {
 
     /// The fewest descriptors a tree copy needs beyond ``reserved``: two directories on each
     /// side's stack, the source root's parent, the destination's parent, and one file in
-    /// flight (its source and its temporary file). A limit that leaves fewer is refused at the
+    /// flight (its source and its temporary file; the walk waits for it before it opens a
+    /// directory, ``copiesOneFileAtATime``). A limit that leaves fewer is refused at the
     /// start (`sluice copy -r` exits 1 with a message); from a terminal, with standard input,
     /// output and error and the signal descriptor open, that is `ulimit -n` 16.
     public static let minimumForTree = 8

@@ -211,8 +211,10 @@ struct PushBufferTests {
 
     /// Producers on several threads, a consumer that stops at a seeded random point (cancelled
     /// or breaking out): every element is delivered exactly once, or discarded with the
-    /// consumer's departure, or handed back to its producer.
-    @Test(arguments: 0..<12)
+    /// consumer's departure, or handed back to its producer. The rounds run one at a time: each
+    /// has four producer threads of its own, and twelve rounds at once would keep every core
+    /// busy for the rest of the suite.
+    @Test(.serialized, arguments: 0..<12)
     func producersOnThreadsAndARandomlyStoppedConsumerLoseNothing(round: Int) async throws {
         let seed = UInt64(0x5EED_0000) + UInt64(round)
         var random = SplitMix64(seed: seed)
