@@ -90,7 +90,15 @@ public enum LoopMount {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = Array(arguments.dropFirst())
-        let errors = Pipe()
+        // Standard error to a file, not a pipe: a child of another test that inherited a pipe's
+        // write end would keep a read to its end waiting until that child exits.
+        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-loop-\(UUID().uuidString).err")
+        guard FileManager.default.createFile(atPath: errorFile.path, contents: nil) else {
+            throw Unavailable(description: "cannot create \(errorFile.path)")
+        }
+        defer { try? FileManager.default.removeItem(at: errorFile) }
+        let errors = try FileHandle(forWritingTo: errorFile)
+        defer { try? errors.close() }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -100,7 +108,7 @@ public enum LoopMount {
                 continuation.resume(throwing: error)
             }
         }
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let message = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
         guard process.terminationStatus == 0 else {
             throw Unavailable(description: "\(arguments.joined(separator: " ")): exit \(process.terminationStatus): \(message)")
         }

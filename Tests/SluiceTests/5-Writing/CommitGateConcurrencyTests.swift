@@ -32,24 +32,32 @@ struct CommitGateConcurrencyTests {
             let gate = CommitGate()
             let destination = FileLocation(path: directory.appending("out"))
             let returned = LockedValue(false)
-            let closer = DispatchSemaphore(value: 0)
-            var sawCloserWaiting = false
-            #expect(throws: CancellationError.self) {
-                _ = try gate.register(destination: destination.path) { () throws(FileError) in
-                    // The gate closes while this file is being created (hostile order).
-                    DispatchQueue.global().async {
-                        gate.removeUncommitted()
-                        returned.withLock { $0 = true }
-                        closer.signal()
+            // Blocking waits and the closer on threads of their own, never the cooperative pool.
+            let (threw, sawCloserWaiting) = try await onOwnThread { () -> (Bool, Bool) in
+                let closer = DispatchSemaphore(value: 0)
+                let sawCloserWaiting = LockedValue(false)
+                var threw = false
+                do {
+                    _ = try gate.register(destination: destination.path) { () throws(FileError) in
+                        // The gate closes while this file is being created (hostile order).
+                        DedicatedThread.start(name: "closer") {
+                            gate.removeUncommitted()
+                            returned.withLock { $0 = true }
+                            closer.signal()
+                        }
+                        while !gate.isClosed { usleep(1_000) }
+                        let created = try FileSink.createTemporaryFile(beside: destination, mode: 0o600, system: .refusingUnnamedFiles)
+                        // removeUncommitted cannot return while a creation is under way.
+                        sawCloserWaiting.withLock { $0 = !returned.withLock { $0 } }
+                        return created
                     }
-                    while !gate.isClosed { usleep(1_000) }
-                    let created = try FileSink.createTemporaryFile(beside: destination, mode: 0o600, system: .refusingUnnamedFiles)
-                    // removeUncommitted cannot return while a creation is under way.
-                    sawCloserWaiting = !returned.withLock { $0 }
-                    return created
+                } catch {
+                    threw = error is CancellationError
                 }
+                closer.wait()
+                return (threw, sawCloserWaiting.withLock { $0 })
             }
-            closer.wait()
+            #expect(threw)
             #expect(sawCloserWaiting)
             let left = try entries(in: directory.path)
             #expect(left.isEmpty)
@@ -80,22 +88,26 @@ struct CommitGateConcurrencyTests {
             let gate = CommitGate()
             let (destination, ticket, temporary) = try Self.registerTemporary(in: directory, gate: gate)
             let named = LockedValue<[FilePath]?>(nil)
-            let closer = DispatchSemaphore(value: 0)
-            var sawCloserWaiting = false
-            try gate.commit(ticket) { () throws(FileError) in
-                // A second signal's exit starts while the rename is under way (hostile order).
-                DispatchQueue.global().async {
-                    let written = gate.removeUncommitted()
-                    named.withLock { $0 = written }
-                    closer.signal()
+            // Blocking waits and the closer on threads of their own, never the cooperative pool.
+            let sawCloserWaiting = try await onOwnThread { () -> Bool in
+                let closer = DispatchSemaphore(value: 0)
+                var sawCloserWaiting = false
+                try gate.commit(ticket) { () throws(FileError) in
+                    // A second signal's exit starts while the rename is under way (hostile order).
+                    DedicatedThread.start(name: "closer") {
+                        let written = gate.removeUncommitted()
+                        named.withLock { $0 = written }
+                        closer.signal()
+                    }
+                    while !gate.isClosed { usleep(1_000) }
+                    sawCloserWaiting = named.withLock { $0 == nil }
+                    if case .failure(let error) = temporary.rename(to: destination, flags: 0, system: .live) {
+                        throw FileError.rename(path: destination.path, errno: error)
+                    }
                 }
-                while !gate.isClosed { usleep(1_000) }
-                sawCloserWaiting = named.withLock { $0 == nil }
-                if case .failure(let error) = temporary.rename(to: destination, flags: 0, system: .live) {
-                    throw FileError.rename(path: destination.path, errno: error)
-                }
+                closer.wait()
+                return sawCloserWaiting
             }
-            closer.wait()
             #expect(sawCloserWaiting)
             #expect(named.withLock { $0 } == [destination.path])
             let left = try entries(in: directory.path)
