@@ -6,7 +6,8 @@ extension ProgressSnapshot {
     /// when unknown), `elapsedSeconds`, `bytesPerSecond`, `bufferedBytes`, `peakBufferedBytes`,
     /// `producerSuspendedSeconds`; for an operation over many files (``files``), then
     /// `filesCompleted`, `filesFailed`, `totalFiles`, `totalGrowing`, and for a snapshot about one
-    /// file `fileIndex` and `file` (the path as the user named it), with `fileError` when that
+    /// file `fileIndex` and `file` (the path as the user named it, its bytes as a name: see
+    /// below), with `fileError` when that
     /// file failed; then `"done":true` on the last line, and `"error":"…"` when the
     /// operation failed.
     ///
@@ -17,7 +18,9 @@ extension ProgressSnapshot {
     /// Numbers are always finite: a NaN or infinite `Double` field (only possible in a snapshot
     /// not made by a ``ProgressTracker``) is written as `0`. Strings escape `"` and `\`, and
     /// control characters (U+0000...U+001F) as `\uXXXX`; other characters, non-ASCII included,
-    /// are written as UTF-8.
+    /// are written as UTF-8. In `file`, a byte of the name that is not part of valid UTF-8 is
+    /// `\udcXX`, as Python's `surrogateescape` decodes it (PEP 383): `json.loads` then
+    /// `os.fsencode` give back the name's exact bytes.
     ///
     /// - Parameters:
     ///   - done: whether to add `"done":true` (the operation's last line).
@@ -59,18 +62,63 @@ extension ProgressSnapshot {
     /// Appends `string` as a quoted JSON string (RFC 8259 §7).
     internal static func appendJSONString(_ string: String, to out: inout String) {
         out += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\u{0}"..."\u{1F}":
-                let hex = String(scalar.value, radix: 16, uppercase: true)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default:
-                out.unicodeScalars.append(scalar)
+        for scalar in string.unicodeScalars { appendEscaped(scalar, to: &out) }
+        out += "\""
+    }
+
+    /// Appends a name given as bytes as a quoted JSON string: its valid UTF-8 as characters
+    /// (escaped as ``appendJSONString(_:to:)`` escapes them), and each byte that is not part of
+    /// valid UTF-8 as `\udcXX`, the lone low surrogate of Python's `surrogateescape` error
+    /// handler (PEP 383), so that `os.fsencode(json.loads(line)["file"])` gives back the
+    /// exact bytes.
+    internal static func appendJSONString(bytes: [UInt8], to out: inout String) {
+        out += "\""
+        var index = 0
+        while index < bytes.count {
+            if let (scalar, length) = scalar(in: bytes, at: index) {
+                appendEscaped(scalar, to: &out)
+                index += length
+            } else {
+                out += "\\udc" + String(bytes[index], radix: 16)
+                index += 1
             }
         }
         out += "\""
+    }
+
+    /// The Unicode scalar whose well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates,
+    /// nothing above U+10FFFF) starts at `index`, and its length; `nil` where none does.
+    private static func scalar(in bytes: [UInt8], at index: Int) -> (Unicode.Scalar, Int)? {
+        let lead = bytes[index]
+        let (length, minimum, initial): (Int, UInt32, UInt32) = switch lead {
+        case 0x00...0x7F: (1, 0, UInt32(lead))
+        case 0xC2...0xDF: (2, 0x80, UInt32(lead & 0x1F))
+        case 0xE0...0xEF: (3, 0x800, UInt32(lead & 0x0F))
+        case 0xF0...0xF4: (4, 0x10000, UInt32(lead & 0x07))
+        default: (0, 0, 0)
+        }
+        guard length > 0, index + length <= bytes.count else { return nil }
+        var value = initial
+        for next in bytes[(index + 1)..<(index + length)] {
+            guard next & 0xC0 == 0x80 else { return nil }
+            value = value << 6 | UInt32(next & 0x3F)
+        }
+        guard value >= minimum, let scalar = Unicode.Scalar(value) else { return nil }
+        return (scalar, length)
+    }
+
+    /// Appends one scalar of a JSON string: `"` and `\` escaped, control characters as
+    /// `\uXXXX`, the rest as it is.
+    private static func appendEscaped(_ scalar: Unicode.Scalar, to out: inout String) {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\u{0}"..."\u{1F}":
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        default:
+            out.unicodeScalars.append(scalar)
+        }
     }
 
     /// The keys of ``FileCounts``, in their fixed order.
@@ -80,7 +128,7 @@ extension ProgressSnapshot {
         if let index = files.currentIndex { out += ",\"fileIndex\":\(index)" }
         if let current = files.current {
             out += ",\"file\":"
-            Self.appendJSONString(current.description, to: &out)
+            Self.appendJSONString(bytes: current.bytes, to: &out)
         }
         if let error = files.currentError {
             out += ",\"fileError\":"

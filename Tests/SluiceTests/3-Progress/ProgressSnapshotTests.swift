@@ -1,4 +1,5 @@
 import Foundation
+import SluiceTestSupport
 import Testing
 @testable import Sluice
 
@@ -71,6 +72,43 @@ import Testing
         #expect(line.hasSuffix(#""error":"# + encoded + "}"))
         let object = try parse(line)
         #expect(object["error"] as? String == message)
+    }
+
+    /// A snapshot about one file named by `bytes`.
+    static func snapshot(naming bytes: [UInt8]) -> ProgressSnapshot {
+        var snapshot = snapshot()
+        snapshot.files = FileCounts(completed: 1, total: 2, current: FilePath(bytes: bytes), currentIndex: 0)
+        return snapshot
+    }
+
+    /// The `file` field is the name: valid UTF-8 as characters (escaped as JSON escapes them),
+    /// each other byte as `\udcXX`, Python's `surrogateescape` (truncated, overlong and
+    /// surrogate sequences included).
+    @Test(arguments: [
+        (Array("café ☕️".utf8), "\"café ☕️\""),
+        ([0x61, 0xFF, 0x62], #""a\udcffb""#),
+        ([0xC3], #""\udcc3""#),
+        ([0xC0, 0xAF], #""\udcc0\udcaf""#),
+        ([0xED, 0xA0, 0x80], #""\udced\udca0\udc80""#),
+        ([0xF4, 0x90, 0x80, 0x80], #""\udcf4\udc90\udc80\udc80""#),
+        ([0xE2, 0x82, 0x41], #""\udce2\udc82A""#),
+        (Array("a\"b\\c\n".utf8), #""a\"b\\c\u000A""#),
+    ])
+    func fileNamesAreNamesInJSON(bytes: [UInt8], encoded: String) throws {
+        let line = Self.snapshot(naming: bytes).jsonLine()
+        #expect(line.hasSuffix(#","file":"# + encoded + "}"), "\(line)")
+    }
+
+    /// Python's `json.loads` and `os.fsencode` give back the exact bytes of every name.
+    @Test(.enabled(if: Tool.find("python3") != nil, "python3 is not installed"))
+    func fileNamesRoundTripThroughPython() async throws {
+        let names: [[UInt8]] = [[0x61, 0xFF, 0x62], [0xC3], [0xED, 0xA0, 0x80], Array("ñ\t\"x\\".utf8), [0x80, 0x80, 0xFE]]
+        let lines = names.map { Self.snapshot(naming: $0).jsonLine() }.joined(separator: "\n") + "\n"
+        let script = "import sys, json, os\nfor line in sys.stdin:\n    print(os.fsencode(json.loads(line)['file']).hex())"
+        let result = try await Tool.run(Tool.find("python3")!, ["-c", script], input: Array(lines.utf8))
+        #expect(result.status == 0)
+        let expected = names.map { $0.map { String(format: "%02x", $0) }.joined() }
+        #expect(String(decoding: result.output, as: UTF8.self).split(separator: "\n").map(String.init) == expected)
     }
 
     @Test func nonFiniteNumbersAreWrittenAsZero() throws {
