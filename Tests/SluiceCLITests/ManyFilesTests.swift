@@ -63,15 +63,35 @@ struct ManyFilesTests {
         let result = try await CLI.run(["compress", "-v", names[0], "y.gz", names[1], names[2]], in: sandbox)
         #expect(result.status == 2)
         let lines = result.stderr.split(separator: "\n").map(String.init)
-        #expect(lines.count == 4, "\(lines)")
-        #expect(lines[0].hasPrefix("sluice: compress 'f0' to 'f0.gz'"))
-        #expect(lines[1] == "sluice: 'y.gz' already has the .gz suffix -- unchanged")
-        #expect(lines[2].hasPrefix("sluice: compress 'f1' to 'f1.gz'"))
-        #expect(lines[3].hasPrefix("sluice: compress 'f2' to 'f2.gz'"))
+        #expect(lines.count == 7, "\(lines)")
+        guard lines.count == 7 else { return }
+        #expect(lines[0] == "'f0' -> 'f0.gz'")
+        #expect(lines[1].hasPrefix("sluice: compress 'f0' to 'f0.gz'"))
+        #expect(lines[2] == "sluice: 'y.gz' already has the .gz suffix -- unchanged")
+        #expect(lines[3] == "'f1' -> 'f1.gz'")
+        #expect(lines[4].hasPrefix("sluice: compress 'f1' to 'f1.gz'"))
+        #expect(lines[5] == "'f2' -> 'f2.gz'")
+        #expect(lines[6].hasPrefix("sluice: compress 'f2' to 'f2.gz'"))
         let back = try await CLI.run(["decompress", "--rm", "-f", "f0.gz", "f1.gz", "f2.gz"], in: sandbox)
         #expect(back.status == 0, "\(back.stderr)")
         for name in names { #expect(!sandbox.exists(name + ".gz")) }
         #expect(sandbox.contents("f2") == pattern(count: 1000 + 2 * 37_000))
+    }
+
+    /// `-v` on a tree: one `'SRC' -> 'DST'` line per file copied, as `cp -v` prints it (in the
+    /// order the files are committed), then the summary; all on standard error.
+    @Test func verboseTreeCopyNamesEachFile() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.makeDirectory("d")
+        try sandbox.makeDirectory("d/sub")
+        try sandbox.write("a", to: "d/a")
+        try sandbox.write("b", to: "d/sub/b")
+        let result = try await CLI.run(["copy", "-r", "-v", "--no-fsync", "d", "e"], in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.dropLast().sorted() == ["'d/a' -> 'e/a'", "'d/sub/b' -> 'e/sub/b'"], "\(lines)")
+        #expect(lines.last?.hasPrefix("sluice: copy 'd' to 'e': 2 files") == true, "\(lines)")
     }
 
     @Test func jsonProgressHasALinePerFileAndOneWithTheTotals() async throws {

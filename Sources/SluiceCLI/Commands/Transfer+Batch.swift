@@ -45,7 +45,7 @@ extension Transfer {
         if !options.quiet {
             for warning in warnings { Console.message("\(verb) '\(source.name)': \(warning)") }
         }
-        if options.verbose { Console.message(describe(committed.report, options: options)) }
+        if options.verbose { reportVerbosely(committed.report, options: options) }
         return .success(warnings: warnings)
     }
 

@@ -191,7 +191,7 @@ struct Transfer {
             if !options.quiet { Console.message(warning.message) }
             warnings.append(warning)
         }
-        if options.verbose { Console.message(describe(report, options: options)) }
+        if options.verbose { reportVerbosely(report, options: options) }
         return .success(warnings: warnings)
     }
 
@@ -261,6 +261,22 @@ struct Transfer {
         if let message = outcome.message { return message }
         if case .cancelled = outcome.result { return "interrupted" }
         return (error as? FileError)?.description ?? "cannot \(verb) '\(source.name)': \(error)"
+    }
+
+    /// The `--verbose` report of a file done: `'SRC' -> 'DST'`, as `cp -v` prints it (on
+    /// standard error: standard output may carry data), then the summary line.
+    func reportVerbosely(_ report: CopyReport, options: CommonOptions) {
+        switch destination {
+        case .file(let path): Console.writeError(Self.arrowLine(from: source.name.description, to: path.description))
+        case .descriptor(_, let name): Console.writeError(Self.arrowLine(from: source.name.description, to: name.description))
+        case .discard: break
+        }
+        Console.message(describe(report, options: options))
+    }
+
+    /// `'SRC' -> 'DST'` and a newline, as `cp -v` prints a file copied.
+    static func arrowLine(from source: String, to destination: String) -> String {
+        "'\(source)' -> '\(destination)'\n"
     }
 
     func describe(_ report: CopyReport, options: CommonOptions) -> String {

@@ -20,12 +20,17 @@ enum TreeCommand {
         for source in options.sources {
             let common = options.common
             let json = common.progress == .json
+            let verbose = common.verbose
             // How each file is copied is the tree's options' (treeOptions.file, chunkSize).
             let runner = ManyFileJobRunner(
                 width: common.jobs,
                 onOutcome: { outcome in
                     // One line per file as it finishes; its snapshot names the file and its index.
                     if json { Console.writeError(outcome.progress.jsonLine() + "\n") }
+                    // `-v`: each file copied, as `cp -v` prints it, as it is committed.
+                    if verbose, case .success = outcome.result {
+                        Console.writeError(Transfer.arrowLine(from: outcome.source.description, to: outcome.destination.description))
+                    }
                 })
             let copy = TreeCopy(from: source, to: options.destination, options: options.treeOptions, runner: runner)
             let display = common.progress == .human
