@@ -104,7 +104,9 @@ struct SluiceMain {
             case "help": return try await runHelp(rest)
             case "-", "--": throw UsageError("unknown command '\(name)'")
             case _ where name.hasPrefix("-"): return try await run(.sluice, arguments)
-            default: throw UsageError("unknown command '\(name)'")
+            default:
+                throw UsageError.withSuggestion(
+                    "unknown command '\(name)'", typed: name, candidates: subcommands.map(\.rawValue) + ["help"])
             }
         } catch {
             Console.writeError(help(for: command ?? .sluice).usageError(error))
@@ -148,7 +150,7 @@ struct SluiceMain {
         guard let first = arguments.first else { return try await run(.sluice, [Array("--help".utf8)]) }
         let name = String(decoding: first, as: UTF8.self)
         guard let command = CommandName(subcommand: name), subcommands.contains(command) else {
-            throw UsageError("unknown command '\(name)'")
+            throw UsageError.withSuggestion("unknown command '\(name)'", typed: name, candidates: subcommands.map(\.rawValue))
         }
         guard arguments.count == 1 else { throw UsageError("help takes one command") }
         return try await run(command, [Array("--help".utf8)])

@@ -84,6 +84,9 @@ struct InstallTests {
         #expect(try await Self.bashCompletions(["sluice", ""], in: sandbox) == ["bench", "compress", "copy", "decompress", "help"])
         #expect(try await Self.bashCompletions(["sluice", "help", "c"], in: sandbox) == ["compress", "copy"])
         #expect(try await Self.bashCompletions(["sluice", "copy", "ab"], in: sandbox) == ["abc.txt"])
+        #expect(try await Self.bashCompletions(["sluice", "copy", "--re"], in: sandbox) == [
+            "--recursive", "--reflink", "--reflink=always", "--reflink=auto", "--reflink=never",
+        ])
         #expect(try await Self.bashCompletions(["sluice", "compress", "-o", "a"], in: sandbox) == ["abc.txt"])
         #expect(try await Self.bashCompletions(["sluice", "copy", "--chunk-size", ""], in: sandbox) == [])
         #expect(try await Self.bashCompletions(["sluice", "--generate-completion-script", ""], in: sandbox) == ["bash", "zsh"])

@@ -45,7 +45,8 @@ import Testing
     func helpListsEveryOptionOfItsCommand(command: CommandName) {
         let text = SluiceMain.help(for: command).render()
         for option in CommandOption.all {
-            let listed = option.commands.contains(command) && option.isListed
+            // An option spelt the same for other commands (--verify, --preserve) counts as one.
+            let listed = CommandOption.all.contains { $0.label == option.label && $0.commands.contains(command) && $0.isListed }
             #expect(text.contains("\n  \(option.label)") == listed, "\(option.label)")
         }
         for line in text.split(separator: "\n") {
@@ -81,6 +82,11 @@ import Testing
     @Test func valuesAreCheckedByKind() throws {
         #expect(try parse(["--chunk-size", "256K"], for: .copy).size(.chunkSize) == 256 << 10)
         #expect(try parse(["--chunk-size=1MiB"], for: .bench).size(.chunkSize) == 1 << 20)
+        // KB, MB, GB are decimal, as dd reads them; K, KiB, M, MiB binary.
+        #expect(try parse(["--chunk-size", "64KB"], for: .copy).size(.chunkSize) == 64_000)
+        #expect(try parse(["--chunk-size", "2MB"], for: .copy).size(.chunkSize) == 2_000_000)
+        #expect(try parse(["--chunk-size", "64kib"], for: .copy).size(.chunkSize) == 64 << 10)
+        #expect(try parse(["--max-output", "1GB"], for: .decompress).size(.maxOutput) == 1_000_000_000)
         #expect(try parse(["--max-output", "0"], for: .decompress).size(.maxOutput) == 0)
         #expect(try parse(["--design", "push-fail,bounded-pull"], for: .bench).list(.design) == ["push-fail", "bounded-pull"])
         #expect(try parse(["--progress=json"], for: .copy).choice(.progress) == "json")
@@ -148,5 +154,27 @@ import Testing
         #expect("aaa  bbb".wrapped(toColumns: 80, after: "> ", indent: 2) == ["> aaa bbb"])
         #expect("a verylongword b".wrapped(toColumns: 5, after: "", indent: 1) == ["a", " verylongword", " b"])
         #expect("x y".wrapped(toColumns: 4, after: "ab", indent: 2) == ["abx", "  y"])
+    }
+
+    /// A misspelt option or command gets the one close spelling, and nothing when none is
+    /// close or two are equally close.
+    @Test func misspellingsGetASuggestion() throws {
+        #expect(UsageError.closest(to: "recursiv", among: ["recursive", "reflink"]) == "recursive")
+        #expect(UsageError.closest(to: "prserve", among: ["preserve", "progress"]) == "preserve")
+        #expect(UsageError.closest(to: "cpoy", among: ["copy", "compress", "decompress", "bench"]) == "copy")
+        #expect(UsageError.closest(to: "re", among: ["recursive", "reflink"]) == nil)
+        #expect(UsageError.closest(to: "bogus", among: ["recursive", "reflink"]) == nil)
+        #expect(throws: UsageError.self) { try parse(["--recursiv"], for: .copy) }
+        do {
+            _ = try parse(["--recursiv"], for: .copy)
+        } catch {
+            #expect(error.message == "unknown option '--recursiv' (did you mean '--recursive'?)")
+        }
+    }
+
+    @Test func aMisspeltCommandGetsASuggestion() async throws {
+        let result = try await CLI.run(["cpoy", "a", "b"], in: try Sandbox())
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("unknown command 'cpoy' (did you mean 'copy'?)"), "\(result.stderr)")
     }
 }

@@ -4,7 +4,10 @@ import Testing
 /// is in the README).
 @Suite(.timeLimit(.minutes(1)))
 struct RateLimitTests {
-    @Test(arguments: [("0", "--limit-rate must be at least 1 byte"), ("fast", "invalid size 'fast' for --limit-rate")])
+    @Test(arguments: [
+        ("0", "--limit-rate is a rate: at least 1 byte per second"),
+        ("fast", "invalid rate 'fast' for --limit-rate (bytes per second, with an optional unit: 100K, 50M)"),
+    ])
     func aBadRateIsAUsageError(_ rate: String, _ message: String) async throws {
         let sandbox = try Sandbox()
         try sandbox.write("a", to: "in")

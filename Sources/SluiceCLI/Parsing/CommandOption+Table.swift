@@ -9,7 +9,7 @@ extension CommandOption {
         size, runs, out, design, consumer, sinkRate, chunkSizes, input, spillDirectory,
         decompress, list, keep, noName, name, fast, best, generateCompletionScript, generateManual,
         recursive, recursiveGzip, archive, followOperands, followAll, followNone,
-        force, noFsync, verify, limitRate, reflink, sparse, pipeline, preserve, preserveGzip, chunkSize, capacity, jobs, progress, quiet, verbose, help, version,
+        force, noFsync, verify, verifyGzip, limitRate, reflink, sparse, pipeline, preserve, preserveGzip, chunkSize, capacity, jobs, progress, quiet, verbose, help, version,
     ]
 
     private static let transfers: Set<CommandName> = [.copy, .compress, .decompress]
@@ -73,7 +73,7 @@ extension CommandOption {
             + "(default: both)",
         commands: [.bench, .benchRun])
     static let sinkRate = CommandOption(
-        long: "sink-rate", value: .required(name: "rate", kind: .size((1 << 10)...Int64.max)),
+        long: "sink-rate", value: .required(name: "rate", kind: .rate((1 << 10)...Int64.max)),
         abstract: "the slow consumer's bytes per second, binary units (default 200M)", commands: [.bench, .benchRun])
     static let chunkSizes = CommandOption(
         long: "chunk-sizes", value: .required(name: "list", kind: .sizes(1...(1 << 30))),
@@ -177,13 +177,21 @@ extension CommandOption {
     static let verify = CommandOption(
         long: "verify",
         abstract: "before committing, read the output back from the disk (after fsync, its cached pages dropped) "
-            + "and check its CRC-32 and size against the source's (compress decodes it): on a difference, commit "
-            + "nothing, name the first differing offset and exit 1; a copy by copy_file_range reads the source a "
-            + "second time for its CRC-32, a clone (shared extents) is not read back; not with --no-fsync or "
-            + "standard output",
-        commands: transfers)
+            + "and check its CRC-32 and size against the source's: on a difference, commit nothing, name the first "
+            + "differing offset and exit 1; a copy by copy_file_range reads the source a second time for its "
+            + "CRC-32, a clone (shared extents) is not read back; not with --no-fsync or standard output",
+        commands: [.copy])
+    /// `--verify` as compress and decompress do it: the same option (one value), said of
+    /// compressed data.
+    static let verifyGzip = CommandOption(
+        long: "verify",
+        abstract: "before committing, read the output back from the disk (after fsync, its cached pages dropped): "
+            + "compress decodes it and checks the data and its size against the source's, decompress checks its "
+            + "CRC-32 and size against what was decoded; on a difference, commit nothing, name the first differing "
+            + "offset in the uncompressed data and exit 1; not with --no-fsync or standard output",
+        commands: gzip)
     static let limitRate = CommandOption(
-        long: "limit-rate", value: .required(name: "rate", kind: .size(1...Int64.max)),
+        long: "limit-rate", value: .required(name: "rate", kind: .rate(1...Int64.max)),
         abstract: "read at most <rate> bytes per second from each source, binary units as --chunk-size: 50M is "
             + "50 MiB/s (as pv -L); the reader waits on backpressure, so memory stays as without it",
         commands: transfers)
@@ -221,8 +229,8 @@ extension CommandOption {
         long: "quiet", short: "q", abstract: "do not print warnings", commands: transfers)
     static let verbose = CommandOption(
         long: "verbose", short: "v",
-        abstract: "print a report: bytes, CRC-32 (or why there is none), time; for copy, the path taken (clone, "
-            + "copy_file_range or pipeline)",
+        abstract: "print 'SRC' -> 'DST' for each file (as cp -v) and a report: bytes, CRC-32 (or why there is "
+            + "none), time; for copy, the path taken (clone, copy_file_range or pipeline); on standard error",
         commands: transfers)
     static let help = CommandOption(
         long: "help", short: "h", abstract: "show this help", commands: transfers.union([.sluice, .bench]))

@@ -93,6 +93,9 @@ enum ValueKind: Sendable {
     /// A count of bytes with an optional binary unit (`4096`, `256K`, `1M`, `2G`), within the
     /// range.
     case size(ClosedRange<Int64>)
+    /// A rate in bytes per second, written as ``size(_:)`` takes a size (`100K`, `50M`),
+    /// within the range; messages say it is a rate.
+    case rate(ClosedRange<Int64>)
     /// A size as ``size(_:)`` takes it, except that a bare number counts KiB (`128` is 128 KiB,
     /// as `pigz -b` reads it), within the range given in KiB.
     case kibibytes(ClosedRange<Int64>)

@@ -41,7 +41,10 @@ struct ParsedArguments {
             case .operand(let path):
                 operands.append(path)
             case .long(let name, let attached):
-                guard let option = options.first(where: { $0.long == name }) else { throw .unknownOption("--\(name)") }
+                guard let option = options.first(where: { $0.long == name }) else {
+                    throw .withSuggestion(
+                        UsageError.unknownOption("--\(name)").message, typed: name, candidates: options.map(\.long), prefix: "--")
+                }
                 try record(option, try option.read(spelled: "--\(name)", attached: attached, from: &scanner))
             case .short(let letter):
                 guard let option = options.first(where: { $0.shortNames.contains(letter) }) else { throw .unknownOption("-\(letter)") }

@@ -9,6 +9,14 @@ extension ValueKind {
         switch self {
         case .size(let range):
             return .size(try Self.parseSize(text, within: range, option: option))
+        case .rate(let range):
+            guard let rate = try? Self.parseSize(text, option: option) else {
+                throw UsageError("invalid rate '\(text)' for \(option) (bytes per second, with an optional unit: 100K, 50M)")
+            }
+            guard range.contains(rate) else {
+                throw UsageError("\(option) is a rate: at least \(Self.describe(range.lowerBound)) per second")
+            }
+            return .size(rate)
         case .kibibytes(let range):
             // A bare number counts KiB (`pigz -b 128`); one too large for that is past any range.
             let size: Int64
@@ -59,9 +67,9 @@ extension ValueKind {
         return size
     }
 
-    /// Parses a size with an optional binary unit: `4096`, `256K` (KiB), `1M` (MiB), `2G` (GiB),
-    /// `1T` (TiB); `KiB`, `MiB`, `GiB`, `TiB`, `KB` ... and a trailing `B` are accepted too, in
-    /// either case.
+    /// Parses a size with an optional unit, in either case: `4096`, `256K` or `256KiB` (KiB),
+    /// `1M`/`1MiB`, `2G`/`2GiB`, `1T`/`1TiB`, binary; `KB`, `MB`, `GB`, `TB` decimal (1,000,
+    /// 1,000,000, ...), as `dd` reads them; a trailing `B` alone is bytes.
     ///
     /// - Throws: ``UsageError`` for anything else, or a value that overflows `Int64`.
     static func parseSize(_ text: String, option: String) throws(UsageError) -> Int64 {
@@ -69,7 +77,7 @@ extension ValueKind {
         var multiplier: Int64 = 1
         let units: [(String, Int64)] = [
             ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40),
-            ("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30), ("TB", 1 << 40),
+            ("KB", 1_000), ("MB", 1_000_000), ("GB", 1_000_000_000), ("TB", 1_000_000_000_000),
             ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30), ("T", 1 << 40), ("B", 1),
         ]
         for (suffix, value) in units where digits.uppercased().hasSuffix(suffix.uppercased()) {
@@ -79,7 +87,8 @@ extension ValueKind {
         }
         guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let number = Int64(digits), number >= 0 else {
             throw UsageError(
-                "invalid size '\(text)' for \(option) (a count of bytes with an optional binary unit: 4096, 256K, 1M)")
+                "invalid size '\(text)' for \(option) (a count of bytes with an optional unit: 4096, 256K, 1M, 1MiB; "
+                    + "KB, MB, GB are decimal)")
         }
         let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
         guard !overflow else { throw UsageError("size '\(text)' for \(option) is too large") }
