@@ -36,7 +36,7 @@ extension FileSink {
         var closesSealedFile = false
         /// With ``preserveAttributes``, whether the file also gets every extended attribute of
         /// the source (xattr(7): `user.*`, `security.*`, `trusted.*`), as `cp -a` gives them,
-        /// read from the source's descriptor (``FileSink/preserveAttributes(of:)``) and set on
+        /// read from the source's descriptor (``FileSink/preserveAttributes(of:at:)``) and set on
         /// the open file before the commit point, so no file has its name without them.
         var preservesExtendedAttributes = false
 

@@ -105,7 +105,7 @@ public actor FileSink: ChunkSink {
     private(set) var replacesExisting = false
     private var directorySynchronized = true
     /// The source's access ACL (`system.posix_acl_access`), which `preserveAttributes` gives the
-    /// file: `nil` for none (``preserveAttributes(of:)``).
+    /// file: `nil` for none (``preserveAttributes(of:at:)``).
     private var sourceAccessACL: [UInt8]?
     /// The source's other extended attributes, with `preservesExtendedAttributes`.
     private var sourceExtendedAttributes = ExtendedAttributes()
@@ -117,12 +117,13 @@ public actor FileSink: ChunkSink {
     /// Gives the file, with `preserveAttributes`, the access ACL of the file open as `source`
     /// (read now with `fgetxattr(2)`, on the sink's thread), as `cp -p` keeps it; a source
     /// without one gives none, and the file ends without one. With
-    /// `preservesExtendedAttributes`, also every other extended attribute (`flistxattr(2)`).
-    /// Call it before ``commit()``; without it a preserved file ends with no access ACL.
-    func preserveAttributes(of source: FileDescriptor) {
+    /// `preservesExtendedAttributes`, also every other extended attribute (`flistxattr(2)`);
+    /// a read that fails is a refusal naming `path`, the source's. Call it before
+    /// ``commit()``; without it a preserved file ends with no access ACL.
+    func preserveAttributes(of source: FileDescriptor, at path: FilePath) {
         sourceAccessACL = Self.accessACL(of: source)
         guard options.preservesExtendedAttributes else { return }
-        do { sourceExtendedAttributes = try ExtendedAttributes.read(of: source, path: destination).withoutACLs } catch {
+        do { sourceExtendedAttributes = try ExtendedAttributes.read(of: source, path: path).withoutACLs } catch {
             attributeRefusals.append(("extended attributes", error))
         }
     }

@@ -45,7 +45,7 @@ extension ManyFileCopy {
         if Self.joinsSyncBatch(job) { sink.assumeIsolated { $0.deferRename() } }
         // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its
         // descriptor (as RegularFileCopy does).
-        if job.sinkOptions.preserveAttributes { sink.assumeIsolated { $0.preserveAttributes(of: source) } }
+        if job.sinkOptions.preserveAttributes { sink.assumeIsolated { $0.preserveAttributes(of: source, at: job.source) } }
         let report: CopyReport
         // A destination written in place (a device, a FIFO), opened already: by writes.
         let replaces = sink.assumeIsolated { $0.replacesDestination }

@@ -123,7 +123,7 @@ public struct RegularFileCopy: Sendable {
         let start = ContinuousClock.now
         if sink.options.preserveAttributes, let descriptor = source.kernelCopySource {
             // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its descriptor.
-            await sink.preserveAttributes(of: descriptor)
+            await sink.preserveAttributes(of: descriptor, at: source.path)
         }
         let chain: [CopyPath]
         do {
