@@ -2,35 +2,28 @@
 /// most one chunk's worth of tokens (the largest chunk seen so far); a chunk goes once the bucket
 /// holds all of its bytes, and takes them.
 ///
-/// Kept as the bucket's arrival-time equivalent (the generic cell rate algorithm of ITU-T I.371):
-/// ``readyAt`` is the instant at which every byte let through so far is paid for, and a chunk of
-/// `n` bytes may go once `readyAt + cost(n) - cost(largest chunk)` has come, where `cost(n)` is
-/// `n / bytesPerSecond` seconds. A bucket that has been idle is full (one chunk goes at once), and
-/// never fuller: the burst after a pause is one chunk. A chunk that had to wait is charged from
-/// the instant it was due, not from the end of its sleep: a sleep that ends late (timer slack, a
-/// busy thread; measured about 3 ms a wake-up here) is made up by the next chunk instead of
-/// lost, so the rate holds over many chunks. All arithmetic is on `Duration`, exactly, so a
-/// test clock sees the same waits on every run.
+/// Kept as the bucket's arrival-time equivalent (the generic cell rate algorithm of ITU-T I.371),
+/// as a schedule of reservations: ``readyAt`` is the instant at which every byte reserved so far
+/// is paid for, and a chunk of `n` bytes asked for at `now` goes at
+/// `max(now, readyAt + cost(n) - depth)`, where `cost(n)` is `n / bytesPerSecond` seconds and
+/// `depth` the cost of the largest chunk. Its bytes are reserved at once, so callers that ask
+/// concurrently (every file of a tree sharing one ``RateLimiter``) go in the order they asked,
+/// each after the one before it, and together keep the rate. A bucket that has been idle is full
+/// (one chunk goes at once), and never fuller: the burst after a pause is one chunk. The schedule
+/// never depends on when a sleep ends: a wake-up that comes late (timer slack, a busy thread;
+/// about 3 ms here) is made up by the next chunk, whose time was fixed when it asked, so the rate
+/// holds over many chunks. All arithmetic is on `Duration`, exactly, so a test clock sees the
+/// same waits on every run.
 ///
-/// A value-type state machine: ``take(_:at:)`` is its one event and returns what to do. It
-/// neither reads a clock nor sleeps; ``PacedChunks`` does both, through an injectable clock.
+/// A value-type state machine: ``reserve(_:at:)`` is its one event and returns when to go.
+/// It neither reads a clock nor sleeps; ``RateLimiter`` does both, through an injectable clock.
 struct TokenBucket: Sendable, Hashable {
-    /// What the caller does with the chunk it asked about.
-    enum Action: Sendable, Hashable {
-        /// Let the chunk through now; the bucket has taken its bytes.
-        case pass
-        /// Wait this long, then ask again (with the time then).
-        case wait(Duration)
-    }
-
     /// The rate the bucket fills at, in bytes per second (>= 1).
     let bytesPerSecond: Int64
-    /// The instant every byte let through so far is paid for; `nil` before the first chunk.
+    /// The instant every byte reserved so far is paid for; `nil` before the first chunk.
     private(set) var readyAt: Duration?
     /// The time the largest chunk seen so far takes to pay for: the bucket's depth.
     private(set) var depth: Duration = .zero
-    /// Whether the last answer was a wait: the next chunk is then the one that waited.
-    private(set) var waited = false
 
     /// Creates an empty schedule (the first chunk goes at once).
     ///
@@ -45,24 +38,18 @@ struct TokenBucket: Sendable, Hashable {
         .seconds(Int64(bytes)) / bytesPerSecond
     }
 
-    /// Asks whether a chunk of `bytes` bytes may go at `now`.
+    /// Reserves the bytes of a chunk asked for at `now`.
     ///
     /// - Parameters:
-    ///   - bytes: the chunk's size (>= 0; an empty chunk always passes).
+    ///   - bytes: the chunk's size (>= 0; an empty chunk always goes at once and costs nothing).
     ///   - now: the current time, as a duration since any fixed origin the caller keeps.
-    /// - Returns: ``Action/pass`` (the bucket took the bytes) or ``Action/wait(_:)`` with the
-    ///   time until it will hold them; after that wait, ask again.
-    mutating func take(_ bytes: Int, at now: Duration) -> Action {
+    /// - Returns: the instant the chunk may go, on the same origin as `now` (`now` itself: at
+    ///   once). The bytes are paid for whether or not the caller waits until then.
+    mutating func reserve(_ bytes: Int, at now: Duration) -> Duration {
         let cost = cost(of: bytes)
         depth = max(depth, cost)
-        let paid = readyAt ?? now
-        let earliest = paid + cost - depth
-        guard now >= earliest else {
-            waited = true
-            return .wait(earliest - now)
-        }
-        readyAt = (waited ? paid : max(paid, now)) + cost
-        waited = false
-        return .pass
+        let paid = max(readyAt ?? now, now) + cost
+        readyAt = paid
+        return max(now, paid - depth)
     }
 }

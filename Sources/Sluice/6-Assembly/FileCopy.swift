@@ -48,14 +48,14 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         /// one pass over the data (zlib's `crc32`, about 2 GiB/s here); a copy that prints no
         /// report may skip it. A transform that reports its own CRC-32 (gzip) costs nothing extra.
         public var computesCRC32: Bool
-        /// The most bytes per second to take from the source, or `nil` (default) for no limit
-        /// (`--limit-rate`). The stage after the first channel takes each chunk when a token
-        /// bucket that fills at this rate and holds one chunk's worth lets it go
-        /// (``PacedChunks``); the reading stage waits for room in that channel, so memory stays
-        /// at the channel's bound. Progress counts the bytes read as that stage lets them
-        /// through, so it shows the limited rate. The wait is an asynchronous sleep: no thread
-        /// is blocked.
-        public var rateLimit: Int64?
+        /// The rate the source's bytes are taken at, or `nil` (default) for no limit
+        /// (`--limit-rate`). One ``RateLimiter`` given to every copy of an operation holds the
+        /// whole operation to its rate. The stage after the first channel takes each chunk when
+        /// the limiter admits it (a token bucket one chunk deep); the reading stage waits for
+        /// room in that channel, so memory stays at the channel's bound. Progress counts the
+        /// bytes read as that stage lets them through, so it shows the limited rate. The wait is
+        /// an asynchronous sleep: no thread is blocked.
+        public var rateLimit: RateLimiter?
         /// How to check the output before committing it, or `nil` (default) not to
         /// (``CopyVerification``, `--verify`). It needs a ``ReadBackSink`` (``FileSink``); any
         /// other sink, or a file written in place, is committed unverified, and the report says
@@ -80,14 +80,13 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
 
         /// Creates options.
         ///
-        /// - Precondition: `capacity >= 1`; `byteBudget` and `rateLimit`, when given, >= 1.
+        /// - Precondition: `capacity >= 1`; `byteBudget`, when given, >= 1.
         public init(
-            capacity: Int = 4, byteBudget: Int? = nil, computesCRC32: Bool = true, rateLimit: Int64? = nil,
+            capacity: Int = 4, byteBudget: Int? = nil, computesCRC32: Bool = true, rateLimit: RateLimiter? = nil,
             verification: CopyVerification? = nil
         ) {
             precondition(capacity >= 1, "capacity must be at least 1 chunk")
             precondition(byteBudget.map { $0 >= 1 } ?? true, "byteBudget must be at least 1 byte")
-            precondition(rateLimit.map { $0 >= 1 } ?? true, "rateLimit must be at least 1 byte per second")
             self.capacity = capacity
             self.byteBudget = byteBudget
             self.computesCRC32 = computesCRC32
@@ -107,9 +106,6 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     /// For tests: called in each stage at every ``AwaitPoint``, so that a test can cancel the
     /// run at exactly one of them. `nil` (no cost but a check per `await`) outside tests.
     var awaitPointHook: AwaitPointHook?
-    /// For tests: the clock a rate limit is read and waited on (one that advances when slept
-    /// on makes pacing deterministic).
-    var clock: any Clock<Duration> = ContinuousClock()
 
     /// The copy's progress: subscribe before calling ``run()``. Its last snapshot comes after the
     /// sink committed (or failed), and then every subscriber's stream ends.
@@ -198,11 +194,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         // The stage that takes from the first channel is paced: the reader then waits on that
         // channel's backpressure. The bytes read count for progress as that stage lets them
         // through, so the bar shows the limited rate, not the channel filling at the start.
-        let pacer = options.rateLimit.map { rate in
-            var pacer = ChunkPacer(bytesPerSecond: rate, clock: clock)
-            pacer.admitted = { recorder.recordRead($0) }
-            return pacer
-        }
+        let pacer = options.rateLimit.map { Pacer(limiter: $0, recorder: recorder) }
         let readerRecordsProgress = pacer == nil
 
         var results: [StageResult] = []
@@ -343,10 +335,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
 
     private static func transform(
         _ input: BoundedChannel<Chunk>, into output: BoundedChannel<Chunk>, using makeTransform: TransformFactory,
-        pacer: ChunkPacer?, hook: AwaitPointHook?
+        pacer: Pacer?, hook: AwaitPointHook?
     ) async throws -> StageResult {
         let points = hook.map(AwaitPoints.init)
-        var pacer = pacer
         do {
             var transform = try makeTransform()
             let emit: (Chunk) async throws -> Void = { chunk in
@@ -366,16 +357,26 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         }
     }
 
+    /// The paced stage's rate limit, and the progress that counts the bytes it lets through.
+    struct Pacer: Sendable {
+        let limiter: RateLimiter
+        let recorder: ProgressRecorder
+
+        func admit(_ bytes: Int) async throws {
+            try await limiter.admit(bytes)
+            recorder.recordRead(bytes)
+        }
+    }
+
     /// The most chunks the writer stage hands the sink at once (`IOV_MAX`, what one `writev(2)`
     /// takes).
     static var maximumBatch: Int { 1024 }
 
     private static func write(
-        _ channel: BoundedChannel<Chunk>, to sink: Sink, recorder: ProgressRecorder, pacer: ChunkPacer?,
+        _ channel: BoundedChannel<Chunk>, to sink: Sink, recorder: ProgressRecorder, pacer: Pacer?,
         hook: AwaitPointHook?, batches: Bool
     ) async throws -> StageResult {
         let points = hook.map(AwaitPoints.init)
-        var pacer = pacer
         var chunks = channel.makeAsyncIterator()
         while let chunk = try await points.around(.writeReceive, { try await chunks.next() }) {
             try await pacer?.admit(chunk.count)

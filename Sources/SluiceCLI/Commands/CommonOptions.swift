@@ -14,8 +14,9 @@ struct CommonOptions {
     var progress = ProgressMode.none
     var quiet = false
     var verbose = false
-    /// `--limit-rate`: the most bytes per second read from each source.
-    var rateLimit: Int64?
+    /// `--limit-rate`: the most bytes per second read from the sources, all of them together;
+    /// every copy of the command is handed this one limiter.
+    var rateLimit: RateLimiter?
     /// `--verify`: read each output back before committing it.
     var verify = false
     /// `--reflink` (`copy`); `--reflink` alone is `always`, as cp.
@@ -31,7 +32,9 @@ struct CommonOptions {
         force = arguments.has(.force)
         synchronize = !arguments.has(.noFsync)
         preserve = arguments.has(.preserve)
-        chunkSize = arguments.size(.chunkSize).map { Int($0) } ?? chunkSize
+        rateLimit = arguments.size(.limitRate).map { RateLimiter(bytesPerSecond: $0) }
+        chunkSize = arguments.size(.chunkSize).map { Int($0) }
+            ?? rateLimit.map { Self.pacedChunkSize(bytesPerSecond: $0.bytesPerSecond) } ?? chunkSize
         capacity = arguments.integer(.capacity)
             ?? FileCopy<FileChunks, FileSink>.Options.defaultCapacity(chunkSize: chunkSize)
         jobs = arguments.integer(.jobs) ?? jobs
@@ -40,7 +43,6 @@ struct CommonOptions {
         }
         quiet = arguments.has(.quiet)
         verbose = arguments.has(.verbose)
-        rateLimit = arguments.size(.limitRate)
         verify = arguments.has(.verify)
         if arguments.has(.reflink) {
             reflink = arguments.choice(.reflink).flatMap(ReflinkMode.init(rawValue:)) ?? .always
@@ -49,6 +51,13 @@ struct CommonOptions {
         // A rate limit takes the pipeline by itself (RegularFileCopy: a kernel copy cannot be
         // paced); a verification keeps the path the table chose.
         forcesPipeline = arguments.has(.pipeline) || arguments.has(.chunkSize) || arguments.has(.capacity)
+    }
+
+    /// The chunk size under a rate limit with no `--chunk-size`: at most 0.1 s of the rate (and
+    /// at most the default), so that the bytes flow evenly, a chunk each tenth of a second,
+    /// rather than a whole chunk at once after a long wait.
+    static func pacedChunkSize(bytesPerSecond: Int64) -> Int {
+        Int(min(Int64(FileChunks.defaultChunkSize), max(1, bytesPerSecond / 10)))
     }
 
     /// The usage errors of the options alone: `--verify` reads back a durable file, so it cannot

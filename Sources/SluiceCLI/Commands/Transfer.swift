@@ -314,7 +314,7 @@ struct Transfer {
         case .notVerified, nil: break
         }
         if let limit = options.rateLimit {
-            text += ", read at most " + ProgressDisplay.formatBytes(limit) + "/s"
+            text += ", read at most " + ProgressDisplay.formatBytes(limit.bytesPerSecond) + "/s"
         }
         text += ", " + format3(report.duration.inSeconds) + " s"
         text += " (" + ProgressDisplay.formatBytes(Int64(report.bytesPerSecond)) + "/s)"

@@ -133,7 +133,8 @@ extension CommandOption {
     static let pipeline = CommandOption(
         long: "pipeline",
         abstract: "copy through sluice's own pipeline (reads and writes in user space), never a clone or "
-            + "copy_file_range; an explicit --chunk-size or --capacity implies it",
+            + "copy_file_range; an explicit --chunk-size or --capacity implies it, and so does --limit-rate (a "
+            + "kernel copy cannot be paced)",
         commands: [.copy])
 
     // MARK: copy: trees
@@ -192,8 +193,11 @@ extension CommandOption {
         commands: gzip)
     static let limitRate = CommandOption(
         long: "limit-rate", value: .required(name: "rate", kind: .rate(1...Int64.max)),
-        abstract: "read at most <rate> bytes per second from each source, binary units as --chunk-size: 50M is "
-            + "50 MiB/s (as pv -L); the reader waits on backpressure, so memory stays as without it",
+        abstract: "read at most <rate> bytes per second for the whole command (every operand, a whole tree, "
+            + "small files included; for decompress, the compressed bytes), units as --chunk-size: 50M is 50 MiB/s "
+            + "(as pv -L, rsync --bwlimit); without --chunk-size, chunks are at most 0.1 s of the rate, so the "
+            + "bytes flow evenly; copy then goes through the pipeline; the reader waits on backpressure, so memory "
+            + "stays as without it",
         commands: transfers)
     static let preserve = CommandOption(
         long: "preserve", short: "p",

@@ -16,10 +16,9 @@ struct FileCopyRateLimitTests {
         try await withScratchDirectory { directory in
             let destination = directory.appending("out.bin")
             let clock = TestClock()
-            var copy = FileCopy(
+            let copy = FileCopy(
                 from: ChunkList(Self.chunks), to: try await FileSink.create(at: destination), totalBytes: nil,
-                options: .init(capacity: 4, rateLimit: Int64(Self.chunkSize)))
-            copy.clock = clock
+                options: .init(capacity: 4, rateLimit: RateLimiter(bytesPerSecond: Int64(Self.chunkSize), clock: clock)))
             let report = try await copy.run()
             #expect(try readFile(destination) == Self.data)
             #expect(clock.sleeps == Array(repeating: .seconds(1), count: 15))
@@ -32,10 +31,9 @@ struct FileCopyRateLimitTests {
     /// the channel: the bar shows the limited rate from the start, while the channel is full.
     @Test func progressFollowsThePacedStageNotTheChannel() async throws {
         try await withScratchDirectory { directory in
-            var copy = FileCopy(
+            let copy = FileCopy(
                 from: ChunkList(Self.chunks), to: try await FileSink.create(at: directory.appending("out.bin")),
-                totalBytes: nil, options: .init(capacity: 4, rateLimit: Int64(Self.chunkSize)))
-            copy.clock = TestClock()
+                totalBytes: nil, options: .init(capacity: 4, rateLimit: RateLimiter(bytesPerSecond: Int64(Self.chunkSize), clock: TestClock())))
             let updates = copy.progress.subscribe()
             let seen = Task {
                 var snapshots: [ProgressSnapshot] = []
@@ -55,10 +53,9 @@ struct FileCopyRateLimitTests {
         try await withScratchDirectory { directory in
             let destination = directory.appending("out.gz")
             let clock = TestClock()
-            var copy = FileCopy(
+            let copy = FileCopy(
                 from: ChunkList(Self.chunks), to: try await FileSink.create(at: destination), totalBytes: nil,
-                options: .init(capacity: 4, rateLimit: Int64(4 * Self.chunkSize)), transform: { try GzipEncoder() })
-            copy.clock = clock
+                options: .init(capacity: 4, rateLimit: RateLimiter(bytesPerSecond: Int64(4 * Self.chunkSize), clock: clock)), transform: { try GzipEncoder() })
             let report = try await copy.run()
             #expect(clock.elapsed == .milliseconds(3750))
             #expect(report.bytesRead == Int64(Self.data.count))
@@ -75,10 +72,9 @@ struct FileCopyRateLimitTests {
         try await withScratchDirectory { directory in
             let destination = directory.appending("out.bin")
             let clock = TestClock()
-            var copy = FileCopy(
+            let copy = FileCopy(
                 from: ChunkList(chunks), to: try await FileSink.create(at: destination), totalBytes: nil,
-                options: .init(capacity: 4, rateLimit: Int64(Self.chunkSize)), transform: { GzipDecoder() })
-            copy.clock = clock
+                options: .init(capacity: 4, rateLimit: RateLimiter(bytesPerSecond: Int64(Self.chunkSize), clock: clock)), transform: { GzipDecoder() })
             let report = try await copy.run()
             #expect(try readFile(destination) == Self.data)
             #expect(report.bytesRead == Int64(compressed.count))
@@ -93,10 +89,9 @@ struct FileCopyRateLimitTests {
         try await withScratchDirectory { directory in
             let destination = directory.appending("out.bin")
             let clock = StoppedClock()
-            var copy = FileCopy(
+            let copy = FileCopy(
                 from: ChunkList(Self.chunks), to: try await FileSink.create(at: destination), totalBytes: nil,
-                options: .init(capacity: 4, rateLimit: 1))
-            copy.clock = clock
+                options: .init(capacity: 4, rateLimit: RateLimiter(bytesPerSecond: 1, clock: clock)))
             let run = Task { [copy] in try await copy.run() }
             await clock.firstSleep()
             run.cancel()

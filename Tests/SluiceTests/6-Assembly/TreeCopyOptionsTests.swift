@@ -147,8 +147,37 @@ struct TreeCopyOptionsTests {
     func rateLimitTakesThePacedPipeline(_ runner: Runner) async throws {
         try await withScratchDirectory { scratch in
             let report = try await Self.copy(
-                Self.pattern(4096), in: scratch, by: runner, file: .init(pipeline: .init(rateLimit: 1 << 30)))
+                Self.pattern(4096), in: scratch, by: runner, file: .init(pipeline: .init(rateLimit: RateLimiter(bytesPerSecond: 1 << 30))))
             #expect(report.path == .pipeline)
+        }
+    }
+
+    /// One limiter for the whole tree: 10 files of one chunk and 2 of five chunks, at a rate of
+    /// ten chunks a second, go as 19 chunks after the first, 1.9 s on the test clock. Each file
+    /// its own bucket would have let every file's first chunk through at once (0.8 s).
+    @Test(arguments: Runner.allCases)
+    func oneLimiterPacesTheWholeTree(_ runner: Runner) async throws {
+        try await withScratchDirectory { scratch in
+            let chunk = 4096
+            let handle = try DirectoryHandle.open(scratch.path)
+            try handle.makeDirectory("s", permissions: 0o755)
+            for index in 0..<12 {
+                try writeFile(scratch.appending(FilePath("s/f\(index)")), Self.pattern(index < 10 ? chunk : 5 * chunk))
+            }
+            let clock = TestClock()
+            let limiter = RateLimiter(bytesPerSecond: Int64(10 * chunk), clock: clock)
+            let inner: any FileJobRunner = switch runner {
+            case .sequential: SequentialFileJobRunner(gate: CommitGate())
+            case .manyFiles: ManyFileJobRunner(options: .init(width: 3), system: .live, onOutcome: { _ in })
+            }
+            let copy = TreeCopy(
+                from: scratch.appending("s"), to: scratch.appending("t"),
+                options: .init(sink: .init(synchronize: false), file: .init(pipeline: .init(rateLimit: limiter)), chunkSize: chunk),
+                runner: inner)
+            let failures = LockedValue<[String]>([])
+            _ = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
+            #expect(failures.withLock { $0 } == [])
+            #expect(clock.elapsed == .milliseconds(1900))
         }
     }
 
