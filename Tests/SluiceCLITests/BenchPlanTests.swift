@@ -1,6 +1,7 @@
 import Sluice
 import SluiceBenchmarks
 @testable import SluiceCLI
+import SluiceTestSupport
 import Testing
 
 /// What `sluice bench` measures, and in which order, from its command line.

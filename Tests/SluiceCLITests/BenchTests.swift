@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Sluice
 import SluiceBenchmarks
+import SluiceTestSupport
 import Testing
 
 /// `sluice bench`: the memory measure it reports (each child's own `VmHWM`), and a small run end

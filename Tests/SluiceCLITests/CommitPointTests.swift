@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SluiceTestSupport
 import Testing
 
 /// C28 and C29 end to end, with real signals: a signal taken before a file's rename aborts it

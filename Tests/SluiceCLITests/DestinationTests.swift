@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SluiceTestSupport
 import Testing
 
 /// C11: copying a file onto itself, by every kind of alias.

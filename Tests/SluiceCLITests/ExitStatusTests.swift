@@ -1,3 +1,4 @@
+import SluiceTestSupport
 import Testing
 
 /// Messages and exit statuses of the README's table: 0, 1, 64.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SluiceTestSupport
 import Testing
 
 /// C17: a write that fails mid-copy (`EFBIG` under `ulimit -f`) commits nothing.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SluiceTestSupport
 import Testing
 
 /// `compress -r` and `decompress -r`, as `gzip -r`: every regular file of a tree, in place,

@@ -1,3 +1,4 @@
+import SluiceTestSupport
 import Testing
 
 /// The help of every command, as `sluice CMD --help` prints it: swift-argument-parser's

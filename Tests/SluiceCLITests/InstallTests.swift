@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Sluice
 @testable import SluiceCLI
+import SluiceTestSupport
 import Testing
 
 /// What an installation uses: the completion scripts and the manual page generated from the

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SluiceTestSupport
 import Testing
 
 /// Several file operands at once (`copy a b c DIR/`, `compress a b c`): the same files, exit
@@ -129,11 +130,11 @@ struct ManyFilesTests {
         let result = await process.finish()
         #expect(result.status == 0)
         let lines = redraws(text)
-        #expect(lines.last?.hasPrefix("copy  ") == true, "\(lines)")
+        #expect(lines.last?.hasPrefix("copy 5 files  ") == true, "\(lines)")
         #expect(lines.last?.contains("5/5 files") == true, "\(lines)")
         #expect(lines.last?.contains("100%") == true, "\(lines)")
         #expect(text.filter { $0 == "\r\n" || $0 == "\n" }.count == 1)
-        for line in lines.dropLast() { #expect(line.contains(" files") && line.contains("copy '"), "\(line)") }
+        for line in lines.dropLast() { #expect(line.contains(" files") && line.hasPrefix("copy 5 files: '"), "\(line)") }
     }
 }
 

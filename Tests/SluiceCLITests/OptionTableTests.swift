@@ -1,5 +1,6 @@
 import Sluice
 @testable import SluiceCLI
+import SluiceTestSupport
 import Testing
 
 /// The option table: each option declared once, the parser and the help both read from it.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SluiceTestSupport
 import Testing
 
 /// C30–C33: permissions never wider than `cp` makes them, `--rm` that keeps what gzip keeps, and

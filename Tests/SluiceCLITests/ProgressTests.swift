@@ -2,13 +2,15 @@
 import Glibc
 #endif
 import Foundation
+import SluiceTestSupport
 import Testing
 
 /// One `--progress=json` line, parsed by Foundation.
 struct ProgressLine: @unchecked Sendable {
     static let keys: Set<String> = [
         "bytesCompleted", "bytesWritten", "totalBytes", "fraction", "elapsedSeconds",
-        "bytesPerSecond", "bufferedBytes", "peakBufferedBytes", "producerSuspendedSeconds",
+        "bytesPerSecond", "bufferedBytes", "peakBufferedBytes", "producerSuspendedSeconds", "bytesCommitted",
+        "filesCommitted",
     ]
 
     let text: String

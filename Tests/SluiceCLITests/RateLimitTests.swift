@@ -1,3 +1,4 @@
+import SluiceTestSupport
 import Testing
 
 /// `--limit-rate`: read in binary units, as `--chunk-size`; no timing here (the measured rate

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SluiceTestSupport
 import Testing
 
 /// `--rm` removes a source only once its output is a complete, durable regular file; a symbolic

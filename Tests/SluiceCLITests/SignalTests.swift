@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SluiceTestSupport
 import Testing
 
 /// Writes every byte of `text` to `descriptor` (blocking; call it from ``onThread(_:)``).

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Sluice
+import SluiceTestSupport
 import Testing
 
 /// `sluice copy -r` and `-a`: cp's meanings for trees, names as bytes, depth beyond `PATH_MAX`,

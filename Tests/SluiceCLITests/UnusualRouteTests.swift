@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SluiceTestSupport
 import Testing
 
 /// Round three, trees and destinations reached by unusual routes: an append-only or immutable

@@ -17,9 +17,13 @@ public final class ManyFilesProgress: Sendable {
         var totalFiles: Int
         var totalIsGrowing: Bool
         var finishedBytes: Int64 = 0
+        var finishedWritten: Int64 = 0
+        var committedBytes: Int64 = 0
         var completed = 0
+        var committed = 0
         var failed = 0
-        var inFlight: [Int: Int64] = [:]
+        /// Each file in flight's bytes read and written so far.
+        var inFlight: [Int: (read: Int64, written: Int64)] = [:]
         /// The file started last, named by snapshots about no file in particular while it runs.
         var lastStarted: (index: Int, file: FilePath)?
     }
@@ -61,34 +65,44 @@ public final class ManyFilesProgress: Sendable {
     /// File `index` starts: publishes a snapshot about it.
     public func started(index: Int, file: FilePath) {
         let snapshot = state.withLock { state in
-            state.inFlight[index] = 0
+            state.inFlight[index] = (0, 0)
             state.lastStarted = (index, file)
             return makeSnapshot(state, current: file, index: index)
         }
         hub.publish(snapshot)
     }
 
-    /// File `index` has completed `bytesCompleted` bytes so far (cumulative).
-    public func advanced(index: Int, bytesCompleted: Int64) {
+    /// File `index` has completed `bytesCompleted` bytes so far and written `bytesWritten`
+    /// (cumulative; `nil`: as many as completed).
+    public func advanced(index: Int, bytesCompleted: Int64, bytesWritten: Int64? = nil) {
         let snapshot = state.withLock { state -> ProgressSnapshot? in
             guard state.inFlight[index] != nil else { return nil }
-            state.inFlight[index] = bytesCompleted
+            state.inFlight[index] = (bytesCompleted, bytesWritten ?? bytesCompleted)
             let running = state.lastStarted.flatMap { state.inFlight[$0.index] != nil ? $0 : nil }
             return makeSnapshot(state, current: running?.file, index: running?.index)
         }
         if let snapshot { hub.publish(snapshot) }
     }
 
-    /// File `index` finished: `bytes` counted as done for it, `error` its failure if it failed.
+    /// File `index` finished: `bytes` counted as done for it (``ProgressSnapshot/bytesCompleted``
+    /// keeps to its total), and, when `error` is `nil`, as committed; `written` the bytes it
+    /// wrote (`nil`: as many as it last reported written, 0 if none); `error` its failure if it
+    /// failed.
     ///
     /// - Returns: the snapshot published about it (for a line per file, `--progress=json`).
     @discardableResult
-    public func finished(index: Int, file: FilePath, bytes: Int64, error: String?) -> ProgressSnapshot {
+    public func finished(index: Int, file: FilePath, bytes: Int64, written: Int64? = nil, error: String?) -> ProgressSnapshot {
         let snapshot = state.withLock { state in
-            state.inFlight[index] = nil
+            let reported = state.inFlight.removeValue(forKey: index)?.written ?? 0
             state.finishedBytes += bytes
+            state.finishedWritten += written ?? reported
             state.completed += 1
-            if error != nil { state.failed += 1 }
+            if error != nil {
+                state.failed += 1
+            } else {
+                state.committed += 1
+                state.committedBytes += bytes
+            }
             var snapshot = makeSnapshot(state, current: file, index: index)
             snapshot.files?.currentError = error
             return snapshot
@@ -98,15 +112,22 @@ public final class ManyFilesProgress: Sendable {
     }
 
     /// The operation's last snapshot, published and returned; the hub's subscribers then end.
+    ///
+    /// Its ``ProgressSnapshot/fraction`` is 1.0 only when every file known was committed and
+    /// the operation was not `interrupted`; otherwise it stays below 1, as every snapshot before.
+    ///
+    /// - Parameter interrupted: whether the operation stopped before all its files were handed
+    ///   over (a signal, a cancelled walk): files a walk never found are missing from the totals.
     @discardableResult
-    public func finish() -> ProgressSnapshot {
-        var snapshot = state.withLock { state in
+    public func finish(interrupted: Bool = false) -> ProgressSnapshot {
+        let (last, complete) = state.withLock { state in
             state.totalIsGrowing = false
-            return makeSnapshot(state, current: nil, index: nil)
+            return (makeSnapshot(state, current: nil, index: nil), state.failed == 0 && state.committed >= state.totalFiles)
         }
+        var snapshot = last
         snapshot.isFinal = true
-        if snapshot.files?.failed == 0, let total = snapshot.totalBytes, total > 0 {
-            snapshot.fraction = Double(snapshot.bytesCompleted) / Double(total)
+        if complete && !interrupted, let total = snapshot.totalBytes {
+            snapshot.fraction = total > 0 ? Double(snapshot.bytesCompleted) / Double(total) : nil
         }
         hub.finish(with: snapshot)
         return snapshot
@@ -118,7 +139,8 @@ public final class ManyFilesProgress: Sendable {
     }
 
     private func makeSnapshot(_ state: State, current: FilePath?, index: Int?) -> ProgressSnapshot {
-        let done = state.finishedBytes + state.inFlight.values.reduce(0, +)
+        let done = state.finishedBytes + state.inFlight.values.reduce(0) { $0 + $1.read }
+        let written = state.finishedWritten + state.inFlight.values.reduce(0) { $0 + $1.written }
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let total = max(state.totalBytes, done)
@@ -126,9 +148,11 @@ public final class ManyFilesProgress: Sendable {
         let fraction: Double? = state.totalIsGrowing ? nil : total > 0 ? min(0.999, Double(done) / Double(total)) : nil
         let (now, peak) = buffered()
         var snapshot = ProgressSnapshot(
-            bytesCompleted: done, bytesWritten: done, totalBytes: total, fraction: fraction,
+            bytesCompleted: done, bytesWritten: written, totalBytes: total, fraction: fraction,
             elapsed: elapsed, bytesPerSecond: seconds > 0 ? Double(done) / seconds : 0, bufferedBytes: now,
             peakBufferedBytes: peak, producerSuspended: .zero, isFinal: false)
+        snapshot.bytesCommitted = state.committedBytes
+        snapshot.filesCommitted = state.committed
         snapshot.files = FileCounts(
             completed: state.completed, failed: state.failed, total: max(state.totalFiles, state.completed),
             totalIsGrowing: state.totalIsGrowing, current: current, currentIndex: index)

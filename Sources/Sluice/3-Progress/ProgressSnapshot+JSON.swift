@@ -4,7 +4,7 @@ extension ProgressSnapshot {
     /// Keys come in this fixed order, with no whitespace between tokens:
     /// `bytesCompleted`, `bytesWritten`, `totalBytes` (`null` when unknown), `fraction` (`null`
     /// when unknown), `elapsedSeconds`, `bytesPerSecond`, `bufferedBytes`, `peakBufferedBytes`,
-    /// `producerSuspendedSeconds`; for an operation over many files (``files``), then
+    /// `producerSuspendedSeconds`, `bytesCommitted`, `filesCommitted`; for an operation over many files (``files``), then
     /// `filesCompleted`, `filesFailed`, `totalFiles`, `totalGrowing`, and for a snapshot about one
     /// file `fileIndex` and `file` (the path as the user named it, its bytes as a name: see
     /// below), with `fileError` when that
@@ -12,7 +12,7 @@ extension ProgressSnapshot {
     /// operation failed.
     ///
     /// ```
-    /// {"bytesCompleted":1048576,"bytesWritten":1048576,"totalBytes":4194304,"fraction":0.25,"elapsedSeconds":0.5,"bytesPerSecond":2097152.0,"bufferedBytes":0,"peakBufferedBytes":2097152,"producerSuspendedSeconds":0.0}
+    /// {"bytesCompleted":1048576,"bytesWritten":1048576,"totalBytes":4194304,"fraction":0.25,"elapsedSeconds":0.5,"bytesPerSecond":2097152.0,"bufferedBytes":0,"peakBufferedBytes":2097152,"producerSuspendedSeconds":0.0,"bytesCommitted":0,"filesCommitted":0}
     /// ```
     ///
     /// Numbers are always finite: a NaN or infinite `Double` field (only possible in a snapshot
@@ -24,8 +24,9 @@ extension ProgressSnapshot {
     ///
     /// - Parameters:
     ///   - done: whether to add `"done":true` (the operation's last line).
-    ///   - error: a message for a failed operation; when not `nil`, adds `"error":"<message>"` and
-    ///     implies `done`.
+    ///   - error: a message for a failed or interrupted operation; when not `nil`, adds
+    ///     `"error":"<message>"`, implies `done`, and writes a `fraction` of 1 as `0.999` (an
+    ///     operation that did not complete never reads as complete).
     /// - Returns: the JSON object, without a trailing newline.
     public func jsonLine(done: Bool = false, error: String? = nil) -> String {
         var out = "{"
@@ -33,12 +34,15 @@ extension ProgressSnapshot {
         out += "\"bytesCompleted\":\(bytesCompleted)"
         out += ",\"bytesWritten\":\(bytesWritten)"
         out += ",\"totalBytes\":" + (totalBytes.map { String($0) } ?? "null")
-        out += ",\"fraction\":" + (fraction.map(Self.jsonNumber) ?? "null")
+        // A line that reports a failure never reads as complete.
+        let shown = error == nil ? fraction : fraction.map { min($0, 0.999) }
+        out += ",\"fraction\":" + (shown.map(Self.jsonNumber) ?? "null")
         out += ",\"elapsedSeconds\":" + Self.jsonNumber(elapsed.sluiceSeconds)
         out += ",\"bytesPerSecond\":" + Self.jsonNumber(bytesPerSecond)
         out += ",\"bufferedBytes\":\(bufferedBytes)"
         out += ",\"peakBufferedBytes\":\(peakBufferedBytes)"
         out += ",\"producerSuspendedSeconds\":" + Self.jsonNumber(producerSuspended.sluiceSeconds)
+        out += ",\"bytesCommitted\":\(bytesCommitted),\"filesCommitted\":\(filesCommitted)"
         if let files { appendFiles(files, to: &out) }
         if done || error != nil {
             out += ",\"done\":true"

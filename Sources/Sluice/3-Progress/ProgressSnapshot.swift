@@ -67,6 +67,19 @@ public struct ProgressSnapshot: Sendable, Hashable {
     /// Whether this is the operation's last snapshot (success or failure).
     public var isFinal: Bool
 
+    /// Source bytes of the files committed so far: in place at their destination, complete.
+    ///
+    /// Unlike ``bytesCompleted``, which counts what was read (and, over many files, a failed
+    /// file's bytes too, so that it keeps to its total), this counts only what the operation
+    /// delivered: for one file, 0 until the final snapshot of a success, then
+    /// ``bytesCompleted``; over many files, the sum over those committed. An operation that was
+    /// interrupted or failed says here what it left in place.
+    public var bytesCommitted: Int64 = 0
+
+    /// Files committed so far (for one file: 1 in the final snapshot of a success, else 0).
+    /// Over many files, ``FileCounts/completed`` counts the failed ones too; this does not.
+    public var filesCommitted: Int = 0
+
     /// For an operation over many files, its files done of the total and the file this snapshot
     /// is about; `nil` for one file. The byte counts are then the sums over all the files.
     public var files: FileCounts? = nil

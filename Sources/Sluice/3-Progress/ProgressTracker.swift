@@ -86,7 +86,9 @@ public struct ProgressTracker: Sendable {
     /// Makes the last snapshot of a successful operation.
     ///
     /// Sets `totalBytes` to the (clamped) `bytesCompleted` and `fraction` to exactly `1.0`, also
-    /// for a 0-byte source and for a source that outgrew its announced size.
+    /// for a 0-byte source and for a source that outgrew its announced size; the one file is
+    /// committed (``ProgressSnapshot/bytesCommitted`` is `bytesCompleted`,
+    /// ``ProgressSnapshot/filesCommitted`` 1).
     ///
     /// - Parameters: as for
     ///   ``snapshot(bytesCompleted:bytesWritten:bufferedBytes:peakBufferedBytes:producerSuspended:now:)``.
@@ -105,6 +107,8 @@ public struct ProgressTracker: Sendable {
         )
         result.totalBytes = result.bytesCompleted
         result.fraction = 1.0
+        result.bytesCommitted = result.bytesCompleted
+        result.filesCommitted = 1
         lastFraction = 1.0
         result.isFinal = true
         return result
@@ -113,7 +117,8 @@ public struct ProgressTracker: Sendable {
     /// Makes the last snapshot of an operation that failed or was cancelled.
     ///
     /// Follows the rules of an intermediate snapshot (the total stays unknown if it was exceeded,
-    /// the fraction never decreases and is not forced to 1), and marks the snapshot final.
+    /// the fraction never decreases and is not forced to 1), and marks the snapshot final;
+    /// nothing is committed.
     ///
     /// - Parameters: as for
     ///   ``snapshot(bytesCompleted:bytesWritten:bufferedBytes:peakBufferedBytes:producerSuspended:now:)``.

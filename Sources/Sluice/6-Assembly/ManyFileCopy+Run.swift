@@ -133,7 +133,7 @@ extension ManyFileCopy {
             let updates = hub.subscribe()
             let tracker = tracker
             forwarding = Task(executorPreference: executor) {
-                for await snapshot in updates { tracker.advanced(index: index, bytesCompleted: snapshot.bytesCompleted) }
+                for await snapshot in updates { tracker.advanced(index: index, bytesCompleted: snapshot.bytesCompleted, bytesWritten: snapshot.bytesWritten) }
             }
         }
         defer { forwarding?.cancel() }

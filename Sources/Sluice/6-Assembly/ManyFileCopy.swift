@@ -223,7 +223,7 @@ public final class ManyFileCopy: Sendable {
         let failures = await Task(executorPreference: BlockingIOExecutor(label: "sluice.directory-sync")) {
             directories.synchronize()
         }.value
-        let last = tracker.finish()
+        let last = tracker.finish(interrupted: state.withLock { $0.isCancelled })
         return state.withLock { state in
             state.totals.unsyncedDirectories = failures
             state.totals.peakBudgetBytes = budget.peakHeld
@@ -342,7 +342,8 @@ public final class ManyFileCopy: Sendable {
         case .failure(is CancellationError): "interrupted"
         case .failure(let error): "\(error)"
         }
-        let snapshot = tracker.finished(index: item.index, file: item.job.source, bytes: bytes, error: error)
+        let written: Int64? = if case .success(let committed) = result { committed.report.bytesWritten } else { nil }
+        let snapshot = tracker.finished(index: item.index, file: item.job.source, bytes: bytes, written: written, error: error)
         item.job.completion(
             Outcome(index: item.index, source: item.job.source, destination: item.job.destination, result: result, progress: snapshot))
     }

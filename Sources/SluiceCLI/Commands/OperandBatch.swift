@@ -81,8 +81,14 @@ final class OperandBatch {
     private func take(_ step: OperandStep, source: FilePath, at position: Int) async {
         switch step {
         case .skip(let message, let isFailure):
-            if source != "-", let status = try? FileStatus.of(source), status.kind == .regular {
-                // Not in the totals any more.
+            let counted = source != "-" && (try? FileStatus.of(source))?.kind == .regular
+            if isFailure && !counted {
+                // A file the operation failed to copy is one of its files: the last line then
+                // shows fewer committed than the total.
+                totalFiles += 1
+                engine?.addToTotal(bytes: 0, files: 1)
+            } else if !isFailure, counted, let status = try? FileStatus.of(source) {
+                // Passed over on purpose: not in the totals any more.
                 totalBytes -= status.size
                 totalFiles -= 1
                 engine?.addToTotal(bytes: -status.size, files: -1)
@@ -143,7 +149,7 @@ final class OperandBatch {
         let (stream, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         bell = (stream, ring)
         if options.progress == .human {
-            display = ProgressDisplay(hub: engine.progress, mode: .human, label: verb)
+            display = ProgressDisplay(hub: engine.progress, mode: .human, label: "\(verb) \(totalFiles) file" + (totalFiles == 1 ? "" : "s"))
         }
         self.engine = engine
         return engine
@@ -165,11 +171,13 @@ final class OperandBatch {
         self.bell = nil
         collect()
         let failed = totals.failed
-        await display?.finish(error: failed > 0 || stopStatus != nil ? "\(failed) of \(totals.committed + failed) files failed" : nil)
+        let ending: ProgressDisplay.Ending = stopStatus == ExitStatus.interrupted ? .interrupted
+            : failed > 0 || stopStatus != nil ? .failed("\(failed) of \(totals.committed + failed) files failed")
+            : tally.status == ExitStatus.failure ? .failed("not every operand was copied") : .completed
+        await display?.finish(ending)
         display = nil
         if options.progress == .json, let last = totals.progress {
-            let error = stopStatus != nil ? "interrupted" : failed > 0 ? "\(failed) of \(totals.committed + failed) files failed" : nil
-            Console.writeError(last.jsonLine(done: true, error: error) + "\n")
+            Console.writeError(last.jsonLine(done: true, error: ending.error) + "\n")
         }
         for removal in removals {
             let directory = removal.committed.isDurableOnceDirectorySynced

@@ -116,7 +116,7 @@ struct Transfer {
         let report: CopyReport
         do {
             report = try await run()
-            await display.finish(error: nil)
+            await display.finish(.completed)
         } catch {
             return await fail(error, display: display, options: options)
         }
@@ -203,7 +203,7 @@ struct Transfer {
         let lastError = progressError(error, (outcome, message))
         if let display {
             // The last progress line must not read as a success.
-            await display.finish(error: lastError)
+            if case .cancelled = outcome { await display.finish(.interrupted) } else { await display.finish(.failed(lastError)) }
         } else if options.progress == .json {
             // Failed before the copy started: still one last line, with "done" and "error".
             let nothing = ProgressSnapshot(

@@ -48,7 +48,7 @@ enum TreeCommand {
                 } else if (!report.warnings.isEmpty || !unsynced.isEmpty) && status == ExitStatus.success {
                     status = ExitStatus.warning
                 }
-                await display?.finish(error: failure)
+                await display?.finish(failure.map { .failed($0) } ?? .completed)
                 if json, let last = totals?.progress { Console.writeError(last.jsonLine(done: true, error: failure) + "\n") }
                 if !quiet {
                     for warning in report.warnings { Console.message("copy '\(source)': \(warning)") }
@@ -67,7 +67,7 @@ enum TreeCommand {
                 return await interrupted(display, runner, json: json)
             } catch {
                 if CommitGate.shared.interruption != nil { return await interrupted(display, runner, json: json) }
-                await display?.finish(error: describe(error, source: source))
+                await display?.finish(.failed(describe(error, source: source)))
                 Console.message(describe(error, source: source))
                 status = ExitStatus.failure
             }
@@ -77,7 +77,7 @@ enum TreeCommand {
 
     /// Ends the progress of an interrupted copy and gives its status.
     private static func interrupted(_ display: ProgressDisplay?, _ runner: ManyFileJobRunner, json: Bool) async -> Int32 {
-        await display?.finish(error: "interrupted")
+        await display?.finish(.interrupted)
         if json, let last = runner.totals?.progress { Console.writeError(last.jsonLine(done: true, error: "interrupted") + "\n") }
         return ExitStatus.interrupted
     }

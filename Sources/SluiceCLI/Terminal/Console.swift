@@ -37,6 +37,12 @@ enum Console {
         return 80
     }
 
+    /// Whether `$TERM` is `dumb` (Emacs' shell, some CI logs): a terminal that takes `\r` but
+    /// no escape sequence.
+    static var isDumbTerminal: Bool {
+        getenv("TERM").map { String(cString: $0) } == "dumb"
+    }
+
     /// Whether this process may draw on the terminal on `descriptor`: its process group is the
     /// terminal's foreground group (`tcgetpgrp(3)` against `getpgrp(2)`), as `pv` checks; a job
     /// put in the background (`&`, or stopped and `bg`) draws nothing until it is brought back.

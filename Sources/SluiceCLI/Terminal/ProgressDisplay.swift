@@ -16,7 +16,7 @@ enum ProgressMode: Equatable {
 ///
 /// Subscribes when created (before the operation runs, so nothing is missed) and renders from a
 /// task of its own; the rendering never slows the copy (the hub keeps only the newest snapshot
-/// for a slow reader). ``finish(error:)`` waits for the final snapshot and writes the last line.
+/// for a slow reader). ``finish(_:)`` waits for the final snapshot and writes the last line.
 ///
 /// On a terminal the bar is cut to the terminal's width, read again before each redraw, and
 /// drawn only while the process is in the terminal's foreground process group; it shows the
@@ -54,7 +54,7 @@ struct ProgressDisplay {
         ) { frame in
             switch mode {
             case .json: Console.writeError(frame.snapshot.jsonLine() + "\n")
-            case .human where onTerminal: Self.drawBar(frame.snapshot, rate: frame.rate, label: label, isLast: false)
+            case .human where onTerminal: Self.drawBar(frame.snapshot, rate: frame.rate, label: label)
             case .human: Console.writeError("sluice: " + Self.line(frame.snapshot, rate: frame.rate, label: label) + "\n")
             case .none: break
             }
@@ -160,22 +160,51 @@ struct ProgressDisplay {
         }
     }
 
+    /// How an operation ended, for its last progress line.
+    enum Ending: Equatable {
+        /// Every file committed: the last line reads 100 % (or N/N files).
+        case completed
+        /// Stopped by an error; the message is the last JSON line's `"error"`.
+        case failed(String)
+        /// Stopped by a signal.
+        case interrupted
+
+        /// The last JSON line's `"error"`: `nil` for a success.
+        var error: String? {
+            switch self {
+            case .completed: nil
+            case .failed(let message): message
+            case .interrupted: "interrupted"
+            }
+        }
+
+        /// The word the last bar or log line ends with: `nil` for a success.
+        var word: String? {
+            switch self {
+            case .completed: nil
+            case .failed: "failed"
+            case .interrupted: "interrupted"
+            }
+        }
+    }
+
     /// Waits for the final snapshot and writes the last line: for JSON, the snapshot with
-    /// `"done": true` (and `"error"` when the operation failed); for a bar, the bar at its end and
-    /// a newline. Only the last line of a success reads as complete: a failed operation ends,
-    /// as every earlier line does, below 1 (no `"fraction":1.0`, no `100%`).
-    func finish(error: String?) async {
+    /// `"done": true` (and `"error"` when the operation did not complete); for a bar, the bar at
+    /// its end and a newline. Only the last line of a success reads as complete: the last line
+    /// of an operation that failed or was interrupted shows what was committed (files and
+    /// bytes, never 100 % or N/N) and says `failed` or `interrupted`.
+    func finish(_ ending: Ending) async {
         guard let renderer, let throttle, var last = await renderer.value else { return }
-        if error != nil { last = Self.incomplete(last) }
-        let (mode, label, onTerminal, ending) = (mode, label, onTerminal, last)
+        if ending != .completed { last = Self.incomplete(last) }
+        let (mode, label, onTerminal, final) = (mode, label, onTerminal, last)
         await throttle.write {
             switch mode {
             case .json:
-                Console.writeError(ending.jsonLine(done: true, error: error) + "\n")
+                Console.writeError(final.jsonLine(done: true, error: ending.error) + "\n")
             case .human where onTerminal:
-                Self.drawBar(ending, rate: ending.bytesPerSecond, label: label, isLast: true)
+                Self.drawBar(final, rate: final.bytesPerSecond, label: label, ending: ending)
             case .human:
-                Console.writeError("sluice: " + Self.line(ending, rate: ending.bytesPerSecond, label: label) + "\n")
+                Console.writeError("sluice: " + Self.line(final, rate: final.bytesPerSecond, label: label, ending: ending) + "\n")
             case .none: break
             }
         }
@@ -190,45 +219,84 @@ struct ProgressDisplay {
         return shown
     }
 
-    /// Redraws the bar on standard error, a terminal, cut to its current width; nothing while
-    /// this process is not in the terminal's foreground process group.
-    private static func drawBar(_ snapshot: ProgressSnapshot, rate: Double, label: String, isLast: Bool) {
-        guard Console.isForeground(2) else { return }
-        let text = bar(snapshot, rate: rate, label: label, columns: Console.columns(of: 2))
-        Console.writeError("\r" + text + "\u{1B}[K" + (isLast ? "\n" : ""))
+    /// What the last line of an operation that did not complete shows: the committed bytes and
+    /// files in place of those read and done, their fraction of the total (below 1).
+    static func committed(_ snapshot: ProgressSnapshot) -> ProgressSnapshot {
+        var shown = snapshot
+        shown.bytesCompleted = snapshot.bytesCommitted
+        shown.fraction = snapshot.totalBytes.flatMap { total in
+            total > 0 ? min(0.999, Double(snapshot.bytesCommitted) / Double(total)) : nil
+        }
+        return shown
     }
+
+    /// Redraws the bar on standard error, a terminal, in its current width; nothing while this
+    /// process is not in the terminal's foreground process group. With `TERM=dumb` no escape
+    /// sequence is sent: the line is padded with spaces to the width instead, as `pv` does.
+    /// `ending` is set for the last line.
+    private static func drawBar(_ snapshot: ProgressSnapshot, rate: Double, label: String, ending: Ending? = nil) {
+        guard Console.isForeground(2) else { return }
+        let columns = Console.columns(of: 2)
+        var text = bar(snapshot, rate: rate, label: label, columns: columns, ending: ending)
+        if Console.isDumbTerminal {
+            text += String(repeating: " ", count: max(0, columns - 1 - text.displayWidth))
+        } else {
+            text += "\u{1B}[K"
+        }
+        Console.writeError("\r" + text + (ending != nil ? "\n" : ""))
+    }
+
+    /// The fewest columns the bar is laid out in: below, only the percent (or the bytes) is drawn.
+    static let minimumColumns = 20
 
     /// `label  [=======>      ]  45%  1.2 GiB / 2.0 GiB  310 MiB/s  ETA 0:03`, in fewer than
     /// `columns` display columns (the last column is left free, so the cursor never wraps).
     ///
-    /// When the line is too wide, the bar narrows and the label is cut (to no less than 12
-    /// columns); then the total goes, then the ETA, then the rate, then the bar; at the very
-    /// last the line is cut.
-    static func bar(_ snapshot: ProgressSnapshot, rate: Double, label: String, columns: Int) -> String {
+    /// No number is ever cut: when the line is too wide, the bar narrows (24, 16, then 10
+    /// cells), then whole fields go in a fixed order: the ETA, the rate, the bar. Then the name
+    /// is shortened, keeping its closing quote (down to `copy '…'`). When even that does not fit,
+    /// or below ``minimumColumns``, only the percent (or, with no total, the bytes) is drawn.
+    /// The last line (`ending` given) of an operation that did not complete shows what was
+    /// committed, and ends with `failed` or `interrupted` in place of the rate.
+    static func bar(_ snapshot: ProgressSnapshot, rate: Double, label: String, columns: Int, ending: Ending? = nil) -> String {
         let limit = max(1, columns - 1)
+        let word = ending?.word
+        let snapshot = word == nil ? snapshot : committed(snapshot)
         let percent = snapshot.fraction.map { pad(String(Int($0 * 100)) + "%", 4) }
-        let label = label + currentFile(snapshot)
-        let bytes = (snapshot.files.map { filesText($0) + "  " } ?? "") + formatBytes(snapshot.bytesCompleted)
-        let total = snapshot.isFinal ? nil : snapshot.totalBytes.map { " / " + atLeast(snapshot) + formatBytes($0) }
-        let speed = formatBytes(Int64(rate)) + "/s"
+        let name = label + currentFile(snapshot)
+        let total = snapshot.isFinal && word == nil ? nil : snapshot.totalBytes.map { " / " + atLeast(snapshot) + formatBytes($0) }
+        let bytes = formatBytes(snapshot.bytesCompleted) + (total ?? "") + (word == nil ? "" : " committed")
+        let core = [percent, snapshot.files.map { filesText($0, committed: snapshot.filesCommitted, interrupted: ending == .interrupted) }, bytes].compactMap { $0 }
+        let speed = word == nil ? formatBytes(Int64(rate)) + "/s" : nil
         let eta = eta(snapshot, rate: rate).map { "ETA " + $0 }
-        let details: [[String?]] = [
-            [percent, bytes + (total ?? ""), speed, eta],
-            [percent, bytes, speed, eta],
-            [percent, bytes, speed],
-            [percent, bytes],
-        ]
-        for fields in details {
-            let text = fields.compactMap { $0 }.joined(separator: "  ")
-            for width in snapshot.fraction == nil ? [0] : [24, 16, 10, 0] {
-                let meter = snapshot.fraction.map { width > 0 ? self.meter($0, width: width) + " " : "" } ?? ""
-                let room = limit - 2 - (meter + text).displayWidth
-                if room >= min(label.displayWidth, 12) {
-                    return label.truncated(toColumns: room) + "  " + meter + text
-                }
+        let minimal = snapshot.fraction.map { String(Int($0 * 100)) + "%" } ?? formatBytes(snapshot.bytesCompleted)
+        guard limit >= minimumColumns else { return minimal.displayWidth <= limit ? minimal : "" }
+        // The fields after the core, fewer each time; then the name is shortened.
+        for extras in [[speed, eta], [speed], []] {
+            let tail = (core + extras.compactMap { $0 } + [word].compactMap { $0 }).joined(separator: "  ")
+            for width in snapshot.fraction == nil ? [0] : [24, 16, 10] {
+                let drawn = snapshot.fraction.map { width > 0 ? meter($0, width: width) + " " : "" } ?? ""
+                let text = name + "  " + drawn + tail
+                if text.displayWidth <= limit { return text }
             }
         }
-        return (label + "  " + [percent, bytes].compactMap { $0 }.joined(separator: "  ")).truncated(toColumns: limit)
+        let tail = (core + [word].compactMap { $0 }).joined(separator: "  ")
+        let room = limit - 2 - tail.displayWidth
+        if let shortened = shortened(name, toColumns: room) { return shortened + "  " + tail }
+        return minimal.displayWidth <= limit ? minimal : ""
+    }
+
+    /// `name` in at most `columns` columns: as it is, or cut with `…` before its closing quote
+    /// (`copy 'long-na…'`); `nil` when not even the part before the first quote and `'…'` fit
+    /// (for a name with no quotes, 6 columns).
+    static func shortened(_ name: String, toColumns columns: Int) -> String? {
+        if name.displayWidth <= columns { return name }
+        guard name.hasSuffix("'"), let quote = name.firstIndex(of: "'") else {
+            return columns >= min(name.displayWidth, 6) ? name.truncated(toColumns: columns) : nil
+        }
+        let shortest = String(name[...quote]) + "…'"
+        guard columns >= shortest.displayWidth else { return nil }
+        return String(name.dropLast()).truncated(toColumns: columns - 1) + "'"
     }
 
     /// `[=======>      ]`: `width` cells between the brackets.
@@ -239,13 +307,19 @@ struct ProgressDisplay {
             + String(repeating: " ", count: max(0, width - filled - arrow.count)) + "]"
     }
 
-    /// `copy 'a': 45% 1.2 GiB of 2.0 GiB, 310 MiB/s, ETA 0:03` for logs.
-    static func line(_ snapshot: ProgressSnapshot, rate: Double, label: String) -> String {
+    /// `copy 'a': 45% 1.2 GiB of 2.0 GiB, 310 MiB/s, ETA 0:03` for logs; the last line of an
+    /// operation that did not complete: `copy 'a': 0% 0 B of 2.0 GiB committed, interrupted`.
+    static func line(_ snapshot: ProgressSnapshot, rate: Double, label: String, ending: Ending? = nil) -> String {
+        let word = ending?.word
+        let snapshot = word == nil ? snapshot : committed(snapshot)
         var text = label + currentFile(snapshot) + ": "
         if let fraction = snapshot.fraction { text += String(Int(fraction * 100)) + "% " }
-        if let files = snapshot.files { text += filesText(files) + ", " }
+        if let files = snapshot.files {
+            text += filesText(files, committed: snapshot.filesCommitted, interrupted: ending == .interrupted) + ", "
+        }
         text += formatBytes(snapshot.bytesCompleted)
         if let total = snapshot.totalBytes { text += " of " + atLeast(snapshot) + formatBytes(total) }
+        if let word { return text + " committed, " + word }
         text += ", " + formatBytes(Int64(rate)) + "/s"
         if let eta = eta(snapshot, rate: rate) { text += ", ETA " + eta }
         return text
@@ -286,15 +360,19 @@ struct ProgressDisplay {
         value < 10 ? "0\(value)" : "\(value)"
     }
 
-    /// For many files: ` 'name'` of the file the snapshot is about (none on the last line).
+    /// For many files: `: 'name'` of the file the snapshot is about, after the operation's
+    /// label (none on the last line).
     private static func currentFile(_ snapshot: ProgressSnapshot) -> String {
         guard !snapshot.isFinal, let current = snapshot.files?.current else { return "" }
-        return " '" + current.description.replacingControlCharacters + "'"
+        return ": '" + current.description.replacingControlCharacters + "'"
     }
 
-    /// `3/10 files`; `3/10+ files` while a walk may still find more.
-    static func filesText(_ files: FileCounts) -> String {
-        "\(files.completed)/\(files.total)" + (files.totalIsGrowing ? "+" : "") + " file" + (files.total == 1 ? "" : "s")
+    /// `3/10 files` committed of the total; `3/10+ files` while a walk may still find more;
+    /// `3/10 files (1 failed)` once one failed (not said once interrupted: the files a signal
+    /// stopped count as failed).
+    static func filesText(_ files: FileCounts, committed: Int, interrupted: Bool = false) -> String {
+        "\(committed)/\(files.total)" + (files.totalIsGrowing ? "+" : "") + " file" + (files.total == 1 ? "" : "s")
+            + (files.failed > 0 && !interrupted ? " (\(files.failed) failed)" : "")
     }
 
     /// `>= ` before a total that may still grow.

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Dispatch
+import SluiceTestSupport
 import Testing
 @testable import Sluice
 

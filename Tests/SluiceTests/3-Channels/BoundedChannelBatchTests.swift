@@ -1,4 +1,5 @@
 @testable import Sluice
+import SluiceTestSupport
 import Testing
 
 /// The hand-offs that make small elements cheap: a low watermark for resuming senders, batches

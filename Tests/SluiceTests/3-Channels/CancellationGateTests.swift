@@ -1,4 +1,5 @@
 import Synchronization
+import SluiceTestSupport
 import Testing
 @testable import Sluice
 

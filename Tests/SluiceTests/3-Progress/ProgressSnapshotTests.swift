@@ -6,7 +6,8 @@ import Testing
 @Suite struct ProgressSnapshotTests {
     static let keys = [
         "bytesCompleted", "bytesWritten", "totalBytes", "fraction", "elapsedSeconds",
-        "bytesPerSecond", "bufferedBytes", "peakBufferedBytes", "producerSuspendedSeconds",
+        "bytesPerSecond", "bufferedBytes", "peakBufferedBytes", "producerSuspendedSeconds", "bytesCommitted",
+        "filesCommitted",
     ]
 
     static func snapshot(total: Int64? = 400, fraction: Double? = 0.25) -> ProgressSnapshot {
@@ -27,7 +28,7 @@ import Testing
         let line = Self.snapshot().jsonLine()
         #expect(line == #"{"bytesCompleted":100,"bytesWritten":90,"totalBytes":400,"fraction":0.25,"#
             + #""elapsedSeconds":0.5,"bytesPerSecond":200.0,"bufferedBytes":10,"peakBufferedBytes":64,"#
-            + #""producerSuspendedSeconds":0.25}"#)
+            + #""producerSuspendedSeconds":0.25,"bytesCommitted":0,"filesCommitted":0}"#)
         #expect(!line.contains("\n"))
         let object = try parse(line)
         #expect(Set(object.keys) == Set(Self.keys))

@@ -1,4 +1,5 @@
 import Dispatch
+import SluiceTestSupport
 import Testing
 @testable import Sluice
 

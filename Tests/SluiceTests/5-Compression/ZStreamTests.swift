@@ -1,4 +1,5 @@
 import CZlib
+import SluiceTestSupport
 import Testing
 @testable import Sluice
 

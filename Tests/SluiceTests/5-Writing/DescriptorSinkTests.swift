@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import SluiceTestSupport
 import Testing
 @testable import Sluice
 
