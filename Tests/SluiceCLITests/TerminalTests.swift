@@ -108,6 +108,22 @@ struct TerminalBarTests {
         #expect(foreground.stdoutText.contains("copy 'big'  [========================] 100%"), "\(foreground.stdoutText)")
     }
 
+    /// C45: `TERM=dumb` gets no escape sequence: each redraw is a carriage return and the line
+    /// padded with spaces to the width, as `pv` draws there.
+    @Test(.enabled(if: Tool.script != nil, "script (util-linux) is not installed: no terminal"))
+    func aDumbTerminalGetsNoEscapeSequences() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write(pattern(count: 3 << 20), to: "big")
+        let result = try await CLI.shell(
+            #"script -qec 'stty cols 70; TERM=dumb "$SLUICE" copy --progress --chunk-size 64K --limit-rate 8M big out' /dev/null"#,
+            in: sandbox)
+        #expect(!result.stdoutText.contains("\u{1B}"), "\(result.stdoutText)")
+        let lines = result.stdoutText.split(whereSeparator: { $0 == "\r" || $0 == "\n" || $0 == "\r\n" }).map(String.init)
+        #expect(lines.count >= 2, "\(lines)")
+        for line in lines { #expect(line.count == 69, "\(line.count): \(line)") }
+        #expect(lines.last?.contains("100%") == true, "\(lines)")
+    }
+
     /// A terminal that does not know its width (0 columns): `$COLUMNS`, else 80.
     @Test(.enabled(if: Tool.script != nil, "script (util-linux) is not installed: no terminal to size"))
     func unknownWidthComesFromColumnsElseIsEighty() async throws {
@@ -179,6 +195,46 @@ func readUpTo(_ count: Int, from descriptor: Int32) -> Int {
         #expect(wide == "copy 'a'  [==========>             ]  45%  45.0 MiB / 100.0 MiB  15.0 MiB/s  ETA 0:04")
         let standard = ProgressDisplay.bar(snapshot, rate: Double(15 << 20), label: "copy 'a'", columns: 80)
         #expect(standard == "copy 'a'  [=======>        ]  45%  45.0 MiB / 100.0 MiB  15.0 MiB/s  ETA 0:04")
+    }
+
+    /// C45: as the terminal narrows, whole fields go in a fixed order (the ETA, the rate, the
+    /// bar), then the name is shortened with its closing quote kept; a number is never cut;
+    /// below ``ProgressDisplay/minimumColumns`` only the percent is drawn.
+    @Test func fieldsGoWholeInAFixedOrderThenTheNameIsShortened() {
+        let snapshot = Self.snapshot(bytes: 45 << 20, seconds: 3)
+        let label = "copy '" + String(repeating: "n", count: 40) + "'"
+        var gone: [String] = []
+        for columns in (1...140).reversed() {
+            let line = ProgressDisplay.bar(snapshot, rate: Double(15 << 20), label: label, columns: columns)
+            #expect(line.displayWidth <= max(1, columns - 1), "\(columns): \(line)")
+            if columns - 1 < ProgressDisplay.minimumColumns {
+                #expect(line == "45%" || line.isEmpty, "\(columns): \(line)")
+                continue
+            }
+            let present = ["ETA 0:04": line.contains("ETA 0:04"), "15.0 MiB/s": line.contains("15.0 MiB/s"), "[": line.contains("[")]
+            for (field, isThere) in present where !isThere && !gone.contains(field) { gone.append(field) }
+            for field in gone { #expect(present[field] == false, "\(columns): \(field) came back: \(line)") }
+            if line != "45%" {
+                #expect(line.contains(" 45%  45.0 MiB / 100.0 MiB"), "\(columns): \(line)")
+                if line.hasPrefix(label) { continue }
+                // Shortened only once the three fields are gone, its closing quote kept.
+                #expect(gone.count == 3 && line.hasPrefix("copy '") && line.contains("…'"), "\(columns): \(line)")
+            }
+        }
+        #expect(gone == ["ETA 0:04", "15.0 MiB/s", "["])
+    }
+
+    /// The last line of an operation that did not complete: what was committed, and why it
+    /// ended, with no rate.
+    @Test func anIncompleteEndingShowsWhatWasCommitted() {
+        var snapshot = Self.snapshot(bytes: 100 << 20, seconds: 3, isFinal: true)
+        snapshot.bytesCommitted = 25 << 20
+        snapshot.files = FileCounts(completed: 4, failed: 1, total: 4)
+        snapshot.filesCommitted = 1
+        let failed = ProgressDisplay.bar(snapshot, rate: 1, label: "copy 4 files", columns: 120, ending: .failed("x"))
+        #expect(failed == "copy 4 files  [======>                 ]  25%  1/4 files (1 failed)  25.0 MiB / 100.0 MiB committed  failed")
+        let interrupted = ProgressDisplay.line(snapshot, rate: 1, label: "copy 4 files", ending: .interrupted)
+        #expect(interrupted == "copy 4 files: 25% 1/4 files, 25.0 MiB of 100.0 MiB committed, interrupted")
     }
 
     @Test func doubleWidthCharactersAreCutWhole() {
