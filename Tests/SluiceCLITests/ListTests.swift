@@ -6,8 +6,8 @@ import Foundation
 import SluiceTestSupport
 import Testing
 
-/// `sluice decompress -l` prints what `gzip -l` prints for the same files, byte for byte, and
-/// marks a size the data could exceed by a multiple of 4 GiB.
+/// `sluice decompress -l` and `-lv` print what gzip 1.12's `gzip -l` and `-lv` print for the same
+/// files, byte for byte: each file is decoded, as gzip 1.12 does.
 @Suite(.timeLimit(.minutes(1)), .enabled(if: Tool.gzip != nil, "gzip is not installed"))
 struct ListTests {
     /// Files made by gzip (with and without a stored name), by sluice, an empty one, one of
@@ -31,12 +31,15 @@ struct ListTests {
     func theListingIsGzips(names: [String]) async throws {
         let sandbox = try Sandbox()
         try await Self.files(in: sandbox)
-        let gzip = try await CLI.shell("gzip -l \(names.joined(separator: " ")) > gzip.txt", in: sandbox)
-        #expect(gzip.status == 0)
+        for flags in ["-l", "-lv"] {
+            let gzip = try await CLI.shell("gzip \(flags) \(names.joined(separator: " ")) > gzip.txt", in: sandbox)
+            #expect(gzip.status == 0)
+            let result = try await CLI.run(["decompress", flags] + names, in: sandbox)
+            #expect(result.status == 0)
+            #expect(result.stderr.isEmpty)
+            #expect(result.stdoutText == sandbox.text("gzip.txt"), "\(flags)")
+        }
         let result = try await CLI.run(["decompress", "-l"] + names, in: sandbox)
-        #expect(result.status == 0)
-        #expect(result.stderr.isEmpty)
-        #expect(result.stdoutText == sandbox.text("gzip.txt"))
         // compress -l is decompress -l, as gzip -l needs no -d.
         let viaCompress = try await CLI.run(["compress", "--list"] + names, in: sandbox)
         #expect(viaCompress.stdout == result.stdout)
@@ -83,43 +86,39 @@ struct ListTests {
         #expect(result.stderr.contains("--list only lists"), "\(result.stderr)")
     }
 
-    // MARK: sizes past 4 GiB
-
-    /// The rule: a size is marked when 1032 bytes for every compressed byte of data could
-    /// reach ISIZE + 4 GiB.
-    @Test func aSizeIsMarkedWhenTheDataCouldExceedItByFourGiB() {
-        let limit = Int64(1) << 32
-        func row(compressed: Int64, isize: Int64) -> GzipListing.Row {
-            GzipListing.Row(compressed: compressed, uncompressed: isize, overhead: 18, name: "x")
+    /// C44: two members of one byte each; gzip's ratio for several members leaves no header
+    /// out (`-4100.0%`), and the last member's size and CRC-32 are listed.
+    @Test func severalMembersAreListedAsGzipListsThem() async throws {
+        let sandbox = try Sandbox()
+        let made = try await CLI.shell("printf a | gzip -n > m.gz && printf b | gzip -n >> m.gz", in: sandbox)
+        try #require(made.status == 0)
+        for flags in ["-l", "-lv"] {
+            let gzip = try await CLI.shell("gzip \(flags) m.gz", in: sandbox)
+            let result = try await CLI.run(["decompress", flags, "m.gz"], in: sandbox)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdoutText == gzip.stdoutText)
         }
-        // 4,161,790 bytes of data decode to at most 4,294,967,280 bytes < 4 GiB: exact.
-        #expect(!row(compressed: 4_161_790 + 18, isize: 0).mayExceedISIZE)
-        #expect(row(compressed: 4_161_791 + 18, isize: 0).mayExceedISIZE)
-        // The larger ISIZE, the later: ISIZE + 4 GiB must be reachable.
-        #expect(!row(compressed: 4_161_791 + 18, isize: 100_000).mayExceedISIZE)
-        #expect(!row(compressed: (limit + 100_000) / 1032 + 18, isize: 100_000).mayExceedISIZE)
-        #expect(row(compressed: (limit + 100_000) / 1032 + 1 + 18, isize: 100_000).mayExceedISIZE)
-        // Compressed sizes near the end of Int64 do not overflow the rule.
-        #expect(row(compressed: .max, isize: 12).mayExceedISIZE)
-        #expect(!row(compressed: 20, isize: 0).mayExceedISIZE)
+        let verbose = try await CLI.run(["decompress", "-lv", "m.gz"], in: sandbox)
+        #expect(verbose.stdoutText.contains("defla 71beeff9 "), "\(verbose.stdoutText)")
+        #expect(verbose.stdoutText.hasSuffix("                 42                   1 -4100.0% m\n"), "\(verbose.stdoutText)")
     }
 
-    /// A member whose trailer says ISIZE 5 after 4.2 MB of data (as 4 GiB + 5 bytes of zeros
-    /// would compress to about that) is listed with ISIZE 5 marked, and the note. Nothing is
-    /// decoded, so the data need not be deflate. (gzip 1.12 and later decode to count, and
-    /// would print the size that decoding gives.)
-    @Test func aSizeThatMayHaveWrappedIsMarked() async throws {
+    /// The listing decodes: a file whose data does not match its trailer fails, as `gzip -t`
+    /// would find; bytes after the last member are a warning (exit 2) and the row is listed.
+    @Test func theListingDecodesAndChecksEveryMember() async throws {
         let sandbox = try Sandbox()
-        let header: [UInt8] = [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3]
-        let trailer: [UInt8] = [0, 0, 0, 0, 5, 0, 0, 0]
-        try sandbox.write(header + [UInt8](repeating: 0, count: 4_200_000) + trailer, to: "big.gz")
-        let result = try await CLI.run(["decompress", "-l", "big.gz"], in: sandbox)
-        #expect(result.status == 0)
-        let row = String(repeating: " ", count: 12) + "4200018 " + String(repeating: " ", count: 17) + "5* -83999900.0% big"
-        #expect(result.stdoutText == GzipListing.heading + "\n" + row + "\n")
-        #expect(result.stderr == "sluice: \(GzipListing.note)\n")
-        // -q leaves the note out.
-        let quiet = try await CLI.run(["decompress", "-lq", "big.gz"], in: sandbox)
-        #expect(quiet.stderr.isEmpty && quiet.stdout == result.stdout)
+        try await Self.files(in: sandbox)
+        var bytes = try #require(sandbox.contents("mixed.gz"))
+        bytes[bytes.count - 6] ^= 0xFF  // the stored CRC-32
+        try sandbox.write(bytes, to: "bad.gz")
+        let bad = try await CLI.run(["decompress", "-l", "bad.gz", "small.gz"], in: sandbox)
+        #expect(bad.status == 1)
+        #expect(bad.stderrLines.count == 1 && bad.stderrLines[0].hasPrefix("sluice: cannot list 'bad.gz': "), "\(bad.stderr)")
+        #expect(bad.stdoutText.contains(" small\n"))
+        try sandbox.write(try #require(sandbox.contents("small.gz")) + Array("junk".utf8), to: "junk.gz")
+        let junk = try await CLI.run(["decompress", "-l", "junk.gz"], in: sandbox)
+        #expect(junk.status == 2, "\(junk.stderr)")
+        #expect(junk.stdoutText.hasSuffix(" junk\n"))
+        #expect(junk.stderr.contains("trailing garbage ignored"), "\(junk.stderr)")
     }
 }

@@ -34,12 +34,19 @@ public struct Chunk: @unchecked Sendable, Hashable {
     /// Copies `bytes` into a new chunk.
     ///
     /// - Parameter bytes: the chunk's contents; may be empty.
+    ///
+    /// Bytes in contiguous memory (an array, a slice of one, `Data`) are copied with one
+    /// `memcpy`; any other collection byte by byte.
     public init(_ bytes: some Collection<UInt8>) {
         let count = bytes.count
-        storage = ChunkStorage.make(capacity: count)
+        let storage = ChunkStorage.make(capacity: count)
         let buffer = UnsafeMutableRawBufferPointer(start: storage.base, count: count)
-        _ = buffer.initializeMemory(as: UInt8.self, from: bytes)
+        let copied: Void? = bytes.withContiguousStorageIfAvailable { source in
+            if count > 0 { buffer.copyMemory(from: UnsafeRawBufferPointer(source)) }
+        }
+        if copied == nil { _ = buffer.initializeMemory(as: UInt8.self, from: bytes) }
         storage.count = count
+        self.storage = storage
     }
 
     /// Creates a chunk of at most `capacity` bytes, filled by `initializer`.

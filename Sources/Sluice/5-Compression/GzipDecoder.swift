@@ -37,6 +37,21 @@ public final class GzipDecoder: ChunkTransform {
     /// The most decoded bytes the decoder produces over all members, or `nil` for no limit.
     public let outputLimit: Int64?
 
+    /// A member decoded to its end, its trailer checked (RFC 1952 §2.3.1).
+    public struct Member: Sendable, Hashable {
+        /// The CRC-32 of its data, as its trailer stores it.
+        public var crc32: UInt32
+        /// The bytes its data decoded to: exact, where the trailer's ISIZE is this modulo 2^32.
+        public var size: Int64
+    }
+
+    /// The members decoded to their end so far.
+    public private(set) var membersDecoded = 0
+
+    /// The last member decoded to its end, `nil` before the first (what `gzip -l` lists: the
+    /// last member's CRC-32 and size).
+    public private(set) var lastMember: Member?
+
     /// Where the decoder stands in its input.
     private enum Phase {
         /// At the start of a member (or of the input); `probe` holds the 0–2 bytes seen of it.
@@ -61,7 +76,6 @@ public final class GzipDecoder: ChunkTransform {
     private var recentInput: UInt64 = 0
     private var memberOutput: Int64 = 0
     private var totalOutput: Int64 = 0
-    private var membersDecoded = 0
     private var crc32: UInt32 = 0
     private var warnings: [StageWarning] = []
     private var failure: GzipError?
@@ -272,6 +286,7 @@ public final class GzipDecoder: ChunkTransform {
 
     private func endMember(_ stream: ZStream) {
         crc32 = CRC32.combine(crc32, stream.checkValue, secondLength: memberOutput)
+        lastMember = Member(crc32: stream.checkValue, size: memberOutput)
         membersDecoded += 1
         memberOutput = 0
         memberStart = consumedInput

@@ -84,7 +84,7 @@ enum GzipCommand {
             Console.message(refusal)
             return ExitStatus.failure
         }
-        if options.list { return GzipListing.run(options.sources, quiet: options.common.quiet) }
+        if options.list { return await GzipListing.run(options.sources, verbose: options.common.verbose) }
         var sources = options.sources
         var walkFailed = false
         if options.recursive {

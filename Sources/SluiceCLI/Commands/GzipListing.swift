@@ -1,90 +1,118 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Sluice
 
 /// `sluice decompress -l` (and `sluice compress -l`): for each gzip file, its compressed size,
-/// uncompressed size, ratio and output name, in the columns and words of `gzip -l`, with a
-/// `(totals)` line for several files.
+/// uncompressed size, ratio and output name, in the columns and words of gzip 1.12's `gzip -l`
+/// (with `-v`, also its method, CRC-32, date and time), with a `(totals)` line for several files.
 ///
-/// Nothing is decoded: as `gzip -l`, the listing reads the first member's header and the last
-/// 8 bytes of the input, the trailer of its last member (RFC 1952 §2.3.1: CRC32, ISIZE). So:
-/// - the uncompressed size is that member's ISIZE, the size of its data modulo 2^32: a file of
-///   several members (`cat a.gz b.gz`) shows its whole compressed size and the last member's
-///   ISIZE, as `gzip -l` does;
-/// - a size is marked `*` when the data could decompress to more, by a multiple of 4 GiB: deflate
-///   codes at most 1032 bytes per compressed byte (a 258-byte match in two 1-bit codes, RFC 1951
-///   §3.2.5), so data of D compressed bytes (the file less the header and trailer) decodes to at
-///   most 1032 × D bytes, and the size may be ISIZE + k × 2^32 (k ≥ 1) whenever
-///   ISIZE + 2^32 ≤ 1032 × D. The rule never misses a wrapped size; below about 4 MiB of
-///   compressed data it marks none. `sluice decompress -t -v` decodes the data and counts it.
-///
-/// The ratio is gzip's: `(ISIZE − D) / ISIZE`, `0.0%` for an empty member. A regular file's
-/// trailer is read with `pread(2)` at its end; standard input or a FIFO is read to its end.
+/// As gzip 1.12 does for `-l`, each file is decoded to its end (RFC 1952: every member, each
+/// trailer checked), so the sizes are exact, past 4 GiB too. What is listed is gzip's:
+/// - the compressed size is the whole file's; the uncompressed size and the CRC-32 are those of
+///   the last member (`cat a.gz b.gz` lists `b`'s), its size counted, not its ISIZE;
+/// - the ratio is `(uncompressed − (compressed − overhead)) / uncompressed`, `0.0%` for an empty
+///   member, where the overhead is the first header and a trailer for a file of one member and
+///   0 for several (as gzip computes it);
+/// - the date and time are the `.gz` file's own modification time (local time, as `ctime(3)`);
+///   standard input has none (the epoch).
+/// A file that is not gzip, truncated or inconsistent is reported and the others are listed;
+/// bytes after the last member are ignored with a warning, as `gzip -d` does.
 struct GzipListing {
     /// One listed file.
     struct Row: Equatable {
         /// The bytes of the file, headers and trailers included.
         var compressed: Int64
-        /// The ISIZE of the last member: the size of its data modulo 2^32 (for the totals,
-        /// the sum of the ISIZEs).
+        /// The bytes the last member decoded to (for the totals, the sum over the rows).
         var uncompressed: Int64
-        /// The first member's header and the 8 bytes of a trailer: the bytes gzip leaves out of
-        /// the ratio.
+        /// The bytes gzip leaves out of the ratio: the first header and a trailer for a file of
+        /// one member, 0 for several.
         var overhead: Int64
         /// The name a decompression would write: `x` for `x.gz`, `x.tar` for `x.tgz`.
         var name: String
-
-        /// Whether the data could decode to ISIZE + k × 2^32 bytes (k ≥ 1): the rule above.
-        var mayExceedISIZE: Bool {
-            let (limit, overflow) = max(0, compressed - overhead).multipliedReportingOverflow(by: 1032)
-            return overflow || uncompressed + (1 << 32) <= limit
-        }
+        /// The last member's CRC-32 (`-lv`).
+        var crc32: UInt32 = 0
+        /// The file's modification time, in seconds since the epoch (`-lv`).
+        var modified: Int = 0
     }
 
     /// The width of the two size columns: the digits of the largest `off_t`, as gzip has it.
     static let columnWidth = 19
 
-    /// The first line: the columns' names.
-    static let heading = pad("compressed") + " " + pad("uncompressed") + "  ratio uncompressed_name"
+    /// The first line: the columns' names; with `-v`, gzip's four more before them.
+    static func heading(verbose: Bool) -> String {
+        (verbose ? "method  crc     date  time  " : "") + pad("compressed") + " " + pad("uncompressed")
+            + "  ratio uncompressed_name"
+    }
 
-    /// What standard error says once when a size is marked.
-    static let note =
-        "* the size is ISIZE, stored modulo 4 GiB (RFC 1952): the data may decode to more, by a multiple of "
-        + "4 GiB (sluice decompress -t -v decodes and counts it)"
-
-    /// Lists `sources` on standard output; a source that cannot be listed is reported on
-    /// standard error and the others are still listed.
+    /// Lists `sources` on standard output, decoding each on a thread of its own (never the
+    /// cooperative pool); a source that cannot be listed is reported on standard error and the
+    /// others are still listed.
     ///
-    /// - Returns: the exit status: 1 if any source failed, else 0.
-    static func run(_ sources: [FilePath], quiet: Bool) -> Int32 {
+    /// - Returns: the exit status: 1 if any source failed, else 2 if any had a warning, else 0.
+    static func run(_ sources: [FilePath], verbose: Bool) async -> Int32 {
+        await Task(executorPreference: BlockingIOExecutor(label: "sluice.list")) {
+            await list(sources, verbose: verbose)
+        }.value
+    }
+
+    private static func list(_ sources: [FilePath], verbose: Bool) async -> Int32 {
         var tally = OperandTally()
         var rows: [Row] = []
         for source in sources {
             let row: Row
+            let warnings: [StageWarning]
             do {
-                row = try read(source)
+                (row, warnings) = try await read(source)
             } catch {
                 Console.message(error is GzipError ? "cannot list '\(source)': \(error)" : "\(error)")
                 tally.fail()
                 continue
             }
-            if rows.isEmpty { Console.writeOutput(heading + "\n") }
+            if rows.isEmpty { Console.writeOutput(heading(verbose: verbose) + "\n") }
             rows.append(row)
-            Console.writeOutput(line(row) + "\n")
+            Console.writeOutput(line(row, verbose: verbose) + "\n")
+            for warning in warnings {
+                Console.message("\(source): \(warning.message)")
+                tally.warn()
+            }
         }
         if sources.count > 1, let total = total(of: rows) {
-            Console.writeOutput(line(total, marked: rows.contains(where: \.mayExceedISIZE)) + "\n")
+            Console.writeOutput(line(total, verbose: verbose) + "\n")
         }
-        if !quiet && rows.contains(where: \.mayExceedISIZE) { Console.message(note) }
         return tally.status
     }
 
-    /// A row as gzip prints it: the sizes right-aligned in their columns, the ratio as `%5.1f%%`,
-    /// the name; a marked size ends in `*`, in the same column.
-    static func line(_ row: Row, marked: Bool? = nil) -> String {
-        let mark = marked ?? row.mayExceedISIZE
-        let uncompressed = mark ? String(pad("\(row.uncompressed)").dropFirst()) + "*" : pad("\(row.uncompressed)")
+    /// A row as gzip prints it: with `verbose`, `defla`, the CRC-32 in 8 hex digits and the
+    /// date as `ctime(3)` gives it (`Dec  1 16:43`), or spaces for the totals; the sizes
+    /// right-aligned in their columns, the ratio as `%5.1f%%`, the name.
+    static func line(_ row: Row, verbose: Bool = false) -> String {
+        var text = ""
+        if verbose {
+            text = row.name == "(totals)" && row.crc32 == 0 && row.modified == 0
+                ? String(repeating: " ", count: 28)
+                : "defla " + hex8(row.crc32) + " " + date(row.modified) + " "
+        }
         let saved = row.uncompressed - (row.compressed - row.overhead)
-        return pad("\(row.compressed)") + " " + uncompressed + " " + ratio(saved, of: row.uncompressed) + " "
-            + row.name
+        return text + pad("\(row.compressed)") + " " + pad("\(row.uncompressed)") + " " + ratio(saved, of: row.uncompressed)
+            + " " + row.name
+    }
+
+    /// `%08x`: 8 lowercase hexadecimal digits.
+    private static func hex8(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 8 - digits.count) + digits
+    }
+
+    /// `Dec  1 16:43`: the month, the day and the time of `seconds` in local time, as the 12
+    /// characters `ctime(3)` gives after the weekday.
+    static func date(_ seconds: Int) -> String {
+        var time = time_t(seconds)
+        var parts = tm()
+        guard localtime_r(&time, &parts) != nil else { return String(repeating: "?", count: 12) }
+        var buffer = [CChar](repeating: 0, count: 32)
+        let count = strftime(&buffer, buffer.count, "%b %e %H:%M", &parts)
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The `(totals)` row: the sums, with the last row's overhead (as gzip computes it, so that

@@ -94,8 +94,9 @@ extension CommandOption {
         commands: gzip, switchesTo: .decompress)
     static let list = CommandOption(
         long: "list", short: "l",
-        abstract: "list each gzip file, as gzip -l: compressed size, uncompressed size (the ISIZE of its last "
-            + "member, modulo 4 GiB; a * marks one the data could exceed by a multiple of 4 GiB), ratio, output name",
+        abstract: "list each gzip file, as gzip 1.12's -l: it is decoded to its end (as -t reads it) for its "
+            + "compressed size, uncompressed size and CRC-32 (of its last member, exact past 4 GiB), ratio and "
+            + "output name; with -v also method, CRC-32, date and time (the file's own)",
         commands: gzip, switchesTo: .decompress)
     static let keep = CommandOption(
         long: "keep", short: "k", abstract: "keep the sources: the default (as gzip -k); --rm removes them",
