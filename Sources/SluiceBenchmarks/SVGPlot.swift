@@ -1,5 +1,7 @@
 /// Draws line plots as standalone SVG: one panel per group of series, one line per label, in
-/// the same colour in every panel, labelled axes, a legend. `sluice bench` draws two: resident
+/// the colour of that label in every panel and every plot (``color(for:)``: each design and
+/// reference command has its own), labelled axes, a legend. A series that failed is drawn
+/// dashed, with `failed` at its end and in the legend. `sluice bench` draws two: resident
 /// memory over time (linear axes, one panel per consumer) and throughput against chunk size
 /// (a logarithmic x axis).
 public enum SVGPlot {
@@ -11,16 +13,31 @@ public enum SVGPlot {
         public var panel: String
         /// Points as (x, y), in the axes' units: (seconds, MiB) on the memory plot.
         public var points: [(Double, Double)]
+        /// Whether the run failed (a capacity error, an error): drawn dashed and labelled.
+        public var failed: Bool
 
         /// Creates a series.
-        public init(label: String, panel: String, points: [(Double, Double)]) {
+        public init(label: String, panel: String, points: [(Double, Double)], failed: Bool = false) {
             self.label = label
             self.panel = panel
             self.points = points
+            self.failed = failed
         }
     }
 
-    static let colors = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"]
+    static let colors = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+
+    /// The labels with a colour of their own, in the order of ``colors``: the designs, then the
+    /// reference commands.
+    static let knownLabels = BenchmarkDesign.allCases.map(\.rawValue) + ["dd", "cp", "cat"]
+
+    /// The colour of `label` in every plot: its own for a design or reference command, else one
+    /// of the palette chosen by the label's bytes (the same on every run).
+    public static func color(for label: String) -> String {
+        if let index = knownLabels.firstIndex(of: label), index < colors.count { return colors[index] }
+        let hash = label.utf8.reduce(UInt32(2_166_136_261)) { ($0 ^ UInt32($1)) &* 16_777_619 }
+        return colors[Int(hash % UInt32(colors.count))]
+    }
 
     /// The SVG document.
     ///
@@ -69,21 +86,28 @@ public enum SVGPlot {
             out += "<text x=\"\(f(x0 + panelWidth / 2))\" y=\"\(f(top + panelHeight + 34))\" text-anchor=\"middle\">\(escape(x.title))</text>\n"
             out += "<text transform=\"translate(\(f(x0 - 44)),\(f(top + panelHeight / 2))) rotate(-90)\" text-anchor=\"middle\">\(escape(y.title))</text>\n"
             for line in lines {
-                let color = colors[(labels.firstIndex(of: line.label) ?? 0) % colors.count]
+                let color = color(for: line.label)
                 let placed = line.points.compactMap { point in px(point.0).flatMap { x in py(point.1).map { (x, $0) } } }
                 let points = placed.map { "\(f($0.0)),\(f($0.1))" }.joined(separator: " ")
-                out += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\" points=\"\(points)\"/>\n"
+                let dash = line.failed ? " stroke-dasharray=\"6,4\"" : ""
+                out += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"\(dash) points=\"\(points)\"/>\n"
                 if marksPoints {
                     for (x, y) in placed { out += "<circle cx=\"\(f(x))\" cy=\"\(f(y))\" r=\"3\" fill=\"\(color)\"/>\n" }
+                }
+                if line.failed, let end = placed.last {
+                    out += "<text x=\"\(f(end.0 + 4))\" y=\"\(f(end.1 - 4))\" fill=\"\(color)\">failed</text>\n"
                 }
             }
         }
         for (index, label) in labels.enumerated() {
             let x = left + Double(index % 4) * 170
             let y = top + panelHeight + 60 + Double(index / 4) * 18
-            let color = colors[index % colors.count]
-            out += "<line x1=\"\(f(x))\" y1=\"\(f(y - 4))\" x2=\"\(f(x + 24))\" y2=\"\(f(y - 4))\" stroke=\"\(color)\" stroke-width=\"3\"/>\n"
-            out += "<text x=\"\(f(x + 30))\" y=\"\(f(y))\">\(escape(label))</text>\n"
+            let color = color(for: label)
+            let failedIn = series.filter { $0.label == label && $0.failed }.map(\.panel)
+            let dash = failedIn.isEmpty ? "" : " stroke-dasharray=\"6,4\""
+            let text = label + (failedIn.isEmpty ? "" : " (failed: " + failedIn.joined(separator: ", ") + ")")
+            out += "<line x1=\"\(f(x))\" y1=\"\(f(y - 4))\" x2=\"\(f(x + 24))\" y2=\"\(f(y - 4))\" stroke=\"\(color)\" stroke-width=\"3\"\(dash)/>\n"
+            out += "<text x=\"\(f(x + 30))\" y=\"\(f(y))\">\(escape(text))</text>\n"
         }
         return out + "</svg>\n"
     }

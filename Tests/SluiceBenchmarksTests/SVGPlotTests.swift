@@ -25,6 +25,40 @@ import Testing
         #expect(svg.contains("&lt;over&gt; time &amp; more"))
     }
 
+    /// One colour per design in every plot, whatever the other lines of the plot: the memory
+    /// plot (four designs) and the chunk-size plot (two designs and dd) draw `bounded-pull` alike.
+    @Test func aDesignHasOneColourInEveryPlot() throws {
+        let memory = SVGPlot.svg(
+            BenchmarkDesign.allCases.map { SVGPlot.Series(label: $0.rawValue, panel: "fast consumer", points: [(0, 1), (1, 2)]) },
+            title: "memory")
+        let sweep = SVGPlot.svg(
+            ["dd", "unbounded-stream", "bounded-pull"].map { SVGPlot.Series(label: $0, panel: "fast", points: [(4096.0, 1.0), (1_048_576.0, 2.0)]) },
+            title: "sweep", x: .chunkBytes, y: .mebibytesPerSecond)
+        func strokes(_ svg: String) throws -> [String] {
+            try XMLDocument(xmlString: svg).nodes(forXPath: "//*[local-name()='polyline']/@stroke").compactMap(\.stringValue)
+        }
+        let memoryColours = try strokes(memory)
+        let sweepColours = try strokes(sweep)
+        #expect(Set(memoryColours).count == BenchmarkDesign.allCases.count)
+        #expect(sweepColours[2] == memoryColours[BenchmarkDesign.allCases.firstIndex(of: .boundedPull)!])
+        #expect(sweepColours[1] == memoryColours[BenchmarkDesign.allCases.firstIndex(of: .unboundedStream)!])
+        #expect(!memoryColours.contains(sweepColours[0]))
+    }
+
+    /// A run that failed is drawn (dashed, in its design's colour) and labelled `failed`, on
+    /// the line and in the legend.
+    @Test func aFailedRunIsDrawnAndLabelledAsFailed() throws {
+        let svg = SVGPlot.svg([
+            SVGPlot.Series(label: "push-fail", panel: "slow consumer", points: [(0, 20), (0.4, 30)], failed: true),
+            SVGPlot.Series(label: "push-fail", panel: "fast consumer", points: [(0, 20), (0.1, 22)]),
+        ], title: "memory")
+        let document = try XMLDocument(xmlString: svg)
+        let dashed = try document.nodes(forXPath: "//*[local-name()='polyline'][@stroke-dasharray]")
+        #expect(dashed.count == 1)
+        #expect(svg.contains(">failed</text>"))
+        #expect(svg.contains(">push-fail (failed: slow consumer)</text>"))
+    }
+
     @Test func tickStepsAreOneTwoOrFiveTimesAPowerOfTen() {
         #expect(SVGPlot.niceStep(1.0) == 0.2)
         #expect(SVGPlot.niceStep(240) == 50)

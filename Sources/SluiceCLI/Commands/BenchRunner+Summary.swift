@@ -54,13 +54,20 @@ extension BenchRunner {
             + "  speed/dd: dd's seconds over the design's at the same size (above 1: faster than dd)\n"
             + "  CPU/chunk: (CPU s at the size - CPU s at \(largest)) / (chunks at the size - chunks at \(largest))\n"
         text += row(["chunk", "design", "seconds", "MiB/s", "CPU s", "speed/dd", "CPU/chunk µs"], widths) + "\n"
+        var unmeasurable = false
         for point in sweep.points {
+            let perChunk = sweep.cpuSecondsPerChunk(point.line, chunkBytes: point.chunkBytes)
+            if let perChunk, perChunk < 0 { unmeasurable = true }
             text += row([
                 BinaryUnits.abbreviation(Int64(point.chunkBytes)), point.line, fixed(point.seconds, 3),
                 point.mebibytesPerSecond.map { fixed($0, 0) } ?? "-", fixed(point.cpuSeconds, 3),
                 sweep.speedRelativeToReference(point.line, chunkBytes: point.chunkBytes).map { fixed($0, 2) + "x" } ?? "-",
-                sweep.cpuSecondsPerChunk(point.line, chunkBytes: point.chunkBytes).map { fixed($0 * 1e6, 2) } ?? "-",
+                perChunk.map { $0 < 0 ? "unmeasurable" : fixed($0 * 1e6, 2) } ?? "-",
             ], widths) + "\n"
+        }
+        if unmeasurable {
+            text += "  unmeasurable: less CPU time at this size than at \(largest), the difference smaller than the "
+                + "run-to-run noise (more runs, or a larger input, measure it)\n"
         }
         Console.writeOutput(text)
     }

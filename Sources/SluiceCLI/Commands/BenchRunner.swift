@@ -196,7 +196,7 @@ struct BenchRunner {
         let series = medians.map { run in
             SVGPlot.Series(
                 label: run.design.rawValue, panel: "\(run.consumer.rawValue) consumer",
-                points: run.samples.map { ($0.seconds, Double($0.residentBytes) / 1_048_576) })
+                points: run.samples.map { ($0.seconds, Double($0.residentBytes) / 1_048_576) }, failed: run.outcome != .ok)
         }
         try write(SVGPlot.svg(series, title: "Resident memory over time, \(ProgressDisplay.formatBytes(plan.size)) input"), to: memoryPath)
         guard let sweep else {
