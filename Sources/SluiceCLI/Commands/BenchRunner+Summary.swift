@@ -3,23 +3,27 @@ import Sluice
 import SluiceBenchmarks
 
 extension BenchRunner {
-    /// Prints the medians of each design with each consumer, `cp` and `cat`, and the ratios
-    /// between them.
-    func printTable(_ runs: [BenchmarkRun], references: [String: Double]) {
+    /// Prints the medians of each design with each consumer, with the range (lowest to highest)
+    /// of the counted runs' speeds and peak RSS, `cp` and `cat`, and the ratios between them.
+    func printTable(_ runs: [BenchmarkRun], references: [String: Double], ranges: [Range] = []) {
         let megabytes = Double(plan.size) / 1_048_576
-        let widths = [18, 9, 8, 11, 14, 20]
-        var text = "\n" + row(["design", "consumer", "MiB/s", "peak RSS", "peak buffered", "outcome"], widths) + "\n"
+        let widths = [18, 9, 8, 13, 11, 23, 14, 20]
+        var text = "\n" + row(["design", "consumer", "MiB/s", "MiB/s range", "peak RSS", "peak RSS range", "peak buffered", "outcome"], widths) + "\n"
         for run in runs {
+            let range = ranges.first { $0.design == run.design && $0.consumer == run.consumer }
             text += row([
                 run.design.rawValue, run.consumer.rawValue,
                 run.mebibytesPerSecond.map { fixed($0, 0) } ?? "-",
-                ProgressDisplay.formatBytes(run.peakResidentBytes), ProgressDisplay.formatBytes(run.peakBufferedBytes),
+                range?.speed.map { fixed($0.lowerBound, 0) + "-" + fixed($0.upperBound, 0) } ?? "-",
+                ProgressDisplay.formatBytes(run.peakResidentBytes),
+                range.map { ProgressDisplay.formatBytes($0.peakResident.lowerBound) + "-" + ProgressDisplay.formatBytes($0.peakResident.upperBound) } ?? "-",
+                ProgressDisplay.formatBytes(run.peakBufferedBytes),
                 run.outcome.description,
             ], widths) + "\n"
         }
         for name in ["cp", "cat"] {
             if let seconds = references[name] {
-                text += row([name, "-", fixed(megabytes / seconds, 0), "-", "-", "ok"], widths) + "\n"
+                text += row([name, "-", fixed(megabytes / seconds, 0), "-", "-", "-", "-", "ok"], widths) + "\n"
             }
         }
         func find(_ design: BenchmarkDesign, _ consumer: BenchmarkConsumer) -> BenchmarkRun? {

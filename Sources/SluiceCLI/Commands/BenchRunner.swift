@@ -65,7 +65,14 @@ struct BenchRunner {
                 referenceMedians[name] = median(runs.map(\.seconds))
             }
         }
-        printTable(medians, references: referenceMedians)
+        let ranges = plan.designs.flatMap { design in
+            plan.consumers.compactMap { consumer in
+                results.designs[.design(design, consumer, chunkBytes: plan.chunkSize)].map { runs in
+                    Range(design: design, consumer: consumer, runs: runs)
+                }
+            }
+        }
+        printTable(medians, references: referenceMedians, ranges: ranges)
         let sweep = plan.chunkSizes.isEmpty ? nil : chunkSizeSweep(results)
         if let sweep { printSweep(sweep) }
         try writeResults(subjects: subjects, results: results, medians: medians, sweep: sweep)
@@ -163,6 +170,24 @@ struct BenchRunner {
         return ChunkSizeSweep(
             runs: subjects.flatMap { results.designs[$0] ?? [] },
             references: subjects.flatMap { results.references[$0] ?? [] })
+    }
+
+    /// The lowest and highest speed and peak RSS of one design with one consumer over its
+    /// counted runs (speeds of completed runs only).
+    struct Range {
+        var design: BenchmarkDesign
+        var consumer: BenchmarkConsumer
+        var speed: ClosedRange<Double>?
+        var peakResident: ClosedRange<Int64>
+
+        init(design: BenchmarkDesign, consumer: BenchmarkConsumer, runs: [BenchmarkRun]) {
+            self.design = design
+            self.consumer = consumer
+            let speeds = runs.compactMap(\.mebibytesPerSecond)
+            speed = speeds.min().flatMap { low in speeds.max().map { low...$0 } }
+            let peaks = runs.map(\.peakResidentBytes)
+            peakResident = (peaks.min() ?? 0)...(peaks.max() ?? 0)
+        }
     }
 
     /// The run of median time, with the medians of the peaks.
