@@ -4,10 +4,11 @@ import Testing
 @testable import Sluice
 
 /// The channel with real tasks. Every order is made by events (a hook that fires once a task
-/// is parked on its continuation), never by time; the time limits only guard against hangs,
-/// sized for the full suite on 2 cores, where the 40,000-send tests take about a minute while
-/// every other suite runs beside them.
-@Suite(.timeLimit(.minutes(3)))
+/// is parked on its continuation), never by time; the time limit only guards against hangs. The
+/// 40,000-send tests take about a second alone, and no longer beside the full suite on 2 cores
+/// once no other test holds a thread of the cooperative pool (a byte-by-byte comparison of
+/// megabytes on the pool once starved them for over a minute).
+@Suite(.timeLimit(.minutes(1)))
 struct BoundedChannelTests {
     struct Boom: Error, Equatable {}
 

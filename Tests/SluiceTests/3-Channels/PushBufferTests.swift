@@ -212,8 +212,8 @@ struct PushBufferTests {
     /// Producers on several threads, a consumer that stops at a seeded random point (cancelled
     /// or breaking out): every element is delivered exactly once, or discarded with the
     /// consumer's departure, or handed back to its producer. The rounds run one at a time: each
-    /// keeps four producers busy, and twelve rounds at once would keep every core busy for the
-    /// rest of the suite.
+    /// has four producer threads of its own, and twelve rounds at once would keep every core
+    /// busy for the rest of the suite.
     @Test(.serialized, arguments: 0..<12)
     func producersOnThreadsAndARandomlyStoppedConsumerLoseNothing(round: Int) async throws {
         let seed = UInt64(0x5EED_0000) + UInt64(round)
@@ -244,11 +244,13 @@ struct PushBufferTests {
             } catch {}
             return delivered
         }
+        // Producers on threads of their own (not Dispatch's pool, which the runtime shares and
+        // a loaded machine can keep busy for a minute).
         let accepted = await withCheckedContinuation { (continuation: CheckedContinuation<[[Int]], Never>) in
-            DispatchQueue.global().async {
-                let results = Mutex([[Int]](repeating: [], count: producers))
-                let handedBack = Mutex(0)
-                DispatchQueue.concurrentPerform(iterations: producers) { producer in
+            let results = LockedValue([[Int]](repeating: [], count: producers))
+            let remaining = LockedValue(producers)
+            for producer in 0..<producers {
+                DedicatedThread.start(name: "producer") {
                     var mine: [Int] = []
                     var returned = 0
                     for sequence in 0..<perProducer {
@@ -262,10 +264,15 @@ struct PushBufferTests {
                     }
                     #expect(mine.count + returned == perProducer, "seed \(seed)")
                     results.withLock { $0[producer] = mine }
-                    handedBack.withLock { $0 += returned }
+                    let isLast = remaining.withLock { count in
+                        count -= 1
+                        return count == 0
+                    }
+                    if isLast {
+                        buffer.finish()
+                        continuation.resume(returning: results.withLock { $0 })
+                    }
                 }
-                buffer.finish()
-                continuation.resume(returning: results.withLock { $0 })
             }
         }
         let delivered = await consumer.value
