@@ -5,7 +5,7 @@
 /// The totals are known up front (the sizes of the operands) or grow while a walk finds files
 /// (``addToTotal(bytes:files:)`` with ``FileCounts/totalIsGrowing`` until
 /// ``totalIsComplete()``). Each file in flight reports its own bytes with
-/// ``advanced(index:bytesCompleted:)``; a snapshot's bytes are those of the files finished plus
+/// ``advanced(index:bytesCompleted:bytesWritten:)``; a snapshot's bytes are those of the files finished plus
 /// those of the files in flight. Memory: one entry per file in flight, none per file finished.
 ///
 /// ## Concurrency contract
@@ -144,7 +144,7 @@ public final class ManyFilesProgress: Sendable {
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let total = max(state.totalBytes, done)
-        // 1.0 is for the last snapshot of an operation that succeeded (``finish()``).
+        // 1.0 is for the last snapshot of an operation that succeeded (``finish(interrupted:)``).
         let fraction: Double? = state.totalIsGrowing ? nil : total > 0 ? min(0.999, Double(done) / Double(total)) : nil
         let (now, peak) = buffered()
         var snapshot = ProgressSnapshot(

@@ -67,6 +67,9 @@ public final class RateLimiter: Sendable {
 }
 
 extension RateLimiter: Hashable {
+    /// Whether the two are the same limiter (the same object, one rate shared).
     public static func == (lhs: RateLimiter, rhs: RateLimiter) -> Bool { lhs === rhs }
+
+    /// Hashes the limiter's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
