@@ -8,6 +8,8 @@ struct RateLimitTests {
     @Test(arguments: [
         ("0", "--limit-rate is a rate: at least 1 byte per second"),
         ("fast", "invalid rate 'fast' for --limit-rate (bytes per second, with an optional unit: 100K, 50M)"),
+        ("99999999999999999999", "rate '99999999999999999999' for --limit-rate is too large: at most"),
+        ("9000000T", "rate '9000000T' for --limit-rate is too large: at most"),
     ])
     func aBadRateIsAUsageError(_ rate: String, _ message: String) async throws {
         let sandbox = try Sandbox()

@@ -10,7 +10,15 @@ extension ValueKind {
         case .size(let range):
             return .size(try Self.parseSize(text, within: range, option: option))
         case .rate(let range):
-            guard let rate = try? Self.parseSize(text, option: option) else {
+            let rate: Int64
+            do {
+                rate = try Self.parseSize(text, option: option)
+            } catch {
+                // A number past Int64, or one its unit takes past it, is a rate, too large.
+                let digits = text.prefix { $0.isASCII && $0.isNumber }
+                if error.message.hasSuffix("is too large") || (!digits.isEmpty && Int64(digits) == nil) {
+                    throw UsageError("rate '\(text)' for \(option) is too large: at most \(Self.describe(range.upperBound)) per second")
+                }
                 throw UsageError("invalid rate '\(text)' for \(option) (bytes per second, with an optional unit: 100K, 50M)")
             }
             guard range.contains(rate) else {

@@ -126,10 +126,17 @@ import Testing
     }
 
     // A hang guard sized for the full suite on 2 cores.
-    @Test(.timeLimit(.minutes(3))) func aFullChannelOfSmallElementsArrivesInOrderThroughBatches() async throws {
+    /// The producer and the consumer on threads of their own, as in ``BoundedChannelTests``.
+    @Test(.timeLimit(.minutes(1))) func aFullChannelOfSmallElementsArrivesInOrderThroughBatches() async throws {
+        try await withTaskExecutorPreference(BlockingIOExecutor(label: "test.consumer")) {
+            try await Self.smallElementsThroughBatches()
+        }
+    }
+
+    private static func smallElementsThroughBatches() async throws {
         let channel = BoundedChannel<Int>(capacity: 16, lowWatermark: 8, consumerWakeThreshold: 8)
         let count = 10_000
-        let producer = Task {
+        let producer = Task(executorPreference: BlockingIOExecutor(label: "test.producer")) {
             for element in 0..<count { try await channel.send(element) }
             channel.finish()
         }

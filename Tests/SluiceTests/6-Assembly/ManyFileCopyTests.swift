@@ -13,7 +13,14 @@ import SluiceTestSupport
 struct ManyFileCopyTests {
     /// Bytes that differ per file.
     static func content(_ index: Int, size: Int) -> [UInt8] {
-        (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
+        [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            guard var byte = buffer.baseAddress else { return }
+            for offset in 0..<size {
+                byte.initialize(to: UInt8(truncatingIfNeeded: offset &* 31 &+ index))
+                byte += 1
+            }
+            initialized = size
+        }
     }
 
     /// Writes `sizes.count` sources into `directory`/in and makes `directory`/out.

@@ -70,8 +70,26 @@ func decodingError(_ data: [UInt8], chunkSize: Int = 4096) async -> GzipError? {
     }
 }
 
-/// Deterministic test data: text lines, random bytes and runs of zeros, from a seed.
+/// Deterministic test data: text lines, random bytes and runs of zeros, from a seed. Made once
+/// per count and seed and kept: a debug build makes it a line at a time, about a second for
+/// 8 MiB, on a thread of the cooperative pool, and parameterised tests ask for the same again.
 func sampleData(count: Int, seed: UInt64 = 0x5EED) -> [UInt8] {
+    let key = SampleDataKey(count: count, seed: seed)
+    if let made = sampleDataMade.withLock({ $0[key] }) { return made }
+    let data = makeSampleData(count: count, seed: seed)
+    sampleDataMade.withLock { $0[key] = data }
+    return data
+}
+
+private struct SampleDataKey: Hashable {
+    var count: Int
+    var seed: UInt64
+}
+
+/// What ``sampleData(count:seed:)`` made, by count and seed.
+private let sampleDataMade = LockedValue<[SampleDataKey: [UInt8]]>([:])
+
+private func makeSampleData(count: Int, seed: UInt64) -> [UInt8] {
     var generator = SplitMix64(seed: seed)
     var data: [UInt8] = []
     data.reserveCapacity(count + 4096)
