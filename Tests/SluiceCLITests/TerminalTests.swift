@@ -207,7 +207,7 @@ func readUpTo(_ count: Int, from descriptor: Int32) -> Int {
         for columns in (1...140).reversed() {
             let line = ProgressDisplay.bar(snapshot, rate: Double(15 << 20), label: label, columns: columns)
             #expect(line.displayWidth <= max(1, columns - 1), "\(columns): \(line)")
-            if columns - 1 < ProgressDisplay.minimumColumns {
+            if columns < ProgressDisplay.minimumColumns {
                 #expect(line == "45%" || line.isEmpty, "\(columns): \(line)")
                 continue
             }

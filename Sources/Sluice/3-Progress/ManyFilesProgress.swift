@@ -64,10 +64,11 @@ public final class ManyFilesProgress: Sendable {
 
     /// File `index` starts: publishes a snapshot about it.
     public func started(index: Int, file: FilePath) {
+        let flow = buffered()
         let snapshot = state.withLock { state in
             state.inFlight[index] = (0, 0)
             state.lastStarted = (index, file)
-            return makeSnapshot(state, current: file, index: index)
+            return makeSnapshot(state, flow: flow, current: file, index: index)
         }
         hub.publish(snapshot)
     }
@@ -75,11 +76,12 @@ public final class ManyFilesProgress: Sendable {
     /// File `index` has completed `bytesCompleted` bytes so far and written `bytesWritten`
     /// (cumulative; `nil`: as many as completed).
     public func advanced(index: Int, bytesCompleted: Int64, bytesWritten: Int64? = nil) {
+        let flow = buffered()
         let snapshot = state.withLock { state -> ProgressSnapshot? in
             guard state.inFlight[index] != nil else { return nil }
             state.inFlight[index] = (bytesCompleted, bytesWritten ?? bytesCompleted)
             let running = state.lastStarted.flatMap { state.inFlight[$0.index] != nil ? $0 : nil }
-            return makeSnapshot(state, current: running?.file, index: running?.index)
+            return makeSnapshot(state, flow: flow, current: running?.file, index: running?.index)
         }
         if let snapshot { hub.publish(snapshot) }
     }
@@ -92,6 +94,7 @@ public final class ManyFilesProgress: Sendable {
     /// - Returns: the snapshot published about it (for a line per file, `--progress=json`).
     @discardableResult
     public func finished(index: Int, file: FilePath, bytes: Int64, written: Int64? = nil, error: String?) -> ProgressSnapshot {
+        let flow = buffered()
         let snapshot = state.withLock { state in
             let reported = state.inFlight.removeValue(forKey: index)?.written ?? 0
             state.finishedBytes += bytes
@@ -103,7 +106,7 @@ public final class ManyFilesProgress: Sendable {
                 state.committed += 1
                 state.committedBytes += bytes
             }
-            var snapshot = makeSnapshot(state, current: file, index: index)
+            var snapshot = makeSnapshot(state, flow: flow, current: file, index: index)
             snapshot.files?.currentError = error
             return snapshot
         }
@@ -120,14 +123,17 @@ public final class ManyFilesProgress: Sendable {
     ///   over (a signal, a cancelled walk): files a walk never found are missing from the totals.
     @discardableResult
     public func finish(interrupted: Bool = false) -> ProgressSnapshot {
+        let flow = buffered()
         let (last, complete) = state.withLock { state in
             state.totalIsGrowing = false
-            return (makeSnapshot(state, current: nil, index: nil), state.failed == 0 && state.committed >= state.totalFiles)
+            return (makeSnapshot(state, flow: flow, current: nil, index: nil), state.failed == 0 && state.committed >= state.totalFiles)
         }
         var snapshot = last
         snapshot.isFinal = true
-        if complete && !interrupted, let total = snapshot.totalBytes {
-            snapshot.fraction = total > 0 ? Double(snapshot.bytesCompleted) / Double(total) : nil
+        if complete && !interrupted {
+            // Every file known was committed: complete, also when a file shrank after the walk
+            // counted it, or held nothing (as one file's last snapshot).
+            snapshot.fraction = 1.0
         }
         hub.finish(with: snapshot)
         return snapshot
@@ -135,10 +141,13 @@ public final class ManyFilesProgress: Sendable {
 
     /// A snapshot now; `latest` without publishing.
     public var latest: ProgressSnapshot {
-        state.withLock { makeSnapshot($0, current: nil, index: nil) }
+        let flow = buffered()
+        return state.withLock { makeSnapshot($0, flow: flow, current: nil, index: nil) }
     }
 
-    private func makeSnapshot(_ state: State, current: FilePath?, index: Int?) -> ProgressSnapshot {
+    /// The snapshot of `state`; `flow` is ``buffered``'s reading, taken before the lock (it
+    /// calls out to the caller's closure).
+    private func makeSnapshot(_ state: State, flow: (now: Int64, peak: Int64), current: FilePath?, index: Int?) -> ProgressSnapshot {
         let done = state.finishedBytes + state.inFlight.values.reduce(0) { $0 + $1.read }
         let written = state.finishedWritten + state.inFlight.values.reduce(0) { $0 + $1.written }
         let elapsed = ContinuousClock.now - start
@@ -146,7 +155,7 @@ public final class ManyFilesProgress: Sendable {
         let total = max(state.totalBytes, done)
         // 1.0 is for the last snapshot of an operation that succeeded (``finish(interrupted:)``).
         let fraction: Double? = state.totalIsGrowing ? nil : total > 0 ? min(0.999, Double(done) / Double(total)) : nil
-        let (now, peak) = buffered()
+        let (now, peak) = flow
         var snapshot = ProgressSnapshot(
             bytesCompleted: done, bytesWritten: written, totalBytes: total, fraction: fraction,
             elapsed: elapsed, bytesPerSecond: seconds > 0 ? Double(done) / seconds : 0, bufferedBytes: now,

@@ -18,7 +18,7 @@
 /// ```
 ///
 /// Concurrency contract: as its base, single-pass with one consumer; `Sendable` when the base
-/// is. Waiting is the clock's `sleep(for:)`, an asynchronous suspension that blocks no thread of
+/// is. Waiting is the limiter's clock's `sleep(until:tolerance:)`, an asynchronous suspension that blocks no thread of
 /// the cooperative pool or of any executor; cancelling the consuming task ends a wait with
 /// `CancellationError`. The limiter's clock is injectable (a test clock that advances when slept
 /// on makes tests deterministic, with no real sleep).

@@ -17,8 +17,8 @@
 /// ```
 ///
 /// Concurrency contract: a reference shared by any number of tasks; ``admit(_:)`` may be called
-/// from any of them at once. The wait is the clock's `sleep(for:)`, an asynchronous suspension
-/// that blocks no thread, whichever executor the caller runs on; cancelling the caller ends it
+/// from any of them at once. The wait is the clock's `sleep(until:tolerance:)` to the chunk's
+/// instant, an asynchronous suspension that blocks no thread, whichever executor the caller runs on; cancelling the caller ends it
 /// with `CancellationError` (the bytes it reserved stay charged). Two limiters are equal only
 /// when they are the same object.
 public final class RateLimiter: Sendable {

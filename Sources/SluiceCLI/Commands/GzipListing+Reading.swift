@@ -32,7 +32,9 @@ extension GzipListing {
             if let failure { throw FileError.read(path: source, errno: failure) }
             if chunk.count == 0 { break }
             compressed += Int64(chunk.count)
-            if headerLength == nil {
+            if headerLength == nil && start.count < Self.longestMeasuredHeader {
+                // A header is rarely longer than its first chunk; one whose name never ends is
+                // measured no further (the decoder reports the file), so this stays linear.
                 chunk.withUnsafeBytes { start += $0 }
                 headerLength = Self.headerLength(of: start)
                 if headerLength != nil { start = [] }
@@ -49,6 +51,10 @@ extension GzipListing {
             modified: modified)
         return (row, summary.warnings)
     }
+
+    /// The most bytes gathered to measure the first header (4 MiB): past that, the ratio counts
+    /// a header of 10 bytes.
+    static let longestMeasuredHeader = 4 << 20
 
     /// The length of the gzip header at the start of `bytes` (RFC 1952 §2.3.1: ID1, ID2, CM,
     /// FLG, MTIME, XFL, OS, then FEXTRA, FNAME, FCOMMENT and FHCRC as FLG says), or `nil` while

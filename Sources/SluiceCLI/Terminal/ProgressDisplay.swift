@@ -192,7 +192,9 @@ struct ProgressDisplay {
     /// `"done": true` (and `"error"` when the operation did not complete); for a bar, the bar at
     /// its end and a newline. Only the last line of a success reads as complete: the last line
     /// of an operation that failed or was interrupted shows what was committed (files and
-    /// bytes, never 100 % or N/N) and says `failed` or `interrupted`.
+    /// bytes, never 100 %, nor N/N files when a file failed) and says `failed` or
+    /// `interrupted`. (A tree whose failures were directories or links may have committed every
+    /// file it found: `N/N files … failed`.)
     func finish(_ ending: Ending) async {
         guard let renderer, let throttle, var last = await renderer.value else { return }
         if ending != .completed { last = Self.incomplete(last) }
@@ -270,7 +272,7 @@ struct ProgressDisplay {
         let speed = word == nil ? formatBytes(Int64(rate)) + "/s" : nil
         let eta = eta(snapshot, rate: rate).map { "ETA " + $0 }
         let minimal = snapshot.fraction.map { String(Int($0 * 100)) + "%" } ?? formatBytes(snapshot.bytesCompleted)
-        guard limit >= minimumColumns else { return minimal.displayWidth <= limit ? minimal : "" }
+        guard columns >= minimumColumns else { return minimal.displayWidth <= limit ? minimal : "" }
         // The fields after the core, fewer each time; then the name is shortened.
         for extras in [[speed, eta], [speed], []] {
             let tail = (core + extras.compactMap { $0 } + [word].compactMap { $0 }).joined(separator: "  ")
