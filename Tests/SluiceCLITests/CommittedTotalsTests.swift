@@ -64,14 +64,18 @@ struct CommittedTotalsTests {
             let last = try #require(lines.last { $0.hasPrefix("sluice: copy ") && $0.contains(" files") }, sourceLocation: sourceLocation)
             // `committed/total files`; a tree's walk stopped by a signal knows fewer files than
             // there are (total nil): still more than those committed.
-            let counts = last.split(separator: " ").first { $0.contains("/") && !$0.contains("'") }?
-                .split(separator: "/").compactMap { Int($0) } ?? []
+            let counts = Self.fileCounts(last)
             #expect(counts.first == committed, "\(last)", sourceLocation: sourceLocation)
             #expect(counts.count == 2 && (total.map { counts[1] == $0 } ?? (counts[1] > committed)), "\(last)", sourceLocation: sourceLocation)
             #expect(last.hasSuffix(" committed, " + word), "\(last)", sourceLocation: sourceLocation)
             #expect(!last.contains("100%"), "\(last)", sourceLocation: sourceLocation)
             #expect(last.contains(ProgressDisplay.formatBytes(Int64(bytes)) + " of "), "\(last)", sourceLocation: sourceLocation)
         }
+    }
+
+    /// The numbers of a plain progress line's `k/N files` (only `k` while the total grows: `k/N+`).
+    static func fileCounts(_ line: String) -> [Int] {
+        line.split(separator: " ").first { $0.contains("/") && !$0.contains("'") }?.split(separator: "/").compactMap { Int($0) } ?? []
     }
 
     /// A file the destination already has (no `--force`) fails; the two others are committed.

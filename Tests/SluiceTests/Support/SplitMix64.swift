@@ -1,3 +1,5 @@
+import SluiceTestSupport
+
 /// A small seeded generator (SplitMix64) so that random sequences are reproducible from a
 /// printed seed.
 struct SplitMix64: RandomNumberGenerator {
@@ -12,27 +14,8 @@ struct SplitMix64: RandomNumberGenerator {
     }
 }
 
-/// `count` bytes from a seeded generator, each word's bytes low first. Whole words are stored
-/// at once: a debug build's per-byte loop, on a thread of the cooperative pool, would keep it
-/// busy for seconds for tens of megabytes.
+/// `count` bytes from a seeded generator, each word's bytes low first.
 func randomBytes(count: Int, seed: UInt64) -> [UInt8] {
     var generator = SplitMix64(seed: seed)
-    return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-        let raw = UnsafeMutableRawBufferPointer(buffer)
-        var index = 0
-        while index < count {
-            var word = generator.next()
-            if count - index >= 8 {
-                raw.storeBytes(of: word.littleEndian, toByteOffset: index, as: UInt64.self)
-                index += 8
-                continue
-            }
-            while index < count {
-                raw[index] = UInt8(truncatingIfNeeded: word)
-                word >>= 8
-                index += 1
-            }
-        }
-        initialized = count
-    }
+    return generatedBytes(count: count) { generator.next() }
 }
