@@ -33,7 +33,7 @@ public enum SVGPlot {
 
     /// The colour of `label` in every plot: its own for a design or reference command, else one
     /// of the palette chosen by the label's bytes (the same on every run).
-    public static func color(for label: String) -> String {
+    static func color(for label: String) -> String {
         if let index = knownLabels.firstIndex(of: label), index < colors.count { return colors[index] }
         let hash = label.utf8.reduce(UInt32(2_166_136_261)) { ($0 ^ UInt32($1)) &* 16_777_619 }
         return colors[Int(hash % UInt32(colors.count))]

@@ -5,18 +5,18 @@ import SluiceBenchmarks
 extension BenchRunner {
     /// Prints the medians of each design with each consumer, with the range (lowest to highest)
     /// of the counted runs' speeds and peak RSS, `cp` and `cat`, and the ratios between them.
-    func printTable(_ runs: [BenchmarkRun], references: [String: Double], ranges: [Range] = []) {
+    func printTable(_ rows: [(median: BenchmarkRun, range: RunRange)], references: [String: Double]) {
+        let runs = rows.map(\.median)
         let megabytes = Double(plan.size) / 1_048_576
         let widths = [18, 9, 8, 13, 11, 23, 14, 20]
         var text = "\n" + row(["design", "consumer", "MiB/s", "MiB/s range", "peak RSS", "peak RSS range", "peak buffered", "outcome"], widths) + "\n"
-        for run in runs {
-            let range = ranges.first { $0.design == run.design && $0.consumer == run.consumer }
+        for (run, range) in rows {
             text += row([
                 run.design.rawValue, run.consumer.rawValue,
                 run.mebibytesPerSecond.map { fixed($0, 0) } ?? "-",
-                range?.speed.map { fixed($0.lowerBound, 0) + "-" + fixed($0.upperBound, 0) } ?? "-",
+                range.speed.map { fixed($0.lowerBound, 0) + "-" + fixed($0.upperBound, 0) } ?? "-",
                 ProgressDisplay.formatBytes(run.peakResidentBytes),
-                range.map { ProgressDisplay.formatBytes($0.peakResident.lowerBound) + "-" + ProgressDisplay.formatBytes($0.peakResident.upperBound) } ?? "-",
+                ProgressDisplay.formatBytes(range.peakResident.lowerBound) + "-" + ProgressDisplay.formatBytes(range.peakResident.upperBound),
                 ProgressDisplay.formatBytes(run.peakBufferedBytes),
                 run.outcome.description,
             ], widths) + "\n"

@@ -54,25 +54,22 @@ struct BenchRunner {
         let results = try await measure(subjects, work)
         work.progress.finish()
 
-        let medians = plan.designs.flatMap { design in
+        // Each design with each consumer: its run of median time, and the range of its runs.
+        let rows = plan.designs.flatMap { design in
             plan.consumers.compactMap { consumer in
-                results.designs[.design(design, consumer, chunkBytes: plan.chunkSize)].map(medianRun)
+                results.designs[.design(design, consumer, chunkBytes: plan.chunkSize)].map { runs in
+                    (median: medianRun(runs), range: RunRange(runs))
+                }
             }
         }
+        let medians = rows.map(\.median)
         var referenceMedians: [String: Double] = [:]
         for subject in [BenchSubject.cp, .cat] {
             if let runs = results.references[subject], let name = subject.reference?.command {
                 referenceMedians[name] = median(runs.map(\.seconds))
             }
         }
-        let ranges = plan.designs.flatMap { design in
-            plan.consumers.compactMap { consumer in
-                results.designs[.design(design, consumer, chunkBytes: plan.chunkSize)].map { runs in
-                    Range(design: design, consumer: consumer, runs: runs)
-                }
-            }
-        }
-        printTable(medians, references: referenceMedians, ranges: ranges)
+        printTable(rows, references: referenceMedians)
         let sweep = plan.chunkSizes.isEmpty ? nil : chunkSizeSweep(results)
         if let sweep { printSweep(sweep) }
         try writeResults(subjects: subjects, results: results, medians: medians, sweep: sweep)
@@ -174,15 +171,11 @@ struct BenchRunner {
 
     /// The lowest and highest speed and peak RSS of one design with one consumer over its
     /// counted runs (speeds of completed runs only).
-    struct Range {
-        var design: BenchmarkDesign
-        var consumer: BenchmarkConsumer
+    struct RunRange {
         var speed: ClosedRange<Double>?
         var peakResident: ClosedRange<Int64>
 
-        init(design: BenchmarkDesign, consumer: BenchmarkConsumer, runs: [BenchmarkRun]) {
-            self.design = design
-            self.consumer = consumer
+        init(_ runs: [BenchmarkRun]) {
             let speeds = runs.compactMap(\.mebibytesPerSecond)
             speed = speeds.min().flatMap { low in speeds.max().map { low...$0 } }
             let peaks = runs.map(\.peakResidentBytes)

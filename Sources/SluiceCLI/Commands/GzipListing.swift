@@ -34,6 +34,8 @@ struct GzipListing {
         var crc32: UInt32 = 0
         /// The file's modification time, in seconds since the epoch (`-lv`).
         var modified: Int = 0
+        /// Whether this is the `(totals)` row, which has no method, CRC-32 or date.
+        var isTotals = false
     }
 
     /// The width of the two size columns: the digits of the largest `off_t`, as gzip has it.
@@ -89,7 +91,7 @@ struct GzipListing {
     static func line(_ row: Row, verbose: Bool = false) -> String {
         var text = ""
         if verbose {
-            text = row.name == "(totals)" && row.crc32 == 0 && row.modified == 0
+            text = row.isTotals
                 ? String(repeating: " ", count: 28)
                 : "defla " + hex8(row.crc32) + " " + date(row.modified) + " "
         }
@@ -121,7 +123,7 @@ struct GzipListing {
         let compressed = rows.reduce(Int64(0)) { $0 + $1.compressed }
         let uncompressed = rows.reduce(Int64(0)) { $0 + $1.uncompressed }
         guard compressed > 0, uncompressed > 0, let last = rows.last else { return nil }
-        return Row(compressed: compressed, uncompressed: uncompressed, overhead: last.overhead, name: "(totals)")
+        return Row(compressed: compressed, uncompressed: uncompressed, overhead: last.overhead, name: "(totals)", isTotals: true)
     }
 
     /// `100 × part / whole` as C's `%5.1f%%` prints it (rounded by the C library, as gzip's),

@@ -81,13 +81,14 @@ final class OperandBatch {
     private func take(_ step: OperandStep, source: FilePath, at position: Int) async {
         switch step {
         case .skip(let message, let isFailure):
-            let counted = source != "-" && (try? FileStatus.of(source))?.kind == .regular
-            if isFailure && !counted {
+            // Counted in the totals when it is a regular file (the initializer's rule).
+            let counted = source == "-" ? nil : (try? FileStatus.of(source)).flatMap { $0.kind == .regular ? $0 : nil }
+            if isFailure && counted == nil {
                 // A file the operation failed to copy is one of its files: the last line then
                 // shows fewer committed than the total.
                 totalFiles += 1
                 engine?.addToTotal(bytes: 0, files: 1)
-            } else if !isFailure, counted, let status = try? FileStatus.of(source) {
+            } else if !isFailure, let status = counted {
                 // Passed over on purpose: not in the totals any more.
                 totalBytes -= status.size
                 totalFiles -= 1

@@ -266,11 +266,12 @@ struct Transfer {
     /// The `--verbose` report of a file done: `'SRC' -> 'DST'`, as `cp -v` prints it (on
     /// standard error: standard output may carry data), then the summary line.
     func reportVerbosely(_ report: CopyReport, options: CommonOptions) {
-        switch destination {
-        case .file(let path): Console.writeError(Self.arrowLine(from: source.name.description, to: path.description))
-        case .descriptor(_, let name): Console.writeError(Self.arrowLine(from: source.name.description, to: name.description))
-        case .discard: break
+        let written: FilePath? = switch destination {
+        case .file(let path): path
+        case .descriptor(_, let name): name
+        case .discard: nil
         }
+        if let written { Console.writeError(Self.arrowLine(from: source.name.description, to: written.description)) }
         Console.message(describe(report, options: options))
     }
 

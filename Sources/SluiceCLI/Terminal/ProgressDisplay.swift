@@ -221,6 +221,12 @@ struct ProgressDisplay {
         return shown
     }
 
+    /// What a line shows of `snapshot`: as it is, or for the last line of an operation that did
+    /// not complete (`ending` failed or interrupted), ``committed(_:)``.
+    private static func shown(_ snapshot: ProgressSnapshot, ending: Ending?) -> ProgressSnapshot {
+        ending?.word == nil ? snapshot : committed(snapshot)
+    }
+
     /// What the last line of an operation that did not complete shows: the committed bytes and
     /// files in place of those read and done, their fraction of the total (below 1).
     static func committed(_ snapshot: ProgressSnapshot) -> ProgressSnapshot {
@@ -263,15 +269,15 @@ struct ProgressDisplay {
     static func bar(_ snapshot: ProgressSnapshot, rate: Double, label: String, columns: Int, ending: Ending? = nil) -> String {
         let limit = max(1, columns - 1)
         let word = ending?.word
-        let snapshot = word == nil ? snapshot : committed(snapshot)
-        let percent = snapshot.fraction.map { pad(String(Int($0 * 100)) + "%", 4) }
+        let snapshot = shown(snapshot, ending: ending)
+        let percent = snapshot.fraction.map { pad(percentText($0), 4) }
         let name = label + currentFile(snapshot)
         let total = snapshot.isFinal && word == nil ? nil : snapshot.totalBytes.map { " / " + atLeast(snapshot) + formatBytes($0) }
         let bytes = formatBytes(snapshot.bytesCompleted) + (total ?? "") + (word == nil ? "" : " committed")
         let core = [percent, snapshot.files.map { filesText($0, committed: snapshot.filesCommitted, interrupted: ending == .interrupted) }, bytes].compactMap { $0 }
         let speed = word == nil ? formatBytes(Int64(rate)) + "/s" : nil
         let eta = eta(snapshot, rate: rate).map { "ETA " + $0 }
-        let minimal = snapshot.fraction.map { String(Int($0 * 100)) + "%" } ?? formatBytes(snapshot.bytesCompleted)
+        let minimal = snapshot.fraction.map(percentText) ?? formatBytes(snapshot.bytesCompleted)
         guard columns >= minimumColumns else { return minimal.displayWidth <= limit ? minimal : "" }
         // The fields after the core, fewer each time; then the name is shortened.
         for extras in [[speed, eta], [speed], []] {
@@ -301,6 +307,11 @@ struct ProgressDisplay {
         return String(name.dropLast()).truncated(toColumns: columns - 1) + "'"
     }
 
+    /// `45%`: the whole percent of `fraction`, rounded down (0.999 is `99%`).
+    private static func percentText(_ fraction: Double) -> String {
+        String(Int(fraction * 100)) + "%"
+    }
+
     /// `[=======>      ]`: `width` cells between the brackets.
     private static func meter(_ fraction: Double, width: Int) -> String {
         let filled = min(width, Int(fraction * Double(width)))
@@ -313,9 +324,9 @@ struct ProgressDisplay {
     /// operation that did not complete: `copy 'a': 0% 0 B of 2.0 GiB committed, interrupted`.
     static func line(_ snapshot: ProgressSnapshot, rate: Double, label: String, ending: Ending? = nil) -> String {
         let word = ending?.word
-        let snapshot = word == nil ? snapshot : committed(snapshot)
+        let snapshot = shown(snapshot, ending: ending)
         var text = label + currentFile(snapshot) + ": "
-        if let fraction = snapshot.fraction { text += String(Int(fraction * 100)) + "% " }
+        if let fraction = snapshot.fraction { text += percentText(fraction) + " " }
         if let files = snapshot.files {
             text += filesText(files, committed: snapshot.filesCommitted, interrupted: ending == .interrupted) + ", "
         }
