@@ -70,4 +70,13 @@ struct HelpTests {
         #expect(lines.contains("  -t, --test              decode and verify, write nothing"))
         #expect(lines.contains(where: { $0.hasPrefix("  --max-output <size>     fail once") }))
     }
+
+    /// `decompress --help` says what `-l` does now: it decodes (as gzip 1.12), with no `*` mark.
+    @Test func listIsDescribedAsDecoding() async throws {
+        let help = try await CLI.run(["decompress", "--help"], in: try Sandbox()).stdoutText
+        let text = help.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(text.contains("decodes each file to its end"))
+        #expect(!text.contains("without decoding"))
+        #expect(!text.contains("a * marks"))
+    }
 }

@@ -8,6 +8,12 @@
 /// ``advanced(index:bytesCompleted:bytesWritten:)``; a snapshot's bytes are those of the files finished plus
 /// those of the files in flight. Memory: one entry per file in flight, none per file finished.
 ///
+/// One progress may be handed to several ``ManyFileCopy`` engines (one per segment of a
+/// command, or per tree of several), and to files copied on their own beside them: each takes
+/// its files' indices from ``reserveIndex()``, adds to the totals and never finishes it; the
+/// operation's owner calls ``finish(interrupted:)`` once, at its end. The bytes buffered the
+/// snapshots show are those of the engine that started last (their peak: the most of any).
+///
 /// ## Concurrency contract
 /// Every method may be called from any thread; snapshots are published after the lock is
 /// released.
@@ -26,13 +32,20 @@ public final class ManyFilesProgress: Sendable {
         var inFlight: [Int: (read: Int64, written: Int64)] = [:]
         /// The file started last, named by snapshots about no file in particular while it runs.
         var lastStarted: (index: Int, file: FilePath)?
+        /// The index ``reserveIndex()`` gives next.
+        var nextIndex = 0
+        /// The most bytes buffered any snapshot saw, over every engine measured.
+        var peakBuffered: Int64 = 0
     }
+
+    /// What a snapshot reads the bytes buffered from, now and at most so far.
+    typealias BufferedMeasure = @Sendable () -> (now: Int64, peak: Int64)
 
     /// Where the snapshots go: subscribe before the first file starts.
     public let hub = ProgressHub()
     private let state: LockedValue<State>
     private let start = ContinuousClock.now
-    private let buffered: @Sendable () -> (now: Int64, peak: Int64)
+    private let measure = LockedValue<BufferedMeasure>({ (0, 0) })
 
     /// Creates the progress of an operation.
     ///
@@ -40,13 +53,28 @@ public final class ManyFilesProgress: Sendable {
     ///   - totalBytes: the bytes known to be copied, summed over the files known.
     ///   - totalFiles: the files known.
     ///   - totalIsGrowing: whether more may come (``addToTotal(bytes:files:)``).
-    ///   - buffered: the bytes buffered now and at most so far, for the snapshots.
-    public init(
-        totalBytes: Int64 = 0, totalFiles: Int = 0, totalIsGrowing: Bool = false,
-        buffered: @escaping @Sendable () -> (now: Int64, peak: Int64) = { (0, 0) }
-    ) {
+    public init(totalBytes: Int64 = 0, totalFiles: Int = 0, totalIsGrowing: Bool = false) {
         state = LockedValue(State(totalBytes: totalBytes, totalFiles: totalFiles, totalIsGrowing: totalIsGrowing))
-        self.buffered = buffered
+    }
+
+    /// The index of a file about to be handed over: 0, then one more at each call, so files of
+    /// several engines sharing this progress never share an index.
+    public func reserveIndex() -> Int {
+        state.withLock { state in
+            defer { state.nextIndex += 1 }
+            return state.nextIndex
+        }
+    }
+
+    /// Reads the bytes buffered from `measure` from now on (an engine starting).
+    func measuresBuffered(by measure: @escaping BufferedMeasure) {
+        self.measure.withLock { $0 = measure }
+    }
+
+    /// The bytes buffered now and at most so far, read outside the progress's own lock (it
+    /// calls out to an engine).
+    private func buffered() -> (now: Int64, peak: Int64) {
+        measure.withLock { $0 }()
     }
 
     /// Adds files found by a walk, and their bytes, to the totals.
@@ -68,7 +96,7 @@ public final class ManyFilesProgress: Sendable {
         let snapshot = state.withLock { state in
             state.inFlight[index] = (0, 0)
             state.lastStarted = (index, file)
-            return makeSnapshot(state, flow: flow, current: file, index: index)
+            return makeSnapshot(&state, flow: flow, current: file, index: index)
         }
         hub.publish(snapshot)
     }
@@ -81,7 +109,7 @@ public final class ManyFilesProgress: Sendable {
             guard state.inFlight[index] != nil else { return nil }
             state.inFlight[index] = (bytesCompleted, bytesWritten ?? bytesCompleted)
             let running = state.lastStarted.flatMap { state.inFlight[$0.index] != nil ? $0 : nil }
-            return makeSnapshot(state, flow: flow, current: running?.file, index: running?.index)
+            return makeSnapshot(&state, flow: flow, current: running?.file, index: running?.index)
         }
         if let snapshot { hub.publish(snapshot) }
     }
@@ -106,7 +134,7 @@ public final class ManyFilesProgress: Sendable {
                 state.committed += 1
                 state.committedBytes += bytes
             }
-            var snapshot = makeSnapshot(state, flow: flow, current: file, index: index)
+            var snapshot = makeSnapshot(&state, flow: flow, current: file, index: index)
             snapshot.files?.currentError = error
             return snapshot
         }
@@ -126,7 +154,7 @@ public final class ManyFilesProgress: Sendable {
         let flow = buffered()
         let (last, complete) = state.withLock { state in
             state.totalIsGrowing = false
-            return (makeSnapshot(state, flow: flow, current: nil, index: nil), state.failed == 0 && state.committed >= state.totalFiles)
+            return (makeSnapshot(&state, flow: flow, current: nil, index: nil), state.failed == 0 && state.committed >= state.totalFiles)
         }
         var snapshot = last
         snapshot.isFinal = true
@@ -142,12 +170,12 @@ public final class ManyFilesProgress: Sendable {
     /// A snapshot now; `latest` without publishing.
     public var latest: ProgressSnapshot {
         let flow = buffered()
-        return state.withLock { makeSnapshot($0, flow: flow, current: nil, index: nil) }
+        return state.withLock { makeSnapshot(&$0, flow: flow, current: nil, index: nil) }
     }
 
     /// The snapshot of `state`; `flow` is ``buffered``'s reading, taken before the lock (it
     /// calls out to the caller's closure).
-    private func makeSnapshot(_ state: State, flow: (now: Int64, peak: Int64), current: FilePath?, index: Int?) -> ProgressSnapshot {
+    private func makeSnapshot(_ state: inout State, flow: (now: Int64, peak: Int64), current: FilePath?, index: Int?) -> ProgressSnapshot {
         let done = state.finishedBytes + state.inFlight.values.reduce(0) { $0 + $1.read }
         let written = state.finishedWritten + state.inFlight.values.reduce(0) { $0 + $1.written }
         let elapsed = ContinuousClock.now - start
@@ -155,7 +183,8 @@ public final class ManyFilesProgress: Sendable {
         let total = max(state.totalBytes, done)
         // 1.0 is for the last snapshot of an operation that succeeded (``finish(interrupted:)``).
         let fraction: Double? = state.totalIsGrowing ? nil : total > 0 ? min(0.999, Double(done) / Double(total)) : nil
-        let (now, peak) = flow
+        state.peakBuffered = max(state.peakBuffered, flow.peak)
+        let (now, peak) = (flow.now, state.peakBuffered)
         var snapshot = ProgressSnapshot(
             bytesCompleted: done, bytesWritten: written, totalBytes: total, fraction: fraction,
             elapsed: elapsed, bytesPerSecond: seconds > 0 ? Double(done) / seconds : 0, bufferedBytes: now,

@@ -120,7 +120,9 @@ extension ManyFileCopy {
         /// Directories whose `fsync(2)` failed: the files renamed into them are in place but not
         /// known to be durable.
         public var unsyncedDirectories: [FilePath: FileError] = [:]
-        /// The last progress snapshot (``ProgressSnapshot/isFinal``).
+        /// The last progress snapshot: the final one (``ProgressSnapshot/isFinal``) of an engine's
+        /// own progress; for a progress the engine was handed, the latest when it finished (its
+        /// owner publishes the final one).
         public var progress: ProgressSnapshot?
     }
 }

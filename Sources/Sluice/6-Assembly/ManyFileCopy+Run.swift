@@ -21,7 +21,7 @@ extension ManyFileCopy {
     /// or hands it sealed to the sync batch.
     func run(_ item: Indexed, _ share: PipelineShare, on executor: BlockingIOExecutor) async -> Step {
         let job = item.job
-        tracker.started(index: item.index, file: job.source)
+        tracker.started(index: item.progressIndex, file: job.source)
         let result: Result<Committed, any Error>
         do {
             switch try await copy(item, share: share, on: executor) {
@@ -88,7 +88,7 @@ extension ManyFileCopy {
     /// Opens the source and the destination, and copies by the path one file would take, with
     /// the reader, the sink and the progress forwarding all on `executor`.
     private func copy(_ item: Indexed, share: PipelineShare, on executor: BlockingIOExecutor) async throws -> Copied {
-        let (job, index) = (item.job, item.index)
+        let (job, index) = (item.job, item.progressIndex)
         try Task.checkCancellation()
         if let copied = try copySmallFile(item, share: share, on: executor) { return copied }
         let copyOptions = copyOptions(of: job)

@@ -66,6 +66,9 @@ import Musl
 public final class ManyFileCopy: Sendable {
     struct Indexed: Sendable {
         var index: Int
+        /// The file's index in the progress (``ManyFilesProgress/reserveIndex()``): the engine's
+        /// own index, unless the progress is shared with other engines or copies.
+        var progressIndex: Int
         var job: Job
     }
 
@@ -75,7 +78,7 @@ public final class ManyFileCopy: Sendable {
         var worker: Task<Void, Never>?
         /// Jobs handed over and not yet started (at most the one buffered and those being
         /// sent): a cancellation completes them.
-        var waiting: [Int: Job] = [:]
+        var waiting: [Int: Indexed] = [:]
         /// The sealed files waiting for their `syncfs(2)`, while ``work()`` runs.
         var batch: SyncBatch?
         /// Set by ``cancel()``: ``submit(_:)`` refuses from then on.
@@ -108,6 +111,9 @@ public final class ManyFileCopy: Sendable {
     let budget: ByteBudget
     let directories = DirectorySyncBatch()
     let tracker: ManyFilesProgress
+    /// Whether ``tracker`` is the engine's own, finished by ``finish()``; a progress it was
+    /// handed is its owner's to finish.
+    let ownsProgress: Bool
     /// Jobs handed over and not yet started: up to ``Options/width``; a submitter that found it
     /// full resumes once half of it was taken (one thread wake-up per half a width of files).
     private let intake: BoundedChannel<Indexed>
@@ -115,7 +121,8 @@ public final class ManyFileCopy: Sendable {
 
     /// One progress for all the files: subscribe before the first ``submit(_:)``. Each
     /// snapshot's ``ProgressSnapshot/files`` says the files done of the total and the file it
-    /// is about; the last comes from ``finish()``.
+    /// is about; the last comes from ``finish()`` (or, for a progress the engine was handed,
+    /// from its owner's ``ManyFilesProgress/finish(interrupted:)``).
     public var progress: ProgressHub { tracker.hub }
 
     /// Creates an engine and starts its worker.
@@ -129,20 +136,38 @@ public final class ManyFileCopy: Sendable {
     public convenience init(
         options: Options = Options(), totalBytes: Int64 = 0, totalFiles: Int = 0, totalIsGrowing: Bool = false
     ) {
-        self.init(options: options, totalBytes: totalBytes, totalFiles: totalFiles, totalIsGrowing: totalIsGrowing, system: .live)
+        self.init(
+            options: options,
+            progress: ManyFilesProgress(totalBytes: totalBytes, totalFiles: totalFiles, totalIsGrowing: totalIsGrowing),
+            ownsProgress: true, system: .live)
+    }
+
+    /// Creates an engine and starts its worker, reporting to an operation's `progress`: the
+    /// progress of a command whose files go through several engines one after another (a
+    /// segment of operands, each tree of several) or beside copies of their own. The engine
+    /// adds its files to it (each under an index from ``ManyFilesProgress/reserveIndex()``)
+    /// and its bytes buffered, and never finishes it: its owner calls
+    /// ``ManyFilesProgress/finish(interrupted:)`` once the operation is over.
+    ///
+    /// - Parameters:
+    ///   - options: files in flight, byte budget, per-file copy options.
+    ///   - progress: the operation's progress; its totals are the owner's (or grow by
+    ///     ``addToTotal(bytes:files:)``).
+    public convenience init(options: Options = Options(), progress: ManyFilesProgress) {
+        self.init(options: options, progress: progress, ownsProgress: false, system: .live)
     }
 
     /// The seam for tests: the same, with the system calls of the files' sources and sinks.
-    init(options: Options, totalBytes: Int64, totalFiles: Int, totalIsGrowing: Bool, system: SystemCalls) {
+    init(options: Options, progress: ManyFilesProgress, ownsProgress: Bool, system: SystemCalls) {
         self.options = options
         self.system = system
         width = min(options.width, DescriptorBudget.current.filesInFlightWithoutSync)
         durableWidth = min(width, DescriptorBudget.current.filesInFlight)
         let budget = ByteBudget(limit: options.byteBudget)
         self.budget = budget
-        tracker = ManyFilesProgress(
-            totalBytes: totalBytes, totalFiles: totalFiles, totalIsGrowing: totalIsGrowing,
-            buffered: { (Int64(budget.held), Int64(budget.peakHeld)) })
+        tracker = progress
+        self.ownsProgress = ownsProgress
+        progress.measuresBuffered { (Int64(budget.held), Int64(budget.peakHeld)) }
         intake = BoundedChannel(capacity: width, lowWatermark: width / 2)
         // The dispatcher has a thread of its own: each file that ends wakes it, and a thread of
         // the cooperative pool would be woken instead, then hand over to the file's thread.
@@ -160,15 +185,19 @@ public final class ManyFileCopy: Sendable {
     ///   its job is then completed with `CancellationError`.)
     @discardableResult
     public func submit(_ job: Job) async throws(CancellationError) -> Int {
-        let index = try state.withLock { state throws(CancellationError) in
+        let tracker = tracker
+        let item = try state.withLock { state throws(CancellationError) in
             guard !state.isCancelled else { throw CancellationError() }
             defer { state.nextIndex += 1 }
-            state.waiting[state.nextIndex] = job
-            return state.nextIndex
+            // Under the engine's lock, so an engine's own progress numbers its files as it does.
+            let item = Indexed(index: state.nextIndex, progressIndex: tracker.reserveIndex(), job: job)
+            state.waiting[item.index] = item
+            return item
         }
+        let index = item.index
         do {
             try await withTaskCancellationHandler {
-                try await intake.send(Indexed(index: index, job: job))
+                try await intake.send(item)
             } onCancel: {
                 self.cancel()
             }
@@ -223,7 +252,8 @@ public final class ManyFileCopy: Sendable {
         let failures = await Task(executorPreference: BlockingIOExecutor(label: "sluice.directory-sync")) {
             directories.synchronize()
         }.value
-        let last = tracker.finish(interrupted: state.withLock { $0.isCancelled })
+        let interrupted = state.withLock { $0.isCancelled }
+        let last = ownsProgress ? tracker.finish(interrupted: interrupted) : tracker.latest
         return state.withLock { state in
             state.totals.unsyncedDirectories = failures
             state.totals.peakBudgetBytes = budget.peakHeld
@@ -305,8 +335,8 @@ public final class ManyFileCopy: Sendable {
             defer { state.waiting.removeAll() }
             return state.waiting.sorted { $0.key < $1.key }
         }
-        for (index, job) in leftovers {
-            complete(Indexed(index: index, job: job), .failure(CancellationError()), bytes: 0)
+        for (_, item) in leftovers {
+            complete(item, .failure(CancellationError()), bytes: 0)
         }
     }
 
@@ -343,7 +373,7 @@ public final class ManyFileCopy: Sendable {
         case .failure(let error): "\(error)"
         }
         let written: Int64? = if case .success(let committed) = result { committed.report.bytesWritten } else { nil }
-        let snapshot = tracker.finished(index: item.index, file: item.job.source, bytes: bytes, written: written, error: error)
+        let snapshot = tracker.finished(index: item.progressIndex, file: item.job.source, bytes: bytes, written: written, error: error)
         item.job.completion(
             Outcome(index: item.index, source: item.job.source, destination: item.job.destination, result: result, progress: snapshot))
     }

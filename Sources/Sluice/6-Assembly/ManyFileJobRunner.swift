@@ -9,7 +9,9 @@
 /// itself and its bytes to the engine's totals, which grow while the walk runs
 /// (``ManyFileCopy/addToTotal(bytes:files:)``); ``waitForAll()`` marks them complete and
 /// finishes the engine, after which every rename is durable (unless `--no-fsync`) and
-/// ``totals`` holds the engine's counts.
+/// ``totals`` holds the engine's counts. Several trees of one operation (`copy -r a b dest/`)
+/// share one progress when each runner is handed it: the totals then grow over every tree, and
+/// the progress ends when its owner finishes it, not with each tree.
 ///
 /// Concurrency contract: as ``FileJobRunner``: ``submit(_:completion:)`` from the walk's task
 /// (it suspends while the engine's files in flight are at its width), ``waitForAll()`` once,
@@ -33,18 +35,26 @@ public final class ManyFileJobRunner: FileJobRunner {
     ///   - onOutcome: called with each file's outcome (its index, paths, result and the
     ///     progress snapshot about it, for a line per file), before the job's completion, on an
     ///     engine thread; it must not block.
+    ///   - progress: the operation's progress, shared with other runners or engines (created
+    ///     with `totalIsGrowing`; its owner finishes it); `nil`: the engine's own, finished by
+    ///     ``waitForAll()``.
     /// - Precondition: `width` and `byteBudget` >= 1.
     public convenience init(
-        width: Int = ManyFileCopy.Options.defaultWidth, byteBudget: Int = 32 << 20,
+        width: Int = ManyFileCopy.Options.defaultWidth, byteBudget: Int = 32 << 20, progress: ManyFilesProgress? = nil,
         onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
     ) {
-        self.init(options: .init(width: width, byteBudget: byteBudget), system: .live, onOutcome: onOutcome)
+        self.init(options: .init(width: width, byteBudget: byteBudget), progress: progress, system: .live, onOutcome: onOutcome)
     }
 
     /// The seam for tests: an engine made with `options` (of which the width, the byte budget
     /// and the batch's wait are used), with the system calls of the engine's files.
-    init(options: ManyFileCopy.Options, system: SystemCalls, onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void) {
-        engine = ManyFileCopy(options: options, totalBytes: 0, totalFiles: 0, totalIsGrowing: true, system: system)
+    init(
+        options: ManyFileCopy.Options, progress: ManyFilesProgress? = nil, system: SystemCalls,
+        onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void
+    ) {
+        engine = ManyFileCopy(
+            options: options, progress: progress ?? ManyFilesProgress(totalIsGrowing: true), ownsProgress: progress == nil,
+            system: system)
         self.onOutcome = onOutcome
     }
 
@@ -84,9 +94,10 @@ public final class ManyFileJobRunner: FileJobRunner {
         engine.waitUntilNoFileHoldsDescriptors()
     }
 
-    /// Finishes the engine: waits for every file, syncs each directory renamed into once.
+    /// Finishes the engine: waits for every file, syncs each directory renamed into once. The
+    /// engine's own progress ends here; a shared one keeps growing until its owner finishes it.
     public func waitForAll() async {
-        engine.totalIsComplete()
+        if engine.ownsProgress { engine.totalIsComplete() }
         let totals = await engine.finish()
         finished.withLock { $0 = totals }
     }

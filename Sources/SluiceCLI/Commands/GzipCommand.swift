@@ -53,10 +53,10 @@ enum GzipCommand {
                         + "time (not the MTIME of the header, which sluice never restores: as gzip -d without -N) and "
                         + "its permission bits as the kernel applies them at creation (default ACL, else umask); "
                         + "--preserve adds the access time and owner.",
-                    "-l lists in gzip -l's columns without decoding: the uncompressed size is the ISIZE of the "
-                        + "last member, modulo 4 GiB, so a file of several members shows its last member's; a * marks "
-                        + "a size the data could exceed by a multiple of 4 GiB (deflate's most, 1032 bytes per "
-                        + "compressed byte, could reach it). -t -v decodes and counts every member.",
+                    "-l lists in gzip 1.12's -l columns and, as gzip 1.12 does, decodes each file to its end (as -t "
+                        + "reads it): the sizes are exact, past 4 GiB too; a file of several members shows the whole "
+                        + "file's compressed size and its last member's size and CRC-32. A truncated or inconsistent "
+                        + "file is reported (exit 1) and the others are still listed.",
                 ],
                 usage: usage,
                 arguments: [

@@ -7,7 +7,9 @@ import Musl
 
 /// Several operands of one command at once: every file-to-file operand goes to one
 /// ``ManyFileCopy`` (files in flight within one byte budget, one directory `fsync(2)` per
-/// directory), with one progress for all of them.
+/// directory), with one progress for all of them: the command's ``ManyFilesProgress``, which
+/// every segment's engine and every operand run alone report to, and which ends once, after
+/// the last operand (one bar, one last `--progress=json` line).
 ///
 /// The rules of one operand after another stay:
 /// - Messages (failures, warnings, skips, `--verbose`) are printed in operand order, each as
@@ -37,11 +39,14 @@ final class OperandBatch {
 
     private let options: CommonOptions
     private let verb: String
-    /// The sizes of the regular file operands, for progress (less those passed over).
-    private var totalBytes: Int64
-    private var totalFiles: Int
+    /// The command's progress: its totals are the sizes of the regular file operands (less
+    /// those passed over, plus those that failed before they were regular files).
+    private let progress: ManyFilesProgress
+    private let display: ProgressDisplay?
+    /// The files of the segments ended so far that were committed and that failed.
+    private var filesCommitted = 0
+    private var filesFailed = 0
     private var engine: ManyFileCopy?
-    private var display: ProgressDisplay?
     /// Operands in flight, by engine index: their position and transfer.
     private var inFlight: [Int: (position: Int, transfer: Transfer)] = [:]
     /// Operands done and not yet reported, by position.
@@ -63,8 +68,10 @@ final class OperandBatch {
             guard source != "-", let status = try? FileStatus.of(source), status.kind == .regular else { return nil }
             return status.size
         }
-        totalBytes = sizes.reduce(0, +)
-        totalFiles = sizes.count
+        progress = ManyFilesProgress(totalBytes: sizes.reduce(0, +), totalFiles: sizes.count)
+        display = options.progress == .human
+            ? ProgressDisplay(hub: progress.hub, mode: .human, label: "\(verb) \(sizes.count) file" + (sizes.count == 1 ? "" : "s"))
+            : nil
     }
 
     /// Runs `sources` through the steps `plan` gives them (decided in operand order) and
@@ -75,6 +82,7 @@ final class OperandBatch {
             await batch.take(plan(source), source: source, at: position)
         }
         await batch.endSegment()
+        await batch.endProgress()
         return batch.stopStatus ?? batch.tally.status
     }
 
@@ -83,16 +91,14 @@ final class OperandBatch {
         case .skip(let message, let isFailure):
             // Counted in the totals when it is a regular file (the initializer's rule).
             let counted = source == "-" ? nil : (try? FileStatus.of(source)).flatMap { $0.kind == .regular ? $0 : nil }
-            if isFailure && counted == nil {
+            if isFailure {
                 // A file the operation failed to copy is one of its files: the last line then
                 // shows fewer committed than the total.
-                totalFiles += 1
-                engine?.addToTotal(bytes: 0, files: 1)
-            } else if !isFailure, let status = counted {
+                if counted == nil { progress.addToTotal(bytes: 0, files: 1) }
+                recordFailure(of: source, size: counted?.size ?? 0, message: message)
+            } else if let status = counted {
                 // Passed over on purpose: not in the totals any more.
-                totalBytes -= status.size
-                totalFiles -= 1
-                engine?.addToTotal(bytes: -status.size, files: -1)
+                progress.addToTotal(bytes: -status.size, files: -1)
             }
             ready[position] = .skipped(message: message, isFailure: isFailure)
             reportReady()
@@ -102,7 +108,13 @@ final class OperandBatch {
                 await endSegment()
                 guard stopStatus == nil else { return }
                 nextToReport = position + 1
-                if let status = tally.record(await transfer.run(options: options)) { stopStatus = status }
+                let outcome = await transfer.run(options: options, in: progress)
+                switch outcome {
+                case .success: filesCommitted += 1
+                case .failure: filesFailed += 1
+                case .brokenPipe, .cancelled: break
+                }
+                if let status = tally.record(outcome) { stopStatus = status }
                 return
             }
             if let key = Self.entryKey(destination), !destinations.insert(key).inserted {
@@ -116,8 +128,9 @@ final class OperandBatch {
     }
 
     private func submit(_ transfer: Transfer, at position: Int) async {
-        if let (_, destination) = transfer.filePaths, let refusal = transfer.createdFileRefusal(destination) {
+        if let (source, destination) = transfer.filePaths, let refusal = transfer.createdFileRefusal(destination) {
             // Refused before it starts, as the transfer alone would refuse it.
+            recordFailure(of: source, size: (try? FileStatus.of(source))?.size ?? 0, message: refusal.messageNamingForce)
             ready[position] = .refused(transfer, refusal)
             reportReady()
             return
@@ -146,12 +159,9 @@ final class OperandBatch {
         copy.pipeline.rateLimit = options.rateLimit
         let engine = ManyFileCopy(
             options: .init(width: options.jobs, chunkSize: options.chunkSize, capacity: options.capacity, copy: copy),
-            totalBytes: totalBytes, totalFiles: totalFiles)
+            progress: progress)
         let (stream, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         bell = (stream, ring)
-        if options.progress == .human {
-            display = ProgressDisplay(hub: engine.progress, mode: .human, label: "\(verb) \(totalFiles) file" + (totalFiles == 1 ? "" : "s"))
-        }
         self.engine = engine
         return engine
     }
@@ -171,15 +181,8 @@ final class OperandBatch {
         self.engine = nil
         self.bell = nil
         collect()
-        let failed = totals.failed
-        let ending: ProgressDisplay.Ending = stopStatus == ExitStatus.interrupted ? .interrupted
-            : failed > 0 || stopStatus != nil ? .failed("\(failed) of \(totals.committed + failed) files failed")
-            : tally.status == ExitStatus.failure ? .failed("not every operand was copied") : .completed
-        await display?.finish(ending)
-        display = nil
-        if options.progress == .json, let last = totals.progress {
-            Console.writeError(last.jsonLine(done: true, error: ending.error) + "\n")
-        }
+        filesCommitted += totals.committed
+        filesFailed += totals.failed
         for removal in removals {
             let directory = removal.committed.isDurableOnceDirectorySynced
                 && totals.unsyncedDirectories[removal.transfer.filePaths?.destination.directory ?? "."] == nil
@@ -194,6 +197,27 @@ final class OperandBatch {
             tally.warn()
         }
         destinations.removeAll()
+    }
+
+    /// Counts an operand that failed before any copy of it started as a failed file of the
+    /// operation (its `size` as done, as the engine counts a file that failed), with its
+    /// `--progress=json` line.
+    private func recordFailure(of source: FilePath, size: Int64, message: String?) {
+        let snapshot = progress.finished(
+            index: progress.reserveIndex(), file: source, bytes: size, error: message ?? "cannot \(verb) '\(source)'")
+        if options.progress == .json { Console.writeError(snapshot.jsonLine() + "\n") }
+        filesFailed += 1
+    }
+
+    /// Ends the command's progress, once, after its last operand: the last bar or JSON line.
+    fileprivate func endProgress() async {
+        let interrupted = stopStatus == ExitStatus.interrupted || CommitGate.shared.interruption != nil
+        let last = progress.finish(interrupted: interrupted)
+        let ending: ProgressDisplay.Ending = interrupted ? .interrupted
+            : filesFailed > 0 ? .failed("\(filesFailed) of \(filesCommitted + filesFailed) files failed")
+            : stopStatus != nil || tally.status == ExitStatus.failure ? .failed("not every operand was copied") : .completed
+        await display?.finish(ending)
+        if options.progress == .json { Console.writeError(last.jsonLine(done: true, error: ending.error) + "\n") }
     }
 
     /// Takes the outcomes the engine finished, prints their `--progress=json` lines, and

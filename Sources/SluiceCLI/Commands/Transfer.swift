@@ -81,16 +81,21 @@ struct Transfer {
     }
 
     /// Runs the transfer and reports on standard error: its warnings, its report with
-    /// `--verbose`, or its failure (``fail(_:display:options:)``, the one place a failure is
+    /// `--verbose`, or its failure (``fail(_:display:file:options:)``, the one place a failure is
     /// printed).
-    func run(options: CommonOptions) async -> Outcome {
+    ///
+    /// - Parameter operation: the progress of the command this transfer is one file of
+    ///   (several operands): the transfer reports to it, as a file of an engine does, and
+    ///   draws no progress of its own; `nil`: the transfer's own progress is drawn.
+    func run(options: CommonOptions, in operation: ManyFilesProgress? = nil) async -> Outcome {
+        let file = operation.map { OperationFile(progress: $0, index: $0.reserveIndex(), source: source) }
         let chunks: FileChunks
         let sink: (any: AnySink, file: FileSink?)
         do {
             chunks = try await openSource(options)
             sink = try await openDestination(for: chunks, options: options)
         } catch {
-            return await fail(error, display: nil, options: options)
+            return await fail(error, display: nil, file: file, options: options)
         }
         let pipelineOptions = FileCopy<FileChunks, AnySink>.Options(
             capacity: options.capacity, computesCRC32: options.verbose || transform != nil,
@@ -112,15 +117,49 @@ struct Transfer {
                 from: chunks, to: sink.any, totalBytes: chunks.expectedSize, options: pipelineOptions, transform: transform)
             (progress, run) = (copy.progress, copy.run)
         }
-        let display = ProgressDisplay(hub: progress, mode: options.progress, label: "\(verb) '\(source.name)'")
+        let display = file == nil ? ProgressDisplay(hub: progress, mode: options.progress, label: "\(verb) '\(source.name)'") : nil
+        let forwarding = file?.forward(progress)
+        defer { forwarding?.cancel() }
         let report: CopyReport
         do {
             report = try await run()
-            await display.finish(.completed)
+            await display?.finish(.completed)
+            file?.finish(bytes: report.bytesRead, written: report.bytesWritten, error: nil, options: options)
         } catch {
-            return await fail(error, display: display, options: options)
+            return await fail(error, display: display, file: file, options: options)
         }
         return await succeed(report, fileSink: sink.file, options: options)
+    }
+
+    /// A transfer run alone as one file of a command's progress (``run(options:in:)``).
+    private struct OperationFile {
+        var progress: ManyFilesProgress
+        var index: Int
+        var source: Source
+
+        /// Starts the file in the operation and forwards `hub`'s snapshots to it; subscribed
+        /// before the copy runs, so nothing is missed. The task ends with the hub.
+        func forward(_ hub: ProgressHub) -> Task<Void, Never> {
+            progress.started(index: index, file: source.name)
+            let (updates, progress, index) = (hub.subscribe(), progress, index)
+            return Task {
+                for await snapshot in updates {
+                    progress.advanced(index: index, bytesCompleted: snapshot.bytesCompleted, bytesWritten: snapshot.bytesWritten)
+                }
+            }
+        }
+
+        /// Ends the file in the operation (`error` set if it failed: a failed file counts its
+        /// source's size as done, as a file of an engine does) and prints its `--progress=json`
+        /// line.
+        func finish(bytes: Int64?, written: Int64?, error: String?, options: CommonOptions) {
+            var done = bytes ?? 0
+            if bytes == nil, case .file(let path) = source, let status = try? FileStatus.of(path), status.kind == .regular {
+                done = status.size
+            }
+            let snapshot = progress.finished(index: index, file: source.name, bytes: done, written: written, error: error)
+            if options.progress == .json { Console.writeError(snapshot.jsonLine() + "\n") }
+        }
     }
 
     private func openSource(_ options: CommonOptions) async throws -> FileChunks {
@@ -196,12 +235,15 @@ struct Transfer {
     }
 
     /// Reports a failure, before the copy started (`display` is `nil`) or during it: the last
-    /// progress line, with its `"error"` for `--progress=json`, then the message, if the
-    /// failure has one (a signal and a closed output pipe are quiet).
-    private func fail(_ error: any Error, display: ProgressDisplay?, options: CommonOptions) async -> Outcome {
+    /// progress line, with its `"error"` for `--progress=json` (for a file of an operation, its
+    /// line in the operation), then the message, if the failure has one (a signal and a closed
+    /// output pipe are quiet).
+    private func fail(_ error: any Error, display: ProgressDisplay?, file: OperationFile?, options: CommonOptions) async -> Outcome {
         let (outcome, message) = classify(error)
         let lastError = progressError(error, (outcome, message))
-        if let display {
+        if let file {
+            file.finish(bytes: nil, written: nil, error: lastError, options: options)
+        } else if let display {
             // The last progress line must not read as a success.
             if case .cancelled = outcome { await display.finish(.interrupted) } else { await display.finish(.failed(lastError)) }
         } else if options.progress == .json {

@@ -2,7 +2,8 @@ import Sluice
 
 /// `sluice copy -r` / `-a`: each source copied as a tree (``TreeCopy``), its regular files many
 /// at once through one ``ManyFileCopy`` per source (``ManyFileJobRunner``), its failures named
-/// one by one and the rest copied.
+/// one by one and the rest copied. One progress (one bar, one last JSON line) covers every
+/// source.
 enum TreeCommand {
     /// Copies each source in turn.
     ///
@@ -17,13 +18,21 @@ enum TreeCommand {
             return ExitStatus.failure
         }
         var status = ExitStatus.success
+        let common = options.common
+        let json = common.progress == .json
+        // One progress for the whole command, whatever the number of trees: its totals grow as
+        // each walk finds files, and it ends once, after the last tree.
+        let progress = ManyFilesProgress(totalIsGrowing: true)
+        let label = options.sources.count == 1 ? "copy '\(options.sources[0])'" : "copy \(options.sources.count) sources"
+        let display = common.progress == .human ? ProgressDisplay(hub: progress.hub, mode: .human, label: label) : nil
+        // What the last line's "error" says: the sources that failed whole, the entries that failed.
+        var sourceFailures: [String] = []
+        var failedEntries = 0
         for source in options.sources {
-            let common = options.common
-            let json = common.progress == .json
             let verbose = common.verbose
             // How each file is copied is the tree's options' (treeOptions.file, chunkSize).
             let runner = ManyFileJobRunner(
-                width: common.jobs,
+                width: common.jobs, progress: progress,
                 onOutcome: { outcome in
                     // One line per file as it finishes; its snapshot names the file and its index.
                     if json { Console.writeError(outcome.progress.jsonLine() + "\n") }
@@ -33,23 +42,17 @@ enum TreeCommand {
                     }
                 })
             let copy = TreeCopy(from: source, to: options.destination, options: options.treeOptions, runner: runner)
-            let display = common.progress == .human
-                ? ProgressDisplay(hub: runner.engine.progress, mode: .human, label: "copy '\(source)'") : nil
             let quiet = common.quiet
-            var failure: String?
             do {
                 let report = try await copy.run { error in Console.message(describe(error, source: source)) }
-                if CommitGate.shared.interruption != nil { return await interrupted(display, runner, json: json) }
-                let totals = runner.totals
-                let unsynced = totals?.unsyncedDirectories ?? [:]
+                if CommitGate.shared.interruption != nil { break }
+                let unsynced = runner.totals?.unsyncedDirectories ?? [:]
                 if report.failures > 0 {
                     status = ExitStatus.failure
-                    failure = "\(report.failures) entries failed"
+                    failedEntries += report.failures
                 } else if (!report.warnings.isEmpty || !unsynced.isEmpty) && status == ExitStatus.success {
                     status = ExitStatus.warning
                 }
-                await display?.finish(failure.map { .failed($0) } ?? .completed)
-                if json, let last = totals?.progress { Console.writeError(last.jsonLine(done: true, error: failure) + "\n") }
                 if !quiet {
                     for warning in report.warnings { Console.message("copy '\(source)': \(warning)") }
                     for (directory, error) in unsynced.sorted(by: { $0.key.description < $1.key.description }) {
@@ -64,22 +67,22 @@ enum TreeCommand {
                             + "\(report.failures) failed")
                 }
             } catch is CancellationError {
-                return await interrupted(display, runner, json: json)
+                break
             } catch {
-                if CommitGate.shared.interruption != nil { return await interrupted(display, runner, json: json) }
-                await display?.finish(.failed(describe(error, source: source)))
+                if CommitGate.shared.interruption != nil { break }
                 Console.message(describe(error, source: source))
+                sourceFailures.append(describe(error, source: source))
                 status = ExitStatus.failure
             }
         }
-        return status
-    }
-
-    /// Ends the progress of an interrupted copy and gives its status.
-    private static func interrupted(_ display: ProgressDisplay?, _ runner: ManyFileJobRunner, json: Bool) async -> Int32 {
-        await display?.finish(.interrupted)
-        if json, let last = runner.totals?.progress { Console.writeError(last.jsonLine(done: true, error: "interrupted") + "\n") }
-        return ExitStatus.interrupted
+        let interrupted = CommitGate.shared.interruption != nil
+        let last = progress.finish(interrupted: interrupted)
+        let failures = sourceFailures + (failedEntries > 0 ? ["\(failedEntries) entries failed"] : [])
+        let ending: ProgressDisplay.Ending = interrupted ? .interrupted
+            : failures.isEmpty ? .completed : .failed(failures.joined(separator: "; "))
+        await display?.finish(ending)
+        if json { Console.writeError(last.jsonLine(done: true, error: ending.error) + "\n") }
+        return interrupted ? ExitStatus.interrupted : status
     }
 
     private static func describe(_ error: any Error, source: FilePath) -> String {

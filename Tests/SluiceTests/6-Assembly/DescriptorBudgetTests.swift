@@ -91,7 +91,7 @@ struct DescriptorBudgetTests {
         var options = ManyFileCopy.Options(width: 1, chunkSize: 4096)
         options.syncBatchWaitMilliseconds = 600_000
         let engine = ManyFileCopy(
-            options: options, totalBytes: 0, totalFiles: 0, totalIsGrowing: false, system: Self.failingCreation(at: 2))
+            options: options, progress: ManyFilesProgress(), ownsProgress: true, system: Self.failingCreation(at: 2))
         let outcomes = ManyFileCopyTests.Outcomes()
         let firstCommitted = Latch()
         for (index, source) in sources.enumerated() {
@@ -118,7 +118,7 @@ struct DescriptorBudgetTests {
         defer { directory.remove() }
         let sources = try ManyFileCopyTests.makeSources([10_000], in: directory)
         let engine = ManyFileCopy(
-            options: .init(width: 1, chunkSize: 4096), totalBytes: 0, totalFiles: 0, totalIsGrowing: false,
+            options: .init(width: 1, chunkSize: 4096), progress: ManyFilesProgress(), ownsProgress: true,
             system: Self.failingCreation(at: 1, always: true))
         let outcomes = ManyFileCopyTests.Outcomes()
         let destination = directory.appending("out/f0")
@@ -142,8 +142,8 @@ struct DescriptorBudgetTests {
         defer { directory.remove() }
         let sources = try ManyFileCopyTests.makeSources([10_000, 20_000], in: directory)
         let engine = ManyFileCopy(
-            options: .init(width: 2, chunkSize: 4096, copy: .init(forcesPipeline: true)), totalBytes: 0, totalFiles: 0,
-            totalIsGrowing: false, system: Self.failingCreation(at: 1, always: true))
+            options: .init(width: 2, chunkSize: 4096, copy: .init(forcesPipeline: true)), progress: ManyFilesProgress(),
+            ownsProgress: true, system: Self.failingCreation(at: 1, always: true))
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
                 source: source, destination: directory.appending(FilePath("out/f\(index)")),
