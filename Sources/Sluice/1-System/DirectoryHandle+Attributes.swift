@@ -15,14 +15,14 @@ extension DirectoryHandle {
     ///
     /// - Throws: ``FileError`` (operation `fchmodat`).
     public func setPermissions(of name: FilePath, to permissions: UInt32) throws(FileError) {
-        try call(.fchmodat, name) { CSluiceShims_fchmodat_nofollow(descriptor.rawValue, $0, mode_t(permissions)) }
+        try call(.fchmodat, name) { system.setPermissionsAt(descriptor.rawValue, $0, mode_t(permissions)) }
     }
 
     /// `fchmod(2)` of this directory, through its descriptor.
     ///
     /// - Throws: ``FileError`` (operation `fchmod`).
     func setPermissions(to permissions: UInt32) throws(FileError) {
-        try callOnSelf(.fchmod) { fchmod(descriptor.rawValue, mode_t(permissions)) }
+        try callOnSelf(.fchmod) { system.setPermissions(descriptor.rawValue, mode_t(permissions)) }
     }
 
     /// `futimens(3)` of this directory, through its descriptor.
@@ -30,7 +30,7 @@ extension DirectoryHandle {
     /// - Throws: ``FileError`` (operation `futimens`).
     func setTimes(access: FileTime, modification: FileTime) throws(FileError) {
         let times = [access.timespec, modification.timespec]
-        try callOnSelf(.futimens) { futimens(descriptor.rawValue, times) }
+        try callOnSelf(.futimens) { system.setTimes(descriptor.rawValue, times) }
     }
 
     /// `fchownat(2)` of this directory's descriptor (`AT_EMPTY_PATH`), with the rules of
@@ -38,13 +38,11 @@ extension DirectoryHandle {
     ///
     /// - Throws: ``FileError`` (operation `fchownat`).
     func setOwner(user: UInt32, group: UInt32) throws(FileError) {
-        try callOnSelf(.fchownat) { fchownat(descriptor.rawValue, "", user, group, CSluiceShims_AT_EMPTY_PATH) }
+        try callOnSelf(.fchownat) { system.setOwner(descriptor.rawValue, user, group) }
     }
 
-    private func callOnSelf(_ operation: FileError.Operation, _ body: () -> CInt) throws(FileError) {
-        do throws(Errno) {
-            _ = try Errno.retryingInterrupts(body)
-        } catch {
+    private func callOnSelf(_ operation: FileError.Operation, _ body: () -> Result<Void, Errno>) throws(FileError) {
+        if case .failure(let error) = Errno.retryingInterrupts(body) {
             throw FileError(operation, path: path, errno: error)
         }
     }
@@ -54,8 +52,8 @@ extension DirectoryHandle {
     ///
     /// - Throws: ``FileError`` (operation `utimensat`).
     public func setTimes(of name: FilePath, access: FileTime, modification: FileTime) throws(FileError) {
-        var times = [access.timespec, modification.timespec]
-        try call(.utimensat, name) { utimensat(descriptor.rawValue, $0, &times, CSluiceShims_AT_SYMLINK_NOFOLLOW) }
+        let times = [access.timespec, modification.timespec]
+        try call(.utimensat, name) { system.setTimesAt(descriptor.rawValue, $0, times) }
     }
 
     /// `fchownat(2)` of `name` with `AT_SYMLINK_NOFOLLOW`: any owner as root; otherwise only a
@@ -63,6 +61,6 @@ extension DirectoryHandle {
     ///
     /// - Throws: ``FileError`` (operation `fchownat`).
     public func setOwner(of name: FilePath, user: UInt32, group: UInt32) throws(FileError) {
-        try call(.fchownat, name) { fchownat(descriptor.rawValue, $0, user, group, CSluiceShims_AT_SYMLINK_NOFOLLOW) }
+        try call(.fchownat, name) { system.setOwnerAt(descriptor.rawValue, $0, user, group) }
     }
 }

@@ -21,7 +21,7 @@ extension DirectoryHandle {
     ///
     /// - Throws: ``FileError`` (operation `symlinkat`).
     public func makeSymbolicLink(_ name: FilePath, target: FilePath) throws(FileError) {
-        try call(.symlinkat, name) { link in target.withCString { symlinkat($0, descriptor.rawValue, link) } }
+        try call(.symlinkat, name) { link in target.withCString { system.makeSymbolicLinkAt($0, descriptor.rawValue, link) } }
     }
 
     /// `readlinkat(2)`: the target of the symbolic link `name`, as bytes.
@@ -59,7 +59,7 @@ extension DirectoryHandle {
     ///   - device: the device number (`st_rdev`) for a device.
     /// - Throws: ``FileError`` (operation `mknodat`).
     public func makeNode(_ name: FilePath, mode: mode_t, device: UInt64 = 0) throws(FileError) {
-        try call(.mknodat, name) { mknodat(descriptor.rawValue, $0, mode, dev_t(device)) }
+        try call(.mknodat, name) { system.makeNodeAt(descriptor.rawValue, $0, mode, dev_t(device)) }
     }
 
     /// `unlinkat(2)` of `name`; with `isDirectory`, `AT_REMOVEDIR` (an empty directory).

@@ -38,7 +38,7 @@ public final class DirectoryHandle: Sendable {
     }
 
     deinit {
-        _ = Glibc.close(descriptor.rawValue)
+        _ = system.close(descriptor.rawValue)
     }
 
     /// Opens the directory at `path` (relative to the current directory, or absolute).

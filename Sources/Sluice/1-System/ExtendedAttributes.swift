@@ -74,18 +74,24 @@ public struct ExtendedAttributes: Sendable, Hashable {
             }
         }
 
-        func set(_ name: UnsafePointer<CChar>, _ value: UnsafeRawBufferPointer) -> CInt {
-            switch self {
-            case .entry(let path): path.withCString { lsetxattr($0, name, value.baseAddress, value.count, 0) }
-            case .descriptor(let descriptor): fsetxattr(descriptor, name, value.baseAddress, value.count, 0)
+        /// Sets one attribute through `system`'s `lsetxattr` or `fsetxattr`: `nil`, or the error.
+        func set(_ name: UnsafePointer<CChar>, _ value: UnsafeRawBufferPointer, system: SystemCalls) -> Errno? {
+            let result = switch self {
+            case .entry(let path): path.withCString { system.setEntryExtendedAttribute($0, name, value) }
+            case .descriptor(let descriptor): system.setExtendedAttribute(descriptor, name, value)
             }
+            if case .failure(let error) = result { return error }
+            return nil
         }
 
-        func remove(_ name: UnsafePointer<CChar>) -> CInt {
-            switch self {
-            case .entry(let path): path.withCString { lremovexattr($0, name) }
-            case .descriptor(let descriptor): fremovexattr(descriptor, name)
+        /// Removes one attribute through `system`'s `lremovexattr` or `fremovexattr`: `nil`, or the error.
+        func remove(_ name: UnsafePointer<CChar>, system: SystemCalls) -> Errno? {
+            let result = switch self {
+            case .entry(let path): path.withCString { system.removeEntryExtendedAttribute($0, name) }
+            case .descriptor(let descriptor): system.removeExtendedAttribute(descriptor, name)
             }
+            if case .failure(let error) = result { return error }
+            return nil
         }
     }
 
@@ -169,12 +175,11 @@ public struct ExtendedAttributes: Sendable, Hashable {
     ///
     /// - Returns: the ACLs that could not be removed, each with its error (operation `setxattr`
     ///   with `path`).
-    func removeACLsNotHeld(from target: Target, path: FilePath) -> [(Attribute, FileError)] {
+    func removeACLsNotHeld(from target: Target, path: FilePath, system: SystemCalls) -> [(Attribute, FileError)] {
         let held = Set(attributes.map(\.name))
         var refused: [(Attribute, FileError)] = []
         for aclName in Self.aclNames where !held.contains(Array(aclName.utf8)) {
-            guard target.remove(aclName) != 0 else { continue }
-            let error = Errno.current
+            guard let error = target.remove(aclName, system: system) else { continue }
             if error == Errno(rawValue: ENODATA) || error == .notSupported { continue }
             refused.append((Attribute(name: Array(aclName.utf8), value: []), FileError(.setxattr, path: path, errno: error)))
         }
@@ -189,16 +194,17 @@ public struct ExtendedAttributes: Sendable, Hashable {
     ///   `security.*` or `trusted.*` name without the privilege, `EPERM` for `user.*` on a
     ///   symbolic link, which the kernel allows on regular files and directories only.
     public func write(to name: FilePath, in directory: DirectoryHandle) -> [(Attribute, FileError)] {
-        write(to: Target(name, in: directory), path: directory.path.appending(name))
+        write(to: Target(name, in: directory), path: directory.path.appending(name), system: directory.system)
     }
 
-    /// Gives `target` every attribute, as ``write(to:in:)`` does; `path` names it in errors.
-    func write(to target: Target, path: FilePath) -> [(Attribute, FileError)] {
+    /// Gives `target` every attribute, as ``write(to:in:)`` does, through `system`; `path`
+    /// names it in errors.
+    func write(to target: Target, path: FilePath, system: SystemCalls) -> [(Attribute, FileError)] {
         var refused: [(Attribute, FileError)] = []
         for attribute in attributes {
             let cName = attribute.name.map { CChar(bitPattern: $0) } + [0]
-            if attribute.value.withUnsafeBytes({ target.set(cName, $0) }) != 0 {
-                refused.append((attribute, FileError(.setxattr, path: path, errno: .current)))
+            if let error = attribute.value.withUnsafeBytes({ target.set(cName, $0, system: system) }) {
+                refused.append((attribute, FileError(.setxattr, path: path, errno: error)))
             }
         }
         return refused

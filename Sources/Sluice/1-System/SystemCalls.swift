@@ -19,8 +19,13 @@ import Musl
 /// holes, the `ftruncate` that sets a size and the `fstatfs` that picks the path; for a
 /// destination, the `openat` that creates its unnamed (`O_TMPFILE`) or named temporary file, the
 /// `linkat` that names it, the `renameat2` that replaces, the `unlinkat` that removes a temporary
-/// and the `FS_IOC_GETFLAGS` that finds an append-only or immutable directory or file. Metadata
-/// calls (`stat`, `fstat`, `fcntl`, `poll`, attribute setters) are not part of it.
+/// and the `FS_IOC_GETFLAGS` that finds an append-only or immutable directory or file; for the
+/// rest of what changes the disk, every attribute setter (`fchmod`, `fchown`, `futimens`,
+/// `fsetxattr` and `fremovexattr`, and by name `fchmodat`, `utimensat`, `fchownat`, `lsetxattr`,
+/// `lremovexattr`), `mkdirat`, `symlinkat`, `mknodat`, the many-file batch's `syncfs` and
+/// `sync_file_range`, and `fstat` of a file whose holes are mapped. So a recorder of the seam sees
+/// every call that changes what is on disk (the tests' crash-state explorer). Reads of metadata
+/// elsewhere (`stat`, `fcntl`, `poll`, `getxattr`) are not part of it.
 public struct SystemCalls: Sendable {
     /// `read(2)`: reads up to `count` bytes into the buffer; 0 at end of file.
     public var read: @Sendable (_ descriptor: CInt, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Result<Int, Errno>
@@ -86,6 +91,56 @@ public struct SystemCalls: Sendable {
     /// `ioctl(2)` `FS_IOC_GETFLAGS` (ioctl_iflags(2)): the inode flags `chattr(1)` sets, such as
     /// append-only and immutable; `ENOTTY` or `EOPNOTSUPP` where the file system keeps none.
     var inodeFlags: @Sendable (_ descriptor: CInt) -> Result<UInt32, Errno> = SystemCalls.liveInodeFlags
+
+    // The calls that give a file or an entry its attributes, and the rest of what makes data
+    // durable; with the calls above, every call that changes what is on disk goes through the
+    // seam (a recorder of them sees everything a crash could keep or lose). Real unless a test
+    // sets them (SystemCalls+Attributes.swift).
+
+    /// `fchmod(2)`: the permission bits of the open file (or directory).
+    var setPermissions: @Sendable (_ descriptor: CInt, _ mode: mode_t) -> Result<Void, Errno> = SystemCalls.liveSetPermissions
+    /// `fchownat(2)` of the descriptor itself (`AT_EMPTY_PATH`, as `fchown(2)`, also for an
+    /// `O_PATH` descriptor); `uid_t.max` or `gid_t.max` leaves that one as it is.
+    var setOwner: @Sendable (_ descriptor: CInt, _ user: uid_t, _ group: gid_t) -> Result<Void, Errno> = SystemCalls.liveSetOwner
+    /// `futimens(3)`: the access and modification times (two `timespec`s; `UTIME_OMIT` keeps one).
+    var setTimes: @Sendable (_ descriptor: CInt, _ times: UnsafePointer<timespec>) -> Result<Void, Errno> = SystemCalls.liveSetTimes
+    /// `fsetxattr(2)` (flags 0: create or replace) of the open file.
+    var setExtendedAttribute: @Sendable (
+        _ descriptor: CInt, _ name: UnsafePointer<CChar>, _ value: UnsafeRawBufferPointer
+    ) -> Result<Void, Errno> = SystemCalls.liveSetExtendedAttribute
+    /// `fremovexattr(2)` of the open file.
+    var removeExtendedAttribute: @Sendable (_ descriptor: CInt, _ name: UnsafePointer<CChar>) -> Result<Void, Errno> =
+        SystemCalls.liveRemoveExtendedAttribute
+    /// `lsetxattr(2)` of the entry `path` (a symbolic link itself).
+    var setEntryExtendedAttribute: @Sendable (
+        _ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>, _ value: UnsafeRawBufferPointer
+    ) -> Result<Void, Errno> = SystemCalls.liveSetEntryExtendedAttribute
+    /// `lremovexattr(2)` of the entry `path`.
+    var removeEntryExtendedAttribute: @Sendable (_ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>) -> Result<Void, Errno> =
+        SystemCalls.liveRemoveEntryExtendedAttribute
+    /// `fchmodat2(2)` of `path` in `directory` with `AT_SYMLINK_NOFOLLOW`.
+    var setPermissionsAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ mode: mode_t) -> Result<Void, Errno> =
+        SystemCalls.liveSetPermissionsAt
+    /// `utimensat(2)` of `path` in `directory` with `AT_SYMLINK_NOFOLLOW`.
+    var setTimesAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ times: UnsafePointer<timespec>) -> Result<Void, Errno> =
+        SystemCalls.liveSetTimesAt
+    /// `fchownat(2)` of `path` in `directory` with `AT_SYMLINK_NOFOLLOW`.
+    var setOwnerAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ user: uid_t, _ group: gid_t) -> Result<Void, Errno> =
+        SystemCalls.liveSetOwnerAt
+    /// `symlinkat(2)`: the symbolic link `path` in `directory`, to `target`.
+    var makeSymbolicLinkAt: @Sendable (_ target: UnsafePointer<CChar>, _ directory: CInt, _ path: UnsafePointer<CChar>) -> Result<Void, Errno> =
+        SystemCalls.liveMakeSymbolicLinkAt
+    /// `mknodat(2)`: the node `path` in `directory` (a FIFO, a device, a socket).
+    var makeNodeAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ mode: mode_t, _ device: dev_t) -> Result<Void, Errno> =
+        SystemCalls.liveMakeNodeAt
+    /// `syncfs(2)`: writes the data and metadata of the whole file system that holds the file.
+    var synchronizeFileSystem: @Sendable (_ descriptor: CInt) -> Result<Void, Errno> = SystemCalls.liveSynchronizeFileSystem
+    /// `sync_file_range(2)` of the whole file with `flags`: starts or waits for the write-back
+    /// of its pages; makes nothing durable by itself (no metadata, no device cache flush).
+    var synchronizeFileRange: @Sendable (_ descriptor: CInt, _ flags: CUnsignedInt) -> Result<Void, Errno> =
+        SystemCalls.liveSynchronizeFileRange
+    /// `fstat(2)`.
+    var status: @Sendable (_ descriptor: CInt) -> Result<stat, Errno> = SystemCalls.liveStatus
 
     /// Creates a set of system calls from the given functions; those not given are the real ones.
     public init(

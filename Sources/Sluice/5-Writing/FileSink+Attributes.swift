@@ -39,13 +39,12 @@ extension FileSink {
     ///   - path: the name errors use (the destination).
     /// - Throws: ``FileError`` (`fsetxattr`, or `fremovexattr` for anything but "no ACL" and
     ///   "no ACLs on this file system").
-    static func setAccessACL(_ acl: [UInt8]?, on descriptor: FileDescriptor, path: FilePath) throws(FileError) {
+    static func setAccessACL(_ acl: [UInt8]?, on descriptor: FileDescriptor, path: FilePath, system: SystemCalls) throws(FileError) {
         if let acl {
-            if fsetxattr(descriptor.rawValue, accessACLName, acl, acl.count, 0) != 0 {
-                throw FileError.fsetxattr(path: path, errno: .current)
+            if case .failure(let error) = acl.withUnsafeBytes({ system.setExtendedAttribute(descriptor.rawValue, accessACLName, $0) }) {
+                throw FileError.fsetxattr(path: path, errno: error)
             }
-        } else if fremovexattr(descriptor.rawValue, accessACLName) != 0 {
-            let error = Errno.current
+        } else if case .failure(let error) = system.removeExtendedAttribute(descriptor.rawValue, accessACLName) {
             if error != Errno(rawValue: ENODATA) && error != Errno(rawValue: EOPNOTSUPP) {
                 throw FileError.fremovexattr(path: path, errno: error)
             }
@@ -67,11 +66,11 @@ extension FileSink {
     /// user's own with a group the user is in otherwise), else its group alone.
     ///
     /// - Returns: whether both owner and group are `model`'s now.
-    static func keepOwner(_ model: FileStatus, on descriptor: FileDescriptor) -> Bool {
+    static func keepOwner(_ model: FileStatus, on descriptor: FileDescriptor, system: SystemCalls) -> Bool {
         guard let current = try? descriptor.status() else { return false }
         if current.userID == model.userID && current.groupID == model.groupID { return true }
-        if fchown(descriptor.rawValue, model.userID, model.groupID) == 0 { return true }
-        if current.groupID != model.groupID { _ = fchown(descriptor.rawValue, uid_t.max, model.groupID) }
+        if case .success = system.setOwner(descriptor.rawValue, model.userID, model.groupID) { return true }
+        if current.groupID != model.groupID { _ = system.setOwner(descriptor.rawValue, uid_t.max, model.groupID) }
         return false
     }
 }

@@ -111,7 +111,7 @@ struct SealedFile: Sendable {
             if fsyncs {
                 try descriptor.synchronize(system: system)
             } else {
-                try Errno.retryingInterrupts { sync_file_range(descriptor.rawValue, 0, 0, flags) == 0 ? .success(()) : .failure(.current) }.get()
+                try Errno.retryingInterrupts { system.synchronizeFileRange(descriptor.rawValue, flags) }.get()
             }
         } catch {
             throw FileError.fsync(path: destination, errno: error)

@@ -503,25 +503,27 @@ public actor FileSink: ChunkSink {
     /// gave the new file), then the bits, then the times (``timesToKeep(of:options:)``).
     private func applyAttributes(to descriptor: FileDescriptor) throws {
         if let model = attributeModel {
-            let ownerKept = Self.keepOwner(model, on: descriptor)
-            for (attribute, error) in sourceExtendedAttributes.write(to: .descriptor(descriptor.rawValue), path: destination) {
+            let ownerKept = Self.keepOwner(model, on: descriptor, system: system)
+            let target = ExtendedAttributes.Target.descriptor(descriptor.rawValue)
+            for (attribute, error) in sourceExtendedAttributes.write(to: target, path: destination, system: system) {
                 attributeRefusals.append((attribute.kind, error))
             }
             if let replaced, model == replaced.status {
-                try Self.setAccessACL(replaced.accessACL, on: descriptor, path: destination)
+                try Self.setAccessACL(replaced.accessACL, on: descriptor, path: destination, system: system)
             } else {
-                do { try Self.setAccessACL(sourceAccessACL, on: descriptor, path: destination) } catch {
+                do { try Self.setAccessACL(sourceAccessACL, on: descriptor, path: destination, system: system) } catch {
                     // As `cp -p` on a file system without ACLs: the rest is kept, and said.
                     warnings.append(StageWarning("'\(destination)': its ACL is not the source's: \(error)"))
                 }
             }
             let permissions = ownerKept ? model.permissions : model.permissions & ~0o6000
-            if fchmod(descriptor.rawValue, mode_t(permissions)) != 0 {
-                throw FileError.fchmod(path: destination, errno: .current)
+            if case .failure(let error) = Errno.retryingInterrupts({ system.setPermissions(descriptor.rawValue, mode_t(permissions)) }) {
+                throw FileError.fchmod(path: destination, errno: error)
             }
         }
-        if var times = Self.timesToKeep(of: source, options: options), futimens(descriptor.rawValue, &times) != 0 {
-            throw FileError.futimens(path: destination, errno: .current)
+        if let times = Self.timesToKeep(of: source, options: options),
+            case .failure(let error) = Errno.retryingInterrupts({ system.setTimes(descriptor.rawValue, times) }) {
+            throw FileError.futimens(path: destination, errno: error)
         }
     }
 

@@ -232,7 +232,8 @@ extension ManyFileCopy {
             let device = try? Self.fileSystem(of: entry.file, known: &devices) { descriptor, device in
                 guard fileSystems[device] == nil else { return }
                 let checked = (try? descriptor.fileSystemType()).map(Self.checksPagesOfItsFiles) ?? false
-                fileSystems[device] = syncfs(descriptor.rawValue) != 0 || !checked
+                let synced = Errno.retryingInterrupts { system.synchronizeFileSystem(descriptor.rawValue) }
+                fileSystems[device] = !checked || { if case .failure = synced { true } else { false } }()
             }
             return device.flatMap { fileSystems[$0] } ?? true
         }

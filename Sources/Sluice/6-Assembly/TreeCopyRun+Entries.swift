@@ -139,14 +139,15 @@ extension TreeCopyRun {
             }
         }
         if let attributes {
-            let (calls, path): (ExtendedAttributes.Target, FilePath) = switch target {
-            case .entry(let name, let directory): (ExtendedAttributes.Target(name, in: directory), directory.path.appending(name))
-            case .directory(let handle): (.descriptor(handle.descriptor.rawValue), handle.path)
+            let (calls, path, system): (ExtendedAttributes.Target, FilePath, SystemCalls) = switch target {
+            case .entry(let name, let directory):
+                (ExtendedAttributes.Target(name, in: directory), directory.path.appending(name), directory.system)
+            case .directory(let handle): (.descriptor(handle.descriptor.rawValue), handle.path, handle.system)
             }
             // Exactly the source's ACLs: one the destination directory's default ACL gave the
             // new entry, and the source had not, is removed (a link has none).
-            let removed = status.kind == .symbolicLink ? [] : attributes.removeACLsNotHeld(from: calls, path: path)
-            for (attribute, error) in attributes.write(to: calls, path: path) + removed {
+            let removed = status.kind == .symbolicLink ? [] : attributes.removeACLsNotHeld(from: calls, path: path, system: system)
+            for (attribute, error) in attributes.write(to: calls, path: path, system: system) + removed {
                 warnings.record(attribute.kind, error)
             }
         }
