@@ -15,6 +15,15 @@ public enum Tool {
     public static let gnuTime: String? =
         FileManager.default.isExecutableFile(atPath: "/usr/bin/time") ? "/usr/bin/time" : nil
 
+    /// `strace`, which shows every system call a process makes.
+    public static let strace = find("strace")
+    /// The `sluice` binary built beside the running test bundle, or `nil`.
+    public static let sluice: String? = {
+        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        let path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("sluice").path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }()
+
     /// The path of the first executable named `name` in the directories of `$PATH` (else
     /// `/usr/bin:/bin`), or `nil`.
     public static func find(_ name: String) -> String? {

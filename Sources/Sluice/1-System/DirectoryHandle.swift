@@ -156,6 +156,6 @@ public final class DirectoryHandle: Sendable {
     ///
     /// - Throws: ``FileError`` (operation `fsync`).
     public func synchronize() throws(FileError) {
-        do { try descriptor.synchronize() } catch { throw FileError.fsync(path: path, errno: error) }
+        do { try descriptor.synchronize(system: system) } catch { throw FileError.fsync(path: path, errno: error) }
     }
 }

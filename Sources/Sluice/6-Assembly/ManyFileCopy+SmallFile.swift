@@ -32,7 +32,7 @@ extension ManyFileCopy {
         let source = try DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }, {
             try job.sourceLocation.open(O_RDONLY | O_NONBLOCK | (job.followsLinks ? 0 : O_NOFOLLOW), system: system)
         })
-        defer { try? source.close() }
+        defer { try? source.close(system: system) }
         let status: FileStatus
         do { status = try source.status() } catch { throw FileError.fstat(path: job.source, errno: error) }
         if status.kind == .directory { throw FileError.isDirectory(.read, path: job.source) }

@@ -109,7 +109,7 @@ public final class ManyFileCopy: Sendable {
     /// paths); ``SystemCalls/live`` otherwise. A file of one chunk's sink uses the live ones.
     let system: SystemCalls
     let budget: ByteBudget
-    let directories = DirectorySyncBatch()
+    let directories: DirectorySyncBatch
     let tracker: ManyFilesProgress
     /// Whether ``tracker`` is the engine's own, finished by ``finish()``; a progress it was
     /// handed is its owner's to finish.
@@ -167,6 +167,7 @@ public final class ManyFileCopy: Sendable {
         self.budget = budget
         tracker = progress
         self.ownsProgress = ownsProgress
+        directories = DirectorySyncBatch(system: system)
         progress.measuresBuffered { (Int64(budget.held), Int64(budget.peakHeld)) }
         intake = BoundedChannel(capacity: width, lowWatermark: width / 2)
         // The dispatcher has a thread of its own: each file that ends wakes it, and a thread of
