@@ -19,6 +19,38 @@ struct RemoveSourceTests {
         #expect(sandbox.exists("a.gz"))
     }
 
+    /// The order the crash-state explorer checks (`CrashStateTests`, remove-sources), as the
+    /// command runs it: every copy named and its directory synced before the first source is
+    /// removed, and the sources' directory synced after the last, so a crash once the command
+    /// returned cannot bring a source back.
+    @Test(.enabled(if: Tool.strace != nil, "needs strace"))
+    func sourcesGoOnlyOnceTheCopiesAreDurableAndTheirRemovalIsDurable() async throws {
+        let sandbox = try Sandbox()
+        for name in ["a", "b", "c"] { try sandbox.write(String(repeating: name, count: 5000), to: name) }
+        let root = URL(fileURLWithPath: sandbox.root).resolvingSymlinksInPath().path
+        let log = sandbox.path(".trace")
+        let result = try await CLI.start(
+            program: "strace",
+            ["-f", "-qq", "-y", "-o", log, "-E", "ASAN_OPTIONS=detect_leaks=0", "-e", "trace=fsync,linkat,rename,renameat2,unlink,unlinkat",
+             "$SLUICE", "compress", "--rm", "a", "b", "c"],
+            in: sandbox
+        ).finish()
+        #expect(result.status == 0, "\(result.stderr)")
+        let calls = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").filter { !$0.contains("resumed>") && !$0.contains("= -1") }
+        let isDirectorySync = { (line: Substring) in line.contains("fsync(") && line.contains("<\(root)>)") }
+        let lastNaming = try #require(calls.lastIndex { $0.contains(".gz\"") && ($0.contains("linkat(") || $0.contains("rename")) })
+        let sources = ["\"a\"", "\"b\"", "\"c\""]
+        let removals = calls.indices.filter { index in
+            calls[index].contains("unlink") && sources.contains { calls[index].contains($0) }
+        }
+        #expect(removals.count == 3, "\(calls)")
+        let first = try #require(removals.first)
+        let last = try #require(removals.last)
+        #expect(calls[lastNaming..<first].contains(where: isDirectorySync), "no directory fsync between the copies and the removals: \(calls)")
+        #expect(calls[last...].contains(where: isDirectorySync), "no directory fsync after the removals: \(calls)")
+        #expect(!sandbox.exists("a") && sandbox.exists("c.gz"))
+    }
+
     @Test func keepsTheSourceWhenTheOutputIsNotARegularFile() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("precious", to: "a")

@@ -23,6 +23,31 @@ struct TreeCopyTests {
         sandbox.status(name).map { UInt32($0.st_mode & 0o7777) }
     }
 
+    /// A temporary file an interrupted run left in the source (`.sluice-<12>.tmp`, a spill
+    /// file's too) is never copied, and said; names that only look alike are copied.
+    @Test func temporaryFilesOfAnInterruptedRunAreNotCopied() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.makeDirectory("s")
+        try sandbox.makeDirectory("s/d")
+        try sandbox.write("partial", to: "s/.sluice-0a1b2c3d4e5f.tmp")
+        try sandbox.write("spilled", to: "s/d/.sluice-spill-zz9y8x7w6v5u.tmp")
+        for name in [".sluice-short.tmp", ".sluice-0A1B2C3D4E5F.tmp", "sluice-0a1b2c3d4e5f.tmp", "data"] {
+            try sandbox.write(name, to: "s/d/" + name)
+        }
+        let result = try await CLI.run(["copy", "-r", "s", "t"], in: sandbox)
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("passed over 2 files such as"), "\(result.stderr)")
+        #expect(!sandbox.exists("t/.sluice-0a1b2c3d4e5f.tmp") && !sandbox.exists("t/d/.sluice-spill-zz9y8x7w6v5u.tmp"))
+        for name in [".sluice-short.tmp", ".sluice-0A1B2C3D4E5F.tmp", "sluice-0a1b2c3d4e5f.tmp", "data"] {
+            #expect(sandbox.text("t/d/" + name) == name)
+        }
+        // Nothing removes them either: a run still under way may own them.
+        #expect(sandbox.text("s/.sluice-0a1b2c3d4e5f.tmp") == "partial")
+        let compressed = try await CLI.run(["compress", "-r", "s"], in: sandbox)
+        #expect(compressed.status == 0, "\(compressed.stderr)")
+        #expect(!sandbox.exists("s/.sluice-0a1b2c3d4e5f.tmp.gz") && sandbox.exists("s/d/data.gz"))
+    }
+
     @Test func aDirectoryIsCopiedAsTheDestinationOrIntoAnExistingOne() async throws {
         let sandbox = try Sandbox()
         let result = try await CLI.shell(

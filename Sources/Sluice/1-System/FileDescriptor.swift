@@ -75,6 +75,22 @@ public struct FileDescriptor: Sendable, Hashable {
         return FilePath(bytes: Array(prefix.utf8) + random + Array(".tmp".utf8))
     }
 
+    /// Whether `name` is one ``uniqueName(prefix:)`` made with a prefix starting `.sluice-`:
+    /// a temporary file of Sluice's (a destination's, a spill file's) that a crash or a
+    /// `SIGKILL` left behind. Such a file is never removed automatically (a run still under way
+    /// may own it) and never copied by a tree copy.
+    static func isTemporaryName(_ name: [UInt8]) -> Bool {
+        let prefix = Array(".sluice-".utf8)
+        let suffix = Array(".tmp".utf8)
+        guard name.count >= prefix.count + 12 + suffix.count, name.starts(with: prefix), name.suffix(4).elementsEqual(suffix) else {
+            return false
+        }
+        let random = name.dropLast(suffix.count).suffix(12)
+        let separator = name[name.count - suffix.count - 13]
+        let isRandom = random.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        return isRandom && (name.count == prefix.count + 12 + suffix.count || separator == UInt8(ascii: "-"))
+    }
+
     /// `read(2)` once into `buffer`, retried on `EINTR`.
     ///
     /// - Returns: the count of bytes read (0...buffer.count); 0 means end of file.

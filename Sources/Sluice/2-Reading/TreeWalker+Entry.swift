@@ -30,6 +30,12 @@ extension TreeWalker {
 
         /// The entry as a ``FileLocation``: its name in ``parent``.
         public var location: FileLocation { FileLocation(name: name, in: parent, path: path) }
+
+        /// Whether the entry is named as Sluice names its temporary files
+        /// (`.sluice-<12 letters and digits>.tmp`): one a crash or a `SIGKILL` left behind, or
+        /// one a run still under way owns. A tree copy never copies it, and nothing removes it
+        /// automatically.
+        public var isSluiceTemporaryFile: Bool { status.kind == .regular && FileDescriptor.isTemporaryName(name.bytes) }
     }
 
     /// One step of the walk, in order: a directory's ``enterDirectory(_:_:)``, then its entries,

@@ -113,6 +113,12 @@ extension TreeCopyRun {
     func report() -> TreeCopyReport {
         var report = tally.withLock { $0 }
         report.warnings += warnings.messages
+        if let first = leftovers.first {
+            let count = leftovers.count
+            report.warnings.append(
+                "passed over \(count == 1 ? "'\(first)'" : "\(count) files such as '\(first)'"): "
+                    + "temporary file\(count == 1 ? "" : "s") an interrupted sluice left (.sluice-*.tmp), never copied")
+        }
         return report
     }
 }

@@ -67,6 +67,9 @@ final class TreeCopyRun {
     /// The directories (records; `nil` for the target's parent) where a symbolic link, FIFO,
     /// device or socket was made: synced in the final pass, as no file's rename covers them.
     var directoriesWithNodes: Set<Int?> = []
+    /// Temporary files of Sluice's found in the source (``FileDescriptor/isTemporaryName(_:)``),
+    /// passed over.
+    var leftovers: [FilePath] = []
 
     init(copy: TreeCopy, onFailure: @escaping @Sendable (any Error) -> Void) throws {
         self.copy = copy
@@ -137,6 +140,9 @@ final class TreeCopyRun {
             case .failure(let error): fail(error)
             case .enterDirectory(let entry, _): enterDirectory(entry)
             case .leaveDirectory(let entry): leaveDirectory(entry)
+            case .file(let entry) where entry.depth > 0 && entry.isSluiceTemporaryFile:
+                // Left by an interrupted run (of this tree's own copy, maybe): never copied.
+                leftovers.append(entry.path)
             case .file(let entry): try await copyEntry(entry)
             }
         }

@@ -49,6 +49,7 @@ extension GzipOptions {
     /// Why `-r` passes over `entry`, or `nil` to take it.
     private static func passOver(_ entry: TreeWalker.Entry, mode: GzipCommand.Mode) -> String? {
         guard entry.status.kind == .regular else { return "not a regular file" }
+        if entry.isSluiceTemporaryFile { return "a temporary file an interrupted sluice left" }
         let suffix = suffix(of: entry.name)
         switch mode {
         case .compress:

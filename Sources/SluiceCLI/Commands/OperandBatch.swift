@@ -183,13 +183,15 @@ final class OperandBatch {
         collect()
         filesCommitted += totals.committed
         filesFailed += totals.failed
+        let removedFrom = DirectorySyncBatch()
         for removal in removals {
             let directory = removal.committed.isDurableOnceDirectorySynced
                 && totals.unsyncedDirectories[removal.transfer.filePaths?.destination.directory ?? "."] == nil
-            if removal.transfer.removeSource(isDurable: directory, hasWarnings: removal.hasWarnings, options: options) {
+            if removal.transfer.removeSource(isDurable: directory, hasWarnings: removal.hasWarnings, options: options, removals: removedFrom) {
                 tally.warn()
             }
         }
+        if !Transfer.synchronizeRemovals(removedFrom, quiet: options.quiet).isEmpty { tally.warn() }
         removals.removeAll()
         for (directory, error) in totals.unsyncedDirectories.sorted(by: { $0.key.description < $1.key.description })
         where !options.quiet {

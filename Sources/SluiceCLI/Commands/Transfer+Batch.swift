@@ -21,7 +21,7 @@ extension Transfer {
 
     /// Reports a file the engine finished, as ``run(options:)`` reports one it ran: remembers
     /// the file created, prints the warnings, the failure or the `--verbose` report. `--rm` is
-    /// left for ``removeSource(isDurable:hasWarnings:options:)``, once the directories are synced.
+    /// left for ``removeSource(isDurable:hasWarnings:options:removals:)``, once the directories are synced.
     func report(_ outcome: ManyFileCopy.Outcome, options: CommonOptions) -> Outcome {
         let committed: ManyFileCopy.Committed
         switch outcome.result {
@@ -52,9 +52,9 @@ extension Transfer {
     /// `--rm` after the batch: removes the source, or says why it is kept.
     ///
     /// - Returns: `true` if it was kept (a warning, exit 2).
-    func removeSource(isDurable: Bool, hasWarnings: Bool, options: CommonOptions) -> Bool {
+    func removeSource(isDurable: Bool, hasWarnings: Bool, options: CommonOptions, removals: DirectorySyncBatch) -> Bool {
         guard removesSource, case .file(let path) = source,
-            let kept = keepReason(path, hasWarnings: hasWarnings, isDurable: isDurable, force: options.force)
+            let kept = keepReason(path, hasWarnings: hasWarnings, isDurable: isDurable, force: options.force, removals: removals)
         else { return false }
         if !options.quiet { Console.message("kept '\(path)': \(kept)") }
         return true

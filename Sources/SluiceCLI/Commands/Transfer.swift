@@ -223,12 +223,16 @@ struct Transfer {
         if !options.quiet {
             for warning in warnings { Console.message("\(verb) '\(source.name)': \(warning)") }
         }
-        if removesSource, case .file(let path) = source,
-            let kept = keepReason(
-                path, hasWarnings: !warnings.isEmpty, isDurable: await fileSink?.isDurablyCommitted == true, force: options.force) {
-            let warning = StageWarning("kept '\(path)': \(kept)")
-            if !options.quiet { Console.message(warning.message) }
-            warnings.append(warning)
+        if removesSource, case .file(let path) = source {
+            let removals = DirectorySyncBatch()
+            if let kept = keepReason(
+                path, hasWarnings: !warnings.isEmpty, isDurable: await fileSink?.isDurablyCommitted == true, force: options.force,
+                removals: removals) {
+                let warning = StageWarning("kept '\(path)': \(kept)")
+                if !options.quiet { Console.message(warning.message) }
+                warnings.append(warning)
+            }
+            warnings += Self.synchronizeRemovals(removals, quiet: options.quiet).map { StageWarning($0) }
         }
         if options.verbose { reportVerbosely(report, options: options) }
         return .success(warnings: warnings)
@@ -258,8 +262,10 @@ struct Transfer {
         return outcome
     }
 
-    /// Why `--rm` keeps the source `path` (a warning, exit 2), or `nil` once it removed it.
-    func keepReason(_ path: FilePath, hasWarnings: Bool, isDurable: Bool, force: Bool) -> String? {
+    /// Why `--rm` keeps the source `path` (a warning, exit 2), or `nil` once it removed it (and
+    /// recorded its directory in `removals`, whose `fsync(2)` makes the removal durable:
+    /// ``synchronizeRemovals(_:quiet:)``).
+    func keepReason(_ path: FilePath, hasWarnings: Bool, isDurable: Bool, force: Bool, removals: DirectorySyncBatch) -> String? {
         // The source holds bytes the output does not (trailing garbage).
         if hasWarnings { return "its output differs from it (see the warning above)" }
         if !isDurable {
@@ -279,7 +285,21 @@ struct Transfer {
         if path.withCString({ unlink($0) }) != 0 {
             return "cannot remove it: " + Errno(rawValue: errno).description
         }
+        removals.record(path.directory)
         return nil
+    }
+
+    /// `fsync(2)` of each directory sources were removed from, so that a crash once the
+    /// command returned cannot bring a removed source back: the removal is durable, as the
+    /// copy is. A directory that cannot be synced is a warning.
+    ///
+    /// - Returns: the warnings, printed unless `quiet`.
+    static func synchronizeRemovals(_ removals: DirectorySyncBatch, quiet: Bool) -> [String] {
+        removals.synchronize().sorted { $0.key.description < $1.key.description }.map { directory, error in
+            let warning = "removed the sources in '\(directory)', but their removal is not known to be durable: \(error)"
+            if !quiet { Console.message(warning) }
+            return warning
+        }
     }
 
     func classify(_ error: any Error) -> (result: Outcome, message: String?) {

@@ -1,3 +1,5 @@
+@testable import Sluice
+
 /// Explores the crash states a trace allows (``CrashModel``'s persistence model, in the DocC
 /// article on the commit point) and checks each against the scenario's promise.
 ///
@@ -120,7 +122,7 @@ struct CrashExplorer {
         }
         for (path, entry) in entries where initial[path] == nil && final[path] == nil {
             let lastComponent = path.split(separator: UInt8(ascii: "/")).last.map(Array.init) ?? path
-            if lastComponent.starts(with: Array(".sluice-".utf8)) { continue }
+            if FileDescriptor.isTemporaryName(lastComponent) { continue }
             if case .directory = entry { continue }
             messages.append("'\(String(decoding: path, as: UTF8.self))' is neither an old nor a new entry: \(Self.show(entry))")
         }

@@ -48,6 +48,8 @@ struct CrashRecorderStraceTests {
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = [
             "-c", "ulimit -n 1024 && exec \"$0\" \"$@\"", try #require(Tool.strace), "-f", "--seccomp-bpf", "-y", "-qq", "-o", log,
+            // LeakSanitizer cannot run under ptrace: off for the traced child of a sanitizer build.
+            "-E", "ASAN_OPTIONS=detect_leaks=0",
             "-e", "trace=" + traced.map { "?" + $0 }.joined(separator: ","), try #require(Tool.sluice),
         ] + arguments
         process.currentDirectoryURL = URL(fileURLWithPath: root.description)

@@ -179,6 +179,14 @@ struct CrashStateTests {
         Self.expectHolds("several-files", recorded)
     }
 
+    /// `compress --rm a b c`'s order, through the engine: each source is removed only once its
+    /// copy is durable, and its removal is made durable.
+    @Test func severalFilesWithTheirSourcesRemoved() async throws {
+        let recorded = try await Self.recordSeveralFiles(removingSources: true)
+        #expect(recorded.recorder.calls.contains("unlinkat"))
+        Self.expectHolds("remove-sources", recorded)
+    }
+
     /// `copy -a` of a tree: files through the many-file engine, a hard link, a symbolic link, a
     /// subdirectory, modes and times given to directories after their contents.
     @Test func treeWithArchive() async throws {
@@ -272,24 +280,24 @@ struct CrashStateTests {
         }
     }
 
-    /// `--rm` as the command does it, after the engine's directory syncs: the source's unlink,
-    /// made durable by an `fsync` of its directory; moved before the batch's `syncfs(2)`, a
-    /// crash can leave the source gone and its copy not yet named.
+    /// `--rm`'s unlink of a source moved before the batch's `syncfs(2)`: a crash can leave the
+    /// source gone and its copy not yet named.
     @Test func plantedSourceUnlinkBeforeTheSyncIsCaught() async throws {
-        let recorded = try await Self.recordSeveralFiles()
-        let unlink = CrashOperation(call: "unlinkat", effect: .entry(directory: CrashModel.root, name: Array("in0".utf8), node: nil), domain: CrashModel.root)
-        let sync = CrashOperation(call: "fsync", effect: .none, sync: .node(CrashModel.root), domain: nil)
-        var removed = recorded.explorer
-        removed.operations += [unlink, sync]
-        removed.final.apply(unlink)
-        removed.removals = [(Array("in0".utf8), Array("out/in0".utf8))]
-        // As the command does it, nothing is violated.
-        let report = removed.explore()
-        #expect(report.violations.isEmpty, "\(report.violations.prefix(3))")
-        try Self.expectCaught("the source's unlink moved before the batch's syncfs", Recorded(scratch: recorded.scratch, recorder: recorded.recorder, explorer: removed)) { operations, _ in
+        let recorded = try await Self.recordSeveralFiles(removingSources: true)
+        try Self.expectCaught("the source's unlink moved before the batch's syncfs", recorded) { operations, _ in
+            let unlink = try #require(operations.firstIndex { $0.call == "unlinkat" && $0.domain == CrashModel.root })
             let syncfs = try #require(operations.firstIndex { $0.sync == .fileSystem })
-            operations.removeLast(2)
-            operations.insert(unlink, at: syncfs)
+            operations.insert(operations.remove(at: unlink), at: syncfs)
+        }
+    }
+
+    /// Without the `fsync(2)` of the sources' directory after their removal (as `sluice` did
+    /// before this was found), a crash after the command returned can bring a source back.
+    @Test func removalsWithoutTheirDirectorySyncAreCaught() async throws {
+        let recorded = try await Self.recordSeveralFiles(removingSources: true)
+        try Self.expectCaught("the sources' directory fsync after their removal dropped", recorded) { operations, _ in
+            let sync = try #require(operations.lastIndex { $0.sync == .node(CrashModel.root) })
+            operations.remove(at: sync)
         }
     }
 
@@ -327,8 +335,8 @@ struct CrashStateTests {
         return output.withLock { $0 }
     }
 
-    static func recordSeveralFiles() async throws -> Recorded {
-        try await record(setUp: { scratch in
+    static func recordSeveralFiles(removingSources: Bool = false) async throws -> Recorded {
+        var recorded = try await record(setUp: { scratch in
             mkdir(scratch.appending("out").description, 0o755)
             for index in 0..<3 { try writeFile(scratch.appending(FilePath("in\(index)")), bytes(3000 + 2000 * index, seed: UInt8(index))) }
         }) { scratch, system in
@@ -343,7 +351,21 @@ struct CrashStateTests {
             }
             let totals = await engine.finish()
             #expect(totals.committed == 3)
+            guard removingSources else { return }
+            // `--rm` as the command does it once the engine is finished (its directories
+            // synced): each source's unlink, then one fsync of their directory.
+            let removals = DirectorySyncBatch(system: system)
+            for index in 0..<3 {
+                let source = scratch.appending(FilePath("in\(index)"))
+                #expect(throws: Never.self) { try FileLocation(path: source).remove(system: system).get() }
+                removals.record(source.directory)
+            }
+            #expect(removals.synchronize().isEmpty)
         }
+        if removingSources {
+            recorded.explorer.removals = (0..<3).map { (Array("in\($0)".utf8), Array("out/in\($0)".utf8)) }
+        }
+        return recorded
     }
 
     static func recordTree() async throws -> Recorded {
