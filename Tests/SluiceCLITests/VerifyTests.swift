@@ -25,6 +25,22 @@ struct VerifyTests {
     }
 
     /// `-v` says so; the outputs are what they would be without `--verify`.
+    /// A sparse file whose data ends in a hole, through the pipeline: read back at its full
+    /// size (the size is set before the read-back), verified, and still sparse. Its source is
+    /// read through read(2), not its hole map; the holes come back as zero blocks.
+    @Test(arguments: ["--pipeline", "--chunk-size=64K"])
+    func aSparseFileEndingInAHoleIsVerified(_ path: String) async throws {
+        let sandbox = try Sandbox()
+        let made = try await CLI.shell("head -c 100000 /dev/urandom > in && truncate -s 10M in", in: sandbox)
+        #expect(made.status == 0)
+        let result = try await CLI.run(["copy", "--verify", "-v", path, "in", "out"], in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("verified"), "\(result.stderr)")
+        #expect(sandbox.contents("out") == sandbox.contents("in"))
+        let allocated = Int(sandbox.status("out")?.st_blocks ?? .max) * 512
+        #expect(allocated < 1 << 20, "\(allocated) bytes allocated")
+    }
+
     @Test func verboseReportsVerifiedForEachCommand() async throws {
         let sandbox = try Sandbox()
         let data = pattern(count: 3 * (1 << 20) + 5)

@@ -66,9 +66,16 @@ public struct FileChunks: AsyncSequence, Sendable {
     /// The system calls the reads go through.
     var system: SystemCalls { reader.system }
 
+    /// Whether a file whose blocks say it has holes is read as data: its holes are not looked
+    /// for (`findsHoles` off, as for `--verify`), or its map was distrusted (``HoleMap``). A copy
+    /// through the pipeline then finds its holes again as whole zero blocks (as
+    /// ``SparseMode/always``); a distrusted map is not followed by `copy_file_range(2)` either.
+    let readsHolesAsData: Bool
+
     private init(reader: FileReader, status: FileStatus) {
         self.reader = reader
         self.status = status
+        readsHolesAsData = status.kind == .regular && status.allocatedBytes < status.size && reader.extents == nil
     }
 
     /// Opens `path` for reading (`open(2)` with `O_RDONLY`, on a dedicated thread: opening a

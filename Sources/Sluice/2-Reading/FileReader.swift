@@ -40,6 +40,9 @@ actor FileReader {
     /// Where the reads stand in a regular file whose holes are looked for; `nil` when they are
     /// not (a pipe, a file that reports size 0, a file system that does not answer).
     nonisolated(unsafe) var extents: ExtentCursor?
+    /// Set by ``open()`` when the file's hole map disagrees with its allocated blocks
+    /// (``HoleMap``): the file is read as data, whatever the map says.
+    nonisolated(unsafe) var distrustsHoleMap = false
 
     nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
@@ -75,7 +78,8 @@ actor FileReader {
             descriptor = opened
         }
         do {
-            let status = try descriptor!.status()
+            // Through the seam: what the hole map is checked against (``HoleMap``).
+            let status = FileStatus(try system.status(descriptor!.rawValue).get())
             if status.kind == .directory { throw FileError.isDirectory(.read, path: path) }
             self.status = status
             if status.kind != .regular {
@@ -87,7 +91,14 @@ actor FileReader {
             if findsHoles && status.kind == .regular && status.size > 0 && status.allocatedBytes < status.size {
                 // From where the descriptor stands: 0 for a file opened here.
                 if case .success(let offset) = system.seek(descriptor!.rawValue, 0, SEEK_CUR) {
-                    extents = ExtentCursor(offset: offset)
+                    let map = HoleMap.read(descriptor!, size: status.size, system: system)
+                    if let map, !map.agrees(withAllocated: status.allocatedBytes) {
+                        // A map that hides data: read it all, and let zero blocks become holes.
+                        distrustsHoleMap = true
+                    } else {
+                        extents = ExtentCursor(offset: offset)
+                    }
+                    _ = system.seek(descriptor!.rawValue, offset, SEEK_SET)
                 }
             }
             return status

@@ -19,4 +19,12 @@ public enum SparseMode: String, Sendable, Hashable, CaseIterable {
         guard let named = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
         self = named
     }
+
+    /// Whether a source is read by its hole map (`SEEK_DATA`/`SEEK_HOLE`): not with ``never``,
+    /// and not when the copy is `verifying` it (`--verify` reads the source through `read(2)`
+    /// alone, never through a map that may hide data; the copy then finds holes as whole zero
+    /// blocks instead). The `findsHoles` to open a source with.
+    public func findsHoles(verifying: Bool) -> Bool {
+        self != .never && !verifying
+    }
 }

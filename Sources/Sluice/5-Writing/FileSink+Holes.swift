@@ -16,6 +16,20 @@ extension FileSink {
         return true
     }
 
+    /// Whether runs of whole zero blocks become holes: with ``SparseMode/always``, and with
+    /// ``SparseMode/auto`` for a source read as data whose blocks say it has holes
+    /// (``findHolesInZeroBlocks()``).
+    var splitsZeroBlocks: Bool {
+        options.sparse == .always || (options.sparse == .auto && findsHolesInZeroBlocks)
+    }
+
+    /// From now on, with ``SparseMode/auto``, runs of whole zero blocks become holes, as with
+    /// ``SparseMode/always``: for a sparse source read as data (its hole map distrusted, or not
+    /// read for `--verify`), so the copy stays sparse.
+    func findHolesInZeroBlocks() {
+        findsHolesInZeroBlocks = true
+    }
+
     /// One run of a batch: bytes to write, or a count of bytes to skip.
     private enum Run {
         case data(UnsafeRawPointer, Int)
@@ -28,13 +42,13 @@ extension FileSink {
     /// - Throws: ``FileError`` (operation `write` or `lseek`) with the destination and errno.
     func writeSparse(_ chunks: [Chunk]) throws(FileError) {
         guard case .open(let descriptor, _) = state else { preconditionFailure("FileSink.write after commit or abort") }
-        if options.sparse == .auto && !chunks.contains(where: \.isHole) {
+        if !splitsZeroBlocks && !chunks.contains(where: \.isHole) {
             try descriptor.write(chunks, path: destination, system: system)
             sizeAfterHole = nil
             return
         }
         var runs: [Run] = []
-        if options.sparse == .always {
+        if splitsZeroBlocks {
             var position: Int64
             do throws(Errno) { position = try descriptor.skip(0, system: system) } catch {
                 throw FileError.lseek(path: destination, errno: error)

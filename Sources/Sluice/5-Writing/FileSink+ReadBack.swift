@@ -8,7 +8,8 @@ extension FileSink: ReadBackSink {
     /// Makes the temporary file durable, drops its pages from the page cache and opens it again
     /// for reading, so that a verification reads what the device holds.
     ///
-    /// The steps: `fsync(2)` of the temporary file (skipped with `synchronize: false`, and then
+    /// The steps: the size of data that ends in a hole (`ftruncate(2)`, as the commit sets it);
+    /// `fsync(2)` of the temporary file (skipped with `synchronize: false`, and then
     /// the pages the writes left dirty stay in memory and are what is read back);
     /// `posix_fadvise(2)` with `POSIX_FADV_DONTNEED` on the whole file, which drops its clean
     /// cached pages (advice: a file system may keep them, and a failure is ignored); `open(2)` of
@@ -25,6 +26,7 @@ extension FileSink: ReadBackSink {
             preconditionFailure("FileSink.openForReadBack after commit or abort")
         }
         guard case .replacing(let temporary, _) = mode else { return nil }
+        try setSizeAfterHole(descriptor)
         if options.synchronize {
             do { try descriptor.synchronize(system: system) } catch {
                 throw FileError.fsync(path: destination, errno: error)

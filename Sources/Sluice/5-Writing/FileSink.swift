@@ -416,13 +416,18 @@ public actor FileSink: ChunkSink {
 
     /// The size after a final hole, then the attributes.
     private func finishData(_ descriptor: FileDescriptor) throws {
-        if let size = sizeAfterHole {
-            // The data ends in a hole: the size comes from ftruncate(2).
-            do throws(Errno) { try descriptor.setSize(size, system: system) } catch {
-                throw FileError.ftruncate(path: destination, errno: error)
-            }
-        }
+        try setSizeAfterHole(descriptor)
         try applyAttributes(to: descriptor)
+    }
+
+    /// When the data ends in a hole, the size from `ftruncate(2)`: before the commit, and
+    /// before a read-back (which would otherwise stop where the last data did).
+    func setSizeAfterHole(_ descriptor: FileDescriptor) throws(FileError) {
+        guard let size = sizeAfterHole else { return }
+        do throws(Errno) { try descriptor.setSize(size, system: system) } catch {
+            throw FileError.ftruncate(path: destination, errno: error)
+        }
+        sizeAfterHole = nil
     }
 
     /// The second step: the rename at the commit point, through the ``CommitGate``.
@@ -450,6 +455,9 @@ public actor FileSink: ChunkSink {
             warnings.append(StageWarning("'\(destination)' is in place, but \(error)"))
         }
     }
+
+    /// Set by ``findHolesInZeroBlocks()``.
+    var findsHolesInZeroBlocks = false
 
     /// Conditions of the commit that did not undo it (a directory that could not be synced).
     public private(set) var warnings: [StageWarning] = []

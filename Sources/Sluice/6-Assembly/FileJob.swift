@@ -43,7 +43,7 @@ public struct FileJob: Sendable {
     ///   destination then); `CancellationError` if the task was cancelled before the commit point.
     public func run(gate: CommitGate = .shared) async throws -> CopyReport {
         let chunks = try await FileChunks.open(
-            at: source, followsLinks: followsLinks, chunkSize: options.chunkSize, findsHoles: options.file.sparse != .never)
+            at: source, followsLinks: followsLinks, chunkSize: options.chunkSize, findsHoles: options.file.sparse.findsHoles(verifying: options.file.pipeline.verification != nil))
         let sink = try await FileSink.create(location: destination, source: chunks.status, options: options.fileSinkOptions, gate: gate)
         let report = try await RegularFileCopy(from: chunks, to: sink, options: options.file).run()
         for (kind, error) in await sink.attributeRefusals { warnings.record(kind, error) }

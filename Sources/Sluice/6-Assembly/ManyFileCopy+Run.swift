@@ -96,7 +96,7 @@ extension ManyFileCopy {
         let chunks = try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
             try await FileChunks.open(
                 at: job.sourceLocation, followsLinks: job.followsLinks, chunkSize: share.chunkSize,
-                findsHoles: copyOptions.sparse != .never, executor: executor, system: system)
+                findsHoles: copyOptions.sparse.findsHoles(verifying: job.verification != nil), executor: executor, system: system)
         }
         var status = chunks.status
         // A compressed or decompressed file is data, never a set-ID program.

@@ -142,6 +142,7 @@ public struct RegularFileCopy: Sendable {
                 case .clone: report = try await kernelCopy(start: start, cloning: true)
                 case .kernelCopy: report = try await kernelCopy(start: start, cloning: false)
                 case .pipeline:
+                    if source.readsHolesAsData { await sink.findHolesInZeroBlocks() }
                     report = try await FileCopy(
                         from: source, to: sink, totalBytes: source.expectedSize, options: options.pipeline, transform: nil,
                         progress: progress
@@ -181,9 +182,11 @@ public struct RegularFileCopy: Sendable {
             throw FileError.fstatfs(path: source.path, errno: error)
         }
         guard let destinationFileSystem = try await sink.fileSystemType() else { return [.pipeline] }
-        let chain = CopyPath.chain(
+        var chain = CopyPath.chain(
             source: source.status, sourceFileSystem: sourceFileSystem, destinationFileSystem: destinationFileSystem,
             reflink: options.reflink, sparse: options.sparse, kernelCopyLimit: options.kernelCopyLimit)
+        // A map not to be trusted is not followed: a clone needs none, the pipeline reads it all.
+        if source.reader.distrustsHoleMap { chain.removeAll { $0 == .kernelCopy } }
         if chain.isEmpty {
             throw cannotClone(
                 options.sparse != .auto

@@ -165,9 +165,9 @@ struct Transfer {
     private func openSource(_ options: CommonOptions) async throws -> FileChunks {
         switch source {
         case .standardInput:
-            try await FileChunks.reading(.standardInput, chunkSize: options.chunkSize, findsHoles: options.sparse != .never)
+            try await FileChunks.reading(.standardInput, chunkSize: options.chunkSize, findsHoles: options.sparse.findsHoles(verifying: options.verify))
         case .file(let path):
-            try await FileChunks.open(path, chunkSize: options.chunkSize, findsHoles: options.sparse != .never)
+            try await FileChunks.open(path, chunkSize: options.chunkSize, findsHoles: options.sparse.findsHoles(verifying: options.verify))
         }
     }
 
