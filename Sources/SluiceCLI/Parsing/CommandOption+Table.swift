@@ -44,8 +44,8 @@ extension CommandOption {
         commands: [.decompress])
     static let removeSource = CommandOption(
         long: "rm",
-        abstract: "remove each source once its output is complete and durable (one with other hard links or "
-            + "a set-ID or sticky bit is kept unless -f)",
+        abstract: "remove each source once its output is complete and durable, and sync its directory so the "
+            + "removal is durable too (one with other hard links or a set-ID or sticky bit is kept unless -f)",
         commands: gzip)
 
     // MARK: bench, and its hidden child bench-run
@@ -174,7 +174,7 @@ extension CommandOption {
         long: "force", short: "f", abstract: "overwrite an existing regular file (replaced atomically)",
         commands: transfers)
     static let noFsync = CommandOption(
-        long: "no-fsync", abstract: "skip fsync of the file and its directory (faster, not durable)",
+        long: "no-fsync", abstract: "skip fsync of the file and its directory (faster, not durable: nothing is promised after a crash)",
         commands: transfers)
     static let verify = CommandOption(
         long: "verify",

@@ -50,7 +50,7 @@ struct CrashExplorer {
         let finalEntries = final.entries()
         var report = Report()
         var distinct: Set<Int> = []
-        var generator = SplitMix(seed: seed)
+        var generator = SplitMix64(seed: seed)
         for point in 0...operations.count {
             report.points += 1
             let pending = (0..<point).filter { index in
@@ -59,7 +59,9 @@ struct CrashExplorer {
                     operations[later].sync.map { operations[index].isMadeDurable(by: $0) } ?? false
                 }
             }
-            for lost in Self.lostSets(pending, exhaustiveLimit: exhaustiveLimit, samples: samples, generator: &generator)
+            // A bound below every combination: the chosen ones first (each lost alone, each pair).
+            let exhaustive = pending.count <= exhaustiveLimit && 1 << pending.count <= maximumStatesPerPoint
+            for lost in Self.lostSets(pending, exhaustiveLimit: exhaustive ? exhaustiveLimit : -1, samples: samples, generator: &generator)
                 .prefix(maximumStatesPerPoint) {
                 var state = initial
                 let dropped = Set(lost)
@@ -78,15 +80,13 @@ struct CrashExplorer {
     }
 
     /// The sets of pending operations a crash loses, to explore at one point.
-    static func lostSets(_ pending: [Int], exhaustiveLimit: Int, samples: Int, generator: inout SplitMix) -> [[Int]] {
-        if pending.count <= exhaustiveLimit {
+    static func lostSets(_ pending: [Int], exhaustiveLimit: Int, samples: Int, generator: inout SplitMix64) -> [[Int]] {
+        if pending.count <= exhaustiveLimit || pending.isEmpty {
             return (0..<(1 << pending.count)).map { mask in pending.indices.filter { mask & (1 << $0) != 0 }.map { pending[$0] } }
         }
         var sets: [[Int]] = [[], pending]
-        for one in pending {
-            sets.append([one])
-            sets.append(pending.filter { $0 != one })
-        }
+        for one in pending { sets.append([one]) }
+        for one in pending { sets.append(pending.filter { $0 != one }) }
         for (position, first) in pending.enumerated() {
             for second in pending[(position + 1)...] { sets.append([first, second]) }
         }
@@ -141,18 +141,5 @@ struct CrashExplorer {
         case .symbolicLink(let target)?: "a link to '\(String(decoding: target, as: UTF8.self))'"
         case .special(let mode)?: "a node of mode \(String(mode, radix: 8))"
         }
-    }
-}
-
-/// SplitMix64: the explorer's samples, reproducible from the seed each scenario prints.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

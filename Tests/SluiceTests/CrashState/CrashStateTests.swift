@@ -14,7 +14,8 @@ import SluiceTestSupport
 /// once the operation returned, what it wrote is durable (``CrashExplorer``).
 ///
 /// One line per scenario: `crash states: SCENARIO points=N states=M violations=0 seed=S`.
-/// `SLUICE_CRASH_SAMPLES` bounds the states explored at each crash point (the sanitizers' runs).
+/// `SLUICE_CRASH_SAMPLES` bounds the states explored at each crash point (the sanitizers' runs,
+/// whose lines end `sample=N`); `SLUICE_CRASH_SEED` sets the seed.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct CrashStateTests {
     static let seed: UInt64 = ProcessInfo.processInfo.environment["SLUICE_CRASH_SEED"].flatMap { UInt64($0) } ?? 0x5EED_2026
@@ -54,7 +55,9 @@ struct CrashStateTests {
     static func expectHolds(_ name: String, _ recorded: Recorded, sourceLocation: SourceLocation = #_sourceLocation) {
         defer { recorded.scratch.remove() }
         let report = recorded.explorer.explore()
-        print("crash states: \(name) points=\(report.points) states=\(report.states) violations=\(report.violations.count) seed=\(seed)")
+        // A bounded run (the sanitizers') says its bound.
+        let bound = statesPerPoint == .max ? "" : " sample=\(statesPerPoint)"
+        print("crash states: \(name) points=\(report.points) states=\(report.states) violations=\(report.violations.count) seed=\(seed)\(bound)")
         #expect(report.states > report.points, sourceLocation: sourceLocation)
         #expect(report.violations.isEmpty, "\(report.violations.prefix(3))", sourceLocation: sourceLocation)
     }
@@ -239,6 +242,15 @@ struct CrashStateTests {
         }
     }
 
+    /// The call that names `out` (its `linkat` or its rename) moved to just before the `fsync`
+    /// of the file it names.
+    static func moveNamingBeforeTheFileSync(_ operations: inout [CrashOperation], _: inout CrashExplorer) throws {
+        let naming = try naming("out", in: operations)
+        let node = try #require(namedNode(naming, in: operations))
+        let sync = try #require(operations[..<naming].lastIndex { $0.sync == .node(node) })
+        operations.insert(operations.remove(at: naming), at: sync)
+    }
+
     @Test func plantedDirectorySyncDroppedIsCaught() async throws {
         let recorded = try await Self.record(setUp: { try writeFile($0.appending("in"), Self.bytes(10_000, seed: 1)) }) {
             try await Self.copyFile($0, $1, options: Self.pipeline)
@@ -253,12 +265,7 @@ struct CrashStateTests {
         let recorded = try await Self.record(setUp: { try writeFile($0.appending("in"), Self.bytes(10_000, seed: 1)) }) {
             try await Self.copyFile($0, $1, options: Self.pipeline)
         }
-        try Self.expectCaught("linkat moved before the file's fsync", recorded) { operations, _ in
-            let link = try Self.naming("out", in: operations)
-            let node = try #require(Self.namedNode(link, in: operations))
-            let sync = try #require(operations[..<link].lastIndex { $0.sync == .node(node) })
-            operations.insert(operations.remove(at: link), at: sync)
-        }
+        try Self.expectCaught("linkat moved before the file's fsync", recorded, change: Self.moveNamingBeforeTheFileSync)
     }
 
     @Test func plantedRenameBeforeTheFileSyncIsCaught() async throws {
@@ -272,12 +279,7 @@ struct CrashStateTests {
             try await Self.copyFile($0, $1, options: Self.pipeline, sink: sink)
         }
         #expect(recorded.recorder.calls.contains("renameat2") || recorded.recorder.calls.contains("rename"))
-        try Self.expectCaught("rename moved before the file's fsync", recorded) { operations, _ in
-            let rename = try Self.naming("out", in: operations)
-            let node = try #require(Self.namedNode(rename, in: operations))
-            let sync = try #require(operations[..<rename].lastIndex { $0.sync == .node(node) })
-            operations.insert(operations.remove(at: rename), at: sync)
-        }
+        try Self.expectCaught("rename moved before the file's fsync", recorded, change: Self.moveNamingBeforeTheFileSync)
     }
 
     /// `--rm`'s unlink of a source moved before the batch's `syncfs(2)`: a crash can leave the
