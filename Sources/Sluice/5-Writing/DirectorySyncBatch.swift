@@ -38,6 +38,19 @@ public final class DirectorySyncBatch: Sendable {
         self.system = system
     }
 
+    /// Removes the file at `path` (`unlinkat(2)`, through the system-call seam) and records its
+    /// directory, so that ``synchronize()`` makes the removal durable: what `--rm` does to a
+    /// source once its copy is durable, so that a crash after it cannot bring the source back.
+    ///
+    /// - Throws: ``FileError`` (operation `unlinkat`) with `path` and the errno; nothing is
+    ///   recorded then.
+    public func removeFile(at path: FilePath) throws(FileError) {
+        if case .failure(let error) = Errno.retryingInterrupts({ FileLocation(path: path).remove(system: system) }) {
+            throw FileError(.unlinkat, path: path, errno: error)
+        }
+        record(path.directory)
+    }
+
     /// Records that a file was renamed into `directory`.
     public func record(_ directory: FilePath) {
         directories.withLock { if $0[directory] == nil { $0[directory] = .some(nil) } }

@@ -262,9 +262,9 @@ struct Transfer {
         return outcome
     }
 
-    /// Why `--rm` keeps the source `path` (a warning, exit 2), or `nil` once it removed it (and
-    /// recorded its directory in `removals`, whose `fsync(2)` makes the removal durable:
-    /// ``synchronizeRemovals(_:quiet:)``).
+    /// Why `--rm` keeps the source `path` (a warning, exit 2), or `nil` once it removed it
+    /// through `removals` (``DirectorySyncBatch/removeFile(at:)``, whose directory `fsync(2)`
+    /// then makes the removal durable: ``synchronizeRemovals(_:quiet:)``).
     func keepReason(_ path: FilePath, hasWarnings: Bool, isDurable: Bool, force: Bool, removals: DirectorySyncBatch) -> String? {
         // The source holds bytes the output does not (trailing garbage).
         if hasWarnings { return "its output differs from it (see the warning above)" }
@@ -282,10 +282,9 @@ struct Transfer {
                 return "it has the set-user-ID, set-group-ID or sticky bit (use -f to remove it)"
             }
         }
-        if path.withCString({ unlink($0) }) != 0 {
-            return "cannot remove it: " + Errno(rawValue: errno).description
+        do { try removals.removeFile(at: path) } catch {
+            return "cannot remove it: " + (error.errno?.description ?? "\(error)")
         }
-        removals.record(path.directory)
         return nil
     }
 

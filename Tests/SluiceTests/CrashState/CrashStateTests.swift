@@ -355,13 +355,9 @@ struct CrashStateTests {
             #expect(totals.committed == 3)
             guard removingSources else { return }
             // `--rm` as the command does it once the engine is finished (its directories
-            // synced): each source's unlink, then one fsync of their directory.
+            // synced), by the same calls: each source removed, then one fsync of their directory.
             let removals = DirectorySyncBatch(system: system)
-            for index in 0..<3 {
-                let source = scratch.appending(FilePath("in\(index)"))
-                #expect(throws: Never.self) { try FileLocation(path: source).remove(system: system).get() }
-                removals.record(source.directory)
-            }
+            for index in 0..<3 { try removals.removeFile(at: scratch.appending(FilePath("in\(index)"))) }
             #expect(removals.synchronize().isEmpty)
         }
         if removingSources {
