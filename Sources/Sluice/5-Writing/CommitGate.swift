@@ -51,6 +51,8 @@ public final class CommitGate: Sendable {
         /// needs to remove (it is gone with its descriptor, at the latest when the process exits).
         var temporary: FileLocation?
         var destination: FilePath
+        /// The system calls the file was made with, which remove it.
+        var system: SystemCalls
         /// Past its commit point: renamed into place (the directory `fsync(2)` may still be
         /// running), or being renamed (``isRenaming``).
         var isCommitted: Bool
@@ -170,7 +172,7 @@ public final class CommitGate: Sendable {
 
     private static func removeUncommitted(_ state: inout State) {
         for (id, file) in state.files where !file.isCommitted {
-            file.temporary?.removeQuietly()
+            file.temporary?.removeQuietly(system: file.system)
             state.files[id] = nil
         }
     }
@@ -207,10 +209,11 @@ public final class CommitGate: Sendable {
     /// leaves one behind, since none is created once the gate is closed, and one whose creation
     /// was under way when it closed is removed here before ``removeUncommitted()`` returns.
     ///
+    /// - Parameter system: the calls `create` makes the file with, which close and remove it.
     /// - Throws: `CancellationError` if the gate is closed (nothing left); what `create`
     ///   throws.
     func register(
-        destination: FilePath, create: () throws(FileError) -> (FileDescriptor, FileLocation?)
+        destination: FilePath, system: SystemCalls = .live, create: () throws(FileError) -> (FileDescriptor, FileLocation?)
     ) throws -> (Ticket, FileDescriptor, FileLocation?) {
         let ticket = try state.withLock { state throws in
             guard !state.isClosed else { throw CancellationError() }
@@ -223,11 +226,11 @@ public final class CommitGate: Sendable {
             state.creating -= 1
             let (descriptor, temporary) = try created.get()
             guard !state.isClosed else {
-                try? descriptor.close()
-                temporary?.removeQuietly()
+                try? descriptor.close(system: system)
+                temporary?.removeQuietly(system: system)
                 throw CancellationError()
             }
-            state.files[ticket.id] = File(temporary: temporary, destination: destination, isCommitted: false)
+            state.files[ticket.id] = File(temporary: temporary, destination: destination, system: system, isCommitted: false)
             return (ticket, descriptor, temporary)
         }
     }

@@ -277,7 +277,7 @@ public actor FileSink: ChunkSink {
         let location = location
         let system = system
         let named = options.closesSealedFile
-        let (ticket, descriptor, temporary) = try gate.register(destination: destination) { () throws(FileError) in
+        let (ticket, descriptor, temporary) = try gate.register(destination: destination, system: system) { () throws(FileError) in
             try Self.createTemporaryFile(beside: location, mode: creationMode, system: system, named: named)
         }
         state = .open(descriptor, .replacing(temporary: temporary, ticket: ticket))
