@@ -45,13 +45,16 @@ extension TreeCopyRun {
                 // Its attributes through its own descriptor (no link planted in its place is
                 // followed, no directory renamed there is changed).
                 let directory = try navigate(to: index)
-                // Links and nodes made in it: no file's rename made them durable.
-                if options.sink.synchronize, directoriesWithNodes.contains(index) { try directory.synchronize() }
+                let setsAttributes = options.preservesAttributes || !record.existed
                 if options.preservesAttributes {
                     try apply(record.status, attributes: record.attributes, to: .directory(directory))
                 } else if !record.existed {
                     try directory.setPermissions(to: record.status.permissions & 0o7777 & ~umask)
                 }
+                // Its attributes just set, and the links and nodes made in it (no file's rename
+                // made them durable): one fsync(2) of the directory after both. (Found by the
+                // crash-state explorer: a read-only directory could come back writable.)
+                if options.sink.synchronize, setsAttributes || directoriesWithNodes.contains(index) { try directory.synchronize() }
                 let parent = try record.parent.map { try navigate(to: $0) } ?? targetParent
                 // The new directory's name reaches the device with its parent.
                 if options.sink.synchronize, !record.existed, lastSynchronized != .some(record.parent) {

@@ -12,9 +12,10 @@
 ///   (a file byte for byte, with its size), or is absent where it was absent before or after;
 ///   never a prefix, zeros or a mix, and never a file that was there before and is there after
 ///   gone at once;
-/// - any other path is a directory of the final state, or a leftover recognisable by its name
-///   (`.sluice-*`);
+/// - any other path is a leftover recognisable by its name (`.sluice-<12>.tmp`): a directory,
+///   a link or a file the operation makes is there only under its final name;
 /// - a file at its final name with its final content has a mode no wider than its final one;
+///   a directory being made, none wider than its final one or `0700`;
 /// - a source that may be removed is absent only where its copy is complete;
 /// - once the command returned (the crash point after the last operation) every state is the
 ///   final one on every path (durability).
@@ -54,10 +55,7 @@ struct CrashExplorer {
         for point in 0...operations.count {
             report.points += 1
             let pending = (0..<point).filter { index in
-                guard operations[index].domain != nil else { return false }
-                return !(index + 1..<point).contains { later in
-                    operations[later].sync.map { operations[index].isMadeDurable(by: $0) } ?? false
-                }
+                operations[index].domain != nil && !operations[index].isMadeDurable(by: operations[(index + 1)..<point])
             }
             // A bound below every combination: the chosen ones first (each lost alone, each pair).
             let exhaustive = pending.count <= exhaustiveLimit && 1 << pending.count <= maximumStatesPerPoint
@@ -108,13 +106,25 @@ struct CrashExplorer {
                 continue
             }
             if let now {
-                if now != before && now != after {
-                    // A directory's entries are checked on their own paths.
-                    if case .directory = now, before == .directory || after == .directory { continue }
+                guard now != before && now != after else { continue }
+                switch (now, after) {
+                case (.file(let content, let mode), .file(let finalContent, let finalMode)?) where content == finalContent:
+                    // Complete, its bits not yet the final ones: never wider than those.
+                    if mode & ~finalMode != 0 {
+                        messages.append("'\(name)' is complete with mode \(String(mode, radix: 8)), wider than its final \(String(finalMode, radix: 8))")
+                    }
+                case (.directory(let mode), _):
+                    // Its entries are checked on their own paths; a directory being made is
+                    // private to its owner (`0700 | mode`) until its attributes come.
+                    guard case .directory(let finalMode)? = after ?? before else {
+                        messages.append("'\(name)' is a directory, neither old nor new")
+                        break
+                    }
+                    if mode & ~(finalMode | 0o700) != 0 {
+                        messages.append("'\(name)' is a directory of mode \(String(mode, radix: 8)), wider than \(String(finalMode, radix: 8)) and 700")
+                    }
+                default:
                     messages.append("'\(name)' holds neither its old nor its new entry: \(Self.show(now))")
-                }
-                if now == after, case .file(_, let mode) = now, case .file(_, let finalMode)? = after, mode & ~finalMode != 0 {
-                    messages.append("'\(name)' is complete with mode \(String(mode, radix: 8)), wider than its final \(String(finalMode, radix: 8))")
                 }
             } else if before != nil && after != nil {
                 messages.append("'\(name)' is gone: neither its old entry nor its new one is there")
@@ -123,7 +133,6 @@ struct CrashExplorer {
         for (path, entry) in entries where initial[path] == nil && final[path] == nil {
             let lastComponent = path.split(separator: UInt8(ascii: "/")).last.map(Array.init) ?? path
             if FileDescriptor.isTemporaryName(lastComponent) { continue }
-            if case .directory = entry { continue }
             messages.append("'\(String(decoding: path, as: UTF8.self))' is neither an old nor a new entry: \(Self.show(entry))")
         }
         for (source, copy) in removals where entries[source] == nil && initial[source] != nil && entries[copy] != final[copy] {
@@ -137,7 +146,7 @@ struct CrashExplorer {
         case nil: "absent"
         case .file(let content, let mode)?:
             "a file of \(content.count) bytes (\(content.allSatisfy { $0 == 0 } ? "all zeros" : "data")), mode \(String(mode, radix: 8))"
-        case .directory?: "a directory"
+        case .directory(let mode)?: "a directory of mode \(String(mode, radix: 8))"
         case .symbolicLink(let target)?: "a link to '\(String(decoding: target, as: UTF8.self))'"
         case .special(let mode)?: "a node of mode \(String(mode, radix: 8))"
         }

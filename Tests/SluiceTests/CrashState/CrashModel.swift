@@ -28,7 +28,7 @@ struct CrashModel: Hashable {
     /// What a path shows in this state: the kind and content a check compares.
     enum Entry: Hashable {
         case file(content: [UInt8], mode: UInt32)
-        case directory
+        case directory(mode: UInt32)
         case symbolicLink(target: [UInt8])
         case special(mode: UInt32)
     }
@@ -43,8 +43,8 @@ struct CrashModel: Hashable {
                 let childPath = path.isEmpty ? name : path + [UInt8(ascii: "/")] + name
                 switch nodes[child] {
                 case .file(_, _, let mode)?: found[childPath] = .file(content: content(of: child) ?? [], mode: mode)
-                case .directory?:
-                    found[childPath] = .directory
+                case .directory(_, let mode)?:
+                    found[childPath] = .directory(mode: mode)
                     pending.append((childPath, child))
                 case .symbolicLink(let target)?: found[childPath] = .symbolicLink(target: target)
                 case .special(let mode)?: found[childPath] = .special(mode: mode)
@@ -133,8 +133,11 @@ struct CrashOperation: Hashable, Sendable, CustomStringConvertible {
     /// Set for `fsync` and `syncfs`.
     var sync: Sync?
     /// The node whose sync makes this operation durable (a file for its data, size and mode, a
-    /// directory for its entries); `nil` for a ``Effect/makeNode(_:_:)``, always kept.
+    /// directory for its entries and mode); `nil` for what a crash cannot lose: a
+    /// ``Effect/makeNode(_:_:)`` and what the model does not keep (``Effect/none``).
     var domain: Int?
+    /// A rename's other directory, when it has one: both must be synced (or the file system).
+    var otherDomain: Int?
 
     var description: String {
         switch effect {
@@ -155,12 +158,19 @@ struct CrashOperation: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Whether a sync of `sync` makes this operation durable.
-    func isMadeDurable(by sync: Sync) -> Bool {
+    /// Whether the syncs in `later` (the calls after this one, before the crash) make this
+    /// operation durable: a `syncfs`, or an `fsync` of its node (of both directories of a rename
+    /// between two).
+    func isMadeDurable<Later: Sequence<CrashOperation>>(by later: Later) -> Bool {
         guard let domain else { return false }
-        switch sync {
-        case .fileSystem: return true
-        case .node(let node): return node == domain
+        var synced: Set<Int> = []
+        for sync in later.lazy.compactMap(\.sync) {
+            switch sync {
+            case .fileSystem: return true
+            case .node(let node): synced.insert(node)
+            }
+            if synced.contains(domain) && otherDomain.map(synced.contains) ?? true { return true }
         }
+        return false
     }
 }

@@ -25,7 +25,6 @@ final class CrashRecorder: @unchecked Sendable {
 
     private let lock = LockedValue(())
     private var nodes: [Key: Int] = [:]
-    private var descriptors: [CInt: Int] = [:]
     private var nextNode = 1
     /// The model with every operation kept: what the recorder resolves names and sizes against.
     private var live = CrashModel()
@@ -111,10 +110,7 @@ final class CrashRecorder: @unchecked Sendable {
             }
         }
         system.close = { descriptor in
-            self.recording("close") { base.close(descriptor) } record: { _ in
-                self.descriptors[descriptor] = nil
-                return []
-            }
+            self.recording("close") { base.close(descriptor) } record: { _ in [] }
         }
         system.write = { descriptor, buffer, count in
             self.writing(descriptor) { base.write(descriptor, buffer, count) } bytes: { written in
@@ -133,7 +129,7 @@ final class CrashRecorder: @unchecked Sendable {
         }
         system.fsync = { descriptor in
             self.recording("fsync") { base.fsync(descriptor) } record: { _ in
-                self.descriptors[descriptor].map { [CrashOperation(call: "fsync", effect: .none, sync: .node($0), domain: nil)] } ?? []
+                self.node(of: descriptor).map { [CrashOperation(call: "fsync", effect: .none, sync: .node($0), domain: nil)] } ?? []
             }
         }
         system.synchronizeFileSystem = { descriptor in
@@ -148,19 +144,19 @@ final class CrashRecorder: @unchecked Sendable {
         }
         system.truncate = { descriptor, size in
             self.recording("ftruncate") { base.truncate(descriptor, size) } record: { _ in
-                self.descriptors[descriptor].map { [CrashOperation(call: "ftruncate", effect: .size(node: $0, size: Int(size)), domain: $0)] } ?? []
+                self.node(of: descriptor).map { [CrashOperation(call: "ftruncate", effect: .size(node: $0, size: Int(size)), domain: $0)] } ?? []
             }
         }
         system.copyFileRange = { source, sourceOffset, destination, destinationOffset, count in
             self.recording("copy_file_range") { base.copyFileRange(source, sourceOffset, destination, destinationOffset, count) } record: { copied in
-                guard let node = self.descriptors[destination] else { return [] }
+                guard let node = self.node(of: destination) else { return [] }
                 return self.dataOperations("copy_file_range", node: node, offset: Int(destinationOffset), bytes: Self.read(source, at: sourceOffset, count: copied))
             }
         }
         system.clone = { destination, source in
             self.recording("ioctl") { base.clone(destination, source) } record: { _ in
                 // The destination is now the whole source (its descriptor may be write-only).
-                guard let node = self.descriptors[destination] else { return [] }
+                guard let node = self.node(of: destination) else { return [] }
                 var raw = stat()
                 fstat(source, &raw)
                 let bytes = Self.read(source, at: 0, count: Int(raw.st_size))
@@ -207,7 +203,7 @@ final class CrashRecorder: @unchecked Sendable {
         }
         system.setPermissions = { descriptor, mode in
             self.recording("fchmod") { base.setPermissions(descriptor, mode) } record: { _ in
-                self.descriptors[descriptor].map { [CrashOperation(call: "fchmod", effect: .mode(node: $0, mode: UInt32(mode) & 0o7777), domain: $0)] } ?? []
+                self.node(of: descriptor).map { [CrashOperation(call: "fchmod", effect: .mode(node: $0, mode: UInt32(mode) & 0o7777), domain: $0)] } ?? []
             }
         }
         system.setPermissionsAt = { directory, path, mode in
@@ -217,10 +213,10 @@ final class CrashRecorder: @unchecked Sendable {
             }
         }
         system.setOwner = { descriptor, user, group in
-            self.recording("fchownat") { base.setOwner(descriptor, user, group) } record: { _ in self.metadata("fchownat", self.descriptors[descriptor]) }
+            self.recording("fchownat") { base.setOwner(descriptor, user, group) } record: { _ in self.metadata("fchownat", self.node(of: descriptor)) }
         }
         system.setTimes = { descriptor, times in
-            self.recording("utimensat") { base.setTimes(descriptor, times) } record: { _ in self.metadata("utimensat", self.descriptors[descriptor]) }
+            self.recording("utimensat") { base.setTimes(descriptor, times) } record: { _ in self.metadata("utimensat", self.node(of: descriptor)) }
         }
         system.setTimesAt = { directory, path, times in
             let node = self.lock.withLock { _ in self.entryNode(directory, path) }
@@ -232,12 +228,12 @@ final class CrashRecorder: @unchecked Sendable {
         }
         system.setExtendedAttribute = { descriptor, name, value in
             self.recording("fsetxattr") { base.setExtendedAttribute(descriptor, name, value) } record: { _ in
-                self.metadata("fsetxattr", self.descriptors[descriptor])
+                self.metadata("fsetxattr", self.node(of: descriptor))
             }
         }
         system.removeExtendedAttribute = { descriptor, name in
             self.recording("fremovexattr") { base.removeExtendedAttribute(descriptor, name) } record: { _ in
-                self.metadata("fremovexattr", self.descriptors[descriptor])
+                self.metadata("fremovexattr", self.node(of: descriptor))
             }
         }
         system.setEntryExtendedAttribute = { path, name, value in
@@ -259,8 +255,10 @@ final class CrashRecorder: @unchecked Sendable {
         lock.withLock { _ in
             let result = call()
             if case .success(let value) = result {
-                calls.append(name)
-                for operation in record(value) {
+                let made = record(value)
+                // Named only when it acts on the scenario's files (what strace is compared on).
+                if !made.isEmpty { calls.append(name) }
+                for operation in made {
                     operations.append(operation)
                     live.apply(operation)
                 }
@@ -275,7 +273,7 @@ final class CrashRecorder: @unchecked Sendable {
         // The offset before the write: where its bytes go (a seek past the end made a hole).
         let offset = lseek(descriptor, 0, SEEK_CUR)
         return recording(name, call) { written in
-            guard let node = descriptors[descriptor], offset >= 0 else { return [] }
+            guard let node = node(of: descriptor), offset >= 0 else { return [] }
             return dataOperations(name, node: node, offset: Int(offset), bytes: bytes(written))
         }
     }
@@ -329,7 +327,6 @@ final class CrashRecorder: @unchecked Sendable {
             } else if flags & O_TRUNC != 0, let node = nodes[key] {
                 made.append(CrashOperation(call: "openat", effect: .size(node: node, size: 0), domain: node))
             }
-            descriptors[descriptor] = nodes[key]
             if !made.isEmpty {
                 calls.append("openat")
                 for operation in made {
@@ -348,9 +345,11 @@ final class CrashRecorder: @unchecked Sendable {
         let (source, target) = lock.withLock { _ in (parent(fromDirectory, from), parent(toDirectory, to)) }
         return recording(name, call) { _ in
             guard let (fromParent, fromName) = source, let (toParent, toName) = target else { return [] }
-            return [CrashOperation(
+            var operation = CrashOperation(
                 call: name, effect: .rename(fromDirectory: fromParent, fromName: fromName, toDirectory: toParent, toName: toName),
-                domain: toParent)]
+                domain: toParent)
+            if fromParent != toParent { operation.otherDomain = fromParent }
+            return [operation]
         }
     }
 
@@ -372,11 +371,21 @@ final class CrashRecorder: @unchecked Sendable {
         }
     }
 
+    /// A call on `node` that changes nothing the model keeps (owner, times, extended
+    /// attributes): in the trace, never a pending operation of a crash point.
     private func metadata(_ name: String, _ node: Int?) -> [CrashOperation] {
-        node.map { [CrashOperation(call: name, effect: .none, domain: $0)] } ?? []
+        node.map { _ in [CrashOperation(call: name, effect: .none, domain: nil)] } ?? []
     }
 
     // MARK: Resolving (with the lock held)
+
+    /// The node the open descriptor is, by its device and inode now (never a table of
+    /// descriptors, which a close outside the seam would leave stale).
+    private func node(of descriptor: CInt) -> Int? {
+        var raw = stat()
+        guard fstat(descriptor, &raw) == 0 else { return nil }
+        return nodes[Key(device: UInt64(raw.st_dev), inode: UInt64(raw.st_ino))]
+    }
 
     /// The node of the directory that holds `path` (relative to `directory`) and its last
     /// component; `nil` outside the model.
@@ -404,7 +413,7 @@ final class CrashRecorder: @unchecked Sendable {
     private func linkedNode(_ directory: CInt, _ from: UnsafePointer<CChar>, _ flags: CInt) -> Int? {
         let path = String(cString: from)
         if flags & CSluiceShims_AT_SYMLINK_FOLLOW != 0, path.hasPrefix("/proc/self/fd/"), let number = CInt(path.dropFirst(14)) {
-            return descriptors[number]
+            return node(of: number)
         }
         return entryNode(directory, from)
     }

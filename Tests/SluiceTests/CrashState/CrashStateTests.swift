@@ -376,6 +376,8 @@ struct CrashStateTests {
             chmod(source.appending("d/b").description, 0o600)
             link(source.appending("a").description, source.appending("d/a-again").description)
             symlink("../a", source.appending("d/to-a").description)
+            // Read-only once copied: its bits come last, after its entries.
+            chmod(source.appending("d").description, 0o550)
         }) { scratch, system in
             var options = ManyFileCopy.Options(width: 2)
             options.syncBatchWaitMilliseconds = 600_000
