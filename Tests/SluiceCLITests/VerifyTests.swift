@@ -24,7 +24,6 @@ struct VerifyTests {
         #expect(!sandbox.exists("out"))
     }
 
-    /// `-v` says so; the outputs are what they would be without `--verify`.
     /// A sparse file whose data ends in a hole, through the pipeline: read back at its full
     /// size (the size is set before the read-back), verified, and still sparse. Its source is
     /// read through read(2), not its hole map; the holes come back as zero blocks.
@@ -41,6 +40,7 @@ struct VerifyTests {
         #expect(allocated < 1 << 20, "\(allocated) bytes allocated")
     }
 
+    /// `-v` says so; the outputs are what they would be without `--verify`.
     @Test func verboseReportsVerifiedForEachCommand() async throws {
         let sandbox = try Sandbox()
         let data = pattern(count: 3 * (1 << 20) + 5)

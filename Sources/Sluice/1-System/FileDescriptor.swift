@@ -76,8 +76,9 @@ public struct FileDescriptor: Sendable, Hashable {
     }
 
     /// Whether `name` is one ``uniqueName(prefix:)`` made with a prefix starting `.sluice-`:
-    /// a temporary file of Sluice's (a destination's, a spill file's) that a crash or a
-    /// `SIGKILL` left behind. Such a file is never removed automatically (a run still under way
+    /// `.sluice-<12 letters and digits>.tmp` (a destination's temporary file) or
+    /// `.sluice-<word>-<12>.tmp` (`.sluice-spill-…`, a spill file's), as a crash or a `SIGKILL`
+    /// may leave one behind. Such a file is never removed automatically (a run still under way
     /// may own it) and never copied by a tree copy.
     static func isTemporaryName(_ name: [UInt8]) -> Bool {
         let prefix = Array(".sluice-".utf8)

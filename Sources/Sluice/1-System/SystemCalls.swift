@@ -24,7 +24,9 @@ import Musl
 /// `fsetxattr` and `fremovexattr`, and by name `fchmodat`, `utimensat`, `fchownat`, `lsetxattr`,
 /// `lremovexattr`), `mkdirat`, `symlinkat`, `mknodat`, the many-file batch's `syncfs` and
 /// `sync_file_range`, and `fstat` of a file whose holes are mapped. So a recorder of the seam sees
-/// every call that changes what is on disk (the tests' crash-state explorer). Reads of metadata
+/// every call that changes what is on disk (the tests' crash-state explorer), but for a push
+/// buffer's spill file (``PushBuffer``'s overflow to disk), which is unlinked as soon as it is made and so is
+/// never part of what a crash leaves under a name but for that instant. Reads of metadata
 /// elsewhere (`stat`, `fcntl`, `poll`, `getxattr`) are not part of it.
 public struct SystemCalls: Sendable {
     /// `read(2)`: reads up to `count` bytes into the buffer; 0 at end of file.

@@ -88,18 +88,15 @@ actor FileReader {
             }
             // A file with as many blocks as bytes has no hole to find (as cp decides): no
             // SEEK_DATA and SEEK_HOLE probes.
-            if findsHoles && status.kind == .regular && status.size > 0 && status.allocatedBytes < status.size {
+            if status.kind == .regular && status.size > 0 && status.allocatedBytes < status.size,
+                case .success(let offset) = system.seek(descriptor!.rawValue, 0, SEEK_CUR) {
+                // Its map, checked once for every reader of it (a kernel copy follows it too).
+                let map = HoleMap.read(descriptor!, size: status.size, system: system)
+                // A map that hides data is not followed: all is read, zero blocks become holes.
+                distrustsHoleMap = map.map { !$0.agrees(withAllocated: status.allocatedBytes) } ?? false
                 // From where the descriptor stands: 0 for a file opened here.
-                if case .success(let offset) = system.seek(descriptor!.rawValue, 0, SEEK_CUR) {
-                    let map = HoleMap.read(descriptor!, size: status.size, system: system)
-                    if let map, !map.agrees(withAllocated: status.allocatedBytes) {
-                        // A map that hides data: read it all, and let zero blocks become holes.
-                        distrustsHoleMap = true
-                    } else {
-                        extents = ExtentCursor(offset: offset)
-                    }
-                    _ = system.seek(descriptor!.rawValue, offset, SEEK_SET)
-                }
+                if findsHoles && !distrustsHoleMap { extents = ExtentCursor(offset: offset) }
+                _ = system.seek(descriptor!.rawValue, offset, SEEK_SET)
             }
             return status
         } catch let error as Errno {

@@ -21,9 +21,9 @@ public enum SparseMode: String, Sendable, Hashable, CaseIterable {
     }
 
     /// Whether a source is read by its hole map (`SEEK_DATA`/`SEEK_HOLE`): not with ``never``,
-    /// and not when the copy is `verifying` it (`--verify` reads the source through `read(2)`
-    /// alone, never through a map that may hide data; the copy then finds holes as whole zero
-    /// blocks instead). The `findsHoles` to open a source with.
+    /// and not when the copy is `verifying` it (the CRC-32 a verification checks is then of the
+    /// bytes `read(2)` gave, never of a map's holes, which may hide data; the copy finds its holes
+    /// as whole zero blocks instead). The `findsHoles` to open a source with.
     public func findsHoles(verifying: Bool) -> Bool {
         self != .never && !verifying
     }

@@ -31,8 +31,9 @@ extension TreeWalker {
         /// The entry as a ``FileLocation``: its name in ``parent``.
         public var location: FileLocation { FileLocation(name: name, in: parent, path: path) }
 
-        /// Whether the entry is named as Sluice names its temporary files
-        /// (`.sluice-<12 letters and digits>.tmp`): one a crash or a `SIGKILL` left behind, or
+        /// Whether the entry is a regular file named as Sluice names its temporary files
+        /// (`.sluice-<12 lowercase letters and digits>.tmp`, or `.sluice-spill-<12>.tmp` for a
+        /// spill file): one a crash or a `SIGKILL` left behind, or
         /// one a run still under way owns. A tree copy never copies it, and nothing removes it
         /// automatically.
         public var isSluiceTemporaryFile: Bool { status.kind == .regular && FileDescriptor.isTemporaryName(name.bytes) }

@@ -38,25 +38,33 @@ public final class ManyFileJobRunner: FileJobRunner {
     ///   - progress: the operation's progress, shared with other runners or engines (created
     ///     with `totalIsGrowing`; its owner finishes it); `nil`: the engine's own, finished by
     ///     ``waitForAll()``.
+    ///   - completesTotal: whether the walk's end completes the totals of a shared `progress`
+    ///     (the last tree of the operation); an own progress is always completed then.
     /// - Precondition: `width` and `byteBudget` >= 1.
     public convenience init(
         width: Int = ManyFileCopy.Options.defaultWidth, byteBudget: Int = 32 << 20, progress: ManyFilesProgress? = nil,
-        onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
+        completesTotal: Bool = false, onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
     ) {
-        self.init(options: .init(width: width, byteBudget: byteBudget), progress: progress, system: .live, onOutcome: onOutcome)
+        self.init(
+            options: .init(width: width, byteBudget: byteBudget), progress: progress, completesTotal: completesTotal, system: .live,
+            onOutcome: onOutcome)
     }
 
     /// The seam for tests: an engine made with `options` (of which the width, the byte budget
     /// and the batch's wait are used), with the system calls of the engine's files.
     init(
-        options: ManyFileCopy.Options, progress: ManyFilesProgress? = nil, system: SystemCalls,
+        options: ManyFileCopy.Options, progress: ManyFilesProgress? = nil, completesTotal: Bool = false, system: SystemCalls,
         onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void
     ) {
         engine = ManyFileCopy(
             options: options, progress: progress ?? ManyFilesProgress(totalIsGrowing: true), ownsProgress: progress == nil,
             system: system)
+        self.completesTotal = completesTotal || progress == nil
         self.onOutcome = onOutcome
     }
+
+    /// Whether ``waitForAll()`` completes the progress's totals.
+    private let completesTotal: Bool
 
     /// The engine's totals once ``waitForAll()`` returned; `nil` before.
     public var totals: ManyFileCopy.Totals? { finished.withLock { $0 } }
@@ -95,9 +103,10 @@ public final class ManyFileJobRunner: FileJobRunner {
     }
 
     /// Finishes the engine: waits for every file, syncs each directory renamed into once. The
-    /// engine's own progress ends here; a shared one keeps growing until its owner finishes it.
+    /// walk is over: the totals are complete (of a shared progress, only with `completesTotal`).
+    /// The engine's own progress ends here; a shared one when its owner finishes it.
     public func waitForAll() async {
-        if engine.ownsProgress { engine.totalIsComplete() }
+        if completesTotal { engine.totalIsComplete() }
         let totals = await engine.finish()
         finished.withLock { $0 = totals }
     }

@@ -94,11 +94,6 @@ extension RegularFileCopy {
         record: (Int64) -> Void
     ) throws {
         var findsHoles = findsHoles
-        if findsHoles, case .success(let raw) = sourceSystem.status(descriptor.rawValue),
-            let map = HoleMap.read(descriptor, size: size, system: sourceSystem),
-            !map.agrees(withAllocated: FileStatus(raw).allocatedBytes) {
-            findsHoles = false  // a map that hides data is not followed: the whole file is copied
-        }
         var offset: Int64 = 0
         var done: Int64 = 0  // counted in progress
         while offset < size {

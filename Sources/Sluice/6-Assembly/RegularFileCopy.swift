@@ -185,7 +185,8 @@ public struct RegularFileCopy: Sendable {
         var chain = CopyPath.chain(
             source: source.status, sourceFileSystem: sourceFileSystem, destinationFileSystem: destinationFileSystem,
             reflink: options.reflink, sparse: options.sparse, kernelCopyLimit: options.kernelCopyLimit)
-        // A map not to be trusted is not followed: a clone needs none, the pipeline reads it all.
+        // A map not to be trusted (checked when the source was opened) is not followed: a clone
+        // needs none, the pipeline reads it all.
         if source.reader.distrustsHoleMap { chain.removeAll { $0 == .kernelCopy } }
         if chain.isEmpty {
             throw cannotClone(

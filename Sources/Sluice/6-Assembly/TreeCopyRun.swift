@@ -68,8 +68,8 @@ final class TreeCopyRun {
     /// device or socket was made: synced in the final pass, as no file's rename covers them.
     var directoriesWithNodes: Set<Int?> = []
     /// Temporary files of Sluice's found in the source (``FileDescriptor/isTemporaryName(_:)``),
-    /// passed over.
-    var leftovers: [FilePath] = []
+    /// passed over: the first, and how many.
+    var leftovers: (first: FilePath?, count: Int) = (nil, 0)
 
     init(copy: TreeCopy, onFailure: @escaping @Sendable (any Error) -> Void) throws {
         self.copy = copy
@@ -142,7 +142,7 @@ final class TreeCopyRun {
             case .leaveDirectory(let entry): leaveDirectory(entry)
             case .file(let entry) where entry.depth > 0 && entry.isSluiceTemporaryFile:
                 // Left by an interrupted run (of this tree's own copy, maybe): never copied.
-                leftovers.append(entry.path)
+                leftovers = (leftovers.first ?? entry.path, leftovers.count + 1)
             case .file(let entry): try await copyEntry(entry)
             }
         }

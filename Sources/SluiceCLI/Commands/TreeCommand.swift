@@ -28,11 +28,13 @@ enum TreeCommand {
         // What the last line's "error" says: the sources that failed whole, the entries that failed.
         var sourceFailures: [String] = []
         var failedEntries = 0
-        for source in options.sources {
+        var cancelled = false
+        for (position, source) in options.sources.enumerated() {
             let verbose = common.verbose
-            // How each file is copied is the tree's options' (treeOptions.file, chunkSize).
+            // How each file is copied is the tree's options' (treeOptions.file, chunkSize); the
+            // last tree's walk completes the totals.
             let runner = ManyFileJobRunner(
-                width: common.jobs, progress: progress,
+                width: common.jobs, progress: progress, completesTotal: position == options.sources.count - 1,
                 onOutcome: { outcome in
                     // One line per file as it finishes; its snapshot names the file and its index.
                     if json { Console.writeError(outcome.progress.jsonLine() + "\n") }
@@ -67,6 +69,7 @@ enum TreeCommand {
                             + "\(report.failures) failed")
                 }
             } catch is CancellationError {
+                cancelled = true
                 break
             } catch {
                 if CommitGate.shared.interruption != nil { break }
@@ -75,7 +78,7 @@ enum TreeCommand {
                 status = ExitStatus.failure
             }
         }
-        let interrupted = CommitGate.shared.interruption != nil
+        let interrupted = cancelled || CommitGate.shared.interruption != nil
         let last = progress.finish(interrupted: interrupted)
         let failures = sourceFailures + (failedEntries > 0 ? ["\(failedEntries) entries failed"] : [])
         let ending: ProgressDisplay.Ending = interrupted ? .interrupted

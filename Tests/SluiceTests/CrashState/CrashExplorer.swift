@@ -57,7 +57,8 @@ struct CrashExplorer {
             let pending = (0..<point).filter { index in
                 operations[index].domain != nil && !operations[index].isMadeDurable(by: operations[(index + 1)..<point])
             }
-            // A bound below every combination: the chosen ones first (each lost alone, each pair).
+            // A bound below every combination: the chosen ones first (all kept, all lost, each
+            // lost alone, each kept alone, each pair lost), then the seeded ones.
             let exhaustive = pending.count <= exhaustiveLimit && 1 << pending.count <= maximumStatesPerPoint
             for lost in Self.lostSets(pending, exhaustiveLimit: exhaustive ? exhaustiveLimit : -1, samples: samples, generator: &generator)
                 .prefix(maximumStatesPerPoint) {
