@@ -47,6 +47,8 @@ public struct ScratchDirectory: Sendable {
 
     private static func removeTree(_ path: FilePath) {
         if let status = try? FileStatus.of(path, followingSymlinks: false), status.kind == .directory {
+            // A read-only directory a test made (or copied) gets its owner's bits back first.
+            if status.permissions & 0o700 != 0o700 { _ = path.withCString { chmod($0, mode_t(status.permissions | 0o700)) } }
             for name in (try? entries(in: path)) ?? [] {
                 removeTree(path.appending(name))
             }
