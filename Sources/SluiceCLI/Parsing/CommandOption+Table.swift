@@ -95,8 +95,8 @@ extension CommandOption {
     static let list = CommandOption(
         long: "list", short: "l",
         abstract: "list each gzip file, as gzip 1.12's -l: it is decoded to its end (as -t reads it) for its "
-            + "compressed size, uncompressed size and CRC-32 (of its last member, exact past 4 GiB), ratio and "
-            + "output name; with -v also method, CRC-32, date and time (the file's own)",
+            + "compressed size (the whole file's), the uncompressed size and CRC-32 of its last member (exact past "
+            + "4 GiB), ratio and output name; with -v also method, CRC-32, date and time (the file's own)",
         commands: gzip, switchesTo: .decompress)
     static let keep = CommandOption(
         long: "keep", short: "k", abstract: "keep the sources: the default (as gzip -k); --rm removes them",
