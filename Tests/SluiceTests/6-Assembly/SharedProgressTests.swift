@@ -71,16 +71,19 @@ struct SharedProgressTests {
             let progress = ManyFilesProgress(totalIsGrowing: true)
             let indices = LockedValue<[Int]>([])
             for tree in ["a", "b"] {
-                let runner = ManyFileJobRunner(options: .init(width: 2), progress: progress, system: .live) { outcome in
-                    indices.withLock { $0.append(outcome.progress.files?.currentIndex ?? -1) }
+                let isLast = tree == "b"
+                let runner = ManyFileJobRunner(options: .init(width: 2), progress: progress, completesTotal: isLast, system: .live) {
+                    outcome in indices.withLock { $0.append(outcome.progress.files?.currentIndex ?? -1) }
                 }
                 let copy = TreeCopy(
                     from: scratch.appending(FilePath(tree)), to: scratch.appending("t"),
                     options: .init(sink: .init(synchronize: false)), runner: runner)
                 let report = try await copy.run()
                 #expect(report.failures == 0)
-                #expect(progress.latest.files?.totalIsGrowing == true)
-                #expect(progress.latest.fraction == nil)
+                // Growing until the last tree's walk is over; then a fraction, below 1 until the end.
+                #expect(progress.latest.files?.totalIsGrowing == !isLast)
+                #expect((progress.latest.fraction == nil) == !isLast)
+                #expect(progress.latest.fraction ?? 0 < 1)
             }
             let last = progress.finish()
             #expect(last.files?.total == 3)
