@@ -232,8 +232,8 @@ extension ManyFileCopy {
             let device = try? Self.fileSystem(of: entry.file, known: &devices) { descriptor, device in
                 guard fileSystems[device] == nil else { return }
                 let checked = (try? descriptor.fileSystemType()).map(Self.checksPagesOfItsFiles) ?? false
-                let synced = Errno.retryingInterrupts { system.synchronizeFileSystem(descriptor.rawValue) }
-                fileSystems[device] = !checked || { if case .failure = synced { true } else { false } }()
+                let synced = (try? Errno.retryingInterrupts { system.synchronizeFileSystem(descriptor.rawValue) }.get()) != nil
+                fileSystems[device] = !synced || !checked
             }
             return device.flatMap { fileSystems[$0] } ?? true
         }

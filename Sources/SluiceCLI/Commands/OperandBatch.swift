@@ -41,8 +41,8 @@ final class OperandBatch {
     private let verb: String
     /// The command's progress: its totals are the sizes of the regular file operands (less
     /// those passed over, plus those that failed before they were regular files).
-    private let progress: ManyFilesProgress
-    private let display: ProgressDisplay?
+    private let operation: CommandProgress
+    private var progress: ManyFilesProgress { operation.progress }
     /// The files of the segments ended so far that were committed and that failed.
     private var filesCommitted = 0
     private var filesFailed = 0
@@ -68,10 +68,9 @@ final class OperandBatch {
             guard source != "-", let status = try? FileStatus.of(source), status.kind == .regular else { return nil }
             return status.size
         }
-        progress = ManyFilesProgress(totalBytes: sizes.reduce(0, +), totalFiles: sizes.count)
-        display = options.progress == .human
-            ? ProgressDisplay(hub: progress.hub, mode: .human, label: "\(verb) \(sizes.count) file" + (sizes.count == 1 ? "" : "s"))
-            : nil
+        operation = CommandProgress(
+            ManyFilesProgress(totalBytes: sizes.reduce(0, +), totalFiles: sizes.count), mode: options.progress,
+            label: "\(verb) \(sizes.count) file" + (sizes.count == 1 ? "" : "s"))
     }
 
     /// Runs `sources` through the steps `plan` gives them (decided in operand order) and
@@ -214,12 +213,10 @@ final class OperandBatch {
     /// Ends the command's progress, once, after its last operand: the last bar or JSON line.
     fileprivate func endProgress() async {
         let interrupted = stopStatus == ExitStatus.interrupted || CommitGate.shared.interruption != nil
-        let last = progress.finish(interrupted: interrupted)
-        let ending: ProgressDisplay.Ending = interrupted ? .interrupted
-            : filesFailed > 0 ? .failed("\(filesFailed) of \(filesCommitted + filesFailed) files failed")
-            : stopStatus != nil || tally.status == ExitStatus.failure ? .failed("not every operand was copied") : .completed
-        await display?.finish(ending)
-        if options.progress == .json { Console.writeError(last.jsonLine(done: true, error: ending.error) + "\n") }
+        await operation.end(
+            interrupted ? .interrupted
+                : filesFailed > 0 ? .failed("\(filesFailed) of \(filesCommitted + filesFailed) files failed")
+                : stopStatus != nil || tally.status == ExitStatus.failure ? .failed("not every operand was copied") : .completed)
     }
 
     /// Takes the outcomes the engine finished, prints their `--progress=json` lines, and

@@ -23,8 +23,9 @@ enum TreeCommand {
         // One progress for the whole command, whatever the number of trees: its totals grow as
         // each walk finds files, and it ends once, after the last tree.
         let progress = ManyFilesProgress(totalIsGrowing: true)
-        let label = options.sources.count == 1 ? "copy '\(options.sources[0])'" : "copy \(options.sources.count) sources"
-        let display = common.progress == .human ? ProgressDisplay(hub: progress.hub, mode: .human, label: label) : nil
+        let operation = CommandProgress(
+            progress, mode: common.progress,
+            label: options.sources.count == 1 ? "copy '\(options.sources[0])'" : "copy \(options.sources.count) sources")
         // What the last line's "error" says: the sources that failed whole, the entries that failed.
         var sourceFailures: [String] = []
         var failedEntries = 0
@@ -79,12 +80,8 @@ enum TreeCommand {
             }
         }
         let interrupted = cancelled || CommitGate.shared.interruption != nil
-        let last = progress.finish(interrupted: interrupted)
         let failures = sourceFailures + (failedEntries > 0 ? ["\(failedEntries) entries failed"] : [])
-        let ending: ProgressDisplay.Ending = interrupted ? .interrupted
-            : failures.isEmpty ? .completed : .failed(failures.joined(separator: "; "))
-        await display?.finish(ending)
-        if json { Console.writeError(last.jsonLine(done: true, error: ending.error) + "\n") }
+        await operation.end(interrupted ? .interrupted : failures.isEmpty ? .completed : .failed(failures.joined(separator: "; ")))
         return interrupted ? ExitStatus.interrupted : status
     }
 
