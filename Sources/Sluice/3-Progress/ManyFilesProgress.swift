@@ -41,11 +41,18 @@ public final class ManyFilesProgress: Sendable {
     /// What a snapshot reads the bytes buffered from, now and at most so far.
     typealias BufferedMeasure = @Sendable () -> (now: Int64, peak: Int64)
 
+    /// The measure in a struct of its own: a function value kept as a lock's generic value
+    /// would be reabstracted, one thunk more, each time the lock hands it out and takes it
+    /// back, so that reading it grew slower with every snapshot.
+    private struct Measure: Sendable {
+        var read: BufferedMeasure
+    }
+
     /// Where the snapshots go: subscribe before the first file starts.
     public let hub = ProgressHub()
     private let state: LockedValue<State>
     private let start = ContinuousClock.now
-    private let measure = LockedValue<BufferedMeasure>({ (0, 0) })
+    private let measure = LockedValue(Measure(read: { (0, 0) }))
 
     /// Creates the progress of an operation.
     ///
@@ -68,13 +75,13 @@ public final class ManyFilesProgress: Sendable {
 
     /// Reads the bytes buffered from `measure` from now on (an engine starting).
     func measuresBuffered(by measure: @escaping BufferedMeasure) {
-        self.measure.withLock { $0 = measure }
+        self.measure.withLock { $0.read = measure }
     }
 
     /// The bytes buffered now and at most so far, read outside the progress's own lock (it
     /// calls out to an engine).
     private func buffered() -> (now: Int64, peak: Int64) {
-        measure.withLock { $0 }()
+        measure.withLock { $0.read }()
     }
 
     /// Adds files found by a walk, and their bytes, to the totals.
