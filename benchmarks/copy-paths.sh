@@ -2,8 +2,10 @@
 # The copy paths side by side with cp (coreutils, which uses FICLONE and copy_file_range), warm,
 # each command once a round in alternating order, the destination deleted and `sync` run
 # between runs outside the timed region; medians. As root (it loop-mounts its file systems).
-#   ext4 (the directory this runs in, $TMPDIR) and a tmpfs: 1 GiB of random bytes, cp against
-#     sluice copy --no-fsync (the table's path: the pipeline) and --pipeline
+#   the file system of the directory this runs in ($TMPDIR), a journaled ext4 loop image and a
+#     tmpfs: 1 GiB of random bytes, cp against sluice copy --no-fsync (the table's path:
+#     copy_file_range on ext4 and tmpfs) and --pipeline; durable, cp then sync against sluice
+#     copy; sluice copy --verify (the pipeline there) against cp, sync, cmp
 #   XFS with reflink, a 3 GiB loop image: 1 GiB, sluice copy (clone) --no-fsync and durable, the
 #     space used before and after (df); cp for reference; --reflink=never (the pipeline)
 #   XFS without reflink: the clone refused, copy_file_range; against --pipeline and cp
@@ -14,7 +16,7 @@ set -euo pipefail
 runs=${1:-5}
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [RUNS]" >&2; exit 64; }
 [ "$(id -u)" -eq 0 ] || { echo "copy-paths.sh: loop mounts need root" >&2; exit 1; }
-for tool in cp python3 mkfs.xfs mount umount cmp du df; do
+for tool in cp python3 mkfs.xfs mkfs.ext4 mount umount cmp du df; do
   command -v "$tool" >/dev/null || { echo "copy-paths.sh: $tool is missing" >&2; exit 1; }
 done
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,8 +32,8 @@ trap cleanup EXIT
 
 now() { date +%s.%N; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-# compare NAME DST COMMAND... : runs each "label|command" given in COMMANDS (a bash array of
-# strings with DST as the destination), alternating, and prints the median of each.
+# compare DST COMMAND... : runs each "label|command" (DST as the destination, src beside it),
+# alternating, the source read into the page cache before each, and prints the median of each.
 compare() {
   local dst=$1; shift
   local -a labels=() commands=()
@@ -44,6 +46,7 @@ compare() {
     (( round % 2 )) && order=$(echo "$order" | tac)
     for index in $order; do
       rm -f "$dst"; sync
+      cat "${dst%/*}/src" > /dev/null  # page-cached, whatever the last run evicted
       start=$(now); eval "${commands[$index]}"; end=$(now)
       (( round > 0 )) && times[$index]+="$(echo "$end - $start" | bc -l) "
     done
@@ -69,16 +72,25 @@ PY
 
 echo "sluice copy paths, $runs runs each (median), $(uname -r)"
 
-for fs in ext4 tmpfs; do
+for fs in here ext4-journal tmpfs; do
   dir=$work/$fs
   mkdir -p "$dir"
-  if [ "$fs" = tmpfs ]; then mount -t tmpfs -o size=2600M tmpfs "$dir"; mounts+=("$dir"); fi
+  case $fs in
+    tmpfs) mount -t tmpfs -o size=2600M tmpfs "$dir"; mounts+=("$dir") ;;
+    ext4-journal)
+      truncate -s 3G "$work/ext4.img"; mkfs.ext4 -q -F -j "$work/ext4.img"
+      mount -o loop "$work/ext4.img" "$dir"; mounts+=("$dir") ;;
+  esac
   head -c $((1 << 30)) /dev/urandom > "$dir/src"
   cat "$dir/src" > /dev/null
   echo "$fs ($(stat -f -c %T "$dir")), 1 GiB of random bytes:"
   compare "$dir/dst" "cp|cp $dir/src $dir/dst" \
     "sluice copy --no-fsync (table)|$sluice copy --no-fsync $dir/src $dir/dst" \
     "sluice copy --no-fsync --pipeline|$sluice copy --no-fsync --pipeline $dir/src $dir/dst"
+  compare "$dir/dst" "cp; sync|cp $dir/src $dir/dst && sync" \
+    "sluice copy (durable)|$sluice copy $dir/src $dir/dst"
+  compare "$dir/dst" "cp; sync; cmp|cp $dir/src $dir/dst && sync && cmp $dir/src $dir/dst" \
+    "sluice copy --verify|$sluice copy --verify $dir/src $dir/dst"
   rm -f "$dir/dst"; "$sluice" copy -v --no-fsync "$dir/src" "$dir/dst" 2>&1 | sed 's/^/  /'; rm -f "$dir/dst"
   rm -f "$dir/src"
 done

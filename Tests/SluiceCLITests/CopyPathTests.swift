@@ -10,11 +10,25 @@ import Testing
 /// mounts are not possible).
 @Suite(.timeLimit(.minutes(1)))
 struct CopyPathTests {
-    /// On this machine's temporary directory (ext4 or tmpfs) the table says pipeline.
+    /// On this machine's temporary directory the table's path (copy_file_range on ext4 and
+    /// tmpfs): `-v` names it and says that such a copy has no CRC-32.
+    @Test func verboseNamesTheKernelCopyAndItsMissingCRC32() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write(pattern(count: 100_000), to: "source")
+        let (path, type) = (try sandbox.plainCopyPath(), try sandbox.fileSystemType())
+        try #require(path == .kernelCopy, "this test needs ext4 or tmpfs, not \(type)")
+        let result = try await CLI.run(["copy", "-v", "source", "copy"], in: sandbox)
+        #expect(result.status == 0)
+        let report = try #require(result.stderrLines.last)
+        #expect(report.contains(", by copy_file_range, no CRC-32 (the data did not pass through sluice), "), "\(report)")
+        #expect(sandbox.contents("copy") == pattern(count: 100_000))
+    }
+
+    /// `--pipeline` passes the data through sluice: `-v` gives its CRC-32.
     @Test func verboseNamesThePipelineAndItsCRC32() async throws {
         let sandbox = try Sandbox()
         try sandbox.write(pattern(count: 100_000), to: "source")
-        let result = try await CLI.run(["copy", "-v", "source", "copy"], in: sandbox)
+        let result = try await CLI.run(["copy", "-v", "--pipeline", "source", "copy"], in: sandbox)
         #expect(result.status == 0)
         let report = try #require(result.stderrLines.last)
         #expect(report.contains(", by pipeline, CRC-32 "), "\(report)")

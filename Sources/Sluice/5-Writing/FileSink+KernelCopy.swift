@@ -60,10 +60,17 @@ extension FileSink {
     /// Empties the temporary file and moves its offset back to 0, so that another path
     /// writes it from the start after a kernel copy gave up half-way.
     ///
-    /// - Throws: ``FileError`` (operation `ftruncate` or `lseek`).
+    /// A file still empty (a path refused at its first call, as a clone on XFS made without
+    /// reflink) is not truncated: XFS takes a truncated file for one being rewritten and writes
+    /// it back at its close (1 GiB by `copy_file_range` after the refused clone: 0.34 s with
+    /// the `ftruncate(2)`, against 0.23 s for `cp`).
+    ///
+    /// - Throws: ``FileError`` (operation `fstat`, `ftruncate` or `lseek`).
     func discardContents() throws(FileError) {
         guard let descriptor = temporaryDescriptor else { return }
-        try setSize(0)
+        let size: Int64
+        do { size = try descriptor.status().size } catch { throw FileError.fstat(path: destination, errno: error) }
+        if size > 0 { try setSize(0) }
         do { try descriptor.seek(to: 0, system: system) } catch {
             throw FileError.lseek(path: destination, errno: error)
         }

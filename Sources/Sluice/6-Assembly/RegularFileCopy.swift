@@ -1,7 +1,7 @@
 /// A copy of a file to a ``FileSink`` by the cheapest path the file systems allow: a clone,
 /// a copy inside the kernel, or Sluice's own pipeline (``FileCopy``).
 ///
-/// The path comes from a fixed table (``CopyPath/chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:)``,
+/// The path comes from a fixed table (``CopyPath/chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)``,
 /// by the file systems' types and the source's kind, never by probing). Each path but the last
 /// gives way to the next when the kernel refuses it (`EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`,
 /// `ENOTTY`, or `copy_file_range(2)` copying nothing before the size the source reported, as
@@ -16,10 +16,11 @@
 ///
 /// A rate limit (``FileCopy/Options/rateLimit``) takes the pipeline: a kernel copy cannot be
 /// paced. A verification (``FileCopy/Options/verification``, ``CopyVerification/sameBytes``)
-/// keeps the table's path: the pipeline checks what it wrote against the CRC-32 of what it read;
-/// a kernel copy reads the source a second time for its CRC-32, then reads the output back
-/// (so it costs one more read of the source than the pipeline's check); a clone shares the
-/// source's extents and is not read back (``VerificationOutcome/sharedExtents``).
+/// takes the path that is faster end to end: the pipeline checks what it wrote against the
+/// CRC-32 of what it read, so on ext4 and tmpfs, where a kernel copy passes the data through
+/// memory as well, a dense file goes by the pipeline; elsewhere (NFS, a sparse file) a kernel
+/// copy reads the source a second time for its CRC-32, then reads the output back; a clone
+/// shares the source's extents and is not read back (``VerificationOutcome/sharedExtents``).
 ///
 /// ```swift
 /// let source = try await FileChunks.open("in.img")
@@ -48,8 +49,8 @@ public struct RegularFileCopy: Sendable {
         /// cancellation on the kernel path. Default 4 MiB.
         public var sliceSize: Int
         /// The largest source, in bytes, copied by `copy_file_range(2)` on one file system
-        /// where the table would take the pipeline (ext4, tmpfs): see
-        /// ``CopyPath/chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:)``.
+        /// where the table would take the pipeline (a file system it does not name): see
+        /// ``CopyPath/chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)``.
         /// Default 0 (the table alone); ``ManyFileCopy`` raises it to its chunk size.
         public var kernelCopyLimit: Int64 = 0
 
@@ -184,7 +185,8 @@ public struct RegularFileCopy: Sendable {
         guard let destinationFileSystem = try await sink.fileSystemType() else { return [.pipeline] }
         var chain = CopyPath.chain(
             source: source.status, sourceFileSystem: sourceFileSystem, destinationFileSystem: destinationFileSystem,
-            reflink: options.reflink, sparse: options.sparse, kernelCopyLimit: options.kernelCopyLimit)
+            reflink: options.reflink, sparse: options.sparse, kernelCopyLimit: options.kernelCopyLimit,
+            verified: options.pipeline.verification == .sameBytes)
         // A map not to be trusted (checked when the source was opened) is not followed: a clone
         // needs none, the pipeline reads it all.
         if source.reader.distrustsHoleMap { chain.removeAll { $0 == .kernelCopy } }

@@ -27,6 +27,19 @@ final class Sandbox: Sendable {
     /// The absolute path of `name` in the sandbox.
     func path(_ name: String) -> String { root + "/" + name }
 
+    /// The sandbox's file system (`fstatfs(2)`), which decides a copy's path.
+    func fileSystemType() throws -> FileSystemType {
+        let descriptor = try FileDescriptor.open(directory.path, O_RDONLY | O_DIRECTORY)
+        return try descriptor.closeAfter { () throws in try descriptor.fileSystemType() }
+    }
+
+    /// The path `sluice copy` takes for a dense regular file within the sandbox.
+    func plainCopyPath() throws -> CopyPath {
+        let type = try fileSystemType()
+        if CopyPath.cloningFileSystems.contains(type) { return .clone }
+        return CopyPath.kernelCopyFileSystems.contains(type) ? .kernelCopy : .pipeline
+    }
+
     func path(bytes name: [UInt8]) -> [UInt8] { Array(root.utf8) + [UInt8(ascii: "/")] + name }
 
     func write(_ bytes: [UInt8], to name: String) throws {

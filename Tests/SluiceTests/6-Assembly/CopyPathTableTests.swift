@@ -15,11 +15,11 @@ import Testing
     static func chain(
         _ source: FileSystemType, _ destination: FileSystemType, reflink: ReflinkMode = .auto,
         sparse: SparseMode = .auto, kind: FileStatus.Kind = .regular, size: Int64 = 1 << 20, allocated: Int64? = nil,
-        kernelCopyLimit: Int64 = 0
+        kernelCopyLimit: Int64 = 0, verified: Bool = false
     ) throws -> [CopyPath] {
         CopyPath.chain(
             source: try status(kind: kind, size: size, allocated: allocated), sourceFileSystem: source, destinationFileSystem: destination,
-            reflink: reflink, sparse: sparse, kernelCopyLimit: kernelCopyLimit)
+            reflink: reflink, sparse: sparse, kernelCopyLimit: kernelCopyLimit, verified: verified)
     }
 
     @Test(arguments: [FileSystemType.xfs, .btrfs])
@@ -31,10 +31,30 @@ import Testing
     }
 
     @Test(arguments: [FileSystemType.ext4, .tmpfs])
-    func ext4AndTmpfsUseThePipeline(type: FileSystemType) throws {
-        #expect(try Self.chain(type, type) == [.pipeline])
-        #expect(try Self.chain(type, type, reflink: .never) == [.pipeline])
+    func ext4AndTmpfsCopyInTheKernel(type: FileSystemType) throws {
+        #expect(try Self.chain(type, type) == [.kernelCopy, .pipeline])
+        #expect(try Self.chain(type, type, reflink: .never) == [.kernelCopy, .pipeline])
         #expect(try Self.chain(type, type, reflink: .always) == [])
+        #expect(try Self.chain(type, type, sparse: .never) == [.pipeline])
+        #expect(try Self.chain(type, type, sparse: .always) == [.pipeline])
+        #expect(try Self.chain(type, type, size: 0) == [.pipeline])
+    }
+
+    /// A verified copy of a dense file reads its data once through the pipeline rather than
+    /// twice after a kernel copy; a sparse one keeps the kernel copy of its few extents, and on
+    /// NFS the kernel copy is the server's.
+    @Test(arguments: [FileSystemType.ext4, .tmpfs])
+    func aVerifiedDenseCopyOnExt4OrTmpfsTakesThePipeline(type: FileSystemType) throws {
+        #expect(try Self.chain(type, type, verified: true) == [.pipeline])
+        #expect(try Self.chain(type, type, allocated: 64 << 10, verified: true) == [.kernelCopy, .pipeline])
+        #expect(try Self.chain(.nfs, .nfs, verified: true) == [.kernelCopy, .pipeline])
+        #expect(try Self.chain(.xfs, .xfs, verified: true) == [.clone, .kernelCopy, .pipeline])
+    }
+
+    @Test func aFileSystemNotInTheTableUsesThePipeline() throws {
+        let other = FileSystemType(rawValue: 0xF2F5_2010)  // F2FS
+        #expect(try Self.chain(other, other) == [.pipeline])
+        #expect(try Self.chain(other, other, allocated: 64 << 10) == [.kernelCopy, .pipeline])
     }
 
     @Test(arguments: [FileSystemType.ext4, .tmpfs])
@@ -48,8 +68,9 @@ import Testing
         #expect(try Self.chain(.ext4, .tmpfs, allocated: 64 << 10) == [.pipeline])
     }
 
-    @Test(arguments: [FileSystemType.ext4, .tmpfs])
-    func aFileUpToTheKernelCopyLimitIsCopiedInTheKernel(type: FileSystemType) throws {
+    /// On a file system the table does not name (F2FS here), where a large file takes the pipeline.
+    @Test func aFileUpToTheKernelCopyLimitIsCopiedInTheKernel() throws {
+        let type = FileSystemType(rawValue: 0xF2F5_2010)
         let limit: Int64 = 64 << 10
         #expect(try Self.chain(type, type, size: limit, kernelCopyLimit: limit) == [.kernelCopy, .pipeline])
         #expect(try Self.chain(type, type, reflink: .never, size: 1, kernelCopyLimit: limit) == [.kernelCopy, .pipeline])

@@ -34,10 +34,11 @@ struct ManyFileCopyBatchTests {
         let descriptor = try FileDescriptor.open(directory.path, O_RDONLY | O_DIRECTORY)
         let type = try descriptor.closeAfter { try descriptor.fileSystemType() }
         let clones = CopyPath.cloningFileSystems.contains(type)
+        let copiesInTheKernel = CopyPath.kernelCopyFileSystems.contains(type)
         for outcome in outcomes.all {
             let path = try outcome.result.get().report.path
             let small = sizes[outcome.index] <= chunk
-            #expect(path == (clones ? .clone : small ? .kernelCopy : .pipeline), "\(outcome.index) on \(type)")
+            #expect(path == (clones ? .clone : small || copiesInTheKernel ? .kernelCopy : .pipeline), "\(outcome.index) on \(type)")
         }
         for (index, size) in sizes.enumerated() {
             #expect(try readFile(directory.appending(FilePath("out/f\(index)"))) == ManyFileCopyTests.content(index, size: size))

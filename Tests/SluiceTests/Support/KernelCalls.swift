@@ -26,6 +26,7 @@ final class KernelCalls: Sendable {
     private struct State {
         var clones = 0
         var copies = 0
+        var truncates = 0
     }
 
     let fileSystem: FileSystemType?
@@ -59,9 +60,12 @@ final class KernelCalls: Sendable {
     /// How many `FICLONE` and `copy_file_range` calls were made.
     var counts: (clones: Int, copies: Int) { state.withLock { ($0.clones, $0.copies) } }
 
+    /// How many `ftruncate` calls were made.
+    var truncates: Int { state.withLock { $0.truncates } }
+
     var system: SystemCalls {
         let live = SystemCalls.live
-        return SystemCalls(
+        var calls = SystemCalls(
             read: live.read, write: live.write, fsync: live.fsync, writev: live.writev,
             clone: { destination, source in
                 self.state.withLock { $0.clones += 1 }
@@ -106,5 +110,10 @@ final class KernelCalls: Sendable {
                 if let type = self.fileSystem { return .success(type.rawValue) }
                 return live.fileSystemType(descriptor)
             })
+        calls.truncate = { descriptor, size in
+            self.state.withLock { $0.truncates += 1 }
+            return live.truncate(descriptor, size)
+        }
+        return calls
     }
 }
