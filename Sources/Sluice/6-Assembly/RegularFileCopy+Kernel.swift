@@ -1,3 +1,5 @@
+import CSluiceShims
+
 /// The two paths the kernel copies by: a clone, and `copy_file_range(2)` of the data extents.
 extension RegularFileCopy {
     /// Copies by ``CopyPath/clone`` or ``CopyPath/kernelCopy`` and commits the sink.
@@ -70,11 +72,15 @@ extension RegularFileCopy {
         let (sourcePath, destination, sourceSystem) = (source.path, sink.destination, source.system)
         let sliceSize = Int64(options.sliceSize)
         let findsHoles = options.sparse != .never
+        let startsWriteBack = sink.options.synchronize
         try await sink.withTemporaryFile { target, system in
             try Self.copyExtents(
                 of: descriptor, to: target, size: size, findsHoles: findsHoles, sliceSize: sliceSize,
                 sourceSystem: sourceSystem, system: system, sourcePath: sourcePath, destination: destination
-            ) { Self.record($0, in: recorder) }
+            ) { done in
+                Self.record(done, in: recorder)
+                if startsWriteBack && done > 0 { Self.startWriteBack(of: target, system: system) }
+            }
         }
     }
 
@@ -132,6 +138,14 @@ extension RegularFileCopy {
         do throws(Errno) { try target.setSize(size, system: system) } catch {
             throw FileError.ftruncate(path: destination, errno: error)
         }
+    }
+
+    /// Starts the write-back of what the kernel copy has written so far (`sync_file_range(2)`
+    /// `SYNC_FILE_RANGE_WRITE`, which does not wait), so that a durable copy's `fsync(2)` at the
+    /// commit finds most of the file on its way to the disk instead of all of it. Makes nothing
+    /// durable by itself; an error it meets is the `fsync`'s to report, so it is not one here.
+    private static func startWriteBack(of target: FileDescriptor, system: SystemCalls) {
+        _ = system.synchronizeFileRange(target.rawValue, CSluiceShims_SYNC_FILE_RANGE_WRITE)
     }
 
     /// Counts `count` bytes as read and written (data copied, or a hole) and publishes a snapshot.

@@ -20,14 +20,14 @@ struct RegularFileCopyTests {
     /// and every progress snapshot seen.
     static func copy(
         _ data: [UInt8], in directory: ScratchDirectory, calls: KernelCalls = KernelCalls(),
-        options: RegularFileCopy.Options = .init(sliceSize: 1 << 20)
+        options: RegularFileCopy.Options = .init(sliceSize: 1 << 20), sinkOptions: FileSink.Options = .init()
     ) async throws -> (CopyReport, [ProgressSnapshot]) {
         let sourcePath = directory.appending("source")
         try writeFile(sourcePath, data)
         let source = try await FileChunks.open(
             sourcePath, descriptor: nil, ownsDescriptor: true, chunkSize: 1 << 20, system: calls.system)
         let sink = try await FileSink.create(
-            at: directory.appending("copy"), source: source.status, options: .init(), system: calls.system)
+            at: directory.appending("copy"), source: source.status, options: sinkOptions, system: calls.system)
         let copy = RegularFileCopy(from: source, to: sink, options: options)
         let updates = copy.progress.subscribe()
         let seen = Task {
@@ -109,9 +109,26 @@ struct RegularFileCopyTests {
             #expect(calls.counts.copies == 4)
             // The refused clone wrote nothing: no ftruncate (XFS writes back a truncated file at its close).
             #expect(calls.truncates == 0)
+            // Durable: the write-back of each slice starts as it is copied.
+            #expect(calls.writeBacks == 4)
             #expect(try readFile(directory.appending("copy")) == data)
             #expect(try temporaryFiles(in: directory.path) == [])
             try Self.expectComplete(seen, size: Self.size)
+        }
+    }
+
+    /// `--no-fsync`: nothing is pushed to the disk early either.
+    @Test func kernelCopyWithoutFsyncStartsNoWriteBack() async throws {
+        try await withScratchDirectory { directory in
+            let data = randomBytes(count: Self.size, seed: 17)
+            let calls = KernelCalls(fileSystem: .xfs, clone: .notSupported)
+            var sinkOptions = FileSink.Options()
+            sinkOptions.synchronize = false
+            let (report, _) = try await Self.copy(data, in: directory, calls: calls, sinkOptions: sinkOptions)
+            #expect(report.path == .kernelCopy)
+            #expect(calls.counts.copies == 4)
+            #expect(calls.writeBacks == 0)
+            #expect(try readFile(directory.appending("copy")) == data)
         }
     }
 

@@ -27,6 +27,7 @@ final class KernelCalls: Sendable {
         var clones = 0
         var copies = 0
         var truncates = 0
+        var writeBacks = 0
     }
 
     let fileSystem: FileSystemType?
@@ -62,6 +63,9 @@ final class KernelCalls: Sendable {
 
     /// How many `ftruncate` calls were made.
     var truncates: Int { state.withLock { $0.truncates } }
+
+    /// How many `sync_file_range` calls were made.
+    var writeBacks: Int { state.withLock { $0.writeBacks } }
 
     var system: SystemCalls {
         let live = SystemCalls.live
@@ -113,6 +117,10 @@ final class KernelCalls: Sendable {
         calls.truncate = { descriptor, size in
             self.state.withLock { $0.truncates += 1 }
             return live.truncate(descriptor, size)
+        }
+        calls.synchronizeFileRange = { descriptor, flags in
+            self.state.withLock { $0.writeBacks += 1 }
+            return live.synchronizeFileRange(descriptor, flags)
         }
         return calls
     }
