@@ -11,7 +11,7 @@ import Sluice
 ///
 /// Gathered writes go through `write`, one buffer at a time (``SystemCalls``' default), so
 /// every byte passes here.
-public func systemCallsCorruptingWrites(atOffset offset: Int64) -> SystemCalls {
+package func systemCallsCorruptingWrites(atOffset offset: Int64) -> SystemCalls {
     let live = SystemCalls.live
     return SystemCalls(
         read: live.read,

@@ -87,7 +87,7 @@ public struct DescriptorBudget: Sendable, Hashable {
     /// (``TreeCopy/Options/maximumOpenDirectories``): an eighth, 2 to 32.
     public var directoriesPerSide: Int { Self.clamp(available / 8, 2, 32) }
 
-    /// The directories held open while they wait for their `fsync(2)` (``DirectorySyncBatch``)
+    /// The directories held open while they wait for their `fsync(2)` (`DirectorySyncBatch`)
     /// or hold sealed files: a sixteenth, 1 to 64.
     public var directoriesToSync: Int { Self.clamp(available / 16, 1, 64) }
 

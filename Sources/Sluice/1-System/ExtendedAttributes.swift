@@ -16,16 +16,16 @@ import Musl
 /// (`llistxattr(2)`, `lgetxattr(2)`, `lsetxattr(2)`), so a link's own attributes are the ones
 /// read and a path never exceeds `PATH_MAX` (one component of at most 255 bytes after the
 /// descriptor). Without `/proc` the calls on an entry fail with `ENOENT`.
-public struct ExtendedAttributes: Sendable, Hashable {
+package struct ExtendedAttributes: Sendable, Hashable {
     /// One attribute.
-    public struct Attribute: Sendable, Hashable {
+    package struct Attribute: Sendable, Hashable {
         /// The name with its namespace, such as `user.comment`, as bytes.
-        public var name: [UInt8]
+        package var name: [UInt8]
         /// The value, as bytes.
-        public var value: [UInt8]
+        package var value: [UInt8]
 
         /// Creates an attribute.
-        public init(name: [UInt8], value: [UInt8]) {
+        package init(name: [UInt8], value: [UInt8]) {
             self.name = name
             self.value = value
         }
@@ -37,16 +37,16 @@ public struct ExtendedAttributes: Sendable, Hashable {
         }
 
         /// The namespace: the part of the name before the first dot (`user`, `security`, ...).
-        public var namespace: String {
+        package var namespace: String {
             String(decoding: name.prefix { $0 != UInt8(ascii: ".") }, as: UTF8.self)
         }
     }
 
     /// The attributes, in the order the file system listed them.
-    public var attributes: [Attribute]
+    package var attributes: [Attribute]
 
     /// Creates a set of attributes.
-    public init(_ attributes: [Attribute] = []) {
+    package init(_ attributes: [Attribute] = []) {
         self.attributes = attributes
     }
 
@@ -105,7 +105,7 @@ public struct ExtendedAttributes: Sendable, Hashable {
     /// - Returns: the attributes; none where the file system keeps none (`ENOTSUP`).
     /// - Throws: ``FileError`` (operation `listxattr` or `getxattr`) with the entry's path. An
     ///   attribute removed between the listing and its read is skipped.
-    public static func read(of name: FilePath, in directory: DirectoryHandle) throws(FileError) -> ExtendedAttributes {
+    package static func read(of name: FilePath, in directory: DirectoryHandle) throws(FileError) -> ExtendedAttributes {
         try read(Target(name, in: directory), path: directory.path.appending(name))
     }
 
@@ -193,7 +193,7 @@ public struct ExtendedAttributes: Sendable, Hashable {
     ///   example `ENOTSUP` where the file system keeps no extended attributes, `EPERM` for a
     ///   `security.*` or `trusted.*` name without the privilege, `EPERM` for `user.*` on a
     ///   symbolic link, which the kernel allows on regular files and directories only.
-    public func write(to name: FilePath, in directory: DirectoryHandle) -> [(Attribute, FileError)] {
+    package func write(to name: FilePath, in directory: DirectoryHandle) -> [(Attribute, FileError)] {
         write(to: Target(name, in: directory), path: directory.path.appending(name), system: directory.system)
     }
 

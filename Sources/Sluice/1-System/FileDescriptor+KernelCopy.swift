@@ -14,7 +14,7 @@ extension FileDescriptor {
     ///
     /// - Throws: the call's ``Errno``: `EOPNOTSUPP` (or `EINVAL`, `ENOTTY`) where the file
     ///   system cannot clone, `EXDEV` when the two files are on different file systems.
-    public func clone(from source: FileDescriptor, system: SystemCalls = .live) throws(Errno) {
+    package func clone(from source: FileDescriptor, system: SystemCalls = .live) throws(Errno) {
         try Errno.retryingInterrupts { system.clone(rawValue, source.rawValue) }.get()
     }
 
@@ -27,7 +27,7 @@ extension FileDescriptor {
     ///   file, whatever its size says).
     /// - Throws: the call's ``Errno``: `EXDEV` across file systems, `EOPNOTSUPP`, `EINVAL`,
     ///   `ENOSYS` where it cannot; `ENOSPC`, `EIO` and the like as a write would.
-    public func copyRange(
+    package func copyRange(
         from source: FileDescriptor, at offset: Int64, count: Int, system: SystemCalls = .live
     ) throws(Errno) -> Int {
         try Errno.retryingInterrupts { system.copyFileRange(source.rawValue, offset, rawValue, offset, count) }.get()
@@ -36,7 +36,7 @@ extension FileDescriptor {
     /// `lseek(2)` to `offset` from the start (`SEEK_SET`).
     ///
     /// - Throws: the call's ``Errno``.
-    public func seek(to offset: Int64, system: SystemCalls = .live) throws(Errno) {
+    package func seek(to offset: Int64, system: SystemCalls = .live) throws(Errno) {
         _ = try Errno.retryingInterrupts { system.seek(rawValue, offset, SEEK_SET) }.get()
     }
 
@@ -46,7 +46,7 @@ extension FileDescriptor {
     ///
     /// - Returns: the new offset.
     /// - Throws: the call's ``Errno``; `ESPIPE` for a pipe or a terminal.
-    public func skip(_ distance: Int64, system: SystemCalls = .live) throws(Errno) -> Int64 {
+    package func skip(_ distance: Int64, system: SystemCalls = .live) throws(Errno) -> Int64 {
         try Errno.retryingInterrupts { system.seek(rawValue, distance, SEEK_CUR) }.get()
     }
 
@@ -55,7 +55,7 @@ extension FileDescriptor {
     ///
     /// - Returns: the offset, or `nil` when nothing but a hole follows (`ENXIO`).
     /// - Throws: any other ``Errno`` (`EINVAL` where the file system does not know).
-    public func nextData(from offset: Int64, system: SystemCalls = .live) throws(Errno) -> Int64? {
+    package func nextData(from offset: Int64, system: SystemCalls = .live) throws(Errno) -> Int64? {
         switch Errno.retryingInterrupts({ system.seek(rawValue, offset, CSluiceShims_SEEK_DATA) }) {
         case .success(let found): return found
         case .failure(.noSuchAddressOrDevice): return nil
@@ -68,7 +68,7 @@ extension FileDescriptor {
     ///
     /// - Returns: the offset; `nil` when `offset` is at or past the end (`ENXIO`).
     /// - Throws: any other ``Errno``.
-    public func nextHole(from offset: Int64, system: SystemCalls = .live) throws(Errno) -> Int64? {
+    package func nextHole(from offset: Int64, system: SystemCalls = .live) throws(Errno) -> Int64? {
         switch Errno.retryingInterrupts({ system.seek(rawValue, offset, CSluiceShims_SEEK_HOLE) }) {
         case .success(let found): return found
         case .failure(.noSuchAddressOrDevice): return nil
@@ -82,14 +82,14 @@ extension FileDescriptor {
     ///   - size: the size in bytes (>= 0).
     ///   - system: the system calls to use.
     /// - Throws: the call's ``Errno`` (`EFBIG` past the file size limit).
-    public func setSize(_ size: Int64, system: SystemCalls = .live) throws(Errno) {
+    package func setSize(_ size: Int64, system: SystemCalls = .live) throws(Errno) {
         try Errno.retryingInterrupts { system.truncate(rawValue, size) }.get()
     }
 
     /// The file system that holds the file: `fstatfs(2)`'s `f_type`.
     ///
     /// - Throws: the call's ``Errno``.
-    public func fileSystemType(system: SystemCalls = .live) throws(Errno) -> FileSystemType {
+    package func fileSystemType(system: SystemCalls = .live) throws(Errno) -> FileSystemType {
         FileSystemType(rawValue: try Errno.retryingInterrupts { system.fileSystemType(rawValue) }.get())
     }
 }

@@ -4,14 +4,12 @@ import Glibc
 import Musl
 #endif
 
-/// A raw file descriptor with typed wrappers over the system calls Sluice uses.
+/// An open file descriptor that a caller hands to Sluice: a file or pipe to read chunks from
+/// (``FileChunks/reading(_:path:chunkSize:findsHoles:)``) or to write them to (``DescriptorSink``).
 ///
-/// A plain value: it does not close itself. Whoever opens one owns it and must call
-/// ``close(system:)`` exactly once (see ``closeAfter(system:_:)``). Every call retries `EINTR`; ``read(into:system:)``
-/// may return fewer bytes than asked, ``write(contentsOf:system:)`` writes everything.
-///
-/// These calls block: run them on a dedicated thread (``BlockingIOExecutor``), never on
-/// Swift's cooperative pool.
+/// A plain value: it does not close itself, and Sluice never closes one it was given. Inside
+/// the package it carries typed wrappers over the system calls Sluice uses (each retries
+/// `EINTR`; they block, so they run on a dedicated thread, never on Swift's cooperative pool).
 public struct FileDescriptor: Sendable, Hashable {
     /// The C descriptor number.
     public let rawValue: CInt
@@ -34,7 +32,7 @@ public struct FileDescriptor: Sendable, Hashable {
     ///   - permissions: the mode for a created file (before the umask).
     ///   - system: the system calls to use.
     /// - Throws: ``FileError`` (operation `open`) with the path and errno.
-    public static func open(
+    package static func open(
         _ path: FilePath, _ flags: CInt, permissions: mode_t = 0o666, system: SystemCalls = .live
     ) throws(FileError) -> FileDescriptor {
         switch Errno.retryingInterrupts({ path.withCString { system.open($0, flags | O_CLOEXEC, permissions) } }) {
@@ -96,7 +94,7 @@ public struct FileDescriptor: Sendable, Hashable {
     ///
     /// - Returns: the count of bytes read (0...buffer.count); 0 means end of file.
     /// - Throws: the call's ``Errno``.
-    public func read(into buffer: UnsafeMutableRawBufferPointer, system: SystemCalls = .live) throws(Errno) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer, system: SystemCalls = .live) throws(Errno) -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         return try Errno.retryingInterrupts { system.read(rawValue, base, buffer.count) }.get()
     }
@@ -105,7 +103,7 @@ public struct FileDescriptor: Sendable, Hashable {
     ///
     /// - Returns: the count of bytes read; less than `buffer.count` only at end of file.
     /// - Throws: the ``Errno`` of a failed `read(2)`.
-    public func readFully(into buffer: UnsafeMutableRawBufferPointer, system: SystemCalls = .live) throws(Errno) -> Int {
+    package func readFully(into buffer: UnsafeMutableRawBufferPointer, system: SystemCalls = .live) throws(Errno) -> Int {
         var filled = 0
         while filled < buffer.count {
             let count = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), system: system)
@@ -134,7 +132,7 @@ public struct FileDescriptor: Sendable, Hashable {
     ///
     /// - Throws: the ``Errno`` of a failed `write(2)` or `poll(2)` (``Errno/ioError`` for a
     ///   write that made no progress and reported nothing); bytes before it were written.
-    public func write(contentsOf buffer: UnsafeRawBufferPointer, system: SystemCalls = .live) throws(Errno) {
+    package func write(contentsOf buffer: UnsafeRawBufferPointer, system: SystemCalls = .live) throws(Errno) {
         var written = 0
         while written < buffer.count {
             do throws(Errno) {
@@ -159,7 +157,7 @@ public struct FileDescriptor: Sendable, Hashable {
     ///     `iov_len` is 0.
     ///   - system: the system calls to use (``SystemCalls/writev``).
     /// - Throws: the ``Errno`` of a failed `writev(2)` or `poll(2)`; bytes before it were written.
-    public func write(gathering vectors: UnsafeMutableBufferPointer<iovec>, system: SystemCalls = .live) throws(Errno) {
+    package func write(gathering vectors: UnsafeMutableBufferPointer<iovec>, system: SystemCalls = .live) throws(Errno) {
         var first = 0
         while true {
             while first < vectors.count && vectors[first].iov_len == 0 { first += 1 }
@@ -240,7 +238,7 @@ public struct FileDescriptor: Sendable, Hashable {
     /// `fsync(2)`, retried on `EINTR`: the file's data and metadata reach the device.
     ///
     /// - Throws: the call's ``Errno``.
-    public func synchronize(system: SystemCalls = .live) throws(Errno) {
+    package func synchronize(system: SystemCalls = .live) throws(Errno) {
         try Errno.retryingInterrupts { system.fsync(rawValue) }.get()
     }
 
@@ -248,7 +246,7 @@ public struct FileDescriptor: Sendable, Hashable {
     ///
     /// - Throws: the call's ``Errno`` (for example a delayed write error on NFS); the descriptor
     ///   is released either way.
-    public func close(system: SystemCalls = .live) throws(Errno) {
+    package func close(system: SystemCalls = .live) throws(Errno) {
         switch system.close(rawValue) {
         case .success, .failure(.interrupted): return
         case .failure(let error): throw error
@@ -256,7 +254,7 @@ public struct FileDescriptor: Sendable, Hashable {
     }
 
     /// Runs `body`, then closes the descriptor whatever `body` did; a close error is ignored.
-    public func closeAfter<R, E: Error>(system: SystemCalls = .live, _ body: () throws(E) -> R) throws(E) -> R {
+    package func closeAfter<R, E: Error>(system: SystemCalls = .live, _ body: () throws(E) -> R) throws(E) -> R {
         defer { try? close(system: system) }
         return try body()
     }

@@ -28,42 +28,42 @@ import Musl
 /// buffer's spill file (``PushBuffer``'s overflow to disk), which is unlinked as soon as it is made and so is
 /// never part of what a crash leaves under a name but for that instant. Reads of metadata
 /// elsewhere (`stat`, `fcntl`, `poll`, `getxattr`) are not part of it.
-public struct SystemCalls: Sendable {
+package struct SystemCalls: Sendable {
     /// `read(2)`: reads up to `count` bytes into the buffer; 0 at end of file.
-    public var read: @Sendable (_ descriptor: CInt, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Result<Int, Errno>
+    package var read: @Sendable (_ descriptor: CInt, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Result<Int, Errno>
     /// `write(2)`: writes up to `count` bytes from the buffer; may write fewer.
-    public var write: @Sendable (_ descriptor: CInt, _ buffer: UnsafeRawPointer, _ count: Int) -> Result<Int, Errno>
+    package var write: @Sendable (_ descriptor: CInt, _ buffer: UnsafeRawPointer, _ count: Int) -> Result<Int, Errno>
     /// `writev(2)`: writes up to the total length of `count` buffers, in order, with one call;
     /// may write fewer bytes.
-    public var writev: @Sendable (_ descriptor: CInt, _ vectors: UnsafePointer<iovec>, _ count: CInt) -> Result<Int, Errno>
+    package var writev: @Sendable (_ descriptor: CInt, _ vectors: UnsafePointer<iovec>, _ count: CInt) -> Result<Int, Errno>
     /// `fsync(2)`.
-    public var fsync: @Sendable (_ descriptor: CInt) -> Result<Void, Errno>
+    package var fsync: @Sendable (_ descriptor: CInt) -> Result<Void, Errno>
     /// `open(2)`: opens `path` with `flags` (the caller adds `O_CLOEXEC`) and, for a created
     /// file, `mode`; returns the new descriptor.
-    public var open: @Sendable (_ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t) -> Result<CInt, Errno>
+    package var open: @Sendable (_ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t) -> Result<CInt, Errno>
     /// `close(2)`: on Linux the descriptor is released even when an error (`EINTR`, `EIO`) is
     /// reported, so a replacement must release it too.
-    public var close: @Sendable (_ descriptor: CInt) -> Result<Void, Errno>
+    package var close: @Sendable (_ descriptor: CInt) -> Result<Void, Errno>
     /// `renameat2(2)` with both paths relative to the current directory (`AT_FDCWD`): `flags`
     /// 0 is `rename(2)`; `RENAME_NOREPLACE` refuses to replace an existing `to` (`EEXIST`).
-    public var rename: @Sendable (_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>, _ flags: CUnsignedInt) -> Result<Void, Errno>
+    package var rename: @Sendable (_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>, _ flags: CUnsignedInt) -> Result<Void, Errno>
     /// `ioctl(destination, FICLONE, source)` (ioctl_ficlone(2)): the destination file becomes a
     /// copy of the whole source that shares its extents. `EOPNOTSUPP` where the file system
     /// cannot, `EXDEV` across file systems.
-    public var clone: @Sendable (_ destination: CInt, _ source: CInt) -> Result<Void, Errno>
+    package var clone: @Sendable (_ destination: CInt, _ source: CInt) -> Result<Void, Errno>
     /// `copy_file_range(2)` of up to `count` bytes from `source` at `sourceOffset` to
     /// `destination` at `destinationOffset` (neither descriptor's offset moves); returns the
     /// count copied, 0 at the source's end.
-    public var copyFileRange: @Sendable (
+    package var copyFileRange: @Sendable (
         _ source: CInt, _ sourceOffset: Int64, _ destination: CInt, _ destinationOffset: Int64, _ count: Int
     ) -> Result<Int, Errno>
     /// `lseek(2)`: moves the descriptor's offset (`SEEK_SET`, `SEEK_CUR`, `SEEK_END`) or finds
     /// the next data (`SEEK_DATA`) or hole (`SEEK_HOLE`) at or after `offset` (`ENXIO`: none).
-    public var seek: @Sendable (_ descriptor: CInt, _ offset: Int64, _ whence: CInt) -> Result<Int64, Errno>
+    package var seek: @Sendable (_ descriptor: CInt, _ offset: Int64, _ whence: CInt) -> Result<Int64, Errno>
     /// `ftruncate(2)`: sets the file's size in bytes (what it gains reads as zeros, a hole).
-    public var truncate: @Sendable (_ descriptor: CInt, _ size: Int64) -> Result<Void, Errno>
+    package var truncate: @Sendable (_ descriptor: CInt, _ size: Int64) -> Result<Void, Errno>
     /// `fstatfs(2)`'s `f_type`: the magic number of the file system that holds the file.
-    public var fileSystemType: @Sendable (_ descriptor: CInt) -> Result<UInt32, Errno>
+    package var fileSystemType: @Sendable (_ descriptor: CInt) -> Result<UInt32, Errno>
 
     // The calls that make, name and remove a destination's entries, relative to a directory
     // descriptor (`AT_FDCWD`: the current directory). Real unless a test sets them.
@@ -145,7 +145,7 @@ public struct SystemCalls: Sendable {
     var status: @Sendable (_ descriptor: CInt) -> Result<stat, Errno> = SystemCalls.liveStatus
 
     /// Creates a set of system calls from the given functions; those not given are the real ones.
-    public init(
+    package init(
         read: @escaping @Sendable (CInt, UnsafeMutableRawPointer, Int) -> Result<Int, Errno>,
         write: @escaping @Sendable (CInt, UnsafeRawPointer, Int) -> Result<Int, Errno>,
         fsync: @escaping @Sendable (CInt) -> Result<Void, Errno>,
@@ -184,7 +184,7 @@ public struct SystemCalls: Sendable {
     }
 
     /// The real system calls.
-    public static let live = SystemCalls(
+    package static let live = SystemCalls(
         read: { descriptor, buffer, count in
             let result = Glibc.read(descriptor, buffer, count)
             return result < 0 ? .failure(.current) : .success(result)
@@ -203,18 +203,18 @@ public struct SystemCalls: Sendable {
     )
 
     /// The real `open(2)`.
-    public static let liveOpen: @Sendable (UnsafePointer<CChar>, CInt, mode_t) -> Result<CInt, Errno> = { path, flags, mode in
+    package static let liveOpen: @Sendable (UnsafePointer<CChar>, CInt, mode_t) -> Result<CInt, Errno> = { path, flags, mode in
         let descriptor = Glibc.open(path, flags, mode)
         return descriptor < 0 ? .failure(.current) : .success(descriptor)
     }
 
     /// The real `close(2)`.
-    public static let liveClose: @Sendable (CInt) -> Result<Void, Errno> = { descriptor in
+    package static let liveClose: @Sendable (CInt) -> Result<Void, Errno> = { descriptor in
         Glibc.close(descriptor) < 0 ? .failure(.current) : .success(())
     }
 
     /// The real `rename(2)` (`flags` 0) or `renameat2(2)`.
-    public static let liveRename: @Sendable (UnsafePointer<CChar>, UnsafePointer<CChar>, CUnsignedInt) -> Result<Void, Errno> = {
+    package static let liveRename: @Sendable (UnsafePointer<CChar>, UnsafePointer<CChar>, CUnsignedInt) -> Result<Void, Errno> = {
         from, to, flags in
         let result = flags == 0
             ? Glibc.rename(from, to)
@@ -223,12 +223,12 @@ public struct SystemCalls: Sendable {
     }
 
     /// The real `ioctl(2)` `FICLONE`.
-    public static let liveClone: @Sendable (CInt, CInt) -> Result<Void, Errno> = { destination, source in
+    package static let liveClone: @Sendable (CInt, CInt) -> Result<Void, Errno> = { destination, source in
         CSluiceShims_ficlone(destination, source) < 0 ? .failure(.current) : .success(())
     }
 
     /// The real `copy_file_range(2)`, with explicit offsets and no flags.
-    public static let liveCopyFileRange: @Sendable (CInt, Int64, CInt, Int64, Int) -> Result<Int, Errno> = {
+    package static let liveCopyFileRange: @Sendable (CInt, Int64, CInt, Int64, Int) -> Result<Int, Errno> = {
         source, sourceOffset, destination, destinationOffset, count in
         var input = Int(sourceOffset)
         var output = Int(destinationOffset)
@@ -237,13 +237,13 @@ public struct SystemCalls: Sendable {
     }
 
     /// The real `lseek(2)`.
-    public static let liveSeek: @Sendable (CInt, Int64, CInt) -> Result<Int64, Errno> = { descriptor, offset, whence in
+    package static let liveSeek: @Sendable (CInt, Int64, CInt) -> Result<Int64, Errno> = { descriptor, offset, whence in
         let result = lseek(descriptor, off_t(offset), whence)
         return result < 0 ? .failure(.current) : .success(Int64(result))
     }
 
     /// The real `ftruncate(2)`.
-    public static let liveTruncate: @Sendable (CInt, Int64) -> Result<Void, Errno> = { descriptor, size in
+    package static let liveTruncate: @Sendable (CInt, Int64) -> Result<Void, Errno> = { descriptor, size in
         ftruncate(descriptor, off_t(size)) < 0 ? .failure(.current) : .success(())
     }
 
@@ -283,7 +283,7 @@ public struct SystemCalls: Sendable {
     }
 
     /// The real `fstatfs(2)`, for its `f_type`.
-    public static let liveFileSystemType: @Sendable (CInt) -> Result<UInt32, Errno> = { descriptor in
+    package static let liveFileSystemType: @Sendable (CInt) -> Result<UInt32, Errno> = { descriptor in
         let type = CSluiceShims_fstatfs_type(descriptor)
         return type < 0 ? .failure(.current) : .success(UInt32(truncatingIfNeeded: type))
     }

@@ -8,7 +8,7 @@ extension FileDescriptor {
     /// Writes every byte of `chunk` (see ``write(contentsOf:system:)``), naming `path` in the error.
     ///
     /// - Throws: ``FileError`` (operation `write`) with `path` and the errno.
-    public func write(_ chunk: Chunk, path: FilePath, system: SystemCalls = .live) throws(FileError) {
+    package func write(_ chunk: Chunk, path: FilePath, system: SystemCalls = .live) throws(FileError) {
         do {
             try chunk.withUnsafeBytes { (buffer) throws(Errno) in try write(contentsOf: buffer, system: system) }
         } catch {
@@ -22,7 +22,7 @@ extension FileDescriptor {
     /// (see ``write(gathering:system:)``), naming `path` in the error.
     ///
     /// - Throws: ``FileError`` (operation `write`) with `path` and the errno.
-    public func write(_ chunks: [Chunk], path: FilePath, system: SystemCalls = .live) throws(FileError) {
+    package func write(_ chunks: [Chunk], path: FilePath, system: SystemCalls = .live) throws(FileError) {
         if chunks.count == 1 { return try write(chunks[0], path: path, system: system) }
         var vectors = chunks.map { iovec(iov_base: $0.storage.base, iov_len: $0.count) }
         do {

@@ -20,7 +20,7 @@ import Musl
 /// ## Concurrency contract
 /// Every method may be called from any thread. ``synchronize()`` blocks its thread for the
 /// `fsync(2)` calls: call it from a ``BlockingIOExecutor``, never from the cooperative pool.
-public final class DirectorySyncBatch: Sendable {
+package final class DirectorySyncBatch: Sendable {
     /// Each directory by its path, with its open descriptor when a walk gave one (a directory
     /// deeper than `PATH_MAX` can only be synced through it).
     private let directories = LockedValue<[FilePath: DirectoryHandle?]>([:])
@@ -30,7 +30,7 @@ public final class DirectorySyncBatch: Sendable {
     static let maximumOpenDirectories = DescriptorBudget.current.directoriesToSync
 
     /// Creates an empty batch.
-    public convenience init() {
+    package convenience init() {
         self.init(system: .live)
     }
 
@@ -44,7 +44,7 @@ public final class DirectorySyncBatch: Sendable {
     ///
     /// - Throws: ``FileError`` (operation `unlinkat`) with `path` and the errno; nothing is
     ///   recorded then.
-    public func removeFile(at path: FilePath) throws(FileError) {
+    package func removeFile(at path: FilePath) throws(FileError) {
         if case .failure(let error) = Errno.retryingInterrupts({ FileLocation(path: path).remove(system: system) }) {
             throw FileError(.unlinkat, path: path, errno: error)
         }
@@ -52,7 +52,7 @@ public final class DirectorySyncBatch: Sendable {
     }
 
     /// Records that a file was renamed into `directory`.
-    public func record(_ directory: FilePath) {
+    package func record(_ directory: FilePath) {
         directories.withLock { if $0[directory] == nil { $0[directory] = .some(nil) } }
     }
 
@@ -62,7 +62,7 @@ public final class DirectorySyncBatch: Sendable {
     /// a directory that then fails to sync is reported by the next ``synchronize()``.
     ///
     /// - Note: may block: call it from a ``BlockingIOExecutor``.
-    public func record(directoryOf location: FileLocation) {
+    package func record(directoryOf location: FileLocation) {
         guard let handle = location.directory else {
             record(location.path.directory)
             return
@@ -95,13 +95,13 @@ public final class DirectorySyncBatch: Sendable {
     }
 
     /// The count of directories waiting for their `fsync(2)`.
-    public var pendingCount: Int { directories.withLock { $0.count } }
+    package var pendingCount: Int { directories.withLock { $0.count } }
 
     /// `fsync(2)`s every recorded directory once, and forgets them.
     ///
     /// - Returns: the directories that could not be synced, with the error (of `open(2)` or
     ///   `fsync(2)`): the renames into them are in place but not known to be durable.
-    public func synchronize() -> [FilePath: FileError] {
+    package func synchronize() -> [FilePath: FileError] {
         let taken = directories.withLock { directories in
             defer { directories.removeAll() }
             return directories

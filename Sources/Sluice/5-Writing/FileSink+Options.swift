@@ -25,7 +25,7 @@ extension FileSink {
         public var sparse: SparseMode
         /// Whether ``FileSink/commit()`` also `fsync(2)`s the destination's directory after the
         /// rename. Default `true`. `false` is for a caller that commits many files into a few
-        /// directories and syncs each directory once for all of them (``DirectorySyncBatch``):
+        /// directories and syncs each directory once for all of them (`DirectorySyncBatch`):
         /// the data is still synced before the rename, but the rename is durable only once the
         /// caller has synced the directory, and ``FileSink/isDurablyCommitted`` stays `false`.
         public var synchronizesDirectory = true

@@ -110,7 +110,7 @@ public actor FileSink: ChunkSink {
     /// The source's other extended attributes, with `preservesExtendedAttributes`.
     private var sourceExtendedAttributes = ExtendedAttributes()
     /// The source's attributes that could not be read or that the file refused (each with the
-    /// kind warnings name, ``ExtendedAttributes/Attribute/kind``, and its error), known once
+    /// kind warnings name, `ExtendedAttributes`, and its error), known once
     /// the file is sealed: the caller reports them (a tree once per kind).
     private(set) var attributeRefusals: [(kind: String, error: FileError)] = []
 
@@ -353,7 +353,7 @@ public actor FileSink: ChunkSink {
     /// Sets the attributes (see ``FileSink``), `fsync(2)`s, closes, renames over the destination
     /// at the commit point (through the ``CommitGate``) and `fsync(2)`s the directory: three
     /// steps (data, rename, directory), of which the last is left to the caller when
-    /// ``Options/synchronizesDirectory`` is off (``DirectorySyncBatch``).
+    /// ``Options/synchronizesDirectory`` is off (`DirectorySyncBatch`).
     ///
     /// A directory that cannot be synced after the rename is a warning (``warnings``), not a
     /// failure: the data is in place.

@@ -38,7 +38,7 @@ import Musl
 ///    (or failed).
 ///
 /// ``finish()`` waits for every file, then syncs each directory that received a rename once
-/// (``DirectorySyncBatch``) and returns the ``Totals``. Only then is a rename durable: a caller
+/// (`DirectorySyncBatch`) and returns the ``Totals``. Only then is a rename durable: a caller
 /// that removes sources (`--rm`) does so after ``finish()``.
 ///
 /// A file that fails does not stop the others. Cancelling (``cancel()``, or the task waiting in
