@@ -30,7 +30,7 @@ import Musl
 /// enqueued. Thread-safe: `enqueue` may be called from any thread. The thread is started by
 /// `init` and ends when the executor is released and its queue is empty (each queued job keeps
 /// its executor alive until it has run).
-public final class BlockingIOExecutor: TaskExecutor {
+package final class BlockingIOExecutor: TaskExecutor {
     private let worker: Worker
     /// The serial executor of the actors that run on this thread.
     private let serial: Serial
@@ -39,7 +39,7 @@ public final class BlockingIOExecutor: TaskExecutor {
     ///
     /// - Parameter label: the thread's name (its first 15 bytes, `pthread_setname_np(3)`),
     ///   visible in debuggers and `top -H`.
-    public init(label: String = "sluice.blocking-io") {
+    package init(label: String = "sluice.blocking-io") {
         worker = Worker()
         serial = Serial(worker: worker)
         worker.start(name: label)
@@ -51,7 +51,7 @@ public final class BlockingIOExecutor: TaskExecutor {
 
     /// Runs `job`, a job of a task that prefers this executor, on this executor's thread after
     /// the jobs already enqueued. Called by the Swift runtime from any thread; returns at once.
-    public func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         worker.submit(.task(UnownedJob(job), self))
     }
 
@@ -71,7 +71,7 @@ public final class BlockingIOExecutor: TaskExecutor {
 
     /// The serial executor of an actor that runs on this executor's thread: return it from the
     /// actor's `unownedExecutor`. The executor must outlive the actor (store it in the actor).
-    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+    package func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         serial.asUnownedSerialExecutor()
     }
 

@@ -13,7 +13,7 @@ import Musl
 /// POSIX thread does, so signals a program blocked before starting it stay blocked there.
 ///
 /// Concurrency: ``start(name:_:)`` and ``sleep(until:)`` may be called from any thread.
-public enum DedicatedThread {
+package enum DedicatedThread {
     /// Runs `body` on a new detached thread named `name`.
     ///
     /// - Parameters:
@@ -22,7 +22,7 @@ public enum DedicatedThread {
     ///   - body: what the thread runs; it may block.
     /// - Precondition: the thread can be created (`pthread_create(3)` fails only when the
     ///   process is out of threads or memory).
-    public static func start(name: String, _ body: @escaping @Sendable () -> Void) {
+    package static func start(name: String, _ body: @escaping @Sendable () -> Void) {
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         var thread = pthread_t()
         let status = pthread_create(&thread, nil, { context in
@@ -37,7 +37,7 @@ public enum DedicatedThread {
     /// Blocks the calling thread until `deadline` (`nanosleep(2)`, resumed after a signal
     /// handler interrupts it); returns at once for a deadline already past. For dedicated
     /// threads only: never call it on the cooperative pool.
-    public static func sleep(until deadline: ContinuousClock.Instant) {
+    package static func sleep(until deadline: ContinuousClock.Instant) {
         while true {
             let left = ContinuousClock.now.duration(to: deadline)
             guard left > .zero else { return }

@@ -18,7 +18,7 @@ import Musl
 /// flight) keeps the descriptor open: it is closed by `deinit`, after the last reference.
 ///
 /// Concurrency contract: immutable and `Sendable`; the calls block, so run them on a
-/// ``BlockingIOExecutor``, never on the cooperative pool. Calls from several threads at once
+/// `BlockingIOExecutor`, never on the cooperative pool. Calls from several threads at once
 /// are safe (the kernel serializes them per directory).
 public final class DirectoryHandle: Sendable {
     /// The descriptor (`O_RDONLY | O_DIRECTORY | O_CLOEXEC`).

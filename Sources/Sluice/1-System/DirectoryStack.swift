@@ -11,7 +11,7 @@
 /// and inode, and a reference.
 ///
 /// Concurrency contract: a value type for one task; its calls block (run them on a
-/// ``BlockingIOExecutor``).
+/// `BlockingIOExecutor`).
 public struct DirectoryStack: Sendable {
     struct Level: Sendable {
         var name: FilePath

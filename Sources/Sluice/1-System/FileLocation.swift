@@ -14,7 +14,7 @@ import Musl
 /// (in a sink or a reader in flight). ``path`` is what messages say.
 ///
 /// Concurrency contract: an immutable `Sendable` value; its calls block (run them on a
-/// ``BlockingIOExecutor``).
+/// `BlockingIOExecutor`).
 public struct FileLocation: Sendable, CustomStringConvertible {
     /// The directory ``name`` is relative to; `nil` for the current directory.
     public let directory: DirectoryHandle?

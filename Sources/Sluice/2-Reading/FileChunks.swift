@@ -15,7 +15,7 @@ import Musl
 /// report 4096, files grow and shrink while they are read.
 ///
 /// Works on regular files, pipes, FIFOs and character devices. Reads run on a dedicated thread
-/// (``BlockingIOExecutor``), never on the cooperative pool; a read that waits on an idle pipe
+/// (`BlockingIOExecutor`), never on the cooperative pool; a read that waits on an idle pipe
 /// is woken by task cancellation and throws `CancellationError`.
 ///
 /// ```swift
@@ -41,7 +41,7 @@ public struct FileChunks: AsyncSequence, Sendable {
     public var path: FilePath { reader.path }
     /// The largest chunk `next()` returns, in bytes.
     public var chunkSize: Int { reader.chunkSize }
-    /// The executor the file's reads run on: its own ``BlockingIOExecutor``.
+    /// The executor the file's reads run on: its own `BlockingIOExecutor`.
     ///
     /// A consumer that pulls chunks in a loop (a pipeline's read stage) runs best on it: each
     /// `next()` then reads on the thread it is already on, with no thread hand-off.
@@ -56,7 +56,7 @@ public struct FileChunks: AsyncSequence, Sendable {
     }
 
     /// The descriptor a copy that the kernel makes reads from: that of a file opened by path
-    /// (``open(_:chunkSize:findsHoles:executor:)``) and not yet read, whose whole content from offset 0 is the
+    /// (``open(_:chunkSize:findsHoles:)``) and not yet read, whose whole content from offset 0 is the
     /// data; `nil` for a descriptor given by the caller (``reading(_:path:chunkSize:findsHoles:)``), whose
     /// offset may be anywhere.
     var kernelCopySource: FileDescriptor? {
@@ -90,23 +90,32 @@ public struct FileChunks: AsyncSequence, Sendable {
     ///     (``SparseMode/auto`` and ``SparseMode/always``), or as zeros read with `read(2)`
     ///     (``SparseMode/never``). Default `true`. A file that reports size 0 (/proc) and a
     ///     file system that does not answer `SEEK_DATA` are read plainly either way.
-    ///   - executor: the thread every `open(2)`, `lseek(2)` and `read(2)` of the file runs on;
-    ///     `nil` (the default) starts one of its own. Given one (shared with the file's
-    ///     ``FileSink``, say, as ``ManyFileCopy`` does), everything of the file that runs on it
-    ///     runs serially: a read that waits (a FIFO without a writer) holds up every other job
-    ///     of that executor, so give one only to a regular file, or to no one else meanwhile.
+    ///
+    /// Every `open(2)`, `lseek(2)` and `read(2)` of the file runs on a thread of its own that
+    /// the sequence starts, never on the cooperative pool.
     /// - Returns: the open sequence; the descriptor closes at end of file or when the sequence
     ///   and its iterators are gone.
     /// - Throws: ``FileError`` (`open`, `fstat`; `isDirectory` for a directory).
     public static func open(
-        _ path: FilePath, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true, executor: BlockingIOExecutor? = nil
+        _ path: FilePath, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true
+    ) async throws -> FileChunks {
+        try await open(path, chunkSize: chunkSize, findsHoles: findsHoles, executor: nil)
+    }
+
+    /// The same, on `executor`: the thread every `open(2)`, `lseek(2)` and `read(2)` of the file
+    /// runs on; `nil` starts one of its own. Given one (shared with the file's ``FileSink``, say,
+    /// as ``ManyFileCopy`` does), everything of the file that runs on it runs serially: a read
+    /// that waits (a FIFO without a writer) holds up every other job of that executor, so give
+    /// one only to a regular file, or to no one else meanwhile.
+    package static func open(
+        _ path: FilePath, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true, executor: BlockingIOExecutor?
     ) async throws -> FileChunks {
         try await open(
             path, descriptor: nil, ownsDescriptor: true, chunkSize: chunkSize, findsHoles: findsHoles, executor: executor,
             system: .live)
     }
 
-    /// Opens the file at `location` for reading, as ``open(_:chunkSize:findsHoles:executor:)`` does a
+    /// Opens the file at `location` for reading, as ``open(_:chunkSize:findsHoles:)`` does a
     /// path: the entry of an open directory is opened with `openat(2)`, so its path may be
     /// longer than `PATH_MAX`.
     ///
@@ -115,13 +124,19 @@ public struct FileChunks: AsyncSequence, Sendable {
     ///   - followsLinks: whether a symbolic link at the location is followed; `false` adds
     ///     `O_NOFOLLOW` (a link then fails with `ELOOP`), as a tree's walk needs.
     ///   - chunkSize: the largest chunk in bytes; at least 1.
-    ///   - findsHoles: as for ``open(_:chunkSize:findsHoles:executor:)``.
-    ///   - executor: as for ``open(_:chunkSize:findsHoles:executor:)``: the thread every read
-    ///     runs on, or `nil` for one of its own.
+    ///   - findsHoles: as for ``open(_:chunkSize:findsHoles:)``.
     /// - Throws: ``FileError`` (`open`, `fstat`; `isDirectory` for a directory).
     public static func open(
+        at location: FileLocation, followsLinks: Bool = true, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true
+    ) async throws -> FileChunks {
+        try await open(at: location, followsLinks: followsLinks, chunkSize: chunkSize, findsHoles: findsHoles, executor: nil)
+    }
+
+    /// The same, on `executor` (see ``open(_:chunkSize:findsHoles:)``'s package variant): the
+    /// thread every read runs on, or `nil` for one of its own.
+    package static func open(
         at location: FileLocation, followsLinks: Bool = true, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true,
-        executor: BlockingIOExecutor? = nil
+        executor: BlockingIOExecutor?
     ) async throws -> FileChunks {
         try await open(
             at: location, followsLinks: followsLinks, chunkSize: chunkSize, findsHoles: findsHoles, executor: executor,
@@ -146,7 +161,7 @@ public struct FileChunks: AsyncSequence, Sendable {
     ///   - descriptor: an open descriptor readable from its current offset.
     ///   - path: the name messages use (`-` for standard input).
     ///   - chunkSize: the largest chunk in bytes; at least 1.
-    ///   - findsHoles: as for ``open(_:chunkSize:findsHoles:executor:)``, from the descriptor's offset.
+    ///   - findsHoles: as for ``open(_:chunkSize:findsHoles:)``, from the descriptor's offset.
     /// - Throws: ``FileError`` from `fstat(2)`.
     public static func reading(
         _ descriptor: FileDescriptor, path: FilePath = "-", chunkSize: Int = defaultChunkSize, findsHoles: Bool = true

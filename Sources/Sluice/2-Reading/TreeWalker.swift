@@ -26,7 +26,7 @@
 /// ```
 ///
 /// Concurrency contract: a value for one task; ``next()`` blocks on system calls, so run it
-/// on a ``BlockingIOExecutor``, never on the cooperative pool.
+/// on a `BlockingIOExecutor`, never on the cooperative pool.
 public struct TreeWalker: Sendable {
     /// A directory being walked. It keeps no descriptor of its own: its ``Entry``'s parent is
     /// taken from the stack when it is left, so the directories above it can be closed.

@@ -2,7 +2,7 @@
 /// results out in the order the blocks came in, with a bound on the blocks in flight.
 ///
 /// A producer ``submit(_:)``s blocks; `workerCount` workers, each on a dedicated thread of its
-/// own (a ``BlockingIOExecutor``, never Swift's cooperative pool), apply the per-block function
+/// own (a `BlockingIOExecutor`, never Swift's cooperative pool), apply the per-block function
 /// to them concurrently; a consumer takes the results with ``next()`` (or `for try await`),
 /// always the result of the oldest block not yet handed out, whatever order the workers finish
 /// in. ``ParallelGzipEncoder`` compresses on it; an ingest pipeline can run its own parsing or
@@ -67,7 +67,7 @@ public final class OrderedParallelStage<Input: Sendable, Output: Sendable>: Send
     ///
     /// - Parameters:
     ///   - workerCount: the count of workers (threads); must be >= 1. More than
-    ///     ``ProcessorAffinity/availableProcessorCount()`` only take turns.
+    ///     `ProcessorAffinity` only take turns.
     ///   - maximumInFlight: the most blocks in flight; must be >= 1. `nil` (the default) is four
     ///     times `workerCount`: while the oldest block is slow, each other worker can still go
     ///     through three more (with twice, the workers of ``ParallelGzipEncoder`` stood idle

@@ -106,19 +106,24 @@ public final class ParallelGzipEncoder: ChunkTransform {
     private var hasHeader = false
     private var isFinished = false
 
+    /// The processors this process may run on (`sched_getaffinity(2)`, as `nproc`), at least 1:
+    /// the default ``init(level:threadCount:blockSize:outputChunkSize:maximumBlocksInFlight:)``'s
+    /// threads, as `pigz`'s default.
+    public static var defaultThreadCount: Int { ProcessorAffinity.availableProcessorCount() }
+
     /// Creates an encoder that starts a new gzip member, and starts its threads.
     ///
     /// - Parameters:
     ///   - level: the deflate level, 1...9; `.default` (6) as `gzip`.
-    ///   - threadCount: the threads that compress; must be >= 1. Default: the processors this
-    ///     process may run on (``ProcessorAffinity/availableProcessorCount()``).
+    ///   - threadCount: the threads that compress; must be >= 1. Default
+    ///     ``defaultThreadCount``: the processors this process may run on.
     ///   - blockSize: bytes per block, in ``minimumBlockSize``...``maximumBlockSize``. Default
     ///     ``defaultBlockSize``. The output depends on it.
     ///   - outputChunkSize: the largest output chunk in bytes; must be > 0. Default 1 MiB.
     ///   - maximumBlocksInFlight: the most blocks in flight, >= 1; `nil` (the default) is four
     ///     times `threadCount`, as ``OrderedParallelStage``'s default.
     public convenience init(
-        level: CompressionLevel = .default, threadCount: Int = ProcessorAffinity.availableProcessorCount(),
+        level: CompressionLevel = .default, threadCount: Int = ParallelGzipEncoder.defaultThreadCount,
         blockSize: Int = ParallelGzipEncoder.defaultBlockSize, outputChunkSize: Int = 1 << 20, maximumBlocksInFlight: Int? = nil
     ) {
         self.init(

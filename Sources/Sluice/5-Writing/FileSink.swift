@@ -41,7 +41,7 @@ import Musl
 /// - With `preserveModificationTime` alone (what `gzip` does to the files it writes), the
 ///   source's modification time, and nothing else of it: the bits follow the rules above.
 ///
-/// Rules, in order (see ``create(at:source:options:gate:executor:)``):
+/// Rules, in order (see ``create(at:source:options:gate:)``):
 /// 1. A destination that is the source (same device and inode, following symbolic links) is
 ///    refused: ``FileError/Code/sameFile``.
 /// 2. A directory is refused (``FileError/Code/isDirectory``); callers that mean "into the
@@ -52,8 +52,8 @@ import Musl
 ///    not), is refused unless `overwrite` is set; then it is replaced atomically: a link is
 ///    replaced, never written through.
 ///
-/// Every system call runs on the sink's ``BlockingIOExecutor``: its own, or the one given to
-/// ``create(at:source:options:gate:executor:)``.
+/// Every system call runs on the sink's `BlockingIOExecutor`: its own, or the one given to
+/// ``create(at:source:options:gate:)``.
 public actor FileSink: ChunkSink {
     enum Mode {
         /// Writing a temporary file that is named `destination` on commit: unnamed
@@ -131,7 +131,7 @@ public actor FileSink: ChunkSink {
     /// Set by ``deferRename()``: ``commit()`` stops before the rename.
     var defersRename = false
 
-    /// The sink's ``BlockingIOExecutor``: every method of the actor, so every system call, runs
+    /// The sink's `BlockingIOExecutor`: every method of the actor, so every system call, runs
     /// on its thread (the sink's own, or one it shares with the file's reader).
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
@@ -160,17 +160,22 @@ public actor FileSink: ChunkSink {
     ///   - options: overwrite, durability and attribute preservation.
     ///   - gate: where the commit point is decided; ``CommitGate/shared`` (fed by the `sluice`
     ///     command's signal intake) unless a program keeps its own.
-    ///   - executor: the thread the sink's methods (every system call) run on; `nil` (the
-    ///     default) starts one of its own. Given one (shared with the file's reader, say, as
-    ///     ``ManyFileCopy`` does), the sink and everything else on that executor run serially,
-    ///     one job at a time: a hand-off between them wakes no other thread, and a call that
-    ///     waits (a write to a full pipe, `fsync(2)`) holds up the others. The executor must
-    ///     outlive the sink.
     /// - Throws: ``FileError``: `sameFile`, `isDirectory`, `alreadyExists` (without
     ///   `overwrite`), or the errno of `stat`, `open` (for example `permissionDenied`).
     public static func create(
+        at destination: FilePath, source: FileStatus? = nil, options: Options = Options(), gate: CommitGate = .shared
+    ) async throws -> FileSink {
+        try await create(at: destination, source: source, options: options, gate: gate, executor: nil)
+    }
+
+    /// The same, on `executor`: the thread the sink's methods (every system call) run on; `nil`
+    /// starts one of its own. Given one (shared with the file's reader, as ``ManyFileCopy``
+    /// does), the sink and everything else on that executor run serially, one job at a time: a
+    /// hand-off between them wakes no other thread, and a call that waits (a write to a full
+    /// pipe, `fsync(2)`) holds up the others. The executor must outlive the sink.
+    package static func create(
         at destination: FilePath, source: FileStatus? = nil, options: Options = Options(),
-        gate: CommitGate = .shared, executor: BlockingIOExecutor? = nil
+        gate: CommitGate = .shared, executor: BlockingIOExecutor?
     ) async throws -> FileSink {
         try await create(
             at: FileLocation(path: destination), source: source, options: options, system: .live, gate: gate, executor: executor)
@@ -186,12 +191,18 @@ public actor FileSink: ChunkSink {
     ///   - source: as for a path.
     ///   - options: as for a path.
     ///   - gate: as for a path.
-    ///   - executor: as for a path.
     /// - Throws: as for a path: ``FileError`` (`sameFile`, `isDirectory`, `alreadyExists`, or
     ///   the errno of `fstatat`, `openat`).
     public static func create(
+        location: FileLocation, source: FileStatus? = nil, options: Options = Options(), gate: CommitGate = .shared
+    ) async throws -> FileSink {
+        try await create(location: location, source: source, options: options, gate: gate, executor: nil)
+    }
+
+    /// The same, on `executor` (`nil`: a thread of its own).
+    package static func create(
         location: FileLocation, source: FileStatus? = nil, options: Options = Options(),
-        gate: CommitGate = .shared, executor: BlockingIOExecutor? = nil
+        gate: CommitGate = .shared, executor: BlockingIOExecutor?
     ) async throws -> FileSink {
         try await create(at: location, source: source, options: options, system: .live, gate: gate, executor: executor)
     }

@@ -27,7 +27,7 @@ import Musl
 ///    its commit point through the ``CommitGate`` and completed. Other
 ///    files (`--no-fsync`, or with `--verify`, which syncs before it reads back) commit at once
 ///    on their thread. The file's reader, sink and stages all run on one
-///    ``BlockingIOExecutor`` of a pool of ``Options/width``, started once for the engine: a
+///    `BlockingIOExecutor` of a pool of ``Options/width``, started once for the engine: a
 ///    file hands chunks over without waking another thread, and starts none. A file of one
 ///    chunk at most, dense, without a transform, verification or rate limit, is copied in one
 ///    step on that thread instead: the sink is called there without a hop, no reader, channel
@@ -265,7 +265,7 @@ public final class ManyFileCopy: Sendable {
 
     /// Takes jobs while there is room: a slot among ``Options/width`` and a share of the budget.
     ///
-    /// Each slot is one ``BlockingIOExecutor``, started here once for the engine: a file in
+    /// Each slot is one `BlockingIOExecutor`, started here once for the engine: a file in
     /// flight holds one, and its reader, its sink and its stages all run on that thread, so a
     /// chunk goes from the read to the write without waking another thread. The threads end
     /// when this returns (the executors are released once their last job has run). A file

@@ -30,7 +30,7 @@ import Musl
 /// ``FileError/directoryCycle(_:ancestor:file:line:)``), so a copy never recurses without end.
 ///
 /// Concurrency contract: ``run(onFailure:)`` may be called once per value, from any task; its
-/// system calls run on a ``BlockingIOExecutor`` of its own. Cancelling the task stops the walk:
+/// system calls run on a `BlockingIOExecutor` of its own. Cancelling the task stops the walk:
 /// files committed stay, files in flight leave nothing (their sinks abort), directories keep
 /// their provisional modes.
 public struct TreeCopy: Sendable {
