@@ -34,16 +34,16 @@ import Musl
 /// a side, 63 to sync, every file the engine's width allows, 254 sealed files.
 ///
 /// Concurrency contract: an immutable `Sendable` value.
-public struct DescriptorBudget: Sendable, Hashable {
+package struct DescriptorBudget: Sendable, Hashable {
     /// The limit on open files (`RLIMIT_NOFILE`'s soft limit), at most 1,048,576.
-    public let limit: Int
+    package let limit: Int
     /// The descriptors not shared out: those open when the budget was read, and
     /// ``runtimeReserve``.
-    public let reserved: Int
+    package let reserved: Int
 
     /// The descriptors kept for the runtime's own, opened lazily: libdispatch's `epoll`,
     /// `eventfd` and two `timerfd`s.
-    public static let runtimeReserve = 4
+    package static let runtimeReserve = 4
 
     /// The fewest descriptors a tree copy needs beyond ``reserved``: two directories on each
     /// side's stack, the source root's parent, the destination's parent, and one file in
@@ -51,10 +51,10 @@ public struct DescriptorBudget: Sendable, Hashable {
     /// directory, ``copiesOneFileAtATime``). A limit that leaves fewer is refused at the
     /// start (`sluice copy -r` exits 1 with a message); from a terminal, with standard input,
     /// output and error and the signal descriptor open, that is `ulimit -n` 16.
-    public static let minimumForTree = 8
+    package static let minimumForTree = 8
 
     /// A budget of `limit` descriptors of which `inUse` are open now.
-    public init(limit: Int, inUse: Int) {
+    package init(limit: Int, inUse: Int) {
         self.limit = limit
         self.reserved = inUse + Self.runtimeReserve
     }
@@ -62,7 +62,7 @@ public struct DescriptorBudget: Sendable, Hashable {
     /// The process's budget, read the first time it is used (`getrlimit(2)`, and the entries
     /// of `/proc/self/fd`): call it before opening descriptors of one's own that the copy
     /// should not count on.
-    public static let current = DescriptorBudget.measured()
+    package static let current = DescriptorBudget.measured()
 
     /// The budget the process has now.
     static func measured() -> DescriptorBudget {
@@ -78,39 +78,39 @@ public struct DescriptorBudget: Sendable, Hashable {
     }
 
     /// The descriptors shared out: ``limit`` less ``reserved`` (0 when none are left).
-    public var available: Int { max(0, limit - reserved) }
+    package var available: Int { max(0, limit - reserved) }
 
     /// Whether a tree copy can run: ``available`` is at least ``minimumForTree``.
-    public var allowsTreeCopy: Bool { available >= Self.minimumForTree }
+    package var allowsTreeCopy: Bool { available >= Self.minimumForTree }
 
     /// The directory descriptors each side of a tree's walk keeps open
     /// (``TreeCopy/Options/maximumOpenDirectories``): an eighth, 2 to 32.
-    public var directoriesPerSide: Int { Self.clamp(available / 8, 2, 32) }
+    package var directoriesPerSide: Int { Self.clamp(available / 8, 2, 32) }
 
     /// The directories held open while they wait for their `fsync(2)` (`DirectorySyncBatch`)
     /// or hold sealed files: a sixteenth, 1 to 64.
-    public var directoriesToSync: Int { Self.clamp(available / 16, 1, 64) }
+    package var directoriesToSync: Int { Self.clamp(available / 16, 1, 64) }
 
     /// What a tree's walk holds whatever the files do: ``directoriesPerSide`` on each side, the
     /// source root's parent and the destination's parent, and one more for a moment (a
     /// directory's listing, a parent reopened through `..`).
-    public var heldByWalk: Int { 2 * directoriesPerSide + 3 }
+    package var heldByWalk: Int { 2 * directoriesPerSide + 3 }
 
     /// The descriptors one file may hold, worst case: its source and its temporary file, the
     /// two directories its names are in (the walk may have moved on and closed its own), and
     /// the two directories of the file handed over after it, waiting to start.
-    public static let perFileInFlight = 6
+    package static let perFileInFlight = 6
 
     /// The most files in flight at once: what the walk, the directories to sync and the
     /// sealed files leave, ``perFileInFlight`` per file, 1 to 64.
-    public var filesInFlight: Int {
+    package var filesInFlight: Int {
         Self.clamp((available - heldByWalk - directoriesToSync - sealedFiles) / Self.perFileInFlight, 1, 64)
     }
 
     /// The most files in flight at once that are not made durable (`--no-fsync`), which hold
     /// no sealed file nor directory to sync: what the walk leaves, ``perFileInFlight`` per
     /// file, 1 to 64; at least ``filesInFlight``.
-    public var filesInFlightWithoutSync: Int {
+    package var filesInFlightWithoutSync: Int {
         max(filesInFlight, Self.clamp((available - heldByWalk) / Self.perFileInFlight, 1, 64))
     }
 
@@ -118,7 +118,7 @@ public struct DescriptorBudget: Sendable, Hashable {
     /// so from a terminal): then a tree's walk hands over one file and waits until the file has
     /// released its descriptors before it goes on, so the file's directories are the walk's
     /// own and no other file waits to start. Slower (nothing overlaps), never short.
-    public var copiesOneFileAtATime: Bool {
+    package var copiesOneFileAtATime: Bool {
         available - heldByWalk - directoriesToSync - sealedFiles < Self.perFileInFlight
     }
 
@@ -128,7 +128,7 @@ public struct DescriptorBudget: Sendable, Hashable {
     /// (`.sluice-<random>.tmp`), closed while it waits and reopened, one at a time, for the
     /// check of its write-back, so that a batch holds no descriptor per file. (Where even that
     /// one descriptor cannot be had, the batch's `syncfs(2)` decides for the file.)
-    public var sealedFiles: Int {
+    package var sealedFiles: Int {
         let quarter = min(256, available / 4)
         return quarter < 8 ? 0 : quarter
     }

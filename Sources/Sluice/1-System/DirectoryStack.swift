@@ -12,7 +12,7 @@
 ///
 /// Concurrency contract: a value type for one task; its calls block (run them on a
 /// `BlockingIOExecutor`).
-public struct DirectoryStack: Sendable {
+package struct DirectoryStack: Sendable {
     struct Level: Sendable {
         var name: FilePath
         var path: FilePath
@@ -23,7 +23,7 @@ public struct DirectoryStack: Sendable {
 
     private(set) var levels: [Level]
     /// The most descriptors kept open, the root's included; at least 2.
-    public let maximumOpen: Int
+    package let maximumOpen: Int
 
     /// Starts at `root`, which stays open until the stack goes away.
     ///
@@ -31,7 +31,7 @@ public struct DirectoryStack: Sendable {
     ///   - root: the top of the chain; its ``DirectoryHandle/path`` names the levels below.
     ///   - maximumOpen: the bound on open descriptors; default 32.
     /// - Throws: ``FileError`` from `fstat(2)` of the root.
-    public init(root: DirectoryHandle, maximumOpen: Int = 32) throws(FileError) {
+    package init(root: DirectoryHandle, maximumOpen: Int = 32) throws(FileError) {
         precondition(maximumOpen >= 2, "a directory stack keeps at least 2 descriptors")
         let status = try root.status()
         self.levels = [Level(name: root.path, path: root.path, device: status.device, inode: status.inode, handle: root)]
@@ -39,16 +39,16 @@ public struct DirectoryStack: Sendable {
     }
 
     /// How many directories below the root the top is (0 at the root).
-    public var depth: Int { levels.count - 1 }
+    package var depth: Int { levels.count - 1 }
 
     /// The directory being worked in (always open).
-    public var top: DirectoryHandle { levels[levels.count - 1].handle! }
+    package var top: DirectoryHandle { levels[levels.count - 1].handle! }
 
     /// The count of descriptors the stack holds now.
-    public var openCount: Int { levels.count { $0.handle != nil } }
+    package var openCount: Int { levels.count { $0.handle != nil } }
 
     /// Whether a directory of the chain (the top included) is the file `device`/`inode`.
-    public func contains(device: UInt64, inode: UInt64) -> Bool {
+    package func contains(device: UInt64, inode: UInt64) -> Bool {
         path(ofDevice: device, inode: inode) != nil
     }
 
@@ -63,7 +63,7 @@ public struct DirectoryStack: Sendable {
     /// Goes down into `handle`, the directory `name` of the top.
     ///
     /// - Throws: ``FileError`` from `fstat(2)` of the new directory.
-    public mutating func push(_ handle: DirectoryHandle, name: FilePath) throws(FileError) {
+    package mutating func push(_ handle: DirectoryHandle, name: FilePath) throws(FileError) {
         let status = try handle.status()
         levels.append(Level(name: name, path: handle.path, device: status.device, inode: status.inode, handle: handle))
         let closing = levels.count - maximumOpen
@@ -75,7 +75,7 @@ public struct DirectoryStack: Sendable {
     /// - Throws: ``FileError``: `directoryChanged` when the parent cannot be found again (the
     ///   stack is then one level up, with that level closed: a later ``pop()`` still works); the
     ///   errors of `openat(2)`.
-    public mutating func pop() throws(FileError) {
+    package mutating func pop() throws(FileError) {
         try pop(releasingDescriptors: { false })
     }
 

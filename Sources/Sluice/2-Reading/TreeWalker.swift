@@ -4,7 +4,7 @@
 /// As `fts(3)` does it: each directory's names are read when it is entered (memory per
 /// directory being walked: its names), every entry is looked up with `fstatat(2)` in its
 /// directory's descriptor, and at most ``maximumOpenDirectories`` descriptors are open
-/// (``DirectoryStack``): coming back to a directory whose descriptor was closed reopens it
+/// (`DirectoryStack`): coming back to a directory whose descriptor was closed reopens it
 /// through its child's `..` and checks its device and inode. No system call is given a path
 /// longer than one component (the root's path excepted), so depth is not limited by `PATH_MAX`.
 ///
@@ -82,7 +82,7 @@ public struct TreeWalker: Sendable {
     /// Called before the walk opens a directory (to enter it, or to go back up to its parent),
     /// on the walk's thread; it may block. A copy under a very low limit on open files waits
     /// there until no file of its own holds descriptors, so that each file's directories are
-    /// the walk's own (``DescriptorBudget/copiesOneFileAtATime``); `nil` (the default): nothing.
+    /// the walk's own (`DescriptorBudget`); `nil` (the default): nothing.
     var beforeOpeningDirectory: (@Sendable () -> Void)?
 
     /// ``releasesDescriptors``, or "none released".

@@ -37,9 +37,9 @@ import Musl
 /// after it; the interruption handler runs after the lock is released, on the thread that
 /// recorded the interruption. ``removeUncommitted()`` and ``waitForCommittedFiles()`` block
 /// their thread.
-public final class CommitGate: Sendable {
+package final class CommitGate: Sendable {
     /// The process-wide gate that ``FileSink`` uses unless given another.
-    public static let shared = CommitGate()
+    package static let shared = CommitGate()
 
     /// Identifies one file in flight.
     struct Ticket: Hashable, Sendable {
@@ -76,10 +76,10 @@ public final class CommitGate: Sendable {
     private let state = LockedValue(State())
 
     /// Creates a gate with no signal source: only ``interrupt(by:)`` records interruptions.
-    public init() {}
+    package init() {}
 
     /// The first interrupting signal recorded, if any.
-    public var interruption: Int32? { state.withLock { $0.interruption } }
+    package var interruption: Int32? { state.withLock { $0.interruption } }
 
     /// Installs how the gate takes a pending signal: `take` consumes one pending signal without
     /// blocking and returns its number, or `nil` if none is pending (for example a read of a
@@ -87,7 +87,7 @@ public final class CommitGate: Sendable {
     ///
     /// `take` runs under the gate's lock, at every commit point and in
     /// ``receivePendingSignal()``; it must not block or call into the gate.
-    public func setSignalSource(_ take: @escaping @Sendable () -> Int32?) {
+    package func setSignalSource(_ take: @escaping @Sendable () -> Int32?) {
         state.withLock { $0.signalSource = take }
     }
 
@@ -96,7 +96,7 @@ public final class CommitGate: Sendable {
     /// signal): typically, cancel the running operation. It runs outside the gate's lock, on
     /// the thread that recorded the interruption; if one was recorded already, it runs at once
     /// on the caller's thread.
-    public func setInterruptionHandler(_ handler: @escaping @Sendable (Int32) -> Void) {
+    package func setInterruptionHandler(_ handler: @escaping @Sendable (Int32) -> Void) {
         let pending = state.withLock { state -> Int32? in
             state.interruptionHandler = handler
             return state.interruption
@@ -105,7 +105,7 @@ public final class CommitGate: Sendable {
     }
 
     /// What ``receivePendingSignal()`` took.
-    public enum Intake: Equatable, Sendable {
+    package enum Intake: Equatable, Sendable {
         /// The first interruption: commits not yet made are refused from now on.
         case first(Int32)
         /// A signal after the first (a second Ctrl-C).
@@ -115,7 +115,7 @@ public final class CommitGate: Sendable {
     /// Takes one pending signal through the signal source, under the gate's lock, and records it.
     ///
     /// - Returns: the signal taken, or `nil` if none was pending (a commit took it first).
-    public func receivePendingSignal() -> Intake? {
+    package func receivePendingSignal() -> Intake? {
         let (intake, handler) = state.withLock { state -> (Intake?, (@Sendable (Int32) -> Void)?) in
             guard let signal = state.signalSource?() else { return (nil, nil) }
             return Self.record(signal, in: &state)
@@ -129,7 +129,7 @@ public final class CommitGate: Sendable {
     ///
     /// - Returns: `true` if this is the first interruption recorded.
     @discardableResult
-    public func interrupt(by signal: Int32) -> Bool {
+    package func interrupt(by signal: Int32) -> Bool {
         let (intake, handler) = state.withLock { Self.record(signal, in: &$0) }
         guard case .first = intake else { return false }
         handler?(signal)
@@ -156,7 +156,7 @@ public final class CommitGate: Sendable {
     /// - Returns: the destinations of files past their commit point whose sink has not finished
     ///   (their directory `fsync(2)` may still run): they hold the new bytes.
     @discardableResult
-    public func removeUncommitted() -> [FilePath] {
+    package func removeUncommitted() -> [FilePath] {
         state.withLock { state in
             state.isClosed = true
             Self.removeUncommitted(&state)
@@ -180,7 +180,7 @@ public final class CommitGate: Sendable {
     /// Blocks the calling thread until every file past its commit point has finished (its
     /// directory `fsync(2)` done), checking every 10 ms. Call it after ``removeUncommitted()``
     /// from a thread of the program's own, never from the cooperative pool.
-    public func waitForCommittedFiles() {
+    package func waitForCommittedFiles() {
         while state.withLock({ $0.files.values.contains { $0.isCommitted } }) {
             usleep(10_000)
         }
@@ -191,7 +191,7 @@ public final class CommitGate: Sendable {
 
     /// The named temporary files registered now, before their commit point (an unnamed
     /// `O_TMPFILE` file has no name to list).
-    public var temporaryFiles: Set<FilePath> {
+    package var temporaryFiles: Set<FilePath> {
         state.withLock { Set($0.files.values.lazy.filter { !$0.isCommitted }.compactMap(\.temporary?.path)) }
     }
 

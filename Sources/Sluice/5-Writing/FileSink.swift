@@ -22,7 +22,7 @@ import Musl
 /// (an append-only or immutable directory, an append-only or immutable file, read with
 /// `FS_IOC_GETFLAGS`) is refused before anything is made. On any error or cancellation
 /// ``abort()`` removes the temporary file and the destination keeps its old bytes. Naming the
-/// file is the *commit point*, decided through a ``CommitGate`` as one atomic step with the
+/// file is the *commit point*, decided through a `CommitGate` as one atomic step with the
 /// intake of interrupting signals: an interruption recorded before it aborts the file, one
 /// after it finds the file committed.
 ///
@@ -41,7 +41,7 @@ import Musl
 /// - With `preserveModificationTime` alone (what `gzip` does to the files it writes), the
 ///   source's modification time, and nothing else of it: the bits follow the rules above.
 ///
-/// Rules, in order (see ``create(at:source:options:gate:)``):
+/// Rules, in order (see ``create(at:source:options:)``):
 /// 1. A destination that is the source (same device and inode, following symbolic links) is
 ///    refused: ``FileError/Code/sameFile``.
 /// 2. A directory is refused (``FileError/Code/isDirectory``); callers that mean "into the
@@ -53,7 +53,7 @@ import Musl
 ///    replaced, never written through.
 ///
 /// Every system call runs on the sink's `BlockingIOExecutor`: its own, or the one given to
-/// ``create(at:source:options:gate:)``.
+/// ``create(at:source:options:)``.
 public actor FileSink: ChunkSink {
     enum Mode {
         /// Writing a temporary file that is named `destination` on commit: unnamed
@@ -158,14 +158,15 @@ public actor FileSink: ChunkSink {
     ///     `--preserve`; `nil` for a source that is not a file (standard input is given as its
     ///     `fstat(2)`; a pipe's permission bits are not kept: new files get `0666 & ~umask`).
     ///   - options: overwrite, durability and attribute preservation.
-    ///   - gate: where the commit point is decided; ``CommitGate/shared`` (fed by the `sluice`
-    ///     command's signal intake) unless a program keeps its own.
+    ///
+    /// Its commit point is decided by the process's one gate, which the `sluice` command's
+    /// signal intake feeds (a program that embeds Sluice has none: its commits are never held).
     /// - Throws: ``FileError``: `sameFile`, `isDirectory`, `alreadyExists` (without
     ///   `overwrite`), or the errno of `stat`, `open` (for example `permissionDenied`).
     public static func create(
-        at destination: FilePath, source: FileStatus? = nil, options: Options = Options(), gate: CommitGate = .shared
+        at destination: FilePath, source: FileStatus? = nil, options: Options = Options()
     ) async throws -> FileSink {
-        try await create(at: destination, source: source, options: options, gate: gate, executor: nil)
+        try await create(at: destination, source: source, options: options, gate: .shared, executor: nil)
     }
 
     /// The same, on `executor`: the thread the sink's methods (every system call) run on; `nil`
@@ -190,13 +191,12 @@ public actor FileSink: ChunkSink {
     ///   - location: where the data ends up.
     ///   - source: as for a path.
     ///   - options: as for a path.
-    ///   - gate: as for a path.
     /// - Throws: as for a path: ``FileError`` (`sameFile`, `isDirectory`, `alreadyExists`, or
     ///   the errno of `fstatat`, `openat`).
     public static func create(
-        location: FileLocation, source: FileStatus? = nil, options: Options = Options(), gate: CommitGate = .shared
+        location: FileLocation, source: FileStatus? = nil, options: Options = Options()
     ) async throws -> FileSink {
-        try await create(location: location, source: source, options: options, gate: gate, executor: nil)
+        try await create(location: location, source: source, options: options, gate: .shared, executor: nil)
     }
 
     /// The same, on `executor` (`nil`: a thread of its own).
@@ -362,7 +362,7 @@ public actor FileSink: ChunkSink {
     public nonisolated var preferredExecutor: (any TaskExecutor)? { executor }
 
     /// Sets the attributes (see ``FileSink``), `fsync(2)`s, closes, renames over the destination
-    /// at the commit point (through the ``CommitGate``) and `fsync(2)`s the directory: three
+    /// at the commit point (through the `CommitGate`) and `fsync(2)`s the directory: three
     /// steps (data, rename, directory), of which the last is left to the caller when
     /// ``Options/synchronizesDirectory`` is off (`DirectorySyncBatch`).
     ///
@@ -441,7 +441,7 @@ public actor FileSink: ChunkSink {
         sizeAfterHole = nil
     }
 
-    /// The second step: the rename at the commit point, through the ``CommitGate``.
+    /// The second step: the rename at the commit point, through the `CommitGate`.
     private func renameAtCommitPoint(_ temporary: FileLocation?, _ ticket: CommitGate.Ticket, descriptor: FileDescriptor?) throws {
         // A cancellation that came while the data was synced is still before the commit
         // point: nothing is renamed, and abort() removes the temporary file.

@@ -1,7 +1,7 @@
 /// One regular file of a tree to copy: what ``TreeCopy`` hands to a ``FileJobRunner``.
 ///
 /// The source and the destination are ``FileLocation``s (a name in an open directory), which
-/// keep their directories' descriptors open for as long as the job exists. ``run(gate:)`` is
+/// keep their directories' descriptors open for as long as the job exists. ``run()`` is
 /// the whole copy of the file, with the single-file guarantees (temporary file, commit point,
 /// clone, kernel copy or pipeline by ``RegularFileCopy``); a runner may run many at once.
 public struct FileJob: Sendable {
@@ -37,14 +37,18 @@ public struct FileJob: Sendable {
     /// (and so its ACLs) before the commit point where the destination accepts them
     /// (``warnings`` otherwise).
     ///
-    /// - Parameter gate: where the commit point is decided.
     /// - Returns: the file's report.
     /// - Throws: ``FileError`` of the source, the sink or the commit (nothing is left at the
     ///   destination then); `CancellationError` if the task was cancelled before the commit point.
-    public func run(gate: CommitGate = .shared) async throws -> CopyReport {
+    public func run() async throws -> CopyReport {
+        try await run(gate: .shared)
+    }
+
+    /// The same, committing through `gate` (tests keep one of their own).
+    package func run(gate: CommitGate) async throws -> CopyReport {
         let chunks = try await FileChunks.open(
             at: source, followsLinks: followsLinks, chunkSize: options.chunkSize, findsHoles: options.file.sparse.findsHoles(verifying: options.file.pipeline.verification != nil))
-        let sink = try await FileSink.create(location: destination, source: chunks.status, options: options.fileSinkOptions, gate: gate)
+        let sink = try await FileSink.create(location: destination, source: chunks.status, options: options.fileSinkOptions, gate: gate, executor: nil)
         let report = try await RegularFileCopy(from: chunks, to: sink, options: options.file).run()
         for (kind, error) in await sink.attributeRefusals { warnings.record(kind, error) }
         return report

@@ -9,7 +9,7 @@ public protocol FileJobRunner: Sendable {
     /// Starts or queues `job`.
     ///
     /// - Parameters:
-    ///   - job: the file to copy; ``FileJob/run(gate:)`` does it.
+    ///   - job: the file to copy; ``FileJob/run()`` does it.
     ///   - completion: called once with the job's report or error (`CancellationError`
     ///   for a job stopped by cancellation).
     /// - Throws: `CancellationError` when the copy should stop (the task was cancelled); no
@@ -30,7 +30,7 @@ public protocol FileJobRunner: Sendable {
 
     /// Waits until no file handed over holds descriptors (each has ended, or is sealed and
     /// closed for its batch): what a walk under a very low limit on open files calls before
-    /// it opens a directory (``DescriptorBudget/copiesOneFileAtATime``). Blocks: called on the
+    /// it opens a directory (`DescriptorBudget`). Blocks: called on the
     /// walk's own thread.
     func waitUntilNoFileHoldsDescriptors()
 }
@@ -48,10 +48,15 @@ extension FileJobRunner {
 /// one file at a time.
 public struct SequentialFileJobRunner: FileJobRunner {
     /// The gate the jobs commit through.
-    public let gate: CommitGate
+    package let gate: CommitGate
 
-    /// Creates a runner committing through `gate` (default ``CommitGate/shared``).
-    public init(gate: CommitGate = .shared) {
+    /// Creates a runner.
+    public init() {
+        self.init(gate: .shared)
+    }
+
+    /// Creates a runner committing through `gate` (tests keep one of their own).
+    package init(gate: CommitGate) {
         self.gate = gate
     }
 

@@ -24,7 +24,7 @@ import Musl
 ///    per file system writes their data (it waits for every writer on that file system), a
 ///    check of each file's own write-back makes it durable (`sync_file_range(2)`, or `fsync(2)`
 ///    where that cannot see the file's pages), each is closed, then renamed at
-///    its commit point through the ``CommitGate`` and completed. Other
+///    its commit point through the `CommitGate` and completed. Other
 ///    files (`--no-fsync`, or with `--verify`, which syncs before it reads back) commit at once
 ///    on their thread. The file's reader, sink and stages all run on one
 ///    `BlockingIOExecutor` of a pool of ``Options/width``, started once for the engine: a
@@ -100,10 +100,10 @@ public final class ManyFileCopy: Sendable {
     /// The options the engine was made with.
     public let options: Options
     /// The files in flight at most: ``Options/width``, within the process's
-    /// ``DescriptorBudget/filesInFlightWithoutSync``.
+    /// `DescriptorBudget`.
     let width: Int
     /// The durable files in flight at most: ``width``, within the process's
-    /// ``DescriptorBudget/filesInFlight`` (a durable file may hold a directory to sync).
+    /// `DescriptorBudget` (a durable file may hold a directory to sync).
     let durableWidth: Int
     /// The system calls of the files' sources and sinks (a test's, to script the kernel's
     /// paths); ``SystemCalls/live`` otherwise. A file of one chunk's sink uses the live ones.

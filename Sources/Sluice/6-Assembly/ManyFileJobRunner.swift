@@ -29,7 +29,7 @@ public final class ManyFileJobRunner: FileJobRunner {
     ///
     /// - Parameters:
     ///   - width: the most files in flight at once (``ManyFileCopy/Options/width``), within the
-    ///     process's ``DescriptorBudget``; default ``ManyFileCopy/Options/defaultWidth``.
+    ///     process's `DescriptorBudget`; default ``ManyFileCopy/Options/defaultWidth``.
     ///   - byteBudget: the most bytes the files' channels hold at once, in bytes
     ///     (``ManyFileCopy/Options/byteBudget``); default 32 MiB.
     ///   - onOutcome: called with each file's outcome (its index, paths, result and the

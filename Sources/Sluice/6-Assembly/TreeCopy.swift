@@ -17,7 +17,7 @@ import Musl
 /// ``Options/keepsHardLinks``. Directory attributes are applied after everything inside
 /// them, deepest first, so read-only directories copy and their times are kept.
 ///
-/// Everything happens relative to directory descriptors (``TreeWalker``, ``DirectoryStack``):
+/// Everything happens relative to directory descriptors (``TreeWalker``, `DirectoryStack`):
 /// depth is not bounded by `PATH_MAX`, and open descriptors are bounded by
 /// ``Options/maximumOpenDirectories`` on each side (plus those the runner's jobs in flight hold).
 ///
@@ -57,16 +57,19 @@ public struct TreeCopy: Sendable {
         /// The chunk size of files copied through the pipeline, in bytes (with every runner).
         public var chunkSize: Int
         /// The most directory descriptors each side of the walk keeps open (at least 2).
-        /// Default the process's ``DescriptorBudget/directoriesPerSide``: 32 under the usual
-        /// `ulimit -n` 1,024, fewer under a lower limit.
+        /// Default ``defaultMaximumOpenDirectories``.
         public var maximumOpenDirectories: Int
+
+        /// The process's share of directory descriptors for each side of a walk: 32 under the
+        /// usual `ulimit -n` 1,024, fewer under a lower limit (read once, at the first use).
+        public static var defaultMaximumOpenDirectories: Int { DescriptorBudget.current.directoriesPerSide }
 
         /// Creates options; the defaults are `cp -r`'s.
         public init(
             preservesAttributes: Bool = false, keepsHardLinks: Bool = false, links: TreeWalker.LinkPolicy = .never,
             sink: FileSink.Options = .init(), file: RegularFileCopy.Options = .init(),
             chunkSize: Int = FileChunks.defaultChunkSize,
-            maximumOpenDirectories: Int = DescriptorBudget.current.directoriesPerSide
+            maximumOpenDirectories: Int = Options.defaultMaximumOpenDirectories
         ) {
             self.preservesAttributes = preservesAttributes
             self.keepsHardLinks = keepsHardLinks
