@@ -7,7 +7,7 @@ import Musl
 /// The one place that maps `errno` values to ``FileError`` codes.
 extension FileError {
     /// The ``Code`` for an error number.
-    public static func code(for errno: Errno) -> Code {
+    package static func code(for errno: Errno) -> Code {
         switch errno {
         case .noSuchFileOrDirectory: return .notFound
         case .permissionDenied, .notPermitted, .readOnlyFileSystem: return .permissionDenied

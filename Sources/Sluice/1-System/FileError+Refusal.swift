@@ -1,19 +1,19 @@
 /// The errors of Sluice's own rules: refusals that no system call reported.
 extension FileError {
     /// The source and the destination are one file (same device and inode).
-    public static func sameFile(destination: FilePath, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func sameFile(destination: FilePath, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(
             code: .sameFile, operation: .write, path: destination,
             reason: "source and destination are the same file", file: file, line: line)
     }
 
     /// The destination exists and overwriting was not asked for: `EEXIST` of a `create`.
-    public static func destinationExists(_ path: FilePath, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func destinationExists(_ path: FilePath, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.create, path: path, errno: .fileExists, file: file, line: line)
     }
 
     /// A directory was found where a file was needed: `EISDIR` of `operation`.
-    public static func isDirectory(
+    package static func isDirectory(
         _ operation: Operation, path: FilePath, file: String = #fileID, line: Int = #line
     ) -> FileError {
         FileError(operation, path: path, errno: .isDirectory, file: file, line: line)
@@ -23,7 +23,7 @@ extension FileError {
     /// 'X', into itself, 'Y'". `source` is the directory, `destination` the copy it would go
     /// into (the destination is inside the source, or the source is one of the copy's own
     /// directories or their parents, reached through a bind mount or a followed link).
-    public static func copyIntoItself(
+    package static func copyIntoItself(
         source: FilePath, destination: FilePath, file: String = #fileID, line: Int = #line
     ) -> FileError {
         FileError(
@@ -33,7 +33,7 @@ extension FileError {
 
     /// A directory reopened through its child's `..` is not the one left (another device or
     /// inode): it was moved or replaced during the walk, as `fts(3)` detects it.
-    public static func directoryChanged(_ path: FilePath, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func directoryChanged(_ path: FilePath, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(
             code: .unknown, operation: .openat, path: path,
             reason: "directory was moved or replaced during the walk", file: file, line: line)
@@ -41,7 +41,7 @@ extension FileError {
 
     /// A directory of a walk is one of the directories that contain it (`ancestor`, being
     /// walked): reached again through a followed symbolic link (`-L`) or a bind mount.
-    public static func directoryCycle(
+    package static func directoryCycle(
         _ path: FilePath, ancestor: FilePath, file: String = #fileID, line: Int = #line
     ) -> FileError {
         FileError(

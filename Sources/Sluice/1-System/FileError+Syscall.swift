@@ -2,7 +2,7 @@
 /// `errno` (``FileError/code(for:)``) and whose ``FileError/location`` is the caller's.
 extension FileError {
     /// `open(2)` of `path` failed.
-    public static func open(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func open(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.open, path: path, errno: errno, file: file, line: line)
     }
 
@@ -15,124 +15,124 @@ extension FileError {
     ///     another path (a temporary file is reported under its destination's name).
     ///   - file: the caller's `#fileID`, for ``FileError/location``.
     ///   - line: the caller's line, for ``FileError/location``.
-    public static func create(
+    package static func create(
         path: FilePath, errno: Errno, cause: (any Error)? = nil, file: String = #fileID, line: Int = #line
     ) -> FileError {
         FileError(.create, path: path, errno: errno, cause: cause, file: file, line: line)
     }
 
     /// `read(2)` or `pread(2)` of `path` failed.
-    public static func read(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func read(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.read, path: path, errno: errno, file: file, line: line)
     }
 
     /// `write(2)` or `pwrite(2)` to `path` failed.
-    public static func write(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func write(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.write, path: path, errno: errno, file: file, line: line)
     }
 
     /// `fsync(2)` of `path` failed.
-    public static func fsync(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func fsync(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.fsync, path: path, errno: errno, file: file, line: line)
     }
 
     /// `close(2)` of `path` failed.
-    public static func close(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func close(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.close, path: path, errno: errno, file: file, line: line)
     }
 
     /// The `rename(2)` (or `renameat2(2)`) onto `path` failed.
-    public static func rename(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func rename(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.rename, path: path, errno: errno, file: file, line: line)
     }
 
     /// `stat(2)` of `path` failed.
-    public static func stat(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func stat(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.stat, path: path, errno: errno, file: file, line: line)
     }
 
     /// `lstat(2)` of `path` failed.
-    public static func lstat(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func lstat(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.lstat, path: path, errno: errno, file: file, line: line)
     }
 
     /// `fstat(2)` of `path` failed.
-    public static func fstat(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func fstat(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.fstat, path: path, errno: errno, file: file, line: line)
     }
 
     /// `fchmod(2)` of `path` failed.
-    public static func fchmod(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func fchmod(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.fchmod, path: path, errno: errno, file: file, line: line)
     }
 
     /// `futimens(3)` of `path` failed.
-    public static func futimens(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func futimens(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.futimens, path: path, errno: errno, file: file, line: line)
     }
 
     /// `fsetxattr(2)` of `path` failed.
-    public static func fsetxattr(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func fsetxattr(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.fsetxattr, path: path, errno: errno, file: file, line: line)
     }
 
     /// `fremovexattr(2)` of `path` failed.
-    public static func fremovexattr(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func fremovexattr(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.fremovexattr, path: path, errno: errno, file: file, line: line)
     }
 
     /// `mkdir(2)` of `path` failed.
-    public static func mkdir(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func mkdir(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.mkdir, path: path, errno: errno, file: file, line: line)
     }
 
     /// `mkdtemp(3)` in the directory `path` failed.
-    public static func mkdtemp(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func mkdtemp(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.mkdtemp, path: path, errno: errno, file: file, line: line)
     }
 
     /// `opendir(3)` of `path` failed.
-    public static func opendir(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func opendir(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.opendir, path: path, errno: errno, file: file, line: line)
     }
 
     /// `posix_spawn(3)` of the program `path` failed.
-    public static func posixSpawn(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func posixSpawn(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.posixSpawn, path: path, errno: errno, file: file, line: line)
     }
 
     /// `wait4(2)` for the child running the program `path` failed.
-    public static func wait4(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func wait4(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.wait4, path: path, errno: errno, file: file, line: line)
     }
 
     /// `pipe2(2)` failed (for example `EMFILE`: the process is out of descriptors).
-    public static func pipe2(errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func pipe2(errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.pipe2, path: nil, errno: errno, file: file, line: line)
     }
 
     /// `ioctl(2)` `FICLONE` into `path` failed (`EOPNOTSUPP`, `EXDEV`, ...).
-    public static func clone(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func clone(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.clone, path: path, errno: errno, file: file, line: line)
     }
 
     /// `copy_file_range(2)` into `path` failed.
-    public static func copyFileRange(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func copyFileRange(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.copyFileRange, path: path, errno: errno, file: file, line: line)
     }
 
     /// `lseek(2)` in `path` failed.
-    public static func lseek(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func lseek(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.lseek, path: path, errno: errno, file: file, line: line)
     }
 
     /// `ftruncate(2)` of `path` failed.
-    public static func ftruncate(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func ftruncate(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.ftruncate, path: path, errno: errno, file: file, line: line)
     }
 
     /// `fstatfs(2)` of `path` failed.
-    public static func fstatfs(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func fstatfs(path: FilePath, errno: Errno, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.fstatfs, path: path, errno: errno, file: file, line: line)
     }
 }

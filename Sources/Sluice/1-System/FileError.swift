@@ -7,9 +7,9 @@
 /// `cannot open 'x': No such file or directory`.
 ///
 /// Errors are made by factories: one per system call (`FileError+Syscall.swift`, such as
-/// ``open(path:errno:file:line:)``), whose ``code`` comes from the `errno` in one place
-/// (``code(for:)``), and one per refusal by Sluice's own rules (`FileError+Refusal.swift`, such
-/// as ``sameFile(destination:file:line:)``).
+/// `open(path:errno:file:line:)`), whose ``code`` comes from the `errno` in one place
+/// (`code(for:)`), and one per refusal by Sluice's own rules (`FileError+Refusal.swift`, such
+/// as `sameFile(destination:file:line:)`).
 ///
 /// Concurrency contract: a `Sendable` value; it may cross any concurrency domain.
 public struct FileError: Error, Sendable, CustomStringConvertible {

@@ -6,39 +6,39 @@
 /// own pipeline.
 ///
 /// Concurrency: a plain value; `Sendable`.
-public struct FileSystemType: Sendable, Hashable, CustomStringConvertible {
+package struct FileSystemType: Sendable, Hashable, CustomStringConvertible {
     /// The magic number, as `f_type` holds it.
-    public var rawValue: UInt32
+    package var rawValue: UInt32
 
     /// Wraps a magic number.
-    public init(rawValue: UInt32) {
+    package init(rawValue: UInt32) {
         self.rawValue = rawValue
     }
 
     /// ext2, ext3 and ext4 (`EXT4_SUPER_MAGIC`, `0xEF53`): no clones.
-    public static let ext4 = FileSystemType(rawValue: 0xEF53)
+    package static let ext4 = FileSystemType(rawValue: 0xEF53)
     /// XFS (`XFS_SUPER_MAGIC`); clones where it was made with `-m reflink=1` (the default of
     /// mkfs.xfs since xfsprogs 5.1).
-    public static let xfs = FileSystemType(rawValue: 0x5846_5342)
+    package static let xfs = FileSystemType(rawValue: 0x5846_5342)
     /// Btrfs (`BTRFS_SUPER_MAGIC`): clones.
-    public static let btrfs = FileSystemType(rawValue: 0x9123_683E)
+    package static let btrfs = FileSystemType(rawValue: 0x9123_683E)
     /// bcachefs: clones.
-    public static let bcachefs = FileSystemType(rawValue: 0xCA45_1A4E)
+    package static let bcachefs = FileSystemType(rawValue: 0xCA45_1A4E)
     /// OCFS2: clones.
-    public static let ocfs2 = FileSystemType(rawValue: 0x7461_636F)
+    package static let ocfs2 = FileSystemType(rawValue: 0x7461_636F)
     /// tmpfs and shmem (`TMPFS_MAGIC`).
-    public static let tmpfs = FileSystemType(rawValue: 0x0102_1994)
+    package static let tmpfs = FileSystemType(rawValue: 0x0102_1994)
     /// procfs (`PROC_SUPER_MAGIC`): sizes that say 0.
-    public static let proc = FileSystemType(rawValue: 0x9FA0)
+    package static let proc = FileSystemType(rawValue: 0x9FA0)
     /// sysfs (`SYSFS_MAGIC`): sizes that say 4096.
-    public static let sysfs = FileSystemType(rawValue: 0x6265_6572)
+    package static let sysfs = FileSystemType(rawValue: 0x6265_6572)
     /// NFS (`NFS_SUPER_MAGIC`).
-    public static let nfs = FileSystemType(rawValue: 0x6969)
+    package static let nfs = FileSystemType(rawValue: 0x6969)
     /// overlayfs (`OVERLAYFS_SUPER_MAGIC`).
-    public static let overlay = FileSystemType(rawValue: 0x794C_7630)
+    package static let overlay = FileSystemType(rawValue: 0x794C_7630)
     /// FUSE (`FUSE_SUPER_MAGIC`): `syncfs(2)` makes nothing durable unless its server implements
     /// it, so each file is `fsync(2)`ed.
-    public static let fuse = FileSystemType(rawValue: 0x6573_5546)
+    package static let fuse = FileSystemType(rawValue: 0x6573_5546)
 
     private static let names: [FileSystemType: String] = [
         .ext4: "ext4", .xfs: "xfs", .btrfs: "btrfs", .bcachefs: "bcachefs", .ocfs2: "ocfs2", .tmpfs: "tmpfs",
@@ -47,7 +47,7 @@ public struct FileSystemType: Sendable, Hashable, CustomStringConvertible {
 
     /// The file system's name (`xfs`), or its magic number in hexadecimal when it is not one
     /// of the above.
-    public var description: String {
+    package var description: String {
         Self.names[self] ?? "0x" + String(rawValue, radix: 16)
     }
 }

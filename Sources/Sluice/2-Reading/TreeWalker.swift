@@ -13,9 +13,9 @@
 ///
 /// A directory is never entered twice on one path: one that is a directory of the current
 /// path (reached again through a followed link, or a bind mount, which makes a tree a graph)
-/// is reported as ``FileError/directoryCycle(_:ancestor:file:line:)``, and one the caller
+/// is reported as `FileError.directoryCycle(_:ancestor:file:line:)`, and one the caller
 /// refused (``refuseToEnter(device:inode:as:)``, a copy's own directories) as
-/// ``FileError/copyIntoItself(source:destination:file:line:)``, each by its device and inode,
+/// `FileError.copyIntoItself(source:destination:file:line:)`, each by its device and inode,
 /// before it is opened. So no walk recurses without end.
 ///
 /// ```swift
@@ -121,7 +121,7 @@ public struct TreeWalker: Sendable {
     }
 
     /// Refuses, from now on, to enter the directory `device`/`inode` wherever the walk meets
-    /// it: it is reported as ``FileError/copyIntoItself(source:destination:file:line:)``
+    /// it: it is reported as `FileError.copyIntoItself(source:destination:file:line:)`
     /// naming `destination`, and nothing in it is read. For a copy of the tree: the
     /// directories it made or merged into and the destination's parents, which a bind mount
     /// or a followed link could bring into the source.

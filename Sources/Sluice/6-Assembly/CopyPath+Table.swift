@@ -5,7 +5,7 @@ extension CopyPath {
     /// File systems that share extents between files: `FICLONE` works there (XFS made with
     /// `-m reflink=1`, the default since xfsprogs 5.1), and `copy_file_range(2)` within one of
     /// them clones as well.
-    public static let cloningFileSystems: Set<FileSystemType> = [.xfs, .btrfs, .bcachefs, .ocfs2]
+    package static let cloningFileSystems: Set<FileSystemType> = [.xfs, .btrfs, .bcachefs, .ocfs2]
 
     /// File systems where `copy_file_range(2)` is the fast copy without a clone, as `cp` uses it:
     /// - NFS: a copy on the server (NFS 4.2 `COPY`) instead of every byte crossing the network
@@ -14,19 +14,19 @@ extension CopyPath {
     ///   the pipeline's two (a read into Sluice's memory, a write out of it). Measured side by
     ///   side, 1 GiB page-cached, `--no-fsync`: the same time as `cp` and a third of the
     ///   pipeline's processor time (the Copy paths article).
-    public static let kernelCopyFileSystems: Set<FileSystemType> = [.nfs, .ext4, .tmpfs]
+    package static let kernelCopyFileSystems: Set<FileSystemType> = [.nfs, .ext4, .tmpfs]
 
     /// File systems where a kernel copy passes the data through this machine's memory (a splice
     /// through the page cache): there a verified copy (``CopyVerification/sameBytes``) of a dense
     /// file takes the pipeline, which checks what it wrote against what it read, instead of a
     /// kernel copy that must read the source a second time for its CRC-32 (measured: 1 GiB
     /// `--verify`, the pipeline 3.6 s, the kernel copy 4.4 s).
-    public static let localKernelCopyFileSystems: Set<FileSystemType> = [.ext4, .tmpfs]
+    package static let localKernelCopyFileSystems: Set<FileSystemType> = [.ext4, .tmpfs]
 
     /// File systems whose sizes say nothing of their content (/proc reports 0, /sys 4096), and
     /// whose files `copy_file_range(2)` refuses or copies short: always the pipeline, which
     /// reads to the end of file.
-    public static let pseudoFileSystems: Set<FileSystemType> = [.proc, .sysfs]
+    package static let pseudoFileSystems: Set<FileSystemType> = [.proc, .sysfs]
 
     /// The paths to try, in order, for a regular source on `sourceFileSystem` to a regular
     /// destination on `destinationFileSystem`. Each but the last gives way to the next when the
@@ -63,7 +63,7 @@ extension CopyPath {
     ///   - verified: whether the copy is read back and checked (``CopyVerification/sameBytes``).
     /// - Returns: the paths in order; empty when `reflink` is ``ReflinkMode/always`` and no
     ///   clone is possible.
-    public static func chain(
+    package static func chain(
         source: FileStatus, sourceFileSystem: FileSystemType, destinationFileSystem: FileSystemType,
         reflink: ReflinkMode, sparse: SparseMode, kernelCopyLimit: Int64 = 0, verified: Bool = false
     ) -> [CopyPath] {
@@ -89,7 +89,7 @@ extension CopyPath {
     /// Whether `errno` from a clone or a `copy_file_range(2)` means "not here": the next path
     /// of the chain is tried. `EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`, `ENOTTY`, as ioctl_ficlone(2)
     /// and copy_file_range(2) list them for a file system or a pair of files that cannot.
-    public static func givesWay(on errno: Errno) -> Bool {
+    package static func givesWay(on errno: Errno) -> Bool {
         [.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice].contains(errno)
     }
 }

@@ -1,7 +1,7 @@
 /// A copy of a file to a ``FileSink`` by the cheapest path the file systems allow: a clone,
 /// a copy inside the kernel, or Sluice's own pipeline (``FileCopy``).
 ///
-/// The path comes from a fixed table (``CopyPath/chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)``,
+/// The path comes from a fixed table (`CopyPath.chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)`,
 /// by the file systems' types and the source's kind, never by probing). Each path but the last
 /// gives way to the next when the kernel refuses it (`EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`,
 /// `ENOTTY`, or `copy_file_range(2)` copying nothing before the size the source reported, as
@@ -50,7 +50,7 @@ public struct RegularFileCopy: Sendable {
         public var sliceSize: Int
         /// The largest source, in bytes, copied by `copy_file_range(2)` on one file system
         /// where the table would take the pipeline (a file system it does not name): see
-        /// ``CopyPath/chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)``.
+        /// `CopyPath.chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)`.
         /// Default 0 (the table alone); ``ManyFileCopy`` raises it to its chunk size.
         public var kernelCopyLimit: Int64 = 0
 

@@ -26,8 +26,8 @@ import Musl
 /// directory of the source that is one of the copy's (made or merged into), one of the
 /// target's parents, or one of the directories that contain it (a bind mount or a followed
 /// link makes a tree a graph) is not entered: it is reported as that entry's failure
-/// (``FileError/copyIntoItself(source:destination:file:line:)``,
-/// ``FileError/directoryCycle(_:ancestor:file:line:)``), so a copy never recurses without end.
+/// (`FileError.copyIntoItself(source:destination:file:line:)`,
+/// `FileError.directoryCycle(_:ancestor:file:line:)`), so a copy never recurses without end.
 ///
 /// Concurrency contract: ``run(onFailure:)`` may be called once per value, from any task; its
 /// system calls run on a `BlockingIOExecutor` of its own. Cancelling the task stops the walk:
@@ -135,7 +135,7 @@ public struct TreeCopy: Sendable {
     /// - Returns: the counts, the failures and the warnings.
     /// - Throws: `CancellationError` when the task was cancelled; ``FileError`` when nothing
     ///   could be copied: the source cannot be read, the target's directory cannot be opened,
-    ///   or the target is inside the source (``FileError/copyIntoItself(source:destination:file:line:)``).
+    ///   or the target is inside the source (`FileError.copyIntoItself(source:destination:file:line:)`).
     public func run(onFailure: @escaping @Sendable (any Error) -> Void = { _ in }) async throws -> TreeCopyReport {
         let executor = BlockingIOExecutor(label: "sluice.tree-copy")
         return try await withTaskExecutorPreference(executor) {
