@@ -78,12 +78,12 @@ public actor FileSink: ChunkSink {
     /// Where the data ends up, for the system calls: ``destination`` itself, or a name in an
     /// open directory (which the sink keeps open until it is gone).
     public nonisolated let location: FileLocation
-    private let source: FileStatus?
+    let source: FileStatus?
     let options: Options
     let system: SystemCalls
     let gate: CommitGate
     /// The existing regular file that the commit replaces, and its access ACL (`nil`: none).
-    private var replaced: (status: FileStatus, accessACL: [UInt8]?)?
+    var replaced: (status: FileStatus, accessACL: [UInt8]?)?
     var state: State = .aborted
     /// The size to set at the commit when the data so far ends in a hole (`lseek(2)` past the
     /// end makes no size by itself); `nil` when it ends in data.
@@ -98,21 +98,27 @@ public actor FileSink: ChunkSink {
         knownBlockSize = size
         return size
     }
-    private var knownBlockSize: Int?
-    private var replacedDestination = false
+    var knownBlockSize: Int?
+    var replacedDestination = false
     /// Whether a regular file or a link was at the destination when the sink was made: the
     /// commit replaces it (messages say "replace"; "create" for a new name).
     private(set) var replacesExisting = false
-    private var directorySynchronized = true
+    var directorySynchronized = true
     /// The source's access ACL (`system.posix_acl_access`), which `preserveAttributes` gives the
     /// file: `nil` for none (``preserveAttributes(of:at:)``).
-    private var sourceAccessACL: [UInt8]?
+    var sourceAccessACL: [UInt8]?
     /// The source's other extended attributes, with `preservesExtendedAttributes`.
-    private var sourceExtendedAttributes = ExtendedAttributes()
+    var sourceExtendedAttributes = ExtendedAttributes()
     /// The source's attributes that could not be read or that the file refused (each with the
     /// kind warnings name, `ExtendedAttributes`, and its error), known once
     /// the file is sealed: the caller reports them (a tree once per kind).
-    private(set) var attributeRefusals: [(kind: String, error: FileError)] = []
+    /// Set by ``findHolesInZeroBlocks()``.
+    var findsHolesInZeroBlocks = false
+
+    /// Conditions of the commit that did not undo it (a directory that could not be synced).
+    public internal(set) var warnings: [StageWarning] = []
+
+    var attributeRefusals: [(kind: String, error: FileError)] = []
 
     /// Gives the file, with `preserveAttributes`, the access ACL of the file open as `source`
     /// (read now with `fgetxattr(2)`, on the sink's thread), as `cp -p` keeps it; a source
@@ -360,208 +366,6 @@ public actor FileSink: ChunkSink {
 
     /// The sink's own executor: the writer stage runs on the thread that writes.
     public nonisolated var preferredExecutor: (any TaskExecutor)? { executor }
-
-    /// Sets the attributes (see ``FileSink``), `fsync(2)`s, closes, renames over the destination
-    /// at the commit point (through the `CommitGate`) and `fsync(2)`s the directory: three
-    /// steps (data, rename, directory), of which the last is left to the caller when
-    /// ``Options/synchronizesDirectory`` is off (`DirectorySyncBatch`).
-    ///
-    /// A directory that cannot be synced after the rename is a warning (``warnings``), not a
-    /// failure: the data is in place.
-    ///
-    /// - Throws: ``FileError`` of the step that failed; `CancellationError` if the task was
-    ///   cancelled, or the gate recorded an interruption, before the commit point (nothing
-    ///   renamed). The temporary file is then still there for ``abort()`` to remove.
-    public func commit() throws {
-        guard case .open(let descriptor, let mode) = state else {
-            preconditionFailure("FileSink.commit after commit or abort")
-        }
-        switch mode {
-        case .inPlace:
-            state = .committed
-            do { try descriptor.close(system: system) } catch {
-                throw FileError.close(path: destination, errno: error)
-            }
-        case .replacing(let temporary, let ticket):
-            if defersRename {
-                // The data and attributes complete, the descriptor kept open: its owner syncs
-                // it (after the batch's syncfs(2)), closes it and renames.
-                try finishData(descriptor)
-                if options.closesSealedFile, temporary != nil {
-                    // Named: closed while it waits, reopened by its name for its check.
-                    state = .open(FileDescriptor(rawValue: -1), mode)
-                    do { try descriptor.close(system: system) } catch {
-                        throw FileError.close(path: destination, errno: error)
-                    }
-                    state = .sealed(sealedFile(temporary, ticket, descriptor: nil))
-                    return
-                }
-                state = .sealed(sealedFile(temporary, ticket, descriptor: descriptor))
-                return
-            }
-            try makeDataDurable(descriptor, mode, keepsOpen: temporary == nil)
-            // An unnamed file is named through its descriptor, which the rename then closes.
-            try renameAtCommitPoint(temporary, ticket, descriptor: temporary == nil ? descriptor : nil)
-            defer { gate.unregister(ticket) }
-            if options.synchronize && options.synchronizesDirectory { synchronizeParent() }
-        }
-    }
-
-    /// The first step of a commit: the size after a final hole, the attributes, `fsync(2)` of
-    /// the data (unless `synchronize` is off), `close(2)` (unless `keepsOpen`: an unnamed file
-    /// is closed once named). Nothing is renamed yet.
-    private func makeDataDurable(_ descriptor: FileDescriptor, _ mode: Mode, keepsOpen: Bool) throws {
-        try finishData(descriptor)
-        if options.synchronize {
-            do { try descriptor.synchronize(system: system) } catch {
-                throw FileError.fsync(path: destination, errno: error)
-            }
-        }
-        guard !keepsOpen else { return }
-        do { try descriptor.close(system: system) } catch {
-            state = .open(FileDescriptor(rawValue: -1), mode)
-            throw FileError.close(path: destination, errno: error)
-        }
-        state = .open(FileDescriptor(rawValue: -1), mode)
-    }
-
-    /// The size after a final hole, then the attributes.
-    private func finishData(_ descriptor: FileDescriptor) throws {
-        try setSizeAfterHole(descriptor)
-        try applyAttributes(to: descriptor)
-    }
-
-    /// When the data ends in a hole, the size from `ftruncate(2)`: before the commit, and
-    /// before a read-back (which would otherwise stop where the last data did).
-    func setSizeAfterHole(_ descriptor: FileDescriptor) throws(FileError) {
-        guard let size = sizeAfterHole else { return }
-        do throws(Errno) { try descriptor.setSize(size, system: system) } catch {
-            throw FileError.ftruncate(path: destination, errno: error)
-        }
-        sizeAfterHole = nil
-    }
-
-    /// The second step: the rename at the commit point, through the `CommitGate`.
-    private func renameAtCommitPoint(_ temporary: FileLocation?, _ ticket: CommitGate.Ticket, descriptor: FileDescriptor?) throws {
-        // A cancellation that came while the data was synced is still before the commit
-        // point: nothing is renamed, and abort() removes the temporary file.
-        try Task.checkCancellation()
-        if descriptor != nil, case .open(_, let mode) = state {
-            // The rename closes it, whatever the outcome.
-            state = .open(FileDescriptor(rawValue: -1), mode)
-        }
-        try sealedFile(temporary, ticket, descriptor: descriptor).rename()
-        state = .committed
-        replacedDestination = true
-    }
-
-    /// The last step: `fsync(2)` of the directory, so the rename itself is durable.
-    private func synchronizeParent() {
-        do {
-            try synchronizeDirectory()
-        } catch {
-            // The data is in place; only its durability is in doubt. Not "nothing
-            // committed": a warning, and --rm keeps the source.
-            directorySynchronized = false
-            warnings.append(StageWarning("'\(destination)' is in place, but \(error)"))
-        }
-    }
-
-    /// Set by ``findHolesInZeroBlocks()``.
-    var findsHolesInZeroBlocks = false
-
-    /// Conditions of the commit that did not undo it (a directory that could not be synced).
-    public private(set) var warnings: [StageWarning] = []
-
-    /// Whether ``commit()`` made the data durable at ``destination``: a regular file renamed
-    /// into place with both fsyncs. `false` before the commit, for a destination written in
-    /// place (a device, a FIFO), or with `synchronize: false`. `--rm` removes a source only then.
-    public var isDurablyCommitted: Bool {
-        guard case .committed = state else { return false }
-        return replacedDestination && options.synchronize && options.synchronizesDirectory && directorySynchronized
-    }
-
-    /// Closes and removes the temporary file, if any (also one sealed and not taken).
-    /// Idempotent.
-    public func abort() {
-        switch state {
-        case .open(let descriptor, let mode):
-            state = .aborted
-            Self.discard(descriptor, mode, gate: gate, system: system)
-        case .sealed(let file):
-            state = .aborted
-            file.discard()
-        case .committed, .aborted:
-            return
-        }
-    }
-
-    /// Closes `descriptor` and removes the temporary file of `mode`, if any.
-    private static func discard(_ descriptor: FileDescriptor, _ mode: Mode, gate: CommitGate, system: SystemCalls) {
-        if descriptor.rawValue >= 0 { try? descriptor.close(system: system) }
-        if case .replacing(let temporary, let ticket) = mode {
-            temporary?.removeQuietly(system: system)
-            gate.unregister(ticket)
-        }
-    }
-
-    /// The file whose attributes the new one takes at the commit: the source with
-    /// `preserveAttributes` (a regular source only), else the replaced regular file; `nil` for
-    /// a new file, which is created with its final bits.
-    private var attributeModel: FileStatus? {
-        if options.preserveAttributes, let source, source.kind == .regular { return source }
-        return replaced?.status
-    }
-
-    /// The attributes the rules in ``FileSink`` give the file, set before the `fsync(2)`:
-    /// owner first (`fchown(2)` may clear set-user-ID and set-group-ID, and clears
-    /// `security.capability`), then the source's extended attributes (`fsetxattr(2)`, with
-    /// `preservesExtendedAttributes`; refusals go to ``attributeRefusals``), then the access ACL (a
-    /// replaced file's; with `preserveAttributes` exactly the source's, given by
-    /// ``preserveAccessACL(of:)``, none where it had none, whatever the directory's default ACL
-    /// gave the new file), then the bits, then the times (``timesToKeep(of:options:)``).
-    private func applyAttributes(to descriptor: FileDescriptor) throws {
-        if let model = attributeModel {
-            let ownerKept = Self.keepOwner(model, on: descriptor, system: system)
-            let target = ExtendedAttributes.Target.descriptor(descriptor.rawValue)
-            for (attribute, error) in sourceExtendedAttributes.write(to: target, path: destination, system: system) {
-                attributeRefusals.append((attribute.kind, error))
-            }
-            if let replaced, model == replaced.status {
-                try Self.setAccessACL(replaced.accessACL, on: descriptor, path: destination, system: system)
-            } else {
-                do { try Self.setAccessACL(sourceAccessACL, on: descriptor, path: destination, system: system) } catch {
-                    // As `cp -p` on a file system without ACLs: the rest is kept, and said.
-                    warnings.append(StageWarning("'\(destination)': its ACL is not the source's: \(error)"))
-                }
-            }
-            let permissions = ownerKept ? model.permissions : model.permissions & ~0o6000
-            if case .failure(let error) = Errno.retryingInterrupts({ system.setPermissions(descriptor.rawValue, mode_t(permissions)) }) {
-                throw FileError.fchmod(path: destination, errno: error)
-            }
-        }
-        if let times = Self.timesToKeep(of: source, options: options),
-            case .failure(let error) = Errno.retryingInterrupts({ system.setTimes(descriptor.rawValue, times) }) {
-            throw FileError.futimens(path: destination, errno: error)
-        }
-    }
-
-    /// `fsync(2)` of the directory, through the system-call seam.
-    private func synchronizeDirectory() throws(FileError) {
-        if let handle = location.directory {
-            do throws(Errno) { try handle.descriptor.synchronize(system: system) } catch {
-                throw FileError.fsync(path: handle.path, errno: error)
-            }
-            return
-        }
-        let directory = destination.directory
-        let descriptor = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY, system: system)
-        try descriptor.closeAfter(system: system) { () throws(FileError) in
-            do throws(Errno) { try descriptor.synchronize(system: system) } catch {
-                throw FileError.fsync(path: directory, errno: error)
-            }
-        }
-    }
 
     deinit {
         switch state {
