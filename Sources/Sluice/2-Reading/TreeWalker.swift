@@ -82,7 +82,7 @@ public struct TreeWalker: Sendable {
     /// Called before the walk opens a directory (to enter it, or to go back up to its parent),
     /// on the walk's thread; it may block. A copy under a very low limit on open files waits
     /// there until no file of its own holds descriptors, so that each file's directories are
-    /// the walk's own (`DescriptorBudget`); `nil` (the default): nothing.
+    /// the walk's own (`DescriptorBudget.copiesOneFileAtATime`); `nil` (the default): nothing.
     var beforeOpeningDirectory: (@Sendable () -> Void)?
 
     /// ``releasesDescriptors``, or "none released".

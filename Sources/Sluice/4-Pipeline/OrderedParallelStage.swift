@@ -67,7 +67,7 @@ public final class OrderedParallelStage<Input: Sendable, Output: Sendable>: Send
     ///
     /// - Parameters:
     ///   - workerCount: the count of workers (threads); must be >= 1. More than
-    ///     `ProcessorAffinity` only take turns.
+    ///     `ProcessorAffinity.availableProcessorCount()` only take turns.
     ///   - maximumInFlight: the most blocks in flight; must be >= 1. `nil` (the default) is four
     ///     times `workerCount`: while the oldest block is slow, each other worker can still go
     ///     through three more (with twice, the workers of ``ParallelGzipEncoder`` stood idle

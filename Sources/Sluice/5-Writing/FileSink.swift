@@ -109,15 +109,15 @@ public actor FileSink: ChunkSink {
     var sourceAccessACL: [UInt8]?
     /// The source's other extended attributes, with `preservesExtendedAttributes`.
     var sourceExtendedAttributes = ExtendedAttributes()
-    /// The source's attributes that could not be read or that the file refused (each with the
-    /// kind warnings name, `ExtendedAttributes`, and its error), known once
-    /// the file is sealed: the caller reports them (a tree once per kind).
     /// Set by ``findHolesInZeroBlocks()``.
     var findsHolesInZeroBlocks = false
 
     /// Conditions of the commit that did not undo it (a directory that could not be synced).
     public internal(set) var warnings: [StageWarning] = []
 
+    /// The source's attributes that could not be read or that the file refused (each with the
+    /// kind warnings name, `ExtendedAttributes.Attribute.kind`, and its error), known once
+    /// the file is sealed: the caller reports them (a tree once per kind).
     var attributeRefusals: [(kind: String, error: FileError)] = []
 
     /// Gives the file, with `preserveAttributes`, the access ACL of the file open as `source`

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The path table: which paths a copy of a regular file tries, in order, decided from the
 /// file systems' types (`fstatfs(2)`) and the options alone, never by probing. The Copy paths
 /// article gives the measurements behind it.
@@ -30,7 +36,7 @@ extension CopyPath {
 
     /// The paths to try, in order, for a regular source on `sourceFileSystem` to a regular
     /// destination on `destinationFileSystem`. Each but the last gives way to the next when the
-    /// kernel refuses it (`EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`, `ENOTTY`, or a
+    /// kernel refuses it (`EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`, `ENOTTY`, `EPERM`, `ETXTBSY`, or a
     /// `copy_file_range(2)` that copies nothing before the source's reported size).
     ///
     /// - ``ReflinkMode/always``: ``clone`` alone (and nothing at all where the file system
@@ -88,8 +94,13 @@ extension CopyPath {
 
     /// Whether `errno` from a clone or a `copy_file_range(2)` means "not here": the next path
     /// of the chain is tried. `EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`, `ENOTTY`, as ioctl_ficlone(2)
-    /// and copy_file_range(2) list them for a file system or a pair of files that cannot.
+    /// and copy_file_range(2) list them for a file system or a pair of files that cannot; and
+    /// `EPERM` and `ETXTBSY`, which a seccomp filter (older container profiles, systemd's
+    /// `SystemCallFilter=`) answers for a call it forbids, and on which coreutils' `cp` falls
+    /// back to `read`/`write` too. A copy the pipeline cannot make either fails there with the
+    /// same errno.
     package static func givesWay(on errno: Errno) -> Bool {
-        [.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice].contains(errno)
+        [.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice, .notPermitted,
+         Errno(rawValue: ETXTBSY)].contains(errno)
     }
 }

@@ -30,7 +30,7 @@ public protocol FileJobRunner: Sendable {
 
     /// Waits until no file handed over holds descriptors (each has ended, or is sealed and
     /// closed for its batch): what a walk under a very low limit on open files calls before
-    /// it opens a directory (`DescriptorBudget`). Blocks: called on the
+    /// it opens a directory (`DescriptorBudget.copiesOneFileAtATime`). Blocks: called on the
     /// walk's own thread.
     func waitUntilNoFileHoldsDescriptors()
 }

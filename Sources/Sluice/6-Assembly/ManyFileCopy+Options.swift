@@ -2,7 +2,7 @@ extension ManyFileCopy {
     /// How many files move at once, and the bound on what they buffer together.
     public struct Options: Sendable, Hashable {
         /// The most files in flight (>= 1), within the process's
-        /// `DescriptorBudget` (under a low `ulimit -n`, fewer). Default
+        /// `DescriptorBudget.filesInFlight` (under a low `ulimit -n`, fewer). Default
         /// ``defaultWidth``.
         public var width: Int
         /// The bytes all files in flight may buffer together (>= 1). Default 32 MiB.

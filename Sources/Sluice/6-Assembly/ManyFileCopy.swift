@@ -100,10 +100,10 @@ public final class ManyFileCopy: Sendable {
     /// The options the engine was made with.
     public let options: Options
     /// The files in flight at most: ``Options/width``, within the process's
-    /// `DescriptorBudget`.
+    /// `DescriptorBudget.filesInFlightWithoutSync`.
     let width: Int
     /// The durable files in flight at most: ``width``, within the process's
-    /// `DescriptorBudget` (a durable file may hold a directory to sync).
+    /// `DescriptorBudget.filesInFlight` (a durable file may hold a directory to sync).
     let durableWidth: Int
     /// The system calls of the files' sources and sinks (a test's, to script the kernel's
     /// paths); ``SystemCalls/live`` otherwise. A file of one chunk's sink uses the live ones.

@@ -87,7 +87,8 @@ extension RegularFileCopy {
     /// `copy_file_range(2)` of each data extent of the first `size` bytes of `descriptor` to
     /// `target` (`SEEK_DATA`, `SEEK_HOLE` when `findsHoles`; otherwise, or where the file
     /// system does not answer them, all of it as one extent), in slices of at most `sliceSize`
-    /// bytes, then, when the file ends in a hole, `ftruncate(2)` to `size`. `record` is given
+    /// bytes; then, when the data reaches `size`, on to the end of file (a file that grew);
+    /// when the file ends in a hole, `ftruncate(2)` to `size`. `record` is given
     /// the bytes done after each slice (holes count with the slice after them). Blocks: call
     /// it on a thread of a ``BlockingIOExecutor``.
     ///
@@ -132,9 +133,24 @@ extension RegularFileCopy {
             }
         }
         record(size - done)  // the hole at the end
+        if offset >= size {
+            // Data up to the size: copied on to the end of file, as the pipeline reads and
+            // `cp` copies, so a file that grew since its `fstat(2)` is copied whole.
+            while true {
+                try Task.checkCancellation()
+                let copied: Int
+                do throws(Errno) {
+                    copied = try target.copyRange(from: descriptor, at: offset, count: Int(sliceSize), system: system)
+                } catch {
+                    throw FileError.copyFileRange(path: destination, errno: error)
+                }
+                if copied == 0 { return }
+                offset += Int64(copied)
+                record(Int64(copied))
+            }
+        }
         // Only a hole at the end needs the size set: a file whose data reaches its size has
         // it already, and XFS starts writing back a file at its close once it was truncated.
-        guard offset < size else { return }
         do throws(Errno) { try target.setSize(size, system: system) } catch {
             throw FileError.ftruncate(path: destination, errno: error)
         }

@@ -49,7 +49,7 @@ struct CommonOptions {
         }
         sparse = arguments.choice(.sparse).flatMap(SparseMode.init(rawValue:)) ?? .auto
         // A rate limit takes the pipeline by itself (RegularFileCopy: a kernel copy cannot be
-        // paced); a verification keeps the path the table chose.
+        // paced); a verification takes the table's verified row (CopyPath.chain).
         forcesPipeline = arguments.has(.pipeline) || arguments.has(.chunkSize) || arguments.has(.capacity)
     }
 

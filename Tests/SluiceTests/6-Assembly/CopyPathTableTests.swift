@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import SluiceTestSupport
 import Testing
 @testable import Sluice
@@ -113,7 +116,10 @@ import Testing
     }
 
     @Test func theListedErrnosGiveWay() {
-        for errno in [Errno.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice] {
+        for errno in [
+            Errno.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice, .notPermitted,
+            Errno(rawValue: ETXTBSY),
+        ] {
             #expect(CopyPath.givesWay(on: errno), "\(errno)")
         }
         for errno in [Errno.ioError, .noSpace, .permissionDenied, .badFileDescriptor] {

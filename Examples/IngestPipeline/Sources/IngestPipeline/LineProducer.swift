@@ -34,7 +34,10 @@ final class LineProducer: Sendable {
                 }
                 let count = Int(min(Int64(chunkSize), size - offset))
                 let chunk = Chunk(text.utf8.prefix(count))
-                if case .rejected = deliver(chunk) { break }
+                switch deliver(chunk) {
+                case .enqueued, .spilled: break
+                case .rejected, .terminated: complete(nil); return  // not taken: not counted
+                }
                 state.withLock { state in
                     chunk.withUnsafeBytes { state.crc.update($0) }
                     state.bytes += Int64(count)

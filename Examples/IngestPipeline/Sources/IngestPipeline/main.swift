@@ -8,6 +8,7 @@ import Glibc
 #endif
 import Foundation
 import Sluice
+import Synchronization
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2, let output = arguments.dropFirst().first else {
@@ -37,7 +38,7 @@ do { sink = try await FileSink.create(at: FilePath(output), options: sinkOptions
 let pipeline = FileCopy(from: records, to: sink, totalBytes: size, transform: { ParallelGzipEncoder() })
 let updates = pipeline.progress.subscribe()  // before run(): no snapshot missed
 let printer = Task {
-    var lastPercent = -1
+    var lastPercent = -25
     for await snapshot in updates {
         let percent = Int((snapshot.fraction ?? 0) * 100)
         if snapshot.isFinal {
@@ -75,14 +76,15 @@ print("ingest: Chunk([UInt8]) of 64 KiB, 2,000 times: \(String(format: "%.1f", D
 exit(pushed.bytes == decodedBytes && pushed.crc.value == decoded.value ? 0 : 1)
 
 /// The CRC-32 and count of the bytes a decoder emits.
-final class ReadBack: @unchecked Sendable {
-    private(set) var crc = CRC32()
-    private(set) var bytes: Int64 = 0
+final class ReadBack: Sendable {
+    private let state = Mutex((crc: CRC32(), bytes: Int64(0)))
 
     func add(_ chunk: Chunk) {
-        chunk.withUnsafeBytes { crc.update($0) }
-        bytes += Int64(chunk.count)
+        state.withLock { state in
+            chunk.withUnsafeBytes { state.crc.update($0) }
+            state.bytes += Int64(chunk.count)
+        }
     }
 
-    var value: (CRC32, Int64) { (crc, bytes) }
+    var value: (CRC32, Int64) { state.withLock { ($0.crc, $0.bytes) } }
 }
