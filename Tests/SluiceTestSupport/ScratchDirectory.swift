@@ -86,14 +86,18 @@ public func entries(in directory: FilePath) throws(Errno) -> [FilePath] {
 }
 
 extension ScratchDirectory {
+    /// The directory's file system (`fstatfs(2)`), which decides a copy's path.
+    package func fileSystemType() throws -> FileSystemType {
+        let descriptor = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY)
+        return try descriptor.closeAfter { () throws in try descriptor.fileSystemType() }
+    }
+
     /// Whether scratch directories are on ext4 or tmpfs, where the path table copies a dense
     /// file by `copy_file_range(2)` and verifies it through the pipeline: the condition of the
     /// tests of those rows, which skip themselves elsewhere (overlayfs, XFS, Btrfs).
     package static var isOnExt4OrTmpfs: Bool {
         guard let directory = try? ScratchDirectory(prefix: "sluice-fs") else { return false }
         defer { directory.remove() }
-        guard let descriptor = try? FileDescriptor.open(directory.path, O_RDONLY | O_DIRECTORY) else { return false }
-        defer { try? descriptor.close() }
-        return (try? descriptor.fileSystemType()).map(CopyPath.localKernelCopyFileSystems.contains) ?? false
+        return (try? directory.fileSystemType()).map(CopyPath.localKernelCopyFileSystems.contains) ?? false
     }
 }

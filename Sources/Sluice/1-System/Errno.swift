@@ -29,6 +29,8 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// `EPERM`: operation not permitted.
     public static let notPermitted = Errno(rawValue: EPERM)
+    /// `ETXTBSY`: text file busy.
+    package static let textFileBusy = Errno(rawValue: ETXTBSY)
     /// `ENOENT`: no such file or directory.
     public static let noSuchFileOrDirectory = Errno(rawValue: ENOENT)
     /// `EINTR`: interrupted system call.

@@ -69,7 +69,10 @@ extension FileSink {
     func discardContents() throws(FileError) {
         guard let descriptor = temporaryDescriptor else { return }
         let size: Int64
-        do { size = try descriptor.status().size } catch { throw FileError.fstat(path: destination, errno: error) }
+        switch system.status(descriptor.rawValue) {
+        case .success(let status): size = Int64(status.st_size)
+        case .failure(let error): throw FileError.fstat(path: destination, errno: error)
+        }
         if size > 0 { try setSize(0) }
         do { try descriptor.seek(to: 0, system: system) } catch {
             throw FileError.lseek(path: destination, errno: error)

@@ -52,8 +52,8 @@ import Musl
 ///    not), is refused unless `overwrite` is set; then it is replaced atomically: a link is
 ///    replaced, never written through.
 ///
-/// Every system call runs on the sink's `BlockingIOExecutor`: its own, or the one given to
-/// ``create(at:source:options:)``.
+/// Every system call runs on a thread of the sink's own (inside the package, one it may share
+/// with the file's reader), never on the cooperative pool.
 public actor FileSink: ChunkSink {
     enum Mode {
         /// Writing a temporary file that is named `destination` on commit: unnamed

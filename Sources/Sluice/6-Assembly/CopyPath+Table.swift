@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// The path table: which paths a copy of a regular file tries, in order, decided from the
 /// file systems' types (`fstatfs(2)`) and the options alone, never by probing. The Copy paths
 /// article gives the measurements behind it.
@@ -101,6 +95,6 @@ extension CopyPath {
     /// same errno.
     package static func givesWay(on errno: Errno) -> Bool {
         [.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice, .notPermitted,
-         Errno(rawValue: ETXTBSY)].contains(errno)
+         .textFileBusy].contains(errno)
     }
 }

@@ -103,6 +103,15 @@ extension RegularFileCopy {
         var findsHoles = findsHoles
         var offset: Int64 = 0
         var done: Int64 = 0  // counted in progress
+        // One slice at `offset`, at most `count` bytes: what it copied (0 at the end of file).
+        func copySlice(_ count: Int64) throws -> Int64 {
+            try Task.checkCancellation()
+            do throws(Errno) {
+                return Int64(try target.copyRange(from: descriptor, at: offset, count: Int(count), system: system))
+            } catch {
+                throw FileError.copyFileRange(path: destination, errno: error)
+            }
+        }
         while offset < size {
             try Task.checkCancellation()
             var extent = offset..<size
@@ -120,34 +129,22 @@ extension RegularFileCopy {
             }
             offset = extent.lowerBound  // past the hole before the extent
             while offset < extent.upperBound {
-                try Task.checkCancellation()
-                let slice = Int(min(sliceSize, extent.upperBound - offset))
-                let copied: Int
-                do throws(Errno) { copied = try target.copyRange(from: descriptor, at: offset, count: slice, system: system) } catch {
-                    throw FileError.copyFileRange(path: destination, errno: error)
-                }
+                let copied = try copySlice(min(sliceSize, extent.upperBound - offset))
                 if copied == 0 { throw GaveWay(refusal: CopyPath.Refusal(path: .kernelCopy, errno: nil)) }
-                offset += Int64(copied)
+                offset += copied
                 record(offset - done)
                 done = offset
             }
         }
         record(size - done)  // the hole at the end
-        if offset >= size {
+        guard offset < size else {
             // Data up to the size: copied on to the end of file, as the pipeline reads and
             // `cp` copies, so a file that grew since its `fstat(2)` is copied whole.
-            while true {
-                try Task.checkCancellation()
-                let copied: Int
-                do throws(Errno) {
-                    copied = try target.copyRange(from: descriptor, at: offset, count: Int(sliceSize), system: system)
-                } catch {
-                    throw FileError.copyFileRange(path: destination, errno: error)
-                }
-                if copied == 0 { return }
-                offset += Int64(copied)
-                record(Int64(copied))
+            while case let copied = try copySlice(sliceSize), copied > 0 {
+                offset += copied
+                record(copied)
             }
+            return
         }
         // Only a hole at the end needs the size set: a file whose data reaches its size has
         // it already, and XFS starts writing back a file at its close once it was truncated.

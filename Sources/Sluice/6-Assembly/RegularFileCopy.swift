@@ -4,7 +4,7 @@
 /// The path comes from a fixed table (`CopyPath.chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)`,
 /// by the file systems' types and the source's kind, never by probing). Each path but the last
 /// gives way to the next when the kernel refuses it (`EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`,
-/// `ENOTTY`, or `copy_file_range(2)` copying nothing before the size the source reported, as
+/// `ENOTTY`, `EPERM`, `ETXTBSY`, or `copy_file_range(2)` copying nothing before the size the source reported, as
 /// kernels before 5.3 do for /proc and /sys files); the temporary file is emptied first.
 ///
 /// Every path keeps the guarantees of the sink and of ``FileCopy``: the data goes to a

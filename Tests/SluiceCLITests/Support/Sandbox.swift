@@ -28,10 +28,7 @@ final class Sandbox: Sendable {
     func path(_ name: String) -> String { root + "/" + name }
 
     /// The sandbox's file system (`fstatfs(2)`), which decides a copy's path.
-    func fileSystemType() throws -> FileSystemType {
-        let descriptor = try FileDescriptor.open(directory.path, O_RDONLY | O_DIRECTORY)
-        return try descriptor.closeAfter { () throws in try descriptor.fileSystemType() }
-    }
+    func fileSystemType() throws -> FileSystemType { try directory.fileSystemType() }
 
     /// The path `sluice copy` takes for a dense regular file within the sandbox.
     func plainCopyPath() throws -> CopyPath {

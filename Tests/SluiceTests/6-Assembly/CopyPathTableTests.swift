@@ -117,8 +117,7 @@ import Testing
 
     @Test func theListedErrnosGiveWay() {
         for errno in [
-            Errno.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice, .notPermitted,
-            Errno(rawValue: ETXTBSY),
+            Errno.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice, .notPermitted, .textFileBusy,
         ] {
             #expect(CopyPath.givesWay(on: errno), "\(errno)")
         }

@@ -31,8 +31,7 @@ struct ManyFileCopyBatchTests {
         #expect(totals.committed == sizes.count)
         // The three files of one chunk at most went in one step; the last through RegularFileCopy.
         #expect(engine.state.withLock { $0.filesInOneStep } == 3)
-        let descriptor = try FileDescriptor.open(directory.path, O_RDONLY | O_DIRECTORY)
-        let type = try descriptor.closeAfter { try descriptor.fileSystemType() }
+        let type = try directory.fileSystemType()
         let clones = CopyPath.cloningFileSystems.contains(type)
         let copiesInTheKernel = CopyPath.kernelCopyFileSystems.contains(type)
         for outcome in outcomes.all {

@@ -56,8 +56,7 @@ struct RegularFileCopyTests {
 
     /// The scratch directory's file system, and the path the table gives a dense file there.
     static func tablePath(in directory: ScratchDirectory) throws -> (FileSystemType, CopyPath) {
-        let opened = try FileDescriptor.open(directory.path, O_RDONLY | O_DIRECTORY)
-        let type = try opened.closeAfter { () throws in try opened.fileSystemType() }
+        let type = try directory.fileSystemType()
         try #require(!CopyPath.cloningFileSystems.contains(type), "this test needs a file system that does not clone")
         return (type, CopyPath.kernelCopyFileSystems.contains(type) ? .kernelCopy : .pipeline)
     }

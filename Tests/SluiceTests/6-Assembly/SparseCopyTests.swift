@@ -23,8 +23,7 @@ struct SparseCopyTests {
         try await withScratchDirectory { directory in
             let sourcePath = directory.appending("source")
             try writeSparseFile(sourcePath, size: Self.size, extents: Self.extents)
-            let opened = try FileDescriptor.open(directory.path, O_RDONLY | O_DIRECTORY)
-            let type = try opened.closeAfter { () throws in try opened.fileSystemType() }
+            let type = try directory.fileSystemType()
             try #require(!CopyPath.cloningFileSystems.contains(type), "this test needs a file system that does not clone")
             let source = try await FileChunks.open(sourcePath)
             let sink = try await FileSink.create(at: directory.appending("copy"), source: source.status, options: .init(synchronize: false))
