@@ -140,7 +140,7 @@ struct CallbackIngest {
     }
 
     nonisolated static func ingest(_ options: Options) async -> Int32 {
-        let output = FilePath(options.output)
+        let output = Pathname(options.output)
         let policy: PushBuffer<Chunk>.OverflowPolicy =
             options.spills ? .spill(directory: output.directory, limit: options.spillLimit) : .fail
         let start = ContinuousClock.now
@@ -192,7 +192,7 @@ struct CallbackIngest {
         return status
     }
 
-    nonisolated static func crc32(of path: FilePath) async throws -> CRC32 {
+    nonisolated static func crc32(of path: Pathname) async throws -> CRC32 {
         var crc = CRC32()
         for try await chunk in try await FileChunks.open(path) {
             chunk.withUnsafeBytes { crc.update($0) }

@@ -14,9 +14,9 @@ public enum BenchmarkScenario {
         /// The consumer to use.
         public var consumer: BenchmarkConsumer
         /// The file to read.
-        public var input: FilePath
+        public var input: Pathname
         /// The file to write (replaced; no fsync).
-        public var output: FilePath
+        public var output: Pathname
         /// The slow consumer's rate in bytes per second.
         public var sinkRate: Int64
         /// Bytes per chunk.
@@ -24,12 +24,12 @@ public enum BenchmarkScenario {
         /// Chunks buffered between stages (bounded-pull) or in the push buffer.
         public var capacity: Int
         /// The spill directory for `push-spill`.
-        public var spillDirectory: FilePath
+        public var spillDirectory: Pathname
 
         /// Creates parameters.
         public init(
-            design: BenchmarkDesign, consumer: BenchmarkConsumer, input: FilePath, output: FilePath,
-            sinkRate: Int64, chunkSize: Int = 1 << 20, capacity: Int = 4, spillDirectory: FilePath
+            design: BenchmarkDesign, consumer: BenchmarkConsumer, input: Pathname, output: Pathname,
+            sinkRate: Int64, chunkSize: Int = 1 << 20, capacity: Int = 4, spillDirectory: Pathname
         ) {
             self.design = design
             self.consumer = consumer
@@ -186,7 +186,7 @@ public enum BenchmarkScenario {
 /// A producer that cannot pause: reads a file on a thread of its own and pushes every chunk,
 /// ignoring "pause", until the file ends, the buffer refuses a chunk, or it is stopped.
 final class FileProducer: Sendable {
-    private let input: FilePath
+    private let input: Pathname
     private let chunkSize: Int
     private let gauge: BufferGauge
     private let deliver: @Sendable (Chunk) -> PushBuffer<Chunk>.YieldResult
@@ -194,7 +194,7 @@ final class FileProducer: Sendable {
     private let stopped = Atomic<Bool>(false)
 
     init(
-        input: FilePath, chunkSize: Int, gauge: BufferGauge,
+        input: Pathname, chunkSize: Int, gauge: BufferGauge,
         deliver: @escaping @Sendable (Chunk) -> PushBuffer<Chunk>.YieldResult,
         complete: @escaping @Sendable ((any Error)?) -> Void
     ) {
@@ -215,7 +215,7 @@ final class FileProducer: Sendable {
 
     private func run() {
         do {
-            let descriptor = try FileDescriptor.open(input, O_RDONLY)
+            let descriptor = try Descriptor.open(input, O_RDONLY)
             defer { try? descriptor.close() }
             while !stopped.load(ordering: .relaxed) {
                 let chunk = try Chunk(capacity: chunkSize) { buffer in try descriptor.readFully(into: buffer) }

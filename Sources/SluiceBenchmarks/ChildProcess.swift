@@ -38,7 +38,7 @@ public enum ChildProcess {
     /// dedicated thread (never on the cooperative pool) and returns what it did.
     ///
     /// - Throws: ``FileError`` if the program cannot be started.
-    public static func run(_ executable: String, _ arguments: [String], scratch: FilePath) async throws -> Result {
+    public static func run(_ executable: String, _ arguments: [String], scratch: Pathname) async throws -> Result {
         try await withCheckedThrowingContinuation { continuation in
             DedicatedThread.start(name: "sluice.child") {
                 continuation.resume(with: Swift.Result { try runBlocking(executable, arguments, scratch: scratch) })
@@ -46,9 +46,9 @@ public enum ChildProcess {
         }
     }
 
-    static func runBlocking(_ executable: String, _ arguments: [String], scratch: FilePath) throws -> Result {
-        let outPath = scratch.appending(FilePath("child-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).out"))
-        let errPath = FilePath(bytes: outPath.bytes + Array(".err".utf8))
+    static func runBlocking(_ executable: String, _ arguments: [String], scratch: Pathname) throws -> Result {
+        let outPath = scratch.appending(Pathname("child-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).out"))
+        let errPath = Pathname(bytes: outPath.bytes + Array(".err".utf8))
         defer {
             _ = outPath.withCString { unlink($0) }
             _ = errPath.withCString { unlink($0) }
@@ -86,12 +86,12 @@ public enum ChildProcess {
         let start = ContinuousClock.now
         let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         guard spawned == 0 else {
-            throw FileError.posixSpawn(path: FilePath(executable), errno: Errno(rawValue: spawned))
+            throw FileError.posixSpawn(path: Pathname(executable), errno: ErrorNumber(rawValue: spawned))
         }
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw FileError.wait4(path: FilePath(executable), errno: Errno(rawValue: errno)) }
+            guard errno == EINTR else { throw FileError.wait4(path: Pathname(executable), errno: ErrorNumber(rawValue: errno)) }
         }
         let elapsed = ContinuousClock.now - start
         let exitStatus: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
@@ -101,13 +101,13 @@ public enum ChildProcess {
             seconds: elapsed.benchmarkSeconds, cpuSeconds: usage.cpuSeconds)
     }
 
-    static func readAll(_ path: FilePath) throws -> String {
-        let descriptor = try FileDescriptor.open(path, O_RDONLY)
+    static func readAll(_ path: Pathname) throws -> String {
+        let descriptor = try Descriptor.open(path, O_RDONLY)
         defer { try? descriptor.close() }
         var data: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            let count = try buffer.withUnsafeMutableBytes { (raw) throws(Errno) -> Int in try descriptor.read(into: raw) }
+            let count = try buffer.withUnsafeMutableBytes { (raw) throws(ErrorNumber) -> Int in try descriptor.read(into: raw) }
             if count == 0 { break }
             data += buffer[..<count]
         }

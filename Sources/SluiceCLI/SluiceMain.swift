@@ -48,7 +48,7 @@ struct SluiceMain {
     static func main() {
         SignalWatcher.blockSignals()
         let arguments = (1..<Int(CommandLine.argc)).map { index in
-            FilePath(cString: CommandLine.unsafeArgv[index]!).bytes
+            Pathname(cString: CommandLine.unsafeArgv[index]!).bytes
         }
         reserveStandardDescriptors()
         let watcher = SignalWatcher(gate: .shared)

@@ -9,7 +9,7 @@ import Testing
 /// after a large one reports small" is tested on the measure `sluice bench` reports, the child's
 /// own `VmHWM` (SluiceCLITests, `BenchTests`).
 @Suite(.serialized) struct ChildProcessTests {
-    static let scratch = FilePath(NSTemporaryDirectory())
+    static let scratch = Pathname(NSTemporaryDirectory())
 
     @Test func childAllocatingAKnownAmountReportsAtLeastThatPeak() async throws {
         // dd allocates its 96 MiB block and fills it from /dev/zero: at least 96 MiB resident.

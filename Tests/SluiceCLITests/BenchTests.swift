@@ -161,7 +161,7 @@ struct BenchTests {
         let input = sandbox.path("input.bin")
         let output = sandbox.path("output.bin")
         // 400 MiB written and summed on a thread of its own, not the cooperative pool.
-        let written = try await onThread { Result { try Self.writeStampedFile(FilePath(input), size: size) } }.get()
+        let written = try await onThread { Result { try Self.writeStampedFile(Pathname(input), size: size) } }.get()
         let result = try await CLI.run(
             ["bench-run", "--design", "push-spill", "--consumer", "slow", "--input", input, "--output", output,
              "--sink-rate", "\(400 << 20)", "--chunk-size", "\(64 << 10)", "--capacity", "16", "--spill-dir", sandbox.root],
@@ -173,17 +173,17 @@ struct BenchTests {
         #expect(run.bytesMoved == size, "\(summary)")
         #expect(run.spilledChunks > 0, "the sink was not slower than the producer: \(summary)")
         #expect(run.peakResidentBytes > 0 && run.peakResidentBytes < 64 << 20, "\(summary)")
-        #expect(try await Self.crc32(of: FilePath(output)) == written, "the output differs from the input")
+        #expect(try await Self.crc32(of: Pathname(output)) == written, "the output differs from the input")
         #expect(sandbox.leftovers().isEmpty, "spill or temporary files left: \(sandbox.listing())")
     }
 
     /// Writes `size` bytes to `path` in 64 KiB blocks of seeded noise, each block's first 8 bytes
     /// its index (so a block out of order changes the CRC-32); returns that CRC-32.
-    static func writeStampedFile(_ path: FilePath, size: Int64) throws -> CRC32 {
+    static func writeStampedFile(_ path: Pathname, size: Int64) throws -> CRC32 {
         let blockSize = 64 << 10
         var block = pattern(count: blockSize, seed: 0x5B111)
         var crc = CRC32()
-        let descriptor = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644)
+        let descriptor = try Descriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644)
         defer { try? descriptor.close() }
         var offset: Int64 = 0
         var index: UInt64 = 0
@@ -204,7 +204,7 @@ struct BenchTests {
     }
 
     /// The CRC-32 of the file at `path`, read a chunk at a time.
-    static func crc32(of path: FilePath) async throws -> CRC32 {
+    static func crc32(of path: Pathname) async throws -> CRC32 {
         var crc = CRC32()
         for try await chunk in try await FileChunks.open(path) {
             chunk.withUnsafeBytes { crc.update($0) }

@@ -121,7 +121,7 @@ struct CopyPathTests {
                 #expect(stat(copy, &status) == 0)
                 #expect(status.st_mode & 0o7777 == 0o640)
                 #expect(status.st_mtim.tv_sec == 1_000_000_000 && status.st_mtim.tv_nsec == 123_456_789)
-                let names = try entries(in: FilePath(mountPoint.description)).map(\.description)
+                let names = try entries(in: Pathname(mountPoint.description)).map(\.description)
                 #expect(Set(names).isSubset(of: ["source", "copy", "lost+found"]), "no temporary file left: \(names)")
             }
         } catch let unavailable as LoopMount.Unavailable {
@@ -132,13 +132,13 @@ struct CopyPathTests {
 
 /// Writes `bytes` to a new file at `path`.
 func writeBytes(_ bytes: [UInt8], to path: String) throws {
-    let descriptor = try FileDescriptor.open(FilePath(path), O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644)
+    let descriptor = try Descriptor.open(Pathname(path), O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644)
     try descriptor.closeAfter { () throws in try bytes.withUnsafeBytes { try descriptor.write(contentsOf: $0) } }
 }
 
 /// Every byte of the file at `path`.
 func readBytes(_ path: String) throws -> [UInt8] {
-    let descriptor = try FileDescriptor.open(FilePath(path), O_RDONLY)
+    let descriptor = try Descriptor.open(Pathname(path), O_RDONLY)
     return try descriptor.closeAfter { () throws in
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 1 << 20)

@@ -76,7 +76,7 @@ import Testing
 
     @Test func operandsKeepTheirOrderAndEveryByte() throws {
         let parsed = try ParsedArguments([Array("a".utf8), [0x66, 0xFF], Array("-".utf8), Array("--".utf8), Array("-f".utf8)], for: .copy)
-        #expect(parsed.operands == ["a", FilePath(bytes: [0x66, 0xFF]), "-", "-f"])
+        #expect(parsed.operands == ["a", Pathname(bytes: [0x66, 0xFF]), "-", "-f"])
         #expect(!parsed.has(.force))
     }
 

@@ -14,7 +14,7 @@ struct SparseTests {
 
     /// A sparse file of ``size`` bytes in `sandbox` whose only data is ``data`` at 8 MiB.
     static func makeSparseSource(_ sandbox: Sandbox, name: String = "sparse") throws {
-        let descriptor = try FileDescriptor.open(FilePath(sandbox.path(name)), O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644)
+        let descriptor = try Descriptor.open(Pathname(sandbox.path(name)), O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644)
         try descriptor.closeAfter { () throws in
             try descriptor.setSize(Int64(size))
             try data.withUnsafeBytes { try descriptor.write(toAbsoluteOffset: 8 << 20, $0) }

@@ -143,10 +143,10 @@ struct TreeCopyTests {
     /// at most 256 descriptors.
     @Test func aTreeDeeperThanPathMaxCopiesUnderALowDescriptorLimit() async throws {
         let sandbox = try Sandbox()
-        let name = FilePath(String(repeating: "a", count: 100))
+        let name = Pathname(String(repeating: "a", count: 100))
         // A shell cannot cd that deep: the tree is made and read through directory descriptors.
         try sandbox.makeDirectory("s")
-        var directory = try DirectoryHandle.open(FilePath(sandbox.path("s")))
+        var directory = try DirectoryHandle.open(Pathname(sandbox.path("s")))
         for _ in 0..<60 {
             try directory.makeDirectory(name, permissions: 0o755)
             directory = try directory.openDirectory(name)
@@ -155,7 +155,7 @@ struct TreeCopyTests {
         try file.closeAfter { () throws in try Array("deep".utf8).withUnsafeBytes { try file.write(contentsOf: $0) } }
         let result = try await CLI.shell(#"/bin/sh -c 'ulimit -n 256; exec "$SLUICE" copy -a s t'"#, in: sandbox)
         #expect(result.status == 0, "\(result.stderr)")
-        var copy = try DirectoryHandle.open(FilePath(sandbox.path("t")))
+        var copy = try DirectoryHandle.open(Pathname(sandbox.path("t")))
         for _ in 0..<60 { copy = try copy.openDirectory(name) }
         #expect(copy.path.bytes.count > 4096)
         let reading = try copy.openFile("f", O_RDONLY)

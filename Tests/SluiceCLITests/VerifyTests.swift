@@ -79,7 +79,7 @@ struct VerifyTests {
         let arguments = ["--verify", "--force", sandbox.path("in"), sandbox.path("out")]
         let options = try CopyOptions(try ParsedArguments(arguments.map { Array($0.utf8) }, for: .copy))
         var transfer = Transfer(
-            source: .file(FilePath(sandbox.path("in"))), destination: options.destination(for: FilePath(sandbox.path("in"))),
+            source: .file(Pathname(sandbox.path("in"))), destination: options.destination(for: Pathname(sandbox.path("in"))),
             verb: "copy", transform: nil, created: CreatedFiles())
         transfer.openFileSink = { path, source, sinkOptions in
             try await FileSink.create(

@@ -51,15 +51,15 @@ public enum LoopMount {
     ///
     /// - Throws: ``Unavailable`` when formatting or mounting fails; what `body` throws.
     public static func with<R>(
-        _ kind: Kind, size: Int64 = 400 << 20, _ body: (FilePath) async throws -> R
+        _ kind: Kind, size: Int64 = 400 << 20, _ body: (Pathname) async throws -> R
     ) async throws -> R {
         if let reason = unavailableReason(kind) { throw Unavailable(description: reason) }
         let scratch = try ScratchDirectory(prefix: "sluice-\(kind.rawValue)")
         defer { scratch.remove() }
         let image = scratch.appending("image")
         let mountPoint = scratch.appending("mnt")
-        guard mkdir("\(mountPoint)", 0o755) == 0 else { throw Unavailable(description: "mkdir: \(Errno(rawValue: errno))") }
-        let descriptor = try FileDescriptor.open(image, O_WRONLY | O_CREAT | O_EXCL, permissions: 0o600)
+        guard mkdir("\(mountPoint)", 0o755) == 0 else { throw Unavailable(description: "mkdir: \(ErrorNumber(rawValue: errno))") }
+        let descriptor = try Descriptor.open(image, O_WRONLY | O_CREAT | O_EXCL, permissions: 0o600)
         try descriptor.closeAfter { () throws in try descriptor.setSize(size) }
         try await run(kind.mkfs + ["\(image)"])
         try await run(["mount", "-o", "loop", "\(image)", "\(mountPoint)"])
@@ -75,7 +75,7 @@ public enum LoopMount {
     }
 
     /// `umount`, and a lazy one if a file is still open.
-    private static func unmount(_ mountPoint: FilePath) async {
+    private static func unmount(_ mountPoint: Pathname) async {
         if (try? await run(["umount", "\(mountPoint)"])) == nil {
             _ = try? await run(["umount", "-l", "\(mountPoint)"])
         }
@@ -116,9 +116,9 @@ public enum LoopMount {
 
     /// The bytes in use on the file system that holds `path` (`statvfs(3)`: blocks minus free
     /// blocks), as `df` counts them.
-    public static func usedBytes(at path: FilePath) throws -> Int64 {
+    public static func usedBytes(at path: Pathname) throws -> Int64 {
         var info = statvfs()
-        guard statvfs("\(path)", &info) == 0 else { throw Errno(rawValue: errno) }
+        guard statvfs("\(path)", &info) == 0 else { throw ErrorNumber(rawValue: errno) }
         return Int64(info.f_blocks - info.f_bfree) * Int64(info.f_frsize)
     }
 }

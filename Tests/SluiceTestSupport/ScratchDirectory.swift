@@ -6,7 +6,7 @@ import Musl
 import Sluice
 
 /// A fresh directory for one test, made by `mkdtemp(3)` under `$TMPDIR` (else `/tmp`) and
-/// addressed as a ``FilePath``, so names that are not UTF-8 work; ``remove()`` takes it away
+/// addressed as a ``Pathname``, so names that are not UTF-8 work; ``remove()`` takes it away
 /// with everything in it.
 ///
 /// ```swift
@@ -19,23 +19,23 @@ import Sluice
 /// A value type that only names the directory: `Sendable`, and any copy may remove it.
 public struct ScratchDirectory: Sendable {
     /// The directory's absolute path.
-    public let path: FilePath
+    public let path: Pathname
 
     /// Makes the directory, named `prefix` and six random characters.
     ///
-    /// - Throws: the `Errno` of `mkdtemp(3)`.
-    public init(prefix: String = "sluice-test") throws(Errno) {
+    /// - Throws: the `ErrorNumber` of `mkdtemp(3)`.
+    public init(prefix: String = "sluice-test") throws(ErrorNumber) {
         var parent = getenv("TMPDIR").map { String(cString: $0) } ?? ""
         if parent.isEmpty { parent = "/tmp" }
         while parent.count > 1 && parent.hasSuffix("/") { parent.removeLast() }
         var template = Array("\(parent)/\(prefix)-XXXXXX".utf8CString)
         let created = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        guard let created else { throw Errno(rawValue: errno) }
-        path = FilePath(cString: created)
+        guard let created else { throw ErrorNumber(rawValue: errno) }
+        path = Pathname(cString: created)
     }
 
     /// `path/component`.
-    public func appending(_ component: FilePath) -> FilePath {
+    public func appending(_ component: Pathname) -> Pathname {
         path.appending(component)
     }
 
@@ -45,7 +45,7 @@ public struct ScratchDirectory: Sendable {
         Self.removeTree(path)
     }
 
-    private static func removeTree(_ path: FilePath) {
+    private static func removeTree(_ path: Pathname) {
         if let status = try? FileStatus.of(path, followingSymlinks: false), status.kind == .directory {
             // A read-only directory a test made (or copied) gets its owner's bits back first.
             if status.permissions & 0o700 != 0o700 { _ = path.withCString { chmod($0, mode_t(status.permissions | 0o700)) } }
@@ -61,7 +61,7 @@ public struct ScratchDirectory: Sendable {
 
 /// Runs `body` with a fresh scratch directory, then removes it, whatever `body` did.
 ///
-/// - Throws: the `Errno` of `mkdtemp(3)`, or what `body` throws.
+/// - Throws: the `ErrorNumber` of `mkdtemp(3)`, or what `body` throws.
 public func withScratchDirectory<R>(_ body: (ScratchDirectory) async throws -> R) async throws -> R {
     let directory = try ScratchDirectory()
     defer { directory.remove() }
@@ -70,14 +70,14 @@ public func withScratchDirectory<R>(_ body: (ScratchDirectory) async throws -> R
 
 /// The names in `directory`, without `.` and `..`, sorted by their bytes.
 ///
-/// - Throws: the `Errno` of `opendir(3)`.
-public func entries(in directory: FilePath) throws(Errno) -> [FilePath] {
-    guard let stream = directory.withCString({ opendir($0) }) else { throw Errno(rawValue: errno) }
+/// - Throws: the `ErrorNumber` of `opendir(3)`.
+public func entries(in directory: Pathname) throws(ErrorNumber) -> [Pathname] {
+    guard let stream = directory.withCString({ opendir($0) }) else { throw ErrorNumber(rawValue: errno) }
     defer { closedir(stream) }
-    var names: [FilePath] = []
+    var names: [Pathname] = []
     while let entry = readdir(stream) {
         let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
-            pointer.withMemoryRebound(to: CChar.self, capacity: 256) { FilePath(cString: $0) }
+            pointer.withMemoryRebound(to: CChar.self, capacity: 256) { Pathname(cString: $0) }
         }
         if name.bytes == Array(".".utf8) || name.bytes == Array("..".utf8) { continue }
         names.append(name)
@@ -88,7 +88,7 @@ public func entries(in directory: FilePath) throws(Errno) -> [FilePath] {
 extension ScratchDirectory {
     /// The directory's file system (`fstatfs(2)`), which decides a copy's path.
     package func fileSystemType() throws -> FileSystemType {
-        let descriptor = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY)
+        let descriptor = try Descriptor.open(path, O_RDONLY | O_DIRECTORY)
         return try descriptor.closeAfter { () throws in try descriptor.fileSystemType() }
     }
 

@@ -29,7 +29,7 @@ package enum DedicatedThread {
             Unmanaged<Body>.fromOpaque(context!).takeRetainedValue().run()
             return nil
         }, context)
-        precondition(status == 0, "pthread_create failed: \(Errno(rawValue: status))")
+        precondition(status == 0, "pthread_create failed: \(ErrorNumber(rawValue: status))")
         pthread_detach(thread)
         _ = pthread_setname_np(thread, String(decoding: name.utf8.prefix(15), as: UTF8.self))
     }

@@ -12,7 +12,7 @@ extension DirectoryHandle {
     /// the default ACL).
     ///
     /// - Throws: ``FileError`` (operation `mkdirat`; `EEXIST` when the name is taken).
-    public func makeDirectory(_ name: FilePath, permissions: mode_t) throws(FileError) {
+    public func makeDirectory(_ name: Pathname, permissions: mode_t) throws(FileError) {
         try call(.mkdirat, name) { system.makeDirectoryAt(descriptor.rawValue, $0, permissions) }
     }
 
@@ -20,14 +20,14 @@ extension DirectoryHandle {
     /// dangling or not).
     ///
     /// - Throws: ``FileError`` (operation `symlinkat`).
-    public func makeSymbolicLink(_ name: FilePath, target: FilePath) throws(FileError) {
+    public func makeSymbolicLink(_ name: Pathname, target: Pathname) throws(FileError) {
         try call(.symlinkat, name) { link in target.withCString { system.makeSymbolicLinkAt($0, descriptor.rawValue, link) } }
     }
 
     /// `readlinkat(2)`: the target of the symbolic link `name`, as bytes.
     ///
     /// - Throws: ``FileError`` (operation `readlinkat`).
-    public func linkTarget(of name: FilePath) throws(FileError) -> FilePath {
+    public func linkTarget(of name: Pathname) throws(FileError) -> Pathname {
         var capacity = 256
         while true {
             var buffer = [UInt8](repeating: 0, count: capacity)
@@ -35,7 +35,7 @@ extension DirectoryHandle {
                 buffer.withUnsafeMutableBytes { readlinkat(descriptor.rawValue, link, $0.baseAddress!.assumingMemoryBound(to: CChar.self), capacity) }
             }
             if count < 0 { throw FileError(.readlinkat, path: path.appending(name), errno: .current) }
-            if count < capacity { return FilePath(bytes: Array(buffer[..<count])) }
+            if count < capacity { return Pathname(bytes: Array(buffer[..<count])) }
             capacity *= 4
         }
     }
@@ -44,7 +44,7 @@ extension DirectoryHandle {
     /// (a symbolic link itself, never its target).
     ///
     /// - Throws: ``FileError`` (operation `linkat`) with the new name's path.
-    public func makeHardLink(_ name: FilePath, to existing: FilePath, in directory: DirectoryHandle) throws(FileError) {
+    public func makeHardLink(_ name: Pathname, to existing: Pathname, in directory: DirectoryHandle) throws(FileError) {
         try call(.linkat, name) { new in
             existing.withCString { system.linkAt(directory.descriptor.rawValue, $0, descriptor.rawValue, new, 0) }
         }
@@ -58,14 +58,14 @@ extension DirectoryHandle {
     ///   - mode: the file type bits and the permission bits.
     ///   - device: the device number (`st_rdev`) for a device.
     /// - Throws: ``FileError`` (operation `mknodat`).
-    public func makeNode(_ name: FilePath, mode: mode_t, device: UInt64 = 0) throws(FileError) {
+    public func makeNode(_ name: Pathname, mode: mode_t, device: UInt64 = 0) throws(FileError) {
         try call(.mknodat, name) { system.makeNodeAt(descriptor.rawValue, $0, mode, dev_t(device)) }
     }
 
     /// `unlinkat(2)` of `name`; with `isDirectory`, `AT_REMOVEDIR` (an empty directory).
     ///
     /// - Throws: ``FileError`` (operation `unlinkat`).
-    public func removeEntry(_ name: FilePath, isDirectory: Bool = false) throws(FileError) {
+    public func removeEntry(_ name: Pathname, isDirectory: Bool = false) throws(FileError) {
         let flags = isDirectory ? CSluiceShims_AT_REMOVEDIR : 0
         try call(.unlinkat, name) { system.unlinkAt(descriptor.rawValue, $0, flags) }
     }
@@ -75,7 +75,7 @@ extension DirectoryHandle {
     ///
     /// - Throws: ``FileError`` (operation `rename`) with the new name's path.
     public func rename(
-        _ name: FilePath, to newName: FilePath, in directory: DirectoryHandle, noReplace: Bool = false
+        _ name: Pathname, to newName: Pathname, in directory: DirectoryHandle, noReplace: Bool = false
     ) throws(FileError) {
         let flags = noReplace ? CSluiceShims_RENAME_NOREPLACE : 0
         let result = name.withCString { from in
@@ -86,15 +86,15 @@ extension DirectoryHandle {
 
     /// Runs one `*at` call on `name`, retried on `EINTR`, and reports its failure with the
     /// entry's path.
-    func call(_ operation: FileError.Operation, _ name: FilePath, _ body: (UnsafePointer<CChar>) -> CInt) throws(FileError) {
+    func call(_ operation: FileError.Operation, _ name: Pathname, _ body: (UnsafePointer<CChar>) -> CInt) throws(FileError) {
         try call(operation, name) { body($0) < 0 ? .failure(.current) : .success(()) }
     }
 
     /// ``call(_:_:_:)`` for a call of the seam (``SystemCalls``), which gives its errno.
     func call(
-        _ operation: FileError.Operation, _ name: FilePath, _ body: (UnsafePointer<CChar>) -> Result<Void, Errno>
+        _ operation: FileError.Operation, _ name: Pathname, _ body: (UnsafePointer<CChar>) -> Result<Void, ErrorNumber>
     ) throws(FileError) {
-        if case .failure(let error) = Errno.retryingInterrupts({ name.withCString(body) }) {
+        if case .failure(let error) = ErrorNumber.retryingInterrupts({ name.withCString(body) }) {
             throw FileError(operation, path: path.appending(name), errno: error)
         }
     }

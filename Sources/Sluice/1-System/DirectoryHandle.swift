@@ -22,16 +22,16 @@ import Musl
 /// are safe (the kernel serializes them per directory).
 public final class DirectoryHandle: Sendable {
     /// The descriptor (`O_RDONLY | O_DIRECTORY | O_CLOEXEC`).
-    public let descriptor: FileDescriptor
+    public let descriptor: Descriptor
     /// The path messages use for the directory (what the user named plus the components
     /// below it): it may be longer than `PATH_MAX` and is never given to a system call.
-    public let path: FilePath
+    public let path: Pathname
     /// The calls that open, make, name and remove entries (`openat`, `mkdirat`, `linkat`,
     /// `renameat2`, `unlinkat`): real unless a test gave its own; every directory opened from
     /// this one uses them too.
     let system: SystemCalls
 
-    private init(descriptor: FileDescriptor, path: FilePath, system: SystemCalls) {
+    private init(descriptor: Descriptor, path: Pathname, system: SystemCalls) {
         self.descriptor = descriptor
         self.path = path
         self.system = system
@@ -48,13 +48,13 @@ public final class DirectoryHandle: Sendable {
     ///   - followsLinks: whether a symbolic link at `path` itself is followed (`O_NOFOLLOW`
     ///     when not: a link then fails with `ELOOP` or `ENOTDIR`).
     /// - Throws: ``FileError`` (operation `openat`; `ENOTDIR` for a file that is not a directory).
-    public static func open(_ path: FilePath, followsLinks: Bool = true) throws(FileError) -> DirectoryHandle {
+    public static func open(_ path: Pathname, followsLinks: Bool = true) throws(FileError) -> DirectoryHandle {
         try open(path, followsLinks: followsLinks, system: .live)
     }
 
     /// The seam for tests: ``open(_:followsLinks:)`` through `system`, which every directory
     /// opened from this one uses too.
-    static func open(_ path: FilePath, followsLinks: Bool = true, system: SystemCalls) throws(FileError) -> DirectoryHandle {
+    static func open(_ path: Pathname, followsLinks: Bool = true, system: SystemCalls) throws(FileError) -> DirectoryHandle {
         try open(in: nil, name: path, path: path, followsLinks: followsLinks, system: system)
     }
 
@@ -67,18 +67,18 @@ public final class DirectoryHandle: Sendable {
     ///   - followsLinks: whether a symbolic link named `name` is followed.
     /// - Throws: ``FileError`` (operation `openat`) with the new directory's path and errno.
     public func openDirectory(
-        _ name: FilePath, path: FilePath? = nil, followsLinks: Bool = false
+        _ name: Pathname, path: Pathname? = nil, followsLinks: Bool = false
     ) throws(FileError) -> DirectoryHandle {
         try Self.open(in: self, name: name, path: path ?? self.path.appending(name), followsLinks: followsLinks, system: system)
     }
 
     private static func open(
-        in parent: DirectoryHandle?, name: FilePath, path: FilePath, followsLinks: Bool, system: SystemCalls
+        in parent: DirectoryHandle?, name: Pathname, path: Pathname, followsLinks: Bool, system: SystemCalls
     ) throws(FileError) -> DirectoryHandle {
         let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followsLinks ? 0 : O_NOFOLLOW)
         let directory = parent?.descriptor.rawValue ?? CSluiceShims_AT_FDCWD
-        switch Errno.retryingInterrupts({ name.withCString { system.openAt(directory, $0, flags, 0) } }) {
-        case .success(let raw): return DirectoryHandle(descriptor: FileDescriptor(rawValue: raw), path: path, system: system)
+        switch ErrorNumber.retryingInterrupts({ name.withCString { system.openAt(directory, $0, flags, 0) } }) {
+        case .success(let raw): return DirectoryHandle(descriptor: Descriptor(rawValue: raw), path: path, system: system)
         case .failure(let error): throw FileError(.openat, path: path, errno: error)
         }
     }
@@ -94,11 +94,11 @@ public final class DirectoryHandle: Sendable {
     ///
     /// - Throws: ``FileError`` (operation `fstatat`) with the entry's path; `ENOENT` for an
     ///   entry that vanished since it was listed.
-    public func status(of name: FilePath, followsLinks: Bool = false) throws(FileError) -> FileStatus {
+    public func status(of name: Pathname, followsLinks: Bool = false) throws(FileError) -> FileStatus {
         var raw = stat()
         let flags = followsLinks ? 0 : CSluiceShims_AT_SYMLINK_NOFOLLOW
-        do throws(Errno) {
-            _ = try Errno.retryingInterrupts { name.withCString { fstatat(descriptor.rawValue, $0, &raw, flags) } }
+        do throws(ErrorNumber) {
+            _ = try ErrorNumber.retryingInterrupts { name.withCString { fstatat(descriptor.rawValue, $0, &raw, flags) } }
         } catch {
             throw FileError(.fstatat, path: path.appending(name), errno: error)
         }
@@ -113,19 +113,19 @@ public final class DirectoryHandle: Sendable {
     /// names of one directory, as `fts(3)` keeps them.
     ///
     /// - Throws: ``FileError`` (operation `getdents`) with the directory's path.
-    public func entryNames() throws(FileError) -> [FilePath] {
+    public func entryNames() throws(FileError) -> [Pathname] {
         let raw: CInt
-        switch Errno.retryingInterrupts({ system.openAt(descriptor.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }) {
+        switch ErrorNumber.retryingInterrupts({ system.openAt(descriptor.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }) {
         case .success(let opened): raw = opened
         case .failure(let error): throw FileError(.getdents, path: path, errno: error)
         }
         guard let stream = fdopendir(raw) else {
-            let error = Errno.current
+            let error = ErrorNumber.current
             _ = Glibc.close(raw)
             throw FileError(.getdents, path: path, errno: error)
         }
         defer { closedir(stream) }
-        var names: [FilePath] = []
+        var names: [Pathname] = []
         while true {
             errno = 0
             guard let entry = readdir(stream) else {
@@ -137,7 +137,7 @@ public final class DirectoryHandle: Sendable {
                 return Array(buffer[..<end])
             }
             if bytes == [UInt8(ascii: ".")] || bytes == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
-            names.append(FilePath(bytes: bytes))
+            names.append(Pathname(bytes: bytes))
         }
     }
 
@@ -145,9 +145,9 @@ public final class DirectoryHandle: Sendable {
     /// file, `permissions`.
     ///
     /// - Throws: ``FileError`` (operation `openat`) with the entry's path.
-    public func openFile(_ name: FilePath, _ flags: CInt, permissions: mode_t = 0o666) throws(FileError) -> FileDescriptor {
-        switch Errno.retryingInterrupts({ name.withCString { system.openAt(descriptor.rawValue, $0, flags | O_CLOEXEC, permissions) } }) {
-        case .success(let raw): return FileDescriptor(rawValue: raw)
+    public func openFile(_ name: Pathname, _ flags: CInt, permissions: mode_t = 0o666) throws(FileError) -> Descriptor {
+        switch ErrorNumber.retryingInterrupts({ name.withCString { system.openAt(descriptor.rawValue, $0, flags | O_CLOEXEC, permissions) } }) {
+        case .success(let raw): return Descriptor(rawValue: raw)
         case .failure(let error): throw FileError(.openat, path: path.appending(name), errno: error)
         }
     }

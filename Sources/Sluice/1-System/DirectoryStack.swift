@@ -14,8 +14,8 @@
 /// `BlockingIOExecutor`).
 package struct DirectoryStack: Sendable {
     struct Level: Sendable {
-        var name: FilePath
-        var path: FilePath
+        var name: Pathname
+        var path: Pathname
         var device: UInt64
         var inode: UInt64
         var handle: DirectoryHandle?
@@ -56,14 +56,14 @@ package struct DirectoryStack: Sendable {
     /// `device`/`inode`, or `nil` when none is.
     ///
     /// - Complexity: O(depth).
-    func path(ofDevice device: UInt64, inode: UInt64) -> FilePath? {
+    func path(ofDevice device: UInt64, inode: UInt64) -> Pathname? {
         levels.first { $0.device == device && $0.inode == inode }?.path
     }
 
     /// Goes down into `handle`, the directory `name` of the top.
     ///
     /// - Throws: ``FileError`` from `fstat(2)` of the new directory.
-    package mutating func push(_ handle: DirectoryHandle, name: FilePath) throws(FileError) {
+    package mutating func push(_ handle: DirectoryHandle, name: Pathname) throws(FileError) {
         let status = try handle.status()
         levels.append(Level(name: name, path: handle.path, device: status.device, inode: status.inode, handle: handle))
         let closing = levels.count - maximumOpen

@@ -53,10 +53,10 @@ package struct ExtendedAttributes: Sendable, Hashable {
     /// What the calls act on: an entry of an open directory, through its short path and the
     /// calls that do not follow a symbolic link (`l*xattr`), or an open file (`f*xattr`).
     enum Target {
-        case entry(FilePath)
+        case entry(Pathname)
         case descriptor(CInt)
 
-        init(_ name: FilePath, in directory: DirectoryHandle) {
+        init(_ name: Pathname, in directory: DirectoryHandle) {
             self = .entry(ExtendedAttributes.procPath(name, in: directory))
         }
 
@@ -75,7 +75,7 @@ package struct ExtendedAttributes: Sendable, Hashable {
         }
 
         /// Sets one attribute through `system`'s `lsetxattr` or `fsetxattr`: `nil`, or the error.
-        func set(_ name: UnsafePointer<CChar>, _ value: UnsafeRawBufferPointer, system: SystemCalls) -> Errno? {
+        func set(_ name: UnsafePointer<CChar>, _ value: UnsafeRawBufferPointer, system: SystemCalls) -> ErrorNumber? {
             let result = switch self {
             case .entry(let path): path.withCString { system.setEntryExtendedAttribute($0, name, value) }
             case .descriptor(let descriptor): system.setExtendedAttribute(descriptor, name, value)
@@ -85,7 +85,7 @@ package struct ExtendedAttributes: Sendable, Hashable {
         }
 
         /// Removes one attribute through `system`'s `lremovexattr` or `fremovexattr`: `nil`, or the error.
-        func remove(_ name: UnsafePointer<CChar>, system: SystemCalls) -> Errno? {
+        func remove(_ name: UnsafePointer<CChar>, system: SystemCalls) -> ErrorNumber? {
             let result = switch self {
             case .entry(let path): path.withCString { system.removeEntryExtendedAttribute($0, name) }
             case .descriptor(let descriptor): system.removeExtendedAttribute(descriptor, name)
@@ -96,8 +96,8 @@ package struct ExtendedAttributes: Sendable, Hashable {
     }
 
     /// The short path that names `name` in `directory` for the `l*xattr` calls.
-    static func procPath(_ name: FilePath, in directory: DirectoryHandle) -> FilePath {
-        FilePath(bytes: Array("/proc/self/fd/".utf8) + Array(String(directory.descriptor.rawValue).utf8) + [UInt8(ascii: "/")] + name.bytes)
+    static func procPath(_ name: Pathname, in directory: DirectoryHandle) -> Pathname {
+        Pathname(bytes: Array("/proc/self/fd/".utf8) + Array(String(directory.descriptor.rawValue).utf8) + [UInt8(ascii: "/")] + name.bytes)
     }
 
     /// Reads the attributes of the entry `name` in `directory` (of a symbolic link itself).
@@ -105,22 +105,22 @@ package struct ExtendedAttributes: Sendable, Hashable {
     /// - Returns: the attributes; none where the file system keeps none (`ENOTSUP`).
     /// - Throws: ``FileError`` (operation `listxattr` or `getxattr`) with the entry's path. An
     ///   attribute removed between the listing and its read is skipped.
-    package static func read(of name: FilePath, in directory: DirectoryHandle) throws(FileError) -> ExtendedAttributes {
+    package static func read(of name: Pathname, in directory: DirectoryHandle) throws(FileError) -> ExtendedAttributes {
         try read(Target(name, in: directory), path: directory.path.appending(name))
     }
 
     /// Reads the attributes of the file open as `descriptor` (`flistxattr(2)`, `fgetxattr(2)`);
     /// `path` names it in errors. As ``read(of:in:)``.
-    static func read(of descriptor: FileDescriptor, path: FilePath) throws(FileError) -> ExtendedAttributes {
+    static func read(of descriptor: Descriptor, path: Pathname) throws(FileError) -> ExtendedAttributes {
         try read(.descriptor(descriptor.rawValue), path: path)
     }
 
-    private static func read(_ target: Target, path visible: FilePath) throws(FileError) -> ExtendedAttributes {
+    private static func read(_ target: Target, path visible: Pathname) throws(FileError) -> ExtendedAttributes {
         var listing: [UInt8] = []
         while true {
             let size = target.list(nil, 0)
             if size < 0 {
-                if Errno.current == .notSupported { return ExtendedAttributes() }
+                if ErrorNumber.current == .notSupported { return ExtendedAttributes() }
                 throw FileError(.listxattr, path: visible, errno: .current)
             }
             if size == 0 { return ExtendedAttributes() }
@@ -130,7 +130,7 @@ package struct ExtendedAttributes: Sendable, Hashable {
                 listing.removeLast(listing.count - read)
                 break
             }
-            if Errno.current != Errno(rawValue: ERANGE) { throw FileError(.listxattr, path: visible, errno: .current) }
+            if ErrorNumber.current != ErrorNumber(rawValue: ERANGE) { throw FileError(.listxattr, path: visible, errno: .current) }
         }
         var attributes: [Attribute] = []
         for nameBytes in listing.split(separator: 0, omittingEmptySubsequences: true) {
@@ -142,19 +142,19 @@ package struct ExtendedAttributes: Sendable, Hashable {
     }
 
     /// The value of one attribute, or `nil` if it vanished (`ENODATA`).
-    private static func value(of name: [UInt8], at target: Target, visible: FilePath) throws(FileError) -> [UInt8]? {
+    private static func value(of name: [UInt8], at target: Target, visible: Pathname) throws(FileError) -> [UInt8]? {
         let cName = name.map { CChar(bitPattern: $0) } + [0]
         while true {
             let size = target.get(cName, nil, 0)
             if size < 0 {
-                if Errno.current == Errno(rawValue: ENODATA) { return nil }
+                if ErrorNumber.current == ErrorNumber(rawValue: ENODATA) { return nil }
                 throw FileError(.getxattr, path: visible, errno: .current)
             }
             var value = [UInt8](repeating: 0, count: size)
             let read = value.withUnsafeMutableBytes { target.get(cName, $0.baseAddress, size) }
             if read >= 0 { return Array(value[..<read]) }
-            if Errno.current == Errno(rawValue: ENODATA) { return nil }
-            if Errno.current != Errno(rawValue: ERANGE) { throw FileError(.getxattr, path: visible, errno: .current) }
+            if ErrorNumber.current == ErrorNumber(rawValue: ENODATA) { return nil }
+            if ErrorNumber.current != ErrorNumber(rawValue: ERANGE) { throw FileError(.getxattr, path: visible, errno: .current) }
         }
     }
 
@@ -175,12 +175,12 @@ package struct ExtendedAttributes: Sendable, Hashable {
     ///
     /// - Returns: the ACLs that could not be removed, each with its error (operation `setxattr`
     ///   with `path`).
-    func removeACLsNotHeld(from target: Target, path: FilePath, system: SystemCalls) -> [(Attribute, FileError)] {
+    func removeACLsNotHeld(from target: Target, path: Pathname, system: SystemCalls) -> [(Attribute, FileError)] {
         let held = Set(attributes.map(\.name))
         var refused: [(Attribute, FileError)] = []
         for aclName in Self.aclNames where !held.contains(Array(aclName.utf8)) {
             guard let error = target.remove(aclName, system: system) else { continue }
-            if error == Errno(rawValue: ENODATA) || error == .notSupported { continue }
+            if error == ErrorNumber(rawValue: ENODATA) || error == .notSupported { continue }
             refused.append((Attribute(name: Array(aclName.utf8), value: []), FileError(.setxattr, path: path, errno: error)))
         }
         return refused
@@ -193,13 +193,13 @@ package struct ExtendedAttributes: Sendable, Hashable {
     ///   example `ENOTSUP` where the file system keeps no extended attributes, `EPERM` for a
     ///   `security.*` or `trusted.*` name without the privilege, `EPERM` for `user.*` on a
     ///   symbolic link, which the kernel allows on regular files and directories only.
-    package func write(to name: FilePath, in directory: DirectoryHandle) -> [(Attribute, FileError)] {
+    package func write(to name: Pathname, in directory: DirectoryHandle) -> [(Attribute, FileError)] {
         write(to: Target(name, in: directory), path: directory.path.appending(name), system: directory.system)
     }
 
     /// Gives `target` every attribute, as ``write(to:in:)`` does, through `system`; `path`
     /// names it in errors.
-    func write(to target: Target, path: FilePath, system: SystemCalls) -> [(Attribute, FileError)] {
+    func write(to target: Target, path: Pathname, system: SystemCalls) -> [(Attribute, FileError)] {
         var refused: [(Attribute, FileError)] = []
         for attribute in attributes {
             let cName = attribute.name.map { CChar(bitPattern: $0) } + [0]

@@ -1,20 +1,20 @@
 /// The errors of Sluice's own rules: refusals that no system call reported.
 extension FileError {
     /// The source and the destination are one file (same device and inode).
-    package static func sameFile(destination: FilePath, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func sameFile(destination: Pathname, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(
             code: .sameFile, operation: .write, path: destination,
             reason: "source and destination are the same file", file: file, line: line)
     }
 
     /// The destination exists and overwriting was not asked for: `EEXIST` of a `create`.
-    package static func destinationExists(_ path: FilePath, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func destinationExists(_ path: Pathname, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.create, path: path, errno: .fileExists, file: file, line: line)
     }
 
     /// A directory was found where a file was needed: `EISDIR` of `operation`.
     package static func isDirectory(
-        _ operation: Operation, path: FilePath, file: String = #fileID, line: Int = #line
+        _ operation: Operation, path: Pathname, file: String = #fileID, line: Int = #line
     ) -> FileError {
         FileError(operation, path: path, errno: .isDirectory, file: file, line: line)
     }
@@ -24,7 +24,7 @@ extension FileError {
     /// into (the destination is inside the source, or the source is one of the copy's own
     /// directories or their parents, reached through a bind mount or a followed link).
     package static func copyIntoItself(
-        source: FilePath, destination: FilePath, file: String = #fileID, line: Int = #line
+        source: Pathname, destination: Pathname, file: String = #fileID, line: Int = #line
     ) -> FileError {
         FileError(
             code: .unsupported, operation: .mkdirat, path: destination,
@@ -33,7 +33,7 @@ extension FileError {
 
     /// A directory reopened through its child's `..` is not the one left (another device or
     /// inode): it was moved or replaced during the walk, as `fts(3)` detects it.
-    package static func directoryChanged(_ path: FilePath, file: String = #fileID, line: Int = #line) -> FileError {
+    package static func directoryChanged(_ path: Pathname, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(
             code: .unknown, operation: .openat, path: path,
             reason: "directory was moved or replaced during the walk", file: file, line: line)
@@ -42,7 +42,7 @@ extension FileError {
     /// A directory of a walk is one of the directories that contain it (`ancestor`, being
     /// walked): reached again through a followed symbolic link (`-L`) or a bind mount.
     package static func directoryCycle(
-        _ path: FilePath, ancestor: FilePath, file: String = #fileID, line: Int = #line
+        _ path: Pathname, ancestor: Pathname, file: String = #fileID, line: Int = #line
     ) -> FileError {
         FileError(
             code: .unsupported, operation: .openat, path: path,

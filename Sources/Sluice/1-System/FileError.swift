@@ -57,9 +57,9 @@ public struct FileError: Error, Sendable, CustomStringConvertible {
     /// The system call (or step of Sluice's own) that failed.
     public var operation: Operation
     /// The path the operation was given, if any.
-    public var path: FilePath?
+    public var path: Pathname?
     /// The underlying error number, when a system call failed.
-    public var errno: Errno?
+    public var errno: ErrorNumber?
     /// Why Sluice refused, when no ``errno`` says it (for example "source and destination are
     /// the same file").
     public var reason: String?
@@ -83,7 +83,7 @@ public struct FileError: Error, Sendable, CustomStringConvertible {
     ///   - file: the caller's `#fileID`, for ``location``.
     ///   - line: the caller's line, for ``location``.
     public init(
-        code: Code, operation: Operation, path: FilePath?, errno: Errno? = nil, reason: String? = nil,
+        code: Code, operation: Operation, path: Pathname?, errno: ErrorNumber? = nil, reason: String? = nil,
         cause: (any Error)? = nil, file: String = #fileID, line: Int = #line
     ) {
         self.code = code

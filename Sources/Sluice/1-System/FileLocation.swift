@@ -19,12 +19,12 @@ public struct FileLocation: Sendable, CustomStringConvertible {
     /// The directory ``name`` is relative to; `nil` for the current directory.
     public let directory: DirectoryHandle?
     /// The name given to the system calls: one component in ``directory``, or a whole path.
-    public let name: FilePath
+    public let name: Pathname
     /// The path messages use: the directory's path joined with the name, or the plain path.
-    public let path: FilePath
+    public let path: Pathname
 
     /// A plain path, relative to the current directory or absolute.
-    public init(path: FilePath) {
+    public init(path: Pathname) {
         self.directory = nil
         self.name = path
         self.path = path
@@ -36,7 +36,7 @@ public struct FileLocation: Sendable, CustomStringConvertible {
     ///   - name: one component.
     ///   - directory: the open directory that holds it.
     ///   - path: what messages say; by default the directory's path joined with `name`.
-    public init(name: FilePath, in directory: DirectoryHandle, path: FilePath? = nil) {
+    public init(name: Pathname, in directory: DirectoryHandle, path: Pathname? = nil) {
         self.directory = directory
         self.name = name
         self.path = path ?? directory.path.appending(name)
@@ -49,7 +49,7 @@ public struct FileLocation: Sendable, CustomStringConvertible {
     var directoryDescriptor: CInt { directory?.descriptor.rawValue ?? CSluiceShims_AT_FDCWD }
 
     /// Another entry of the same directory: `name` beside this one.
-    func sibling(_ name: FilePath) -> FileLocation {
+    func sibling(_ name: Pathname) -> FileLocation {
         if let directory { return FileLocation(name: name, in: directory, path: path.directory.appending(name)) }
         return FileLocation(path: path.directory.appending(name))
     }
@@ -61,8 +61,8 @@ public struct FileLocation: Sendable, CustomStringConvertible {
         var raw = stat()
         let flags = followsLinks ? 0 : CSluiceShims_AT_SYMLINK_NOFOLLOW
         let directory = directoryDescriptor
-        do throws(Errno) {
-            _ = try Errno.retryingInterrupts { name.withCString { fstatat(directory, $0, &raw, flags) } }
+        do throws(ErrorNumber) {
+            _ = try ErrorNumber.retryingInterrupts { name.withCString { fstatat(directory, $0, &raw, flags) } }
         } catch {
             throw followsLinks ? .stat(path: path, errno: error) : .lstat(path: path, errno: error)
         }
@@ -73,13 +73,13 @@ public struct FileLocation: Sendable, CustomStringConvertible {
     /// that tests' injected calls see it; ``SystemCalls/openAt`` in the directory otherwise.
     ///
     /// - Throws: ``FileError`` (operation `open`) with ``path``.
-    func open(_ flags: CInt, permissions: mode_t = 0o666, system: SystemCalls) throws(FileError) -> FileDescriptor {
-        guard let directory else { return try FileDescriptor.open(name, flags, permissions: permissions, system: system) }
-        do throws(Errno) {
-            let raw = try Errno.retryingInterrupts {
+    func open(_ flags: CInt, permissions: mode_t = 0o666, system: SystemCalls) throws(FileError) -> Descriptor {
+        guard let directory else { return try Descriptor.open(name, flags, permissions: permissions, system: system) }
+        do throws(ErrorNumber) {
+            let raw = try ErrorNumber.retryingInterrupts {
                 name.withCString { system.openAt(directory.descriptor.rawValue, $0, flags | O_CLOEXEC, permissions) }
             }.get()
-            return FileDescriptor(rawValue: raw)
+            return Descriptor(rawValue: raw)
         } catch {
             throw FileError.open(path: path, errno: error)
         }
@@ -93,13 +93,13 @@ public struct FileLocation: Sendable, CustomStringConvertible {
     ///
     /// - Returns: the descriptor, or the errno (`EOPNOTSUPP` where the file system has no
     ///   `O_TMPFILE`, `EISDIR` on a kernel that does not know the flag).
-    func createUnnamedSibling(mode: mode_t, system: SystemCalls) -> Result<FileDescriptor, Errno> {
+    func createUnnamedSibling(mode: mode_t, system: SystemCalls) -> Result<Descriptor, ErrorNumber> {
         let flags = CSluiceShims_O_TMPFILE | O_WRONLY | O_CLOEXEC
-        let opened = Errno.retryingInterrupts { () -> Result<CInt, Errno> in
+        let opened = ErrorNumber.retryingInterrupts { () -> Result<CInt, ErrorNumber> in
             if let directory { return system.openAt(directory.descriptor.rawValue, ".", flags, mode) }
             return path.directory.withCString { system.open($0, flags, mode) }
         }
-        return opened.map { FileDescriptor(rawValue: $0) }
+        return opened.map { Descriptor(rawValue: $0) }
     }
 
     /// `unlinkat(2)` of the name; errors ignored (a temporary file being discarded).
@@ -108,14 +108,14 @@ public struct FileLocation: Sendable, CustomStringConvertible {
     }
 
     /// `unlinkat(2)` of the name, through ``SystemCalls/unlinkAt``.
-    func remove(system: SystemCalls) -> Result<Void, Errno> {
+    func remove(system: SystemCalls) -> Result<Void, ErrorNumber> {
         let directory = directoryDescriptor
         return name.withCString { system.unlinkAt(directory, $0, 0) }
     }
 
     /// Renames this entry to `target`: ``SystemCalls/rename`` for two plain paths (the
     /// seam tests inject into), ``SystemCalls/renameAt`` otherwise; `flags` as `renameat2(2)`'s.
-    func rename(to target: FileLocation, flags: CUnsignedInt, system: SystemCalls) -> Result<Void, Errno> {
+    func rename(to target: FileLocation, flags: CUnsignedInt, system: SystemCalls) -> Result<Void, ErrorNumber> {
         if directory == nil && target.directory == nil {
             return name.withCString { from in target.name.withCString { to in system.rename(from, to, flags) } }
         }
@@ -124,7 +124,7 @@ public struct FileLocation: Sendable, CustomStringConvertible {
     }
 
     /// `linkat(2)`: makes `target` another name of this file; `EEXIST` if it is taken.
-    func link(to target: FileLocation, system: SystemCalls = .live) -> Result<Void, Errno> {
+    func link(to target: FileLocation, system: SystemCalls = .live) -> Result<Void, ErrorNumber> {
         let from = directoryDescriptor, to = target.directoryDescriptor
         return name.withCString { old in target.name.withCString { new in system.linkAt(from, old, to, new, 0) } }
     }
@@ -134,7 +134,7 @@ public struct FileLocation: Sendable, CustomStringConvertible {
     /// `/proc` is mounted (`AT_EMPTY_PATH` would need `CAP_DAC_READ_SEARCH` on older kernels).
     ///
     /// - Returns: `EEXIST` if the name is taken, else the errno of `linkat(2)`.
-    func link(descriptor: FileDescriptor, system: SystemCalls) -> Result<Void, Errno> {
+    func link(descriptor: Descriptor, system: SystemCalls) -> Result<Void, ErrorNumber> {
         let to = directoryDescriptor
         let proc = "/proc/self/fd/\(descriptor.rawValue)"
         return proc.withCString { from in

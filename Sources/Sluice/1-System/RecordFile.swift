@@ -14,7 +14,7 @@ import Musl
 /// thread appends. ``rewind()`` starts again at offset 0: the space is reused, not released.
 /// ``close()`` releases it.
 ///
-/// A plain value, as ``FileDescriptor`` is: it does not close itself, and whoever creates it
+/// A plain value, as ``Descriptor`` is: it does not close itself, and whoever creates it
 /// calls ``close()`` exactly once. Every failure is a ``FileError`` whose path is the directory
 /// (the file has no name of its own). The calls block for a regular-file read or write: run them
 /// off Swift's cooperative pool when that matters (``BlockingIOExecutor``).
@@ -39,19 +39,19 @@ struct RecordFile: Sendable {
     static var headerSize: Int64 { 16 }
 
     /// The open, unlinked file.
-    let descriptor: FileDescriptor
+    let descriptor: Descriptor
     /// The directory the file was created in; the path of every error.
-    let directory: FilePath
+    let directory: Pathname
     /// Where the next record goes, in bytes from the start of the file.
     private(set) var endOffset: Int64 = 0
 
-    private init(descriptor: FileDescriptor, directory: FilePath) {
+    private init(descriptor: Descriptor, directory: Pathname) {
         self.descriptor = descriptor
         self.directory = directory
     }
 
     /// Creates `<prefix><random>.tmp` in `directory` with `O_CREAT | O_EXCL` and mode 0600 (see
-    /// ``FileDescriptor/createUnique(in:prefix:flags:permissions:system:)``), then unlinks it at
+    /// ``Descriptor/createUnique(in:prefix:flags:permissions:system:)``), then unlinks it at
     /// once, so its name never outlives this call. A failed unlink is not reported: the file still
     /// works, and its name stays behind as any abandoned temporary file's would.
     ///
@@ -60,10 +60,10 @@ struct RecordFile: Sendable {
     ///   - prefix: the start of the short-lived name.
     /// - Throws: ``FileError`` (operation `create`, the directory's path, the error of the file
     ///   tried as its cause) when the file cannot be created.
-    static func createUnlinked(in directory: FilePath, prefix: String) throws(FileError) -> RecordFile {
-        let descriptor: FileDescriptor
+    static func createUnlinked(in directory: Pathname, prefix: String) throws(FileError) -> RecordFile {
+        let descriptor: Descriptor
         do throws(FileError) {
-            let (created, path) = try FileDescriptor.createUnique(
+            let (created, path) = try Descriptor.createUnique(
                 in: directory, prefix: prefix, flags: O_RDWR, permissions: 0o600)
             _ = path.withCString { unlink($0) }
             descriptor = created
@@ -80,8 +80,8 @@ struct RecordFile: Sendable {
     mutating func append(_ bytes: UnsafeRawBufferPointer, tag: UInt64) throws(FileError) {
         var header = (UInt64(bytes.count).littleEndian, tag.littleEndian)
         let start = endOffset
-        do throws(Errno) {
-            try withUnsafeBytes(of: &header) { (header) throws(Errno) in
+        do throws(ErrorNumber) {
+            try withUnsafeBytes(of: &header) { (header) throws(ErrorNumber) in
                 try descriptor.write(toAbsoluteOffset: start, header)
             }
             try descriptor.write(toAbsoluteOffset: start + Self.headerSize, bytes)
@@ -131,7 +131,7 @@ struct RecordFile: Sendable {
         var filled = 0
         while filled < buffer.count {
             let count: Int
-            do throws(Errno) {
+            do throws(ErrorNumber) {
                 count = try descriptor.read(
                     fromAbsoluteOffset: offset + Int64(filled),
                     into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))

@@ -13,16 +13,16 @@ import Musl
 /// so a cancellation handler that holds a reference can never write to a reused descriptor.
 final class WakePipe: Sendable {
     /// The end that `poll(2)` watches.
-    let readEnd: FileDescriptor
-    private let writeEnd: FileDescriptor
+    let readEnd: Descriptor
+    private let writeEnd: Descriptor
 
     /// - Throws: ``FileError`` (operation `pipe2`) when the process is out of descriptors.
     init() throws(FileError) {
         var ends: [CInt] = [-1, -1]
         // pipe2(2): close-on-exec from the start, so a concurrent posix_spawn cannot inherit it.
         guard pipe2(&ends, O_CLOEXEC | O_NONBLOCK) == 0 else { throw .pipe2(errno: .current) }
-        readEnd = FileDescriptor(rawValue: ends[0])
-        writeEnd = FileDescriptor(rawValue: ends[1])
+        readEnd = Descriptor(rawValue: ends[0])
+        writeEnd = Descriptor(rawValue: ends[1])
     }
 
     /// Makes ``readEnd`` readable until a wait consumes the signal (see
@@ -44,14 +44,14 @@ final class WakePipe: Sendable {
     /// - Parameters:
     ///   - descriptor: the descriptor to wait for.
     ///   - endsOnSignal: whether a signal ends this wait (for a read: its task is cancelled).
-    /// - Throws: the ``Errno`` of a failed `poll(2)`.
-    func waitUntilReadable(_ descriptor: CInt, endsOnSignal: () -> Bool) throws(Errno) -> Bool {
+    /// - Throws: the ``ErrorNumber`` of a failed `poll(2)`.
+    func waitUntilReadable(_ descriptor: CInt, endsOnSignal: () -> Bool) throws(ErrorNumber) -> Bool {
         var fds = [
             pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: readEnd.rawValue, events: Int16(POLLIN), revents: 0),
         ]
         while true {
-            _ = try Errno.retryingInterrupts { poll(&fds, 2, -1) }
+            _ = try ErrorNumber.retryingInterrupts { poll(&fds, 2, -1) }
             if fds[1].revents != 0 {
                 consumeSignals()
                 if endsOnSignal() { return false }

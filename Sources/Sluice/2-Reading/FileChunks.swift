@@ -38,7 +38,7 @@ public struct FileChunks: AsyncSequence, Sendable {
     let reader: FileReader
 
     /// The path read, or `-` for standard input.
-    public var path: FilePath { reader.path }
+    public var path: Pathname { reader.path }
     /// The largest chunk `next()` returns, in bytes.
     public var chunkSize: Int { reader.chunkSize }
     /// The executor the file's reads run on: its own `BlockingIOExecutor`.
@@ -59,7 +59,7 @@ public struct FileChunks: AsyncSequence, Sendable {
     /// (``open(_:chunkSize:findsHoles:)``) and not yet read, whose whole content from offset 0 is the
     /// data; `nil` for a descriptor given by the caller (``reading(_:path:chunkSize:findsHoles:)``), whose
     /// offset may be anywhere.
-    var kernelCopySource: FileDescriptor? {
+    var kernelCopySource: Descriptor? {
         reader.ownsDescriptor ? reader.openDescriptor : nil
     }
 
@@ -97,7 +97,7 @@ public struct FileChunks: AsyncSequence, Sendable {
     ///   and its iterators are gone.
     /// - Throws: ``FileError`` (`open`, `fstat`; `isDirectory` for a directory).
     public static func open(
-        _ path: FilePath, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true
+        _ path: Pathname, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true
     ) async throws -> FileChunks {
         try await open(path, chunkSize: chunkSize, findsHoles: findsHoles, executor: nil)
     }
@@ -108,7 +108,7 @@ public struct FileChunks: AsyncSequence, Sendable {
     /// that waits (a FIFO without a writer) holds up every other job of that executor, so give
     /// one only to a regular file, or to no one else meanwhile.
     package static func open(
-        _ path: FilePath, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true, executor: BlockingIOExecutor?
+        _ path: Pathname, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true, executor: BlockingIOExecutor?
     ) async throws -> FileChunks {
         try await open(
             path, descriptor: nil, ownsDescriptor: true, chunkSize: chunkSize, findsHoles: findsHoles, executor: executor,
@@ -164,7 +164,7 @@ public struct FileChunks: AsyncSequence, Sendable {
     ///   - findsHoles: as for ``open(_:chunkSize:findsHoles:)``, from the descriptor's offset.
     /// - Throws: ``FileError`` from `fstat(2)`.
     public static func reading(
-        _ descriptor: FileDescriptor, path: FilePath = "-", chunkSize: Int = defaultChunkSize, findsHoles: Bool = true
+        _ descriptor: Descriptor, path: Pathname = "-", chunkSize: Int = defaultChunkSize, findsHoles: Bool = true
     ) async throws -> FileChunks {
         try await open(
             path, descriptor: descriptor, ownsDescriptor: false, chunkSize: chunkSize, findsHoles: findsHoles, system: .live)
@@ -172,7 +172,7 @@ public struct FileChunks: AsyncSequence, Sendable {
 
     /// The seam for tests: the same, with the system calls to use.
     static func open(
-        _ path: FilePath, descriptor: FileDescriptor?, ownsDescriptor: Bool, chunkSize: Int, findsHoles: Bool = true,
+        _ path: Pathname, descriptor: Descriptor?, ownsDescriptor: Bool, chunkSize: Int, findsHoles: Bool = true,
         executor: BlockingIOExecutor? = nil, system: SystemCalls
     ) async throws -> FileChunks {
         let reader = try FileReader(

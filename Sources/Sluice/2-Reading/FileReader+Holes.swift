@@ -35,7 +35,7 @@ extension FileReader {
         guard var cursor = extents, let descriptor = openDescriptor else { preconditionFailure("readExtent without extents") }
         if cursor.offset >= cursor.data.upperBound {
             let found: Int64?
-            do throws(Errno) {
+            do throws(ErrorNumber) {
                 found = try descriptor.nextData(from: cursor.offset, system: system)
             } catch {
                 // A file system that does not know its holes: plain reads from here on.
@@ -55,7 +55,7 @@ extension FileReader {
                 extents = cursor
                 return .hole(count: count)
             }
-            do throws(Errno) {
+            do throws(ErrorNumber) {
                 let end = try descriptor.nextHole(from: data, system: system) ?? data
                 try descriptor.seek(to: data, system: system)
                 cursor.data = data..<max(end, data)
@@ -74,7 +74,7 @@ extension FileReader {
         let system = self.system
         let path = self.path
         let chunk = try Chunk(capacity: wanted) { (buffer) throws(FileError) -> Int in
-            do throws(Errno) { return try descriptor.readFully(into: buffer, system: system) } catch {
+            do throws(ErrorNumber) { return try descriptor.readFully(into: buffer, system: system) } catch {
                 throw FileError.read(path: path, errno: error)
             }
         }

@@ -11,7 +11,7 @@ import Musl
 /// cooperative pool. Reads happen only inside ``nextChunk()``: there is no read-ahead.
 actor FileReader {
     nonisolated let executor: BlockingIOExecutor
-    nonisolated let path: FilePath
+    nonisolated let path: Pathname
     /// Where the file is opened: ``path`` itself, or a name in an open directory.
     nonisolated let location: FileLocation
     /// Flags added to the `open(2)` (`O_NOFOLLOW` for an entry of a tree).
@@ -30,7 +30,7 @@ actor FileReader {
     // `nextChunkOnReaderThread()` checks that its caller does. It is `nonisolated(unsafe)` so that
     // this synchronous path reaches it with a thread check rather than `assumeIsolated`, which
     // costs two allocations per call (per chunk of a copy).
-    private nonisolated(unsafe) var descriptor: FileDescriptor?
+    private nonisolated(unsafe) var descriptor: Descriptor?
     /// Whether the reader opened the file itself (by path), so that it reads from offset 0.
     let ownsDescriptor: Bool
     private nonisolated(unsafe) var status: FileStatus?
@@ -49,7 +49,7 @@ actor FileReader {
     }
 
     init(
-        path: FilePath, descriptor: FileDescriptor?, ownsDescriptor: Bool, chunkSize: Int, findsHoles: Bool = true,
+        path: Pathname, descriptor: Descriptor?, ownsDescriptor: Bool, chunkSize: Int, findsHoles: Bool = true,
         executor: BlockingIOExecutor? = nil, system: SystemCalls, location: FileLocation? = nil, extraOpenFlags: CInt = 0
     ) throws(FileError) {
         precondition(chunkSize > 0, "chunkSize must be at least 1 byte")
@@ -99,7 +99,7 @@ actor FileReader {
                 _ = system.seek(descriptor!.rawValue, offset, SEEK_SET)
             }
             return status
-        } catch let error as Errno {
+        } catch let error as ErrorNumber {
             throw FileError.fstat(path: path, errno: error)
         }
     }
@@ -143,7 +143,7 @@ actor FileReader {
                     guard try wake.waitUntilReadable(descriptor.rawValue, endsOnSignal: { Task.isCancelled }) else {
                         throw CancellationError()
                     }
-                    do throws(Errno) {
+                    do throws(ErrorNumber) {
                         return try descriptor.read(into: buffer, system: system)
                     } catch .resourceTemporarilyUnavailable {
                         // A descriptor in non-blocking mode (a standard input shared with a
@@ -152,7 +152,7 @@ actor FileReader {
                     }
                 }
                 return try descriptor.readFully(into: buffer, system: system)
-            } catch let error as Errno {
+            } catch let error as ErrorNumber {
                 throw FileError.read(path: path, errno: error)
             }
         }
@@ -169,7 +169,7 @@ actor FileReader {
 
     /// The open descriptor, for a copy that the kernel makes from it (``FileChunks``'s
     /// `kernelCopySource`); `nil` before ``open()`` and once closed.
-    nonisolated var openDescriptor: FileDescriptor? { descriptor }
+    nonisolated var openDescriptor: Descriptor? { descriptor }
 
     /// Wakes a read blocked on an idle pipe; it then throws `CancellationError` if its task is
     /// cancelled. The signal is consumed by the next wait that sees it, so it never ends a later,

@@ -30,19 +30,19 @@ struct HoleMap: Sendable, Hashable {
     ///
     /// - Returns: the map; `nil` where the file system does not answer `SEEK_DATA` (then there
     ///   is no map to trust: the file is read as data).
-    static func read(_ descriptor: FileDescriptor, size: Int64, system: SystemCalls) -> HoleMap? {
+    static func read(_ descriptor: Descriptor, size: Int64, system: SystemCalls) -> HoleMap? {
         var map = HoleMap(dataBytes: 0, extents: 0, reachesPastEnd: false)
         var offset: Int64 = 0
         while offset < size {
             let data: Int64?
-            do throws(Errno) { data = try descriptor.nextData(from: offset, system: system) } catch { return nil }
+            do throws(ErrorNumber) { data = try descriptor.nextData(from: offset, system: system) } catch { return nil }
             guard let data else { break }
             guard data < size else {
                 map.reachesPastEnd = true
                 break
             }
             let end: Int64
-            do throws(Errno) { end = try descriptor.nextHole(from: data, system: system) ?? size } catch { return nil }
+            do throws(ErrorNumber) { end = try descriptor.nextHole(from: data, system: system) ?? size } catch { return nil }
             if end > size { map.reachesPastEnd = true }
             map.dataBytes += min(end, size) - data
             map.extents += 1

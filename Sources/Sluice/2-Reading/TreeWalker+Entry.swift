@@ -17,12 +17,12 @@ extension TreeWalker {
         /// The directory that holds the entry (for the root, the directory of the path given).
         public let parent: DirectoryHandle
         /// The entry's name in ``parent``: one component, as bytes.
-        public let name: FilePath
+        public let name: Pathname
         /// The path messages use: the root as given joined with ``relativePath``. It may be
         /// longer than `PATH_MAX`; no system call is given it.
-        public let path: FilePath
+        public let path: Pathname
         /// The path below the root: empty for the root itself.
-        public let relativePath: FilePath
+        public let relativePath: Pathname
         /// What `fstatat(2)` said of it (of a link itself unless the policy follows it).
         public let status: FileStatus
         /// Levels below the root: 0 for the root.
@@ -36,7 +36,7 @@ extension TreeWalker {
         /// spill file): one a crash or a `SIGKILL` left behind, or
         /// one a run still under way owns. A tree copy never copies it, and nothing removes it
         /// automatically.
-        public var isSluiceTemporaryFile: Bool { status.kind == .regular && FileDescriptor.isTemporaryName(name.bytes) }
+        public var isSluiceTemporaryFile: Bool { status.kind == .regular && Descriptor.isTemporaryName(name.bytes) }
     }
 
     /// One step of the walk, in order: a directory's ``enterDirectory(_:_:)``, then its entries,

@@ -31,16 +31,16 @@ public struct TreeWalker: Sendable {
     /// A directory being walked. It keeps no descriptor of its own: its ``Entry``'s parent is
     /// taken from the stack when it is left, so the directories above it can be closed.
     private struct Frame: Sendable {
-        var name: FilePath
-        var path: FilePath
-        var relativePath: FilePath
+        var name: Pathname
+        var path: Pathname
+        var relativePath: Pathname
         var status: FileStatus
         var depth: Int
-        var names: [FilePath]
+        var names: [Pathname]
         var next = 0
         var skipsRest = false
 
-        init(_ entry: Entry, names: [FilePath]) {
+        init(_ entry: Entry, names: [Pathname]) {
             (name, path, relativePath, status, depth) = (entry.name, entry.path, entry.relativePath, entry.status, entry.depth)
             self.names = names
         }
@@ -52,7 +52,7 @@ public struct TreeWalker: Sendable {
     }
 
     /// The path the walk starts at, as given.
-    public let root: FilePath
+    public let root: Pathname
     /// Which symbolic links are followed.
     public let links: LinkPolicy
     /// The most directory descriptors the walk holds open (at least 2).
@@ -66,7 +66,7 @@ public struct TreeWalker: Sendable {
 
     private var started = false
     /// The directories refused wherever they are met, with the path each is named by.
-    private var refused: [Identity: FilePath] = [:]
+    private var refused: [Identity: Pathname] = [:]
     /// The directory that holds the root: the parent of the root's entry.
     private var rootParent: DirectoryHandle?
     private var stack: DirectoryStack?
@@ -94,7 +94,7 @@ public struct TreeWalker: Sendable {
     ///   - root: the directory (or single file) to walk.
     ///   - links: which symbolic links to follow; default none.
     ///   - maximumOpenDirectories: the bound on open descriptors; default 32.
-    public init(root: FilePath, links: LinkPolicy = .never, maximumOpenDirectories: Int = 32) {
+    public init(root: Pathname, links: LinkPolicy = .never, maximumOpenDirectories: Int = 32) {
         precondition(maximumOpenDirectories >= 2, "a walk needs at least 2 directory descriptors")
         self.root = root
         self.links = links
@@ -131,7 +131,7 @@ public struct TreeWalker: Sendable {
     ///   - inode: the directory's `st_ino`.
     ///   - destination: the path messages name it by.
     /// - Complexity: O(1); memory: about 40 bytes and the path per directory refused.
-    public mutating func refuseToEnter(device: UInt64, inode: UInt64, as destination: FilePath) {
+    public mutating func refuseToEnter(device: UInt64, inode: UInt64, as destination: Pathname) {
         refused[Identity(device: device, inode: inode)] = destination
     }
 
@@ -175,11 +175,11 @@ public struct TreeWalker: Sendable {
         do { status = try parent.status(of: name, followsLinks: followsRoot) } catch {
             return .failure(FileError(code: error.code, operation: error.operation, path: root, errno: error.errno))
         }
-        let entry = Entry(parent: parent, name: name, path: root, relativePath: FilePath(bytes: []), status: status, depth: 0)
+        let entry = Entry(parent: parent, name: name, path: root, relativePath: Pathname(bytes: []), status: status, depth: 0)
         return status.kind == .directory ? enter(entry) : .file(entry)
     }
 
-    private mutating func visit(_ name: FilePath, in directory: Frame) -> Event {
+    private mutating func visit(_ name: Pathname, in directory: Frame) -> Event {
         let parent = stack!.top
         let path = directory.path.appending(name)
         let status: FileStatus
@@ -205,7 +205,7 @@ public struct TreeWalker: Sendable {
         if let refusal = refusal(of: entry) { return .failure(refusal) }
         let follows = entry.depth == 0 ? followsRoot : links == .all
         let handle: DirectoryHandle
-        let names: [FilePath]
+        let names: [Pathname]
         beforeOpeningDirectory?()
         do {
             let parent = entry.parent

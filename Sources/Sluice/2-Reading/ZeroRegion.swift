@@ -32,7 +32,7 @@ enum ZeroRegion {
             while size < count { size *= 2 }
             let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
             guard let mapped, mapped != MAP_FAILED else {
-                preconditionFailure("cannot map \(size) bytes of zeros: \(Errno.current)")
+                preconditionFailure("cannot map \(size) bytes of zeros: \(ErrorNumber.current)")
             }
             region = Region(base: UnsafeRawPointer(mapped), count: size)
             return UnsafeRawPointer(mapped)

@@ -14,11 +14,11 @@ final class FileSpillStore: SpillStore {
     }
 
     /// Where the file is created.
-    let directory: FilePath
+    let directory: Pathname
     private let state = LockedValue(State())
 
     /// Creates a store whose file will be created in `directory` at the first append.
-    init(directory: FilePath) {
+    init(directory: Pathname) {
         self.directory = directory
     }
 

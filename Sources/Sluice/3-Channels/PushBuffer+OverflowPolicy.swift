@@ -42,7 +42,7 @@ extension PushBuffer.OverflowPolicy where Element: SpillCodable {
     ///   - limit: the most bytes the spill file may hold (records with their 16-byte headers);
     ///     the yield that would pass it is rejected and the stream fails with
     ///     ``CapacityExceededError`` (``CapacityExceededError/spillLimit`` set).
-    public static func spill(directory: FilePath, limit: Int64) -> Self {
+    public static func spill(directory: Pathname, limit: Int64) -> Self {
         spill(limit: limit) { FileSpillStore(directory: directory) }
     }
 

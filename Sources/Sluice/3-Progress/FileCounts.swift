@@ -12,7 +12,7 @@ public struct FileCounts: Sendable, Hashable {
     public var totalIsGrowing: Bool
     /// The file the snapshot is about: the one that just started or finished, as the user
     /// named it; `nil` when none is (the operation's last snapshot).
-    public var current: FilePath?
+    public var current: Pathname?
     /// The index of ``current`` among the operation's files, from 0, in the order they were
     /// submitted.
     public var currentIndex: Int?
@@ -21,7 +21,7 @@ public struct FileCounts: Sendable, Hashable {
 
     /// Creates counts from their fields, as given.
     public init(
-        completed: Int, failed: Int = 0, total: Int, totalIsGrowing: Bool = false, current: FilePath? = nil,
+        completed: Int, failed: Int = 0, total: Int, totalIsGrowing: Bool = false, current: Pathname? = nil,
         currentIndex: Int? = nil, currentError: String? = nil
     ) {
         self.completed = completed

@@ -31,7 +31,7 @@ public final class ManyFilesProgress: Sendable {
         /// Each file in flight's bytes read and written so far.
         var inFlight: [Int: (read: Int64, written: Int64)] = [:]
         /// The file started last, named by snapshots about no file in particular while it runs.
-        var lastStarted: (index: Int, file: FilePath)?
+        var lastStarted: (index: Int, file: Pathname)?
         /// The index ``reserveIndex()`` gives next.
         var nextIndex = 0
         /// The most bytes buffered any snapshot saw, over every engine measured.
@@ -98,7 +98,7 @@ public final class ManyFilesProgress: Sendable {
     }
 
     /// File `index` starts: publishes a snapshot about it.
-    public func started(index: Int, file: FilePath) {
+    public func started(index: Int, file: Pathname) {
         let flow = buffered()
         let snapshot = state.withLock { state in
             state.inFlight[index] = (0, 0)
@@ -128,7 +128,7 @@ public final class ManyFilesProgress: Sendable {
     ///
     /// - Returns: the snapshot published about it (for a line per file, `--progress=json`).
     @discardableResult
-    public func finished(index: Int, file: FilePath, bytes: Int64, written: Int64? = nil, error: String?) -> ProgressSnapshot {
+    public func finished(index: Int, file: Pathname, bytes: Int64, written: Int64? = nil, error: String?) -> ProgressSnapshot {
         let flow = buffered()
         let snapshot = state.withLock { state in
             let reported = state.inFlight.removeValue(forKey: index)?.written ?? 0
@@ -182,7 +182,7 @@ public final class ManyFilesProgress: Sendable {
 
     /// The snapshot of `state`; `flow` is ``buffered``'s reading, taken before the lock (it
     /// calls out to the caller's closure).
-    private func makeSnapshot(_ state: inout State, flow: (now: Int64, peak: Int64), current: FilePath?, index: Int?) -> ProgressSnapshot {
+    private func makeSnapshot(_ state: inout State, flow: (now: Int64, peak: Int64), current: Pathname?, index: Int?) -> ProgressSnapshot {
         let done = state.finishedBytes + state.inFlight.values.reduce(0) { $0 + $1.read }
         let written = state.finishedWritten + state.inFlight.values.reduce(0) { $0 + $1.written }
         let elapsed = ContinuousClock.now - start

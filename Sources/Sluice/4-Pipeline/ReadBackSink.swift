@@ -10,7 +10,7 @@
 /// Concurrency contract: as ``ChunkSink``: one caller, between the last write and the commit.
 public protocol ReadBackSink: ChunkSink {
     /// The path the data is committed to, which messages about it name.
-    var destination: FilePath { get }
+    var destination: Pathname { get }
 
     /// Makes what was written durable (`fsync(2)`, unless the sink was asked not to sync), drops
     /// its cached pages (`posix_fadvise(2)` with `POSIX_FADV_DONTNEED`) and opens it for
@@ -21,5 +21,5 @@ public protocol ReadBackSink: ChunkSink {
     /// - Returns: a descriptor open for reading, which the caller closes; `nil` when the data
     ///   cannot be read back (a device or FIFO written in place).
     /// - Throws: the sink's error (``FileError``: the `fsync`, or the `open` of the data).
-    func openForReadBack() async throws -> FileDescriptor?
+    func openForReadBack() async throws -> Descriptor?
 }

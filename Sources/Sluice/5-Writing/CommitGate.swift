@@ -50,7 +50,7 @@ package final class CommitGate: Sendable {
         /// The temporary file's name; `nil` for an unnamed (`O_TMPFILE`) file, which nothing
         /// needs to remove (it is gone with its descriptor, at the latest when the process exits).
         var temporary: FileLocation?
-        var destination: FilePath
+        var destination: Pathname
         /// The system calls the file was made with, which remove it.
         var system: SystemCalls
         /// Past its commit point: renamed into place (the directory `fsync(2)` may still be
@@ -156,7 +156,7 @@ package final class CommitGate: Sendable {
     /// - Returns: the destinations of files past their commit point whose sink has not finished
     ///   (their directory `fsync(2)` may still run): they hold the new bytes.
     @discardableResult
-    package func removeUncommitted() -> [FilePath] {
+    package func removeUncommitted() -> [Pathname] {
         state.withLock { state in
             state.isClosed = true
             Self.removeUncommitted(&state)
@@ -191,7 +191,7 @@ package final class CommitGate: Sendable {
 
     /// The named temporary files registered now, before their commit point (an unnamed
     /// `O_TMPFILE` file has no name to list).
-    package var temporaryFiles: Set<FilePath> {
+    package var temporaryFiles: Set<Pathname> {
         state.withLock { Set($0.files.values.lazy.filter { !$0.isCommitted }.compactMap(\.temporary?.path)) }
     }
 
@@ -213,8 +213,8 @@ package final class CommitGate: Sendable {
     /// - Throws: `CancellationError` if the gate is closed (nothing left); what `create`
     ///   throws.
     func register(
-        destination: FilePath, system: SystemCalls = .live, create: () throws(FileError) -> (FileDescriptor, FileLocation?)
-    ) throws -> (Ticket, FileDescriptor, FileLocation?) {
+        destination: Pathname, system: SystemCalls = .live, create: () throws(FileError) -> (Descriptor, FileLocation?)
+    ) throws -> (Ticket, Descriptor, FileLocation?) {
         let ticket = try state.withLock { state throws in
             guard !state.isClosed else { throw CancellationError() }
             state.creating += 1

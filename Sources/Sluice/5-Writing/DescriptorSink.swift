@@ -10,9 +10,9 @@
 public actor DescriptorSink: ChunkSink {
     nonisolated let executor = BlockingIOExecutor(label: "sluice.descriptor-sink")
     /// The descriptor written to.
-    public nonisolated let descriptor: FileDescriptor
+    public nonisolated let descriptor: Descriptor
     /// The name messages use (`-` for standard output).
-    public nonisolated let path: FilePath
+    public nonisolated let path: Pathname
     private let system: SystemCalls
 
     /// The sink's own `BlockingIOExecutor`: every method of the actor, so every system call,
@@ -26,11 +26,11 @@ public actor DescriptorSink: ChunkSink {
     /// - Parameters:
     ///   - descriptor: an open, writable descriptor (default standard output).
     ///   - path: the name messages use.
-    public init(_ descriptor: FileDescriptor = .standardOutput, path: FilePath = "-") {
+    public init(_ descriptor: Descriptor = .standardOutput, path: Pathname = "-") {
         self.init(descriptor, path: path, system: .live)
     }
 
-    init(_ descriptor: FileDescriptor, path: FilePath, system: SystemCalls) {
+    init(_ descriptor: Descriptor, path: Pathname, system: SystemCalls) {
         self.descriptor = descriptor
         self.path = path
         self.system = system

@@ -23,7 +23,7 @@ import Musl
 package final class DirectorySyncBatch: Sendable {
     /// Each directory by its path, with its open descriptor when a walk gave one (a directory
     /// deeper than `PATH_MAX` can only be synced through it).
-    private let directories = LockedValue<[FilePath: DirectoryHandle?]>([:])
+    private let directories = LockedValue<[Pathname: DirectoryHandle?]>([:])
     private let system: SystemCalls
     /// The most open directories held before the batch is synced early (``record(directoryOf:)``),
     /// so that a tree's walk holds a bounded number of descriptors.
@@ -44,15 +44,15 @@ package final class DirectorySyncBatch: Sendable {
     ///
     /// - Throws: ``FileError`` (operation `unlinkat`) with `path` and the errno; nothing is
     ///   recorded then.
-    package func removeFile(at path: FilePath) throws(FileError) {
-        if case .failure(let error) = Errno.retryingInterrupts({ FileLocation(path: path).remove(system: system) }) {
+    package func removeFile(at path: Pathname) throws(FileError) {
+        if case .failure(let error) = ErrorNumber.retryingInterrupts({ FileLocation(path: path).remove(system: system) }) {
             throw FileError(.unlinkat, path: path, errno: error)
         }
         record(path.directory)
     }
 
     /// Records that a file was renamed into `directory`.
-    package func record(_ directory: FilePath) {
+    package func record(_ directory: Pathname) {
         directories.withLock { if $0[directory] == nil { $0[directory] = .some(nil) } }
     }
 
@@ -75,7 +75,7 @@ package final class DirectorySyncBatch: Sendable {
     }
 
     /// Failures of the syncs made early by ``record(directoryOf:)``, for the next ``synchronize()``.
-    private let earlyFailures = LockedValue<[FilePath: FileError]>([:])
+    private let earlyFailures = LockedValue<[Pathname: FileError]>([:])
 
     /// The directories held open now, waiting for their sync.
     var openCount: Int { directories.withLock { $0.values.count(where: { $0 != nil }) } }
@@ -101,7 +101,7 @@ package final class DirectorySyncBatch: Sendable {
     ///
     /// - Returns: the directories that could not be synced, with the error (of `open(2)` or
     ///   `fsync(2)`): the renames into them are in place but not known to be durable.
-    package func synchronize() -> [FilePath: FileError] {
+    package func synchronize() -> [Pathname: FileError] {
         let taken = directories.withLock { directories in
             defer { directories.removeAll() }
             return directories
@@ -116,9 +116,9 @@ package final class DirectorySyncBatch: Sendable {
                     try handle.synchronize()
                     continue
                 }
-                let descriptor = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY, system: system)
+                let descriptor = try Descriptor.open(directory, O_RDONLY | O_DIRECTORY, system: system)
                 try descriptor.closeAfter(system: system) { () throws(FileError) in
-                    do throws(Errno) { try descriptor.synchronize(system: system) } catch {
+                    do throws(ErrorNumber) { try descriptor.synchronize(system: system) } catch {
                         throw FileError.fsync(path: directory, errno: error)
                     }
                 }

@@ -12,7 +12,7 @@ extension FileSink {
 
     /// The access ACL of `path` (the `system.posix_acl_access` extended attribute, acl(5)), or
     /// `nil` if it has none or the file system keeps none.
-    static func accessACL(of path: FilePath) -> [UInt8]? {
+    static func accessACL(of path: Pathname) -> [UInt8]? {
         let size = path.withCString { getxattr($0, accessACLName, nil, 0) }
         guard size > 0 else { return nil }
         var value = [UInt8](repeating: 0, count: size)
@@ -22,7 +22,7 @@ extension FileSink {
 
     /// The access ACL of the file open as `descriptor` (`fgetxattr(2)`), or `nil` if it has none
     /// or the file system keeps none.
-    static func accessACL(of descriptor: FileDescriptor) -> [UInt8]? {
+    static func accessACL(of descriptor: Descriptor) -> [UInt8]? {
         let size = fgetxattr(descriptor.rawValue, accessACLName, nil, 0)
         guard size > 0 else { return nil }
         var value = [UInt8](repeating: 0, count: size)
@@ -39,13 +39,13 @@ extension FileSink {
     ///   - path: the name errors use (the destination).
     /// - Throws: ``FileError`` (`fsetxattr`, or `fremovexattr` for anything but "no ACL" and
     ///   "no ACLs on this file system").
-    static func setAccessACL(_ acl: [UInt8]?, on descriptor: FileDescriptor, path: FilePath, system: SystemCalls) throws(FileError) {
+    static func setAccessACL(_ acl: [UInt8]?, on descriptor: Descriptor, path: Pathname, system: SystemCalls) throws(FileError) {
         if let acl {
             if case .failure(let error) = acl.withUnsafeBytes({ system.setExtendedAttribute(descriptor.rawValue, accessACLName, $0) }) {
                 throw FileError.fsetxattr(path: path, errno: error)
             }
         } else if case .failure(let error) = system.removeExtendedAttribute(descriptor.rawValue, accessACLName) {
-            if error != Errno(rawValue: ENODATA) && error != Errno(rawValue: EOPNOTSUPP) {
+            if error != ErrorNumber(rawValue: ENODATA) && error != ErrorNumber(rawValue: EOPNOTSUPP) {
                 throw FileError.fremovexattr(path: path, errno: error)
             }
         }
@@ -66,7 +66,7 @@ extension FileSink {
     /// user's own with a group the user is in otherwise), else its group alone.
     ///
     /// - Returns: whether both owner and group are `model`'s now.
-    static func keepOwner(_ model: FileStatus, on descriptor: FileDescriptor, system: SystemCalls) -> Bool {
+    static func keepOwner(_ model: FileStatus, on descriptor: Descriptor, system: SystemCalls) -> Bool {
         guard let current = try? descriptor.status() else { return false }
         if current.userID == model.userID && current.groupID == model.groupID { return true }
         if case .success = system.setOwner(descriptor.rawValue, model.userID, model.groupID) { return true }

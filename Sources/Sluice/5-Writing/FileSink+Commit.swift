@@ -36,7 +36,7 @@ extension FileSink {
                 try finishData(descriptor)
                 if options.closesSealedFile, temporary != nil {
                     // Named: closed while it waits, reopened by its name for its check.
-                    state = .open(FileDescriptor(rawValue: -1), mode)
+                    state = .open(Descriptor(rawValue: -1), mode)
                     do { try descriptor.close(system: system) } catch {
                         throw FileError.close(path: destination, errno: error)
                     }
@@ -57,7 +57,7 @@ extension FileSink {
     /// The first step of a commit: the size after a final hole, the attributes, `fsync(2)` of
     /// the data (unless `synchronize` is off), `close(2)` (unless `keepsOpen`: an unnamed file
     /// is closed once named). Nothing is renamed yet.
-    func makeDataDurable(_ descriptor: FileDescriptor, _ mode: Mode, keepsOpen: Bool) throws {
+    func makeDataDurable(_ descriptor: Descriptor, _ mode: Mode, keepsOpen: Bool) throws {
         try finishData(descriptor)
         if options.synchronize {
             do { try descriptor.synchronize(system: system) } catch {
@@ -66,36 +66,36 @@ extension FileSink {
         }
         guard !keepsOpen else { return }
         do { try descriptor.close(system: system) } catch {
-            state = .open(FileDescriptor(rawValue: -1), mode)
+            state = .open(Descriptor(rawValue: -1), mode)
             throw FileError.close(path: destination, errno: error)
         }
-        state = .open(FileDescriptor(rawValue: -1), mode)
+        state = .open(Descriptor(rawValue: -1), mode)
     }
 
     /// The size after a final hole, then the attributes.
-    func finishData(_ descriptor: FileDescriptor) throws {
+    func finishData(_ descriptor: Descriptor) throws {
         try setSizeAfterHole(descriptor)
         try applyAttributes(to: descriptor)
     }
 
     /// When the data ends in a hole, the size from `ftruncate(2)`: before the commit, and
     /// before a read-back (which would otherwise stop where the last data did).
-    func setSizeAfterHole(_ descriptor: FileDescriptor) throws(FileError) {
+    func setSizeAfterHole(_ descriptor: Descriptor) throws(FileError) {
         guard let size = sizeAfterHole else { return }
-        do throws(Errno) { try descriptor.setSize(size, system: system) } catch {
+        do throws(ErrorNumber) { try descriptor.setSize(size, system: system) } catch {
             throw FileError.ftruncate(path: destination, errno: error)
         }
         sizeAfterHole = nil
     }
 
     /// The second step: the rename at the commit point, through the `CommitGate`.
-    func renameAtCommitPoint(_ temporary: FileLocation?, _ ticket: CommitGate.Ticket, descriptor: FileDescriptor?) throws {
+    func renameAtCommitPoint(_ temporary: FileLocation?, _ ticket: CommitGate.Ticket, descriptor: Descriptor?) throws {
         // A cancellation that came while the data was synced is still before the commit
         // point: nothing is renamed, and abort() removes the temporary file.
         try Task.checkCancellation()
         if descriptor != nil, case .open(_, let mode) = state {
             // The rename closes it, whatever the outcome.
-            state = .open(FileDescriptor(rawValue: -1), mode)
+            state = .open(Descriptor(rawValue: -1), mode)
         }
         try sealedFile(temporary, ticket, descriptor: descriptor).rename()
         state = .committed
@@ -138,7 +138,7 @@ extension FileSink {
     }
 
     /// Closes `descriptor` and removes the temporary file of `mode`, if any.
-    static func discard(_ descriptor: FileDescriptor, _ mode: Mode, gate: CommitGate, system: SystemCalls) {
+    static func discard(_ descriptor: Descriptor, _ mode: Mode, gate: CommitGate, system: SystemCalls) {
         if descriptor.rawValue >= 0 { try? descriptor.close(system: system) }
         if case .replacing(let temporary, let ticket) = mode {
             temporary?.removeQuietly(system: system)
@@ -161,7 +161,7 @@ extension FileSink {
     /// replaced file's; with `preserveAttributes` exactly the source's, given by
     /// ``preserveAccessACL(of:)``, none where it had none, whatever the directory's default ACL
     /// gave the new file), then the bits, then the times (``timesToKeep(of:options:)``).
-    func applyAttributes(to descriptor: FileDescriptor) throws {
+    func applyAttributes(to descriptor: Descriptor) throws {
         if let model = attributeModel {
             let ownerKept = Self.keepOwner(model, on: descriptor, system: system)
             let target = ExtendedAttributes.Target.descriptor(descriptor.rawValue)
@@ -177,12 +177,12 @@ extension FileSink {
                 }
             }
             let permissions = ownerKept ? model.permissions : model.permissions & ~0o6000
-            if case .failure(let error) = Errno.retryingInterrupts({ system.setPermissions(descriptor.rawValue, mode_t(permissions)) }) {
+            if case .failure(let error) = ErrorNumber.retryingInterrupts({ system.setPermissions(descriptor.rawValue, mode_t(permissions)) }) {
                 throw FileError.fchmod(path: destination, errno: error)
             }
         }
         if let times = Self.timesToKeep(of: source, options: options),
-            case .failure(let error) = Errno.retryingInterrupts({ system.setTimes(descriptor.rawValue, times) }) {
+            case .failure(let error) = ErrorNumber.retryingInterrupts({ system.setTimes(descriptor.rawValue, times) }) {
             throw FileError.futimens(path: destination, errno: error)
         }
     }
@@ -190,15 +190,15 @@ extension FileSink {
     /// `fsync(2)` of the directory, through the system-call seam.
     func synchronizeDirectory() throws(FileError) {
         if let handle = location.directory {
-            do throws(Errno) { try handle.descriptor.synchronize(system: system) } catch {
+            do throws(ErrorNumber) { try handle.descriptor.synchronize(system: system) } catch {
                 throw FileError.fsync(path: handle.path, errno: error)
             }
             return
         }
         let directory = destination.directory
-        let descriptor = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY, system: system)
+        let descriptor = try Descriptor.open(directory, O_RDONLY | O_DIRECTORY, system: system)
         try descriptor.closeAfter(system: system) { () throws(FileError) in
-            do throws(Errno) { try descriptor.synchronize(system: system) } catch {
+            do throws(ErrorNumber) { try descriptor.synchronize(system: system) } catch {
                 throw FileError.fsync(path: directory, errno: error)
             }
         }

@@ -50,7 +50,7 @@ extension FileSink {
         var runs: [Run] = []
         if splitsZeroBlocks {
             var position: Int64
-            do throws(Errno) { position = try descriptor.skip(0, system: system) } catch {
+            do throws(ErrorNumber) { position = try descriptor.skip(0, system: system) } catch {
                 throw FileError.lseek(path: destination, errno: error)
             }
             for chunk in chunks {
@@ -73,12 +73,12 @@ extension FileSink {
     }
 
     /// Writes the data runs with `writev(2)` and skips the holes with `lseek(2)`.
-    private func write(_ runs: [Run], to descriptor: FileDescriptor) throws(FileError) {
+    private func write(_ runs: [Run], to descriptor: Descriptor) throws(FileError) {
         var vectors: [iovec] = []
         func flush() throws(FileError) {
             guard !vectors.isEmpty else { return }
-            do throws(Errno) {
-                try vectors.withUnsafeMutableBufferPointer { (buffer) throws(Errno) in
+            do throws(ErrorNumber) {
+                try vectors.withUnsafeMutableBufferPointer { (buffer) throws(ErrorNumber) in
                     try descriptor.write(gathering: buffer, system: system)
                 }
             } catch {
@@ -93,7 +93,7 @@ extension FileSink {
                 sizeAfterHole = nil
             case .hole(let count):
                 try flush()
-                do throws(Errno) { sizeAfterHole = try descriptor.skip(Int64(count), system: system) } catch {
+                do throws(ErrorNumber) { sizeAfterHole = try descriptor.skip(Int64(count), system: system) } catch {
                     throw FileError.lseek(path: destination, errno: error)
                 }
             }

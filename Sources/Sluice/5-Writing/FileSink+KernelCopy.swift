@@ -5,7 +5,7 @@
 extension FileSink {
     /// The temporary file while it is open; `nil` for a destination written in place (a
     /// device, a FIFO), which the kernel copies never write.
-    private var temporaryDescriptor: FileDescriptor? {
+    private var temporaryDescriptor: Descriptor? {
         guard case .open(let descriptor, .replacing) = state else { return nil }
         return descriptor
     }
@@ -30,7 +30,7 @@ extension FileSink {
     ///
     /// - Throws: ``FileError`` (operation `clone`) with the errno: `EOPNOTSUPP`, `EXDEV`,
     ///   `EINVAL`, `ENOTTY` where no clone is possible.
-    func clone(from source: FileDescriptor) throws(FileError) {
+    func clone(from source: Descriptor) throws(FileError) {
         guard let descriptor = temporaryDescriptor else { preconditionFailure("FileSink.clone with no temporary file") }
         do { try descriptor.clone(from: source, system: system) } catch {
             throw FileError.clone(path: destination, errno: error)
@@ -41,7 +41,7 @@ extension FileSink {
     /// a loop of kernel calls (`copy_file_range(2)` slices) with no hop between them.
     ///
     /// - Throws: what `body` throws.
-    func withTemporaryFile<R: Sendable>(_ body: @Sendable (FileDescriptor, SystemCalls) throws -> R) throws -> R {
+    func withTemporaryFile<R: Sendable>(_ body: @Sendable (Descriptor, SystemCalls) throws -> R) throws -> R {
         guard let descriptor = temporaryDescriptor else { preconditionFailure("FileSink.withTemporaryFile with no temporary file") }
         return try body(descriptor, system)
     }

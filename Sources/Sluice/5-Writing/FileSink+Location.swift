@@ -28,7 +28,7 @@ extension FileSink {
     /// - Throws: ``FileError`` (operation `create`) naming the destination.
     static func createTemporaryFile(
         beside destination: FileLocation, mode: UInt32, system: SystemCalls, named: Bool = false
-    ) throws(FileError) -> (FileDescriptor, FileLocation?) {
+    ) throws(FileError) -> (Descriptor, FileLocation?) {
         // A named file in an append-only or immutable directory could never be renamed nor
         // removed: unnamed there, even where a named one was asked for.
         let protected = CSluiceShims_FS_APPEND_FL | CSluiceShims_FS_IMMUTABLE_FL
@@ -44,10 +44,10 @@ extension FileSink {
             }
         }
         if refusesNames() {
-            throw FileError.create(path: destination.path, errno: Errno(rawValue: EPERM))
+            throw FileError.create(path: destination.path, errno: ErrorNumber(rawValue: EPERM))
         }
         while true {
-            let temporary = destination.sibling(FileDescriptor.uniqueName(prefix: ".sluice-"))
+            let temporary = destination.sibling(Descriptor.uniqueName(prefix: ".sluice-"))
             do {
                 return (try temporary.open(O_WRONLY | O_CREAT | O_EXCL, permissions: mode_t(mode), system: system), temporary)
             } catch where error.errno == .fileExists {
@@ -89,13 +89,13 @@ extension FileSink {
         let directory = directoryFlags(of: location, system: system) ?? 0
         let file = isRegular ? location.inodeFlags(system: system) ?? 0 : 0
         if (directory | file) & protected != 0 {
-            throw FileError.rename(path: location.path, errno: Errno(rawValue: EPERM))
+            throw FileError.rename(path: location.path, errno: ErrorNumber(rawValue: EPERM))
         }
     }
 
     /// The path the `*xattr(2)` calls reach the destination by: its own for a plain path, a
     /// short `/proc/self/fd/<directory>/<name>` for an entry of an open directory.
-    static func attributePath(of location: FileLocation) -> FilePath {
+    static func attributePath(of location: FileLocation) -> Pathname {
         guard let directory = location.directory else { return location.path }
         return ExtendedAttributes.procPath(location.name, in: directory)
     }

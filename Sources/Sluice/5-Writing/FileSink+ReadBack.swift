@@ -21,7 +21,7 @@ extension FileSink: ReadBackSink {
     ///   cannot be read back.
     /// - Throws: ``FileError`` with the destination's path: the `fsync` (as `EIO` after a
     ///   failed write-back), the `open`, or `io` when the temporary file was replaced.
-    public func openForReadBack() throws -> FileDescriptor? {
+    public func openForReadBack() throws -> Descriptor? {
         guard case .open(let descriptor, let mode) = state, descriptor.rawValue >= 0 else {
             preconditionFailure("FileSink.openForReadBack after commit or abort")
         }
@@ -33,10 +33,10 @@ extension FileSink: ReadBackSink {
             }
         }
         _ = posix_fadvise(descriptor.rawValue, 0, 0, POSIX_FADV_DONTNEED)
-        let reader: FileDescriptor
+        let reader: Descriptor
         do {
             // An unnamed file is opened again through /proc/self/fd.
-            let named = temporary ?? FileLocation(path: FilePath("/proc/self/fd/\(descriptor.rawValue)"))
+            let named = temporary ?? FileLocation(path: Pathname("/proc/self/fd/\(descriptor.rawValue)"))
             reader = try openForReading(named, writtenThrough: descriptor)
         } catch {
             throw FileError(code: error.code, operation: .open, path: destination, errno: error.errno, cause: error)
@@ -54,7 +54,7 @@ extension FileSink: ReadBackSink {
     /// Opens `temporary` for reading. A file created without the owner's read bit (the source's
     /// bits, or the umask, leave it out) is given that bit for the `open(2)` only, through the
     /// descriptor it is written through, then its bits are put back.
-    private func openForReading(_ temporary: FileLocation, writtenThrough descriptor: FileDescriptor) throws(FileError) -> FileDescriptor {
+    private func openForReading(_ temporary: FileLocation, writtenThrough descriptor: Descriptor) throws(FileError) -> Descriptor {
         do {
             return try temporary.open(O_RDONLY, system: system)
         } catch where error.errno == .permissionDenied {

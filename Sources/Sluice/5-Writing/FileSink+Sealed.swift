@@ -26,7 +26,7 @@ import Musl
 struct SealedFile: Sendable {
     /// The temporary file, open for writing; `nil` once closed (a named temporary file whose
     /// sink closed it before its commit).
-    let descriptor: FileDescriptor?
+    let descriptor: Descriptor?
     /// The temporary file's name; `nil` for an unnamed (`O_TMPFILE`) file, named at the commit
     /// point through ``descriptor``.
     let temporary: FileLocation?
@@ -40,7 +40,7 @@ struct SealedFile: Sendable {
     let system: SystemCalls
 
     /// The destination's user-visible path.
-    var destination: FilePath { location.path }
+    var destination: Pathname { location.path }
 
     /// Names the file at the destination at the commit point, through the gate
     /// (``unregister()`` follows once what comes after it is done), then closes its descriptor
@@ -66,7 +66,7 @@ struct SealedFile: Sendable {
             throw error
         }
         guard let descriptor else { return }
-        do throws(Errno) { try descriptor.close(system: system) } catch {
+        do throws(ErrorNumber) { try descriptor.close(system: system) } catch {
             // A replaced file cannot be brought back: its new data stands, as a rename of a
             // closed file would have left it.
             guard !replacesExisting else { return }
@@ -91,7 +91,7 @@ struct SealedFile: Sendable {
             // A named file closed while it waited: reopened by its name for the check (a new
             // descriptor reports the write-back errors no one has seen, Linux 4.16 and later).
             guard let temporary else { return }
-            let reopened: FileDescriptor
+            let reopened: Descriptor
             do {
                 reopened = try Self.reopen(temporary, system: system)
             } catch where error.isDescriptorExhaustion && !fsyncs {
@@ -107,11 +107,11 @@ struct SealedFile: Sendable {
         }
         let flags = CSluiceShims_SYNC_FILE_RANGE_WAIT_BEFORE | CSluiceShims_SYNC_FILE_RANGE_WRITE
             | CSluiceShims_SYNC_FILE_RANGE_WAIT_AFTER
-        do throws(Errno) {
+        do throws(ErrorNumber) {
             if fsyncs {
                 try descriptor.synchronize(system: system)
             } else {
-                try Errno.retryingInterrupts { system.synchronizeFileRange(descriptor.rawValue, flags) }.get()
+                try ErrorNumber.retryingInterrupts { system.synchronizeFileRange(descriptor.rawValue, flags) }.get()
             }
         } catch {
             throw FileError.fsync(path: destination, errno: error)
@@ -120,7 +120,7 @@ struct SealedFile: Sendable {
 
     /// Opens a closed temporary file again: read-only, or write-only for a file whose bits let
     /// its owner only write it.
-    private static func reopen(_ temporary: FileLocation, system: SystemCalls) throws(FileError) -> FileDescriptor {
+    private static func reopen(_ temporary: FileLocation, system: SystemCalls) throws(FileError) -> Descriptor {
         do { return try temporary.open(O_RDONLY, system: system) } catch where error.errno == .permissionDenied {
             return try temporary.open(O_WRONLY, system: system)
         }
@@ -139,7 +139,7 @@ struct SealedFile: Sendable {
         let flags = overwrites ? 0 : CSluiceShims_RENAME_NOREPLACE
         let result = temporary.rename(to: location, flags: flags, system: system)
         guard case .failure(var error) = result else { return }
-        if !overwrites && (error == .invalidArgument || error == Errno(rawValue: ENOSYS)) {
+        if !overwrites && (error == .invalidArgument || error == ErrorNumber(rawValue: ENOSYS)) {
             switch temporary.link(to: location, system: system) {
             case .success:
                 temporary.removeQuietly(system: system)
@@ -167,7 +167,7 @@ struct SealedFile: Sendable {
         }
         var temporary: FileLocation
         while true {
-            temporary = location.sibling(FileDescriptor.uniqueName(prefix: ".sluice-"))
+            temporary = location.sibling(Descriptor.uniqueName(prefix: ".sluice-"))
             switch temporary.link(descriptor: descriptor, system: system) {
             case .success: break
             case .failure(.fileExists): continue
@@ -184,7 +184,7 @@ struct SealedFile: Sendable {
     }
 
     /// The error of a link or rename that failed with `error`.
-    private func failure(_ error: Errno, replacing: Bool? = nil) -> FileError {
+    private func failure(_ error: ErrorNumber, replacing: Bool? = nil) -> FileError {
         if error == .fileExists { return FileError.destinationExists(destination) }
         return replacing ?? replacesExisting
             ? FileError.rename(path: destination, errno: error) : FileError.create(path: destination, errno: error)
@@ -192,7 +192,7 @@ struct SealedFile: Sendable {
 }
 
 extension FileSink {
-    func sealedFile(_ temporary: FileLocation?, _ ticket: CommitGate.Ticket, descriptor: FileDescriptor?) -> SealedFile {
+    func sealedFile(_ temporary: FileLocation?, _ ticket: CommitGate.Ticket, descriptor: Descriptor?) -> SealedFile {
         SealedFile(
             descriptor: descriptor, temporary: temporary, location: location, ticket: ticket, gate: gate, overwrites: options.overwrite,
             replacesExisting: replacesExisting, system: system)

@@ -64,7 +64,7 @@ public actor FileSink: ChunkSink {
     }
 
     enum State {
-        case open(FileDescriptor, Mode)
+        case open(Descriptor, Mode)
         /// Data and attributes complete, the descriptor still open, not renamed:
         /// ``takeSealed()`` hands it over.
         case sealed(SealedFile)
@@ -74,7 +74,7 @@ public actor FileSink: ChunkSink {
 
     nonisolated let executor: BlockingIOExecutor
     /// The path the data ends up at.
-    public nonisolated let destination: FilePath
+    public nonisolated let destination: Pathname
     /// Where the data ends up, for the system calls: ``destination`` itself, or a name in an
     /// open directory (which the sink keeps open until it is gone).
     public nonisolated let location: FileLocation
@@ -126,7 +126,7 @@ public actor FileSink: ChunkSink {
     /// `preservesExtendedAttributes`, also every other extended attribute (`flistxattr(2)`);
     /// a read that fails is a refusal naming `path`, the source's. Call it before
     /// ``commit()``; without it a preserved file ends with no access ACL.
-    func preserveAttributes(of source: FileDescriptor, at path: FilePath) {
+    func preserveAttributes(of source: Descriptor, at path: Pathname) {
         sourceAccessACL = Self.accessACL(of: source)
         guard options.preservesExtendedAttributes else { return }
         do { sourceExtendedAttributes = try ExtendedAttributes.read(of: source, path: path).withoutACLs } catch {
@@ -170,7 +170,7 @@ public actor FileSink: ChunkSink {
     /// - Throws: ``FileError``: `sameFile`, `isDirectory`, `alreadyExists` (without
     ///   `overwrite`), or the errno of `stat`, `open` (for example `permissionDenied`).
     public static func create(
-        at destination: FilePath, source: FileStatus? = nil, options: Options = Options()
+        at destination: Pathname, source: FileStatus? = nil, options: Options = Options()
     ) async throws -> FileSink {
         try await create(at: destination, source: source, options: options, gate: .shared, executor: nil)
     }
@@ -181,7 +181,7 @@ public actor FileSink: ChunkSink {
     /// hand-off between them wakes no other thread, and a call that waits (a write to a full
     /// pipe, `fsync(2)`) holds up the others. The executor must outlive the sink.
     package static func create(
-        at destination: FilePath, source: FileStatus? = nil, options: Options = Options(),
+        at destination: Pathname, source: FileStatus? = nil, options: Options = Options(),
         gate: CommitGate = .shared, executor: BlockingIOExecutor?
     ) async throws -> FileSink {
         try await create(
@@ -216,7 +216,7 @@ public actor FileSink: ChunkSink {
     /// The seam for tests: the same, with the system calls to use for opens, writes, fsyncs,
     /// closes and the rename.
     static func create(
-        at destination: FilePath, source: FileStatus?, options: Options, system: SystemCalls,
+        at destination: Pathname, source: FileStatus?, options: Options, system: SystemCalls,
         gate: CommitGate = .shared, executor: BlockingIOExecutor? = nil
     ) async throws -> FileSink {
         try await create(
@@ -306,7 +306,7 @@ public actor FileSink: ChunkSink {
     ///
     /// - Throws: ``FileError`` (operation `open`); `CancellationError` if the task is cancelled
     ///   while no reader has come.
-    private func openInPlace() throws -> FileDescriptor {
+    private func openInPlace() throws -> Descriptor {
         while true {
             let opened = Result { () throws(FileError) in
                 try location.open(O_WRONLY | O_NONBLOCK, system: system)
@@ -316,7 +316,7 @@ public actor FileSink: ChunkSink {
                 _ = fcntl(descriptor.rawValue, F_SETFL, fcntl(descriptor.rawValue, F_GETFL) & ~O_NONBLOCK)
                 return descriptor
             case .failure(let error):
-                guard error.errno == Errno(rawValue: ENXIO) else { throw error }
+                guard error.errno == ErrorNumber(rawValue: ENXIO) else { throw error }
                 try Task.checkCancellation()
                 usleep(10_000)
             }
@@ -345,7 +345,7 @@ public actor FileSink: ChunkSink {
     }
 
     /// The temporary file (or in-place destination) while it is open for writes.
-    private var writableDescriptor: FileDescriptor {
+    private var writableDescriptor: Descriptor {
         guard case .open(let descriptor, _) = state else {
             preconditionFailure("FileSink.write after commit or abort")
         }

@@ -93,7 +93,7 @@ extension CopyPath {
     /// `SystemCallFilter=`) answers for a call it forbids, and on which coreutils' `cp` falls
     /// back to `read`/`write` too. A copy the pipeline cannot make either fails there with the
     /// same errno.
-    package static func givesWay(on errno: Errno) -> Bool {
+    package static func givesWay(on errno: ErrorNumber) -> Bool {
         [.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice, .notPermitted,
          .textFileBusy].contains(errno)
     }

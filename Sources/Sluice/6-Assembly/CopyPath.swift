@@ -36,10 +36,10 @@ public enum CopyPath: String, Sendable, Hashable, CaseIterable, CustomStringConv
         public var path: CopyPath
         /// Why: the error number of the call, or `nil` for a `copy_file_range(2)` that
         /// copied nothing before the size the source reported.
-        public var errno: Errno?
+        public var errno: ErrorNumber?
 
         /// Creates a refusal.
-        public init(path: CopyPath, errno: Errno?) {
+        public init(path: CopyPath, errno: ErrorNumber?) {
             self.path = path
             self.errno = errno
         }

@@ -2,9 +2,9 @@ extension ManyFileCopy {
     /// One regular file to copy (or compress, or decompress) to one destination.
     public struct Job: Sendable {
         /// The file to read.
-        public var source: FilePath
+        public var source: Pathname
         /// The final path of the output (a temporary file beside it is renamed over it).
-        public var destination: FilePath
+        public var destination: Pathname
         /// The source's status when the caller has it (an operand's `stat(2)`, a walk's
         /// `fstatat(2)`): its size sizes the file's share of the budget and counts towards the
         /// totals of progress. `nil`: the share is the largest.
@@ -45,7 +45,7 @@ extension ManyFileCopy {
 
         /// Creates a job.
         public init(
-            source: FilePath, destination: FilePath, sourceStatus: FileStatus? = nil,
+            source: Pathname, destination: Pathname, sourceStatus: FileStatus? = nil,
             sinkOptions: FileSink.Options = .init(), transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil,
             verification: CopyVerification? = nil, completion: @escaping @Sendable (Outcome) -> Void = { _ in }
         ) {
@@ -94,9 +94,9 @@ extension ManyFileCopy {
         /// The job's index: the order of ``ManyFileCopy/submit(_:)`` calls, from 0.
         public var index: Int
         /// The job's source.
-        public var source: FilePath
+        public var source: Pathname
         /// The job's destination.
-        public var destination: FilePath
+        public var destination: Pathname
         /// The commit, or the error that stopped the file: ``FileError``, ``GzipError``,
         /// ``VerificationError``, `CancellationError` (the engine was cancelled; nothing of it left).
         public var result: Result<Committed, any Error>
@@ -119,7 +119,7 @@ extension ManyFileCopy {
         public var peakBudgetBytes = 0
         /// Directories whose `fsync(2)` failed: the files renamed into them are in place but not
         /// known to be durable.
-        public var unsyncedDirectories: [FilePath: FileError] = [:]
+        public var unsyncedDirectories: [Pathname: FileError] = [:]
         /// The last progress snapshot: the final one (``ProgressSnapshot/isFinal``) of an engine's
         /// own progress; for a progress the engine was handed, the latest when it finished (its
         /// owner publishes the final one).

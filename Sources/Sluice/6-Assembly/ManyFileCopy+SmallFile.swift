@@ -56,7 +56,7 @@ extension ManyFileCopy {
                     source: status, sourceFileSystem: try source.fileSystemType(),
                     destinationFileSystem: try sink.assumeIsolated { try $0.fileSystemType() } ?? .init(rawValue: 0),
                     reflink: copyOptions.reflink, sparse: .auto, kernelCopyLimit: Int64(share.chunkSize))
-            } catch let error as Errno {
+            } catch let error as ErrorNumber {
                 throw FileError.fstatfs(path: job.source, errno: error)
             }
             var refusals: [CopyPath.Refusal] = []
@@ -109,7 +109,7 @@ extension ManyFileCopy {
     /// - Returns: the bytes copied, and the CRC-32 of the pipeline's.
     /// - Throws: ``RegularFileCopy/GaveWay`` when the kernel refuses the path; ``FileError``.
     private static func copy(
-        _ source: FileDescriptor, size: Int64, by path: CopyPath, into sink: isolated FileSink, sourcePath: FilePath,
+        _ source: Descriptor, size: Int64, by path: CopyPath, into sink: isolated FileSink, sourcePath: Pathname,
         chunkSize: Int, sliceSize: Int, computesCRC32: Bool
     ) throws -> (bytes: Int64, crc32: UInt32?) {
         let destination = sink.destination
@@ -134,7 +134,7 @@ extension ManyFileCopy {
                 var buffer = [UInt8](repeating: 0, count: chunkSize)
                 while true {
                     try Task.checkCancellation()
-                    let read = buffer.withUnsafeMutableBytes { bytes in Result { () throws(Errno) in try source.readFully(into: bytes) } }
+                    let read = buffer.withUnsafeMutableBytes { bytes in Result { () throws(ErrorNumber) in try source.readFully(into: bytes) } }
                     let count: Int
                     switch read {
                     case .success(let value): count = value

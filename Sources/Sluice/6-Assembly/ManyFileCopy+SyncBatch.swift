@@ -232,7 +232,7 @@ extension ManyFileCopy {
             let device = try? Self.fileSystem(of: entry.file, known: &devices) { descriptor, device in
                 guard fileSystems[device] == nil else { return }
                 let checked = (try? descriptor.fileSystemType()).map(Self.checksPagesOfItsFiles) ?? false
-                let synced = (try? Errno.retryingInterrupts { system.synchronizeFileSystem(descriptor.rawValue) }.get()) != nil
+                let synced = (try? ErrorNumber.retryingInterrupts { system.synchronizeFileSystem(descriptor.rawValue) }.get()) != nil
                 fileSystems[device] = !synced || !checked
             }
             return device.flatMap { fileSystems[$0] } ?? true
@@ -288,7 +288,7 @@ extension ManyFileCopy {
     /// The device of the directory that holds `file`, with `body` given a descriptor on it: the
     /// directory's own (looked up once per directory in `known`), or the parent path opened.
     private static func fileSystem(
-        of file: SealedFile, known: inout [ObjectIdentifier: UInt64], _ body: (FileDescriptor, UInt64) -> Void
+        of file: SealedFile, known: inout [ObjectIdentifier: UInt64], _ body: (Descriptor, UInt64) -> Void
     ) throws(FileError) -> UInt64 {
         if let handle = file.location.directory {
             let key = ObjectIdentifier(handle)
@@ -303,10 +303,10 @@ extension ManyFileCopy {
             return device
         }
         let directory = file.destination.directory
-        let descriptor = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY)
+        let descriptor = try Descriptor.open(directory, O_RDONLY | O_DIRECTORY)
         return try descriptor.closeAfter { () throws(FileError) in
             let device: UInt64
-            do throws(Errno) { device = try descriptor.status().device } catch { throw FileError.fstat(path: directory, errno: error) }
+            do throws(ErrorNumber) { device = try descriptor.status().device } catch { throw FileError.fstat(path: directory, errno: error) }
             body(descriptor, device)
             return device
         }

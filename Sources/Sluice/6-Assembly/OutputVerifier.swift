@@ -18,7 +18,7 @@ import Musl
 struct OutputVerifier: Sendable {
     let verification: CopyVerification
     /// The path messages name: the destination.
-    let destination: FilePath
+    let destination: Pathname
     /// The source, when it is a regular file that can be opened again by its path.
     let source: FileChunks?
     let expectedCRC32: UInt32
@@ -26,7 +26,7 @@ struct OutputVerifier: Sendable {
     let chunkSize: Int
     /// Opens the written data for reading from its start (``ReadBackSink/openForReadBack()``);
     /// `nil` when it cannot be read back.
-    let openWritten: @Sendable () async throws -> FileDescriptor?
+    let openWritten: @Sendable () async throws -> Descriptor?
 
     /// Reads the output back and compares.
     ///
@@ -98,7 +98,7 @@ struct OutputVerifier: Sendable {
     /// Runs `body` with the chunks read from `descriptor` (decoded when `decoding`), then closes
     /// it.
     private func withChunks<R: Sendable>(
-        ofDescriptor descriptor: FileDescriptor, decoding: Bool, _ body: (BoundedChannel<Chunk>) async throws -> R
+        ofDescriptor descriptor: Descriptor, decoding: Bool, _ body: (BoundedChannel<Chunk>) async throws -> R
     ) async throws -> R {
         defer { try? descriptor.close() }
         let chunks = try await FileChunks.reading(descriptor, path: destination, chunkSize: chunkSize)

@@ -68,7 +68,7 @@ extension RegularFileCopy {
     /// ``copyExtents(of:to:size:findsHoles:sliceSize:sourceSystem:system:sourcePath:destination:record:)``),
     /// inside the sink, on its thread, with no hop between two calls: a file of 10,000 extents
     /// makes 30,000 of them.
-    private func copyExtents(of descriptor: FileDescriptor, size: Int64, recorder: ProgressRecorder) async throws {
+    private func copyExtents(of descriptor: Descriptor, size: Int64, recorder: ProgressRecorder) async throws {
         let (sourcePath, destination, sourceSystem) = (source.path, sink.destination, source.system)
         let sliceSize = Int64(options.sliceSize)
         let findsHoles = options.sparse != .never
@@ -96,8 +96,8 @@ extension RegularFileCopy {
     ///   an older kernel, a file that shrank); ``FileError`` of the calls; `CancellationError`
     ///   between slices.
     static func copyExtents(
-        of descriptor: FileDescriptor, to target: FileDescriptor, size: Int64, findsHoles: Bool, sliceSize: Int64,
-        sourceSystem: SystemCalls, system: SystemCalls, sourcePath: FilePath, destination: FilePath,
+        of descriptor: Descriptor, to target: Descriptor, size: Int64, findsHoles: Bool, sliceSize: Int64,
+        sourceSystem: SystemCalls, system: SystemCalls, sourcePath: Pathname, destination: Pathname,
         record: (Int64) -> Void
     ) throws {
         var findsHoles = findsHoles
@@ -106,7 +106,7 @@ extension RegularFileCopy {
         // One slice at `offset`, at most `count` bytes: what it copied (0 at the end of file).
         func copySlice(_ count: Int64) throws -> Int64 {
             try Task.checkCancellation()
-            do throws(Errno) {
+            do throws(ErrorNumber) {
                 return Int64(try target.copyRange(from: descriptor, at: offset, count: Int(count), system: system))
             } catch {
                 throw FileError.copyFileRange(path: destination, errno: error)
@@ -116,7 +116,7 @@ extension RegularFileCopy {
             try Task.checkCancellation()
             var extent = offset..<size
             if findsHoles {
-                do throws(Errno) {
+                do throws(ErrorNumber) {
                     guard let data = try descriptor.nextData(from: offset, system: sourceSystem) else { break }
                     let end = try descriptor.nextHole(from: data, system: sourceSystem) ?? size
                     extent = min(data, size)..<min(end, size)
@@ -148,7 +148,7 @@ extension RegularFileCopy {
         }
         // Only a hole at the end needs the size set: a file whose data reaches its size has
         // it already, and XFS starts writing back a file at its close once it was truncated.
-        do throws(Errno) { try target.setSize(size, system: system) } catch {
+        do throws(ErrorNumber) { try target.setSize(size, system: system) } catch {
             throw FileError.ftruncate(path: destination, errno: error)
         }
     }
@@ -157,7 +157,7 @@ extension RegularFileCopy {
     /// `SYNC_FILE_RANGE_WRITE`, which does not wait), so that a durable copy's `fsync(2)` at the
     /// commit finds most of the file on its way to the disk instead of all of it. Makes nothing
     /// durable by itself; an error it meets is the `fsync`'s to report, so it is not one here.
-    private static func startWriteBack(of target: FileDescriptor, system: SystemCalls) {
+    private static func startWriteBack(of target: Descriptor, system: SystemCalls) {
         _ = system.synchronizeFileRange(target.rawValue, CSluiceShims_SYNC_FILE_RANGE_WRITE)
     }
 

@@ -92,9 +92,9 @@ public struct TreeCopy: Sendable {
     }
 
     /// The tree (or single file) copied, as given.
-    public let source: FilePath
+    public let source: Pathname
     /// Where it goes: ``target(source:destination:)`` of the destination given.
-    public let target: FilePath
+    public let target: Pathname
     /// What is kept and followed.
     public let options: Options
     /// What copies the regular files.
@@ -112,7 +112,7 @@ public struct TreeCopy: Sendable {
     ///   - options: what is kept and followed.
     ///   - runner: what copies the regular files; default one at a time.
     public init(
-        from source: FilePath, to destination: FilePath, options: Options = Options(),
+        from source: Pathname, to destination: Pathname, options: Options = Options(),
         runner: any FileJobRunner = SequentialFileJobRunner()
     ) {
         self.source = source
@@ -123,7 +123,7 @@ public struct TreeCopy: Sendable {
 
     /// Where `cp -R source destination` puts the copy: `destination/<source's last component>`
     /// when `destination` is an existing directory (symbolic links followed), else `destination`.
-    public static func target(source: FilePath, destination: FilePath) -> FilePath {
+    public static func target(source: Pathname, destination: Pathname) -> Pathname {
         if (try? FileStatus.of(destination))?.kind == .directory { return destination.appending(source.lastComponent) }
         return destination
     }

@@ -75,7 +75,7 @@ extension TreeCopyRun {
     /// existing link or node.
     ///
     /// - Throws: the error of `make` (`alreadyExists` without `--force`), or of the removal.
-    func replacingExisting(_ name: FilePath, in directory: DirectoryHandle, _ make: () throws -> Void) throws {
+    func replacingExisting(_ name: Pathname, in directory: DirectoryHandle, _ make: () throws -> Void) throws {
         do {
             try make()
         } catch let error as FileError where error.errno == .fileExists && options.sink.overwrite {
@@ -95,7 +95,7 @@ extension TreeCopyRun {
     }
 
     /// With `--preserve`, gives the new entry `name` the source's attributes (see ``apply(_:attributes:to:)``).
-    private func applyAttributes(_ status: FileStatus, of entry: TreeWalker.Entry, to name: FilePath, in directory: DirectoryHandle) throws {
+    private func applyAttributes(_ status: FileStatus, of entry: TreeWalker.Entry, to name: Pathname, in directory: DirectoryHandle) throws {
         guard options.preservesAttributes else { return }
         var attributes: ExtendedAttributes?
         do { attributes = try ExtendedAttributes.read(of: entry.name, in: entry.parent) } catch {
@@ -110,7 +110,7 @@ extension TreeCopyRun {
     /// `AT_SYMLINK_NOFOLLOW`, `fchmodat2(2)`, `l*xattr(2)`); a directory by its own descriptor
     /// (opened `O_DIRECTORY | O_NOFOLLOW` and checked by device and inode).
     enum AttributeTarget {
-        case entry(FilePath, in: DirectoryHandle)
+        case entry(Pathname, in: DirectoryHandle)
         case directory(DirectoryHandle)
     }
 
@@ -139,7 +139,7 @@ extension TreeCopyRun {
             }
         }
         if let attributes {
-            let (calls, path, system): (ExtendedAttributes.Target, FilePath, SystemCalls) = switch target {
+            let (calls, path, system): (ExtendedAttributes.Target, Pathname, SystemCalls) = switch target {
             case .entry(let name, let directory):
                 (ExtendedAttributes.Target(name, in: directory), directory.path.appending(name), directory.system)
             case .directory(let handle): (.descriptor(handle.descriptor.rawValue), handle.path, handle.system)

@@ -98,7 +98,7 @@ extension TreeCopyRun {
             case .success(let opened): handle = opened
             case .failure(let error):
                 // Not a directory any more (a link, a file) or gone: replaced since the walk.
-                let replaced: Set<Errno> = [.notDirectory, .tooManySymbolicLinkLevels, .noSuchFileOrDirectory]
+                let replaced: Set<ErrorNumber> = [.notDirectory, .tooManySymbolicLinkLevels, .noSuchFileOrDirectory]
                 if let errno = error.errno, replaced.contains(errno) { throw FileError.directoryChanged(path) }
                 throw error
             }

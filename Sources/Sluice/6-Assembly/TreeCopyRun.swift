@@ -15,8 +15,8 @@ final class TreeCopyRun {
     struct DirectoryRecord {
         /// The record of the directory that holds it; `nil` for the target itself.
         var parent: Int?
-        var name: FilePath
-        var path: FilePath
+        var name: Pathname
+        var path: Pathname
         var status: FileStatus
         var attributes: ExtendedAttributes?
         /// Whether it was there before (merged into): without `--preserve` its mode is left.
@@ -29,10 +29,10 @@ final class TreeCopyRun {
     /// A name to make a hard link to the first copy of its inode, after every job completed.
     struct PendingLink {
         var identity: Identity
-        var first: (directory: Int, name: FilePath)
+        var first: (directory: Int, name: Pathname)
         var directory: Int
-        var name: FilePath
-        var path: FilePath
+        var name: Pathname
+        var path: Pathname
     }
 
     /// An inode of the source: device and number.
@@ -48,7 +48,7 @@ final class TreeCopyRun {
     let tally = LockedValue(TreeCopyReport())
     let umask: UInt32
     let targetParent: DirectoryHandle
-    let targetName: FilePath
+    let targetName: Pathname
     var walker: TreeWalker
     /// The destination directories from the target down to the one beside the walk's.
     var destination: DirectoryStack?
@@ -59,7 +59,7 @@ final class TreeCopyRun {
     var chain: [Int] = []
     /// The first destination name of each multiply-linked inode (`st_nlink > 1` only): about
     /// 80 bytes plus the name per inode.
-    var firstNames: [Identity: (directory: Int, name: FilePath)] = [:]
+    var firstNames: [Identity: (directory: Int, name: Pathname)] = [:]
     var pendingLinks: [PendingLink] = []
     /// The inodes whose first name was copied (a regular file committed, a link or node made):
     /// only those get hard links in the final pass.
@@ -67,9 +67,9 @@ final class TreeCopyRun {
     /// The directories (records; `nil` for the target's parent) where a symbolic link, FIFO,
     /// device or socket was made: synced in the final pass, as no file's rename covers them.
     var directoriesWithNodes: Set<Int?> = []
-    /// Temporary files of Sluice's found in the source (``FileDescriptor/isTemporaryName(_:)``),
+    /// Temporary files of Sluice's found in the source (``Descriptor/isTemporaryName(_:)``),
     /// passed over: the first, and how many.
-    var leftovers: (first: FilePath?, count: Int) = (nil, 0)
+    var leftovers: (first: Pathname?, count: Int) = (nil, 0)
 
     init(copy: TreeCopy, onFailure: @escaping @Sendable (any Error) -> Void) throws {
         self.copy = copy
@@ -150,14 +150,14 @@ final class TreeCopyRun {
 
     /// The destination directory and name for `entry`, and its directory's record; `nil` when
     /// the directory that holds it could not be copied (already reported).
-    func place(of entry: TreeWalker.Entry) -> (directory: DirectoryHandle, name: FilePath, record: Int?)? {
+    func place(of entry: TreeWalker.Entry) -> (directory: DirectoryHandle, name: Pathname, record: Int?)? {
         if entry.depth == 0 { return (targetParent, targetName, nil) }
         guard let record = frames.last ?? nil, let destination else { return nil }
         return (destination.top, entry.name, record)
     }
 
     /// The path of `entry`'s copy, for messages: the target joined with its path below the root.
-    func destinationPath(of entry: TreeWalker.Entry) -> FilePath {
+    func destinationPath(of entry: TreeWalker.Entry) -> Pathname {
         entry.depth == 0 ? copy.target : copy.target.appending(entry.relativePath)
     }
 
@@ -206,7 +206,7 @@ final class TreeCopyRun {
     /// - Throws: ``FileError``: of `mkdirat(2)`, or `alreadyExists` for a name taken by
     ///   something else than a directory.
     private static func makeDirectory(
-        _ name: FilePath, in directory: DirectoryHandle, permissions: UInt32, path: FilePath, source: FilePath
+        _ name: Pathname, in directory: DirectoryHandle, permissions: UInt32, path: Pathname, source: Pathname
     ) throws(FileError) -> Bool {
         do {
             try directory.makeDirectory(name, permissions: mode_t(0o700 | (permissions & 0o7777)))

@@ -22,7 +22,7 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
     /// What did not match.
     public var kind: Kind
     /// The destination whose data was read back.
-    public var destination: FilePath
+    public var destination: Pathname
     /// How the output was checked.
     public var verification: CopyVerification
     /// The CRC-32 and size, in bytes, the copy computed while it ran.
@@ -38,7 +38,7 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
 
     /// Creates an error from its parts.
     public init(
-        _ kind: Kind, destination: FilePath, verification: CopyVerification, expectedCRC32: UInt32,
+        _ kind: Kind, destination: Pathname, verification: CopyVerification, expectedCRC32: UInt32,
         expectedSize: Int64, actualCRC32: UInt32?, actualSize: Int64?
     ) {
         self.kind = kind

@@ -5,8 +5,8 @@ import Sluice
 struct AnySink: ReadBackSink {
     private let base: any ChunkSink
     init(_ base: any ChunkSink) { self.base = base }
-    var destination: FilePath { (base as? any ReadBackSink)?.destination ?? "-" }
-    func openForReadBack() async throws -> FileDescriptor? { try await (base as? any ReadBackSink)?.openForReadBack() }
+    var destination: Pathname { (base as? any ReadBackSink)?.destination ?? "-" }
+    func openForReadBack() async throws -> Descriptor? { try await (base as? any ReadBackSink)?.openForReadBack() }
     func write(_ chunk: Chunk) async throws { try await base.write(chunk) }
     func write(contentsOf chunks: [Chunk]) async throws { try await base.write(contentsOf: chunks) }
     var preferredExecutor: (any TaskExecutor)? { base.preferredExecutor }

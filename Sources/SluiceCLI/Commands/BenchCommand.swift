@@ -39,7 +39,7 @@ enum BenchCommand {
     struct Plan {
         var size: Int64 = 256 << 20
         var runs = 3
-        var out: FilePath = "bench-results"
+        var out: Pathname = "bench-results"
         var designs = BenchmarkDesign.allCases
         var consumers = BenchmarkConsumer.allCases
         var sinkRate: Int64 = 200 << 20

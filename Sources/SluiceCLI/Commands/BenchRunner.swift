@@ -19,9 +19,9 @@ struct BenchRunner {
 
     /// The files one benchmark works with, in a scratch directory it removes at the end.
     struct Workspace {
-        var directory: FilePath
-        var input: FilePath
-        var output: FilePath
+        var directory: Pathname
+        var input: Pathname
+        var output: Pathname
         var executable: String
         var progress: BenchProgress
     }

@@ -4,9 +4,9 @@ import Sluice
 /// destination each goes to.
 struct CopyOptions {
     var common: CommonOptions
-    var sources: [FilePath]
+    var sources: [Pathname]
     /// The last operand; `-` is standard output (and so is `/dev/stdout`).
-    var destination: FilePath
+    var destination: Pathname
     /// The descriptor the destination names, if it is `-` or one the process inherited
     /// (`/dev/stderr`, `/dev/fd/3`, a link to one): written in place.
     private var destinationDescriptor: Transfer.Destination?
@@ -89,7 +89,7 @@ struct CopyOptions {
     }
 
     /// Where `source` is copied to.
-    func destination(for source: FilePath) -> Transfer.Destination {
+    func destination(for source: Pathname) -> Transfer.Destination {
         if let destinationDescriptor { return destinationDescriptor }
         return .file(intoDirectory ? destination.appending(source.lastComponent) : destination)
     }

@@ -5,7 +5,7 @@ import Musl
 #endif
 import Sluice
 
-extension FilePath {
+extension Pathname {
     /// The descriptor this process inherited that the path names, if its resolution passes
     /// through `/dev/stdin`, `/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`,
     /// `/proc/thread-self/fd/N` or `/proc/<this process>/fd/N` (symbolic links followed, at most
@@ -30,7 +30,7 @@ extension FilePath {
     }
 
     /// N for the names of descriptor N, else `nil`.
-    private static func descriptorNamed(_ path: FilePath) -> CInt? {
+    private static func descriptorNamed(_ path: Pathname) -> CInt? {
         switch path.description {
         case "/dev/stdin": return 0
         case "/dev/stdout": return 1
@@ -46,18 +46,18 @@ extension FilePath {
     }
 
     /// The directory that holds `path`, every link in it resolved (`realpath(3)`), or `nil`.
-    private static func resolvedDirectory(of path: FilePath) -> FilePath? {
+    private static func resolvedDirectory(of path: Pathname) -> Pathname? {
         guard let resolved = path.directory.withCString({ realpath($0, nil) }) else { return nil }
         defer { free(resolved) }
-        return FilePath(String(cString: resolved))
+        return Pathname(String(cString: resolved))
     }
 
     /// What the symbolic link at `path` points to, or `nil` when `path` is not one.
-    private static func linkTarget(of path: FilePath) -> FilePath? {
+    private static func linkTarget(of path: Pathname) -> Pathname? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = path.withCString { readlink($0, &buffer, buffer.count - 1) }
         guard count > 0 else { return nil }
-        return FilePath(bytes: buffer[..<count].map { UInt8(bitPattern: $0) })
+        return Pathname(bytes: buffer[..<count].map { UInt8(bitPattern: $0) })
     }
 
     /// Whether descriptor `number` is open in this process.

@@ -9,9 +9,9 @@ extension GzipListing {
     ///
     /// - Throws: ``FileError`` for `open`, `fstat`, `read` and a directory; ``GzipError`` for
     ///   data that is not gzip, is truncated, or whose trailer does not match its data.
-    static func read(_ source: FilePath) async throws -> (Row, [StageWarning]) {
+    static func read(_ source: Pathname) async throws -> (Row, [StageWarning]) {
         let isStandardInput = source == "-"
-        let descriptor = try isStandardInput ? FileDescriptor.standardInput : FileDescriptor.open(source, O_RDONLY)
+        let descriptor = try isStandardInput ? Descriptor.standardInput : Descriptor.open(source, O_RDONLY)
         defer { if !isStandardInput { try? descriptor.close() } }
         let status: FileStatus
         do { status = try descriptor.status() } catch { throw FileError.fstat(path: source, errno: error) }
@@ -22,9 +22,9 @@ extension GzipListing {
         var start: [UInt8] = []
         var headerLength: Int?
         while true {
-            var failure: Errno?
+            var failure: ErrorNumber?
             let chunk = Chunk(capacity: 1 << 20) { bytes in
-                do throws(Errno) { return try descriptor.read(into: bytes) } catch {
+                do throws(ErrorNumber) { return try descriptor.read(into: bytes) } catch {
                     failure = error
                     return 0
                 }

@@ -52,13 +52,13 @@ struct GzipListing {
     /// others are still listed.
     ///
     /// - Returns: the exit status: 1 if any source failed, else 2 if any had a warning, else 0.
-    static func run(_ sources: [FilePath], verbose: Bool) async -> Int32 {
+    static func run(_ sources: [Pathname], verbose: Bool) async -> Int32 {
         await Task(executorPreference: BlockingIOExecutor(label: "sluice.list")) {
             await list(sources, verbose: verbose)
         }.value
     }
 
-    private static func list(_ sources: [FilePath], verbose: Bool) async -> Int32 {
+    private static func list(_ sources: [Pathname], verbose: Bool) async -> Int32 {
         var tally = OperandTally()
         var rows: [Row] = []
         for source in sources {

@@ -14,7 +14,7 @@ extension GzipOptions {
     /// not to decompress, a directory, compressed data to a terminal).
     ///
     /// - Parameter created: the files this run has created, which a later source never overwrites.
-    func step(for source: FilePath, created: CreatedFiles) -> OperandStep {
+    func step(for source: Pathname, created: CreatedFiles) -> OperandStep {
         let destination: Transfer.Destination
         do throws(Skipped) {
             destination = try self.destination(for: source)
@@ -37,7 +37,7 @@ extension GzipOptions {
         var isFailure: Bool
     }
 
-    private func destination(for source: FilePath) throws(Skipped) -> Transfer.Destination {
+    private func destination(for source: Pathname) throws(Skipped) -> Transfer.Destination {
         if test { return .discard }
         if toStandardOutput || output == "-" || (output == nil && source == "-") { return .standardOutput }
         if let output { return Transfer.Destination(path: output) }
@@ -49,31 +49,31 @@ extension GzipOptions {
     static let suffixes: [(compressed: String, decompressed: String)] = [(".gz", ""), (".tgz", ".tar"), (".taz", ".tar")]
 
     /// The suffix of ``suffixes`` that `name` ends in, if any.
-    static func suffix(of name: FilePath) -> (compressed: String, decompressed: String)? {
+    static func suffix(of name: Pathname) -> (compressed: String, decompressed: String)? {
         suffixes.first { name.hasSuffix($0.compressed) }
     }
 
     /// `X` for `X.gz`, `X.tar` for `X.tgz` or `X.taz`; `nil` for a name without one of the
     /// ``suffixes``, or whose last component is only the suffix.
-    static func nameWithoutSuffix(_ name: FilePath) -> FilePath? {
+    static func nameWithoutSuffix(_ name: Pathname) -> Pathname? {
         guard let suffix = suffix(of: name), name.lastComponent.bytes.count > suffix.compressed.utf8.count else {
             return nil
         }
-        return FilePath(bytes: name.droppingLast(suffix.compressed.utf8.count).bytes + Array(suffix.decompressed.utf8))
+        return Pathname(bytes: name.droppingLast(suffix.compressed.utf8.count).bytes + Array(suffix.decompressed.utf8))
     }
 
     /// `X.gz` for `X`; a name that already ends in a compressed suffix (`.gz`, `.tgz`, `.taz`)
     /// is left alone, with a warning.
-    private func compressedName(of source: FilePath) throws(Skipped) -> FilePath {
+    private func compressedName(of source: Pathname) throws(Skipped) -> Pathname {
         if let suffix = Self.suffix(of: source) {
             let message = "'\(source)' already has the \(suffix.compressed) suffix -- unchanged"
             throw Skipped(message: common.quiet ? nil : message, isFailure: false)
         }
-        return FilePath(bytes: source.bytes + Array(".gz".utf8))
+        return Pathname(bytes: source.bytes + Array(".gz".utf8))
     }
 
     /// `X` for `X.gz`, `X.tar` for `X.tgz` or `X.taz`; anything else fails (`-o` names the output).
-    private func decompressedName(of source: FilePath) throws(Skipped) -> FilePath {
+    private func decompressedName(of source: Pathname) throws(Skipped) -> Pathname {
         if (try? FileStatus.of(source))?.kind == .directory {
             throw Skipped(message: FileError.isDirectory(.read, path: source).description, isFailure: true)
         }

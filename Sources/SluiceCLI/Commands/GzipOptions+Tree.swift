@@ -14,10 +14,10 @@ extension GzipOptions {
     /// Memory: one path per file found (the list the transfers then take, in turn).
     ///
     /// - Returns: the sources, and whether any entry failed.
-    func expandingDirectories() async -> (sources: [FilePath], failed: Bool) {
+    func expandingDirectories() async -> (sources: [Pathname], failed: Bool) {
         let (mode, verbose, operands) = (mode, common.verbose, sources)
         return await Task(executorPreference: BlockingIOExecutor(label: "sluice.walk")) {
-            var sources: [FilePath] = []
+            var sources: [Pathname] = []
             var failed = false
             for operand in operands {
                 guard operand != "-", (try? FileStatus.of(operand))?.kind == .directory else {

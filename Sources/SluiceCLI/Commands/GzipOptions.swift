@@ -7,9 +7,9 @@ struct GzipOptions {
     var mode: GzipCommand.Mode
     var common: CommonOptions
     /// The sources; standard input (`-`) when none is given.
-    var sources: [FilePath]
+    var sources: [Pathname]
     /// `-o`: the output of the single source; `-` is standard output (and so is `/dev/stdout`).
-    var output: FilePath?
+    var output: Pathname?
     /// `-c`: every output to standard output.
     var toStandardOutput: Bool
     var level: CompressionLevel

@@ -61,7 +61,7 @@ final class OperandBatch {
     private var tally = OperandTally()
     private var stopStatus: Int32?
 
-    private init(options: CommonOptions, verb: String, sources: [FilePath]) {
+    private init(options: CommonOptions, verb: String, sources: [Pathname]) {
         self.options = options
         self.verb = verb
         let sizes = sources.compactMap { source -> Int64? in
@@ -75,7 +75,7 @@ final class OperandBatch {
 
     /// Runs `sources` through the steps `plan` gives them (decided in operand order) and
     /// returns the command's exit status.
-    static func run(_ sources: [FilePath], options: CommonOptions, verb: String, plan: (FilePath) -> OperandStep) async -> Int32 {
+    static func run(_ sources: [Pathname], options: CommonOptions, verb: String, plan: (Pathname) -> OperandStep) async -> Int32 {
         let batch = OperandBatch(options: options, verb: verb, sources: sources)
         for (position, source) in sources.enumerated() where batch.stopStatus == nil {
             await batch.take(plan(source), source: source, at: position)
@@ -85,7 +85,7 @@ final class OperandBatch {
         return batch.stopStatus ?? batch.tally.status
     }
 
-    private func take(_ step: OperandStep, source: FilePath, at position: Int) async {
+    private func take(_ step: OperandStep, source: Pathname, at position: Int) async {
         switch step {
         case .skip(let message, let isFailure):
             // Counted in the totals when it is a regular file (the initializer's rule).
@@ -203,7 +203,7 @@ final class OperandBatch {
     /// Counts an operand that failed before any copy of it started as a failed file of the
     /// operation (its `size` as done, as the engine counts a file that failed), with its
     /// `--progress=json` line.
-    private func recordFailure(of source: FilePath, size: Int64, message: String?) {
+    private func recordFailure(of source: Pathname, size: Int64, message: String?) {
         let snapshot = progress.finished(
             index: progress.reserveIndex(), file: source, bytes: size, error: message ?? "cannot \(verb) '\(source)'")
         if options.progress == .json { Console.writeError(snapshot.jsonLine() + "\n") }
@@ -253,7 +253,7 @@ final class OperandBatch {
     }
 
     /// The directory entry `path` names, if its directory exists.
-    private static func entryKey(_ path: FilePath) -> EntryKey? {
+    private static func entryKey(_ path: Pathname) -> EntryKey? {
         guard let directory = try? FileStatus.of(path.directory) else { return nil }
         return EntryKey(device: directory.device, inode: directory.inode, name: path.lastComponent.bytes)
     }

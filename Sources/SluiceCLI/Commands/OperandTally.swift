@@ -17,7 +17,7 @@ struct OperandTally {
     ///
     /// Several file operands go through one ``OperandBatch`` (many files at once); one operand
     /// runs alone, with the progress and messages of one file.
-    static func run(_ sources: [FilePath], options: CommonOptions, verb: String, plan: (FilePath) -> OperandStep) async -> Int32 {
+    static func run(_ sources: [Pathname], options: CommonOptions, verb: String, plan: (Pathname) -> OperandStep) async -> Int32 {
         if sources.count > 1 { return await OperandBatch.run(sources, options: options, verb: verb, plan: plan) }
         var tally = OperandTally()
         for source in sources {

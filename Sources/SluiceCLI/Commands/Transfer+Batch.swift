@@ -4,7 +4,7 @@ import Sluice
 extension Transfer {
     /// The source and destination paths when the transfer is a file to a file (what the engine
     /// runs); `nil` for standard input or output and `--test`, which run alone.
-    var filePaths: (source: FilePath, destination: FilePath)? {
+    var filePaths: (source: Pathname, destination: Pathname)? {
         guard case .file(let source) = source, case .file(let destination) = destination else { return nil }
         return (source, destination)
     }

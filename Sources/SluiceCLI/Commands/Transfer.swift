@@ -8,14 +8,14 @@ import Sluice
 struct Transfer {
     enum Source: Equatable {
         case standardInput
-        case file(FilePath)
+        case file(Pathname)
 
         /// The source an operand names: `-` is standard input.
-        init(operand: FilePath) {
+        init(operand: Pathname) {
             self = operand == "-" ? .standardInput : .file(operand)
         }
 
-        var name: FilePath {
+        var name: Pathname {
             switch self {
             case .standardInput: return "-"
             case .file(let path): return path
@@ -26,9 +26,9 @@ struct Transfer {
     enum Destination: Equatable {
         /// A descriptor the process inherited, written in place: standard output (`-`), or the
         /// descriptor a destination such as `/dev/stderr` or `/dev/fd/3` names
-        /// (``FilePath/inheritedDescriptor``); `name` is what messages say.
-        case descriptor(CInt, name: FilePath)
-        case file(FilePath)
+        /// (``Pathname/inheritedDescriptor``); `name` is what messages say.
+        case descriptor(CInt, name: Pathname)
+        case file(Pathname)
         /// `--test`: decode and verify, write nothing.
         case discard
 
@@ -37,7 +37,7 @@ struct Transfer {
 
         /// A destination path: the descriptor it names, if it names one the process inherited
         /// (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, a link to one), else the file.
-        init(path: FilePath) {
+        init(path: Pathname) {
             if path == "-" {
                 self = .standardOutput
             } else if let number = path.inheritedDescriptor {
@@ -67,7 +67,7 @@ struct Transfer {
     /// or the source decoded (decompress).
     var verification = CopyVerification.sameBytes
     /// Opens a file destination (the seam through which tests give the sink other system calls).
-    var openFileSink: @Sendable (FilePath, FileStatus, FileSink.Options) async throws -> FileSink = {
+    var openFileSink: @Sendable (Pathname, FileStatus, FileSink.Options) async throws -> FileSink = {
         try await FileSink.create(at: $0, source: $1, options: $2)
     }
 
@@ -176,7 +176,7 @@ struct Transfer {
         switch destination {
         case .descriptor(let number, let name):
             // `sluice copy f - >> f` would read its own output until the disk is full.
-            let descriptor = FileDescriptor(rawValue: number)
+            let descriptor = Descriptor(rawValue: number)
             if let output = try? descriptor.status(), output.kind == .regular, output.isSameFile(as: chunks.status) {
                 throw FileError.sameFile(destination: name)
             }
@@ -197,7 +197,7 @@ struct Transfer {
 
     /// The refusal to write `path` when this run created the file there (a later operand never
     /// overwrites an earlier one's output, as `cp`), or `nil`.
-    func createdFileRefusal(_ path: FilePath) -> FileError? {
+    func createdFileRefusal(_ path: Pathname) -> FileError? {
         guard let existing = try? FileStatus.of(path), created.contains(existing) else { return nil }
         return FileError(
             code: .alreadyExists, operation: .create, path: path,
@@ -265,7 +265,7 @@ struct Transfer {
     /// Why `--rm` keeps the source `path` (a warning, exit 2), or `nil` once it removed it
     /// through `removals` (``DirectorySyncBatch/removeFile(at:)``, whose directory `fsync(2)`
     /// then makes the removal durable: ``synchronizeRemovals(_:quiet:)``).
-    func keepReason(_ path: FilePath, hasWarnings: Bool, isDurable: Bool, force: Bool, removals: DirectorySyncBatch) -> String? {
+    func keepReason(_ path: Pathname, hasWarnings: Bool, isDurable: Bool, force: Bool, removals: DirectorySyncBatch) -> String? {
         // The source holds bytes the output does not (trailing garbage).
         if hasWarnings { return "its output differs from it (see the warning above)" }
         if !isDurable {
@@ -327,7 +327,7 @@ struct Transfer {
     /// The `--verbose` report of a file done: `'SRC' -> 'DST'`, as `cp -v` prints it (on
     /// standard error: standard output may carry data), then the summary line.
     func reportVerbosely(_ report: CopyReport, options: CommonOptions) {
-        let written: FilePath? = switch destination {
+        let written: Pathname? = switch destination {
         case .file(let path): path
         case .descriptor(_, let name): name
         case .discard: nil

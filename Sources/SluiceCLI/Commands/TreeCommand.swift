@@ -85,7 +85,7 @@ enum TreeCommand {
         return interrupted ? ExitStatus.interrupted : status
     }
 
-    private static func describe(_ error: any Error, source: FilePath) -> String {
+    private static func describe(_ error: any Error, source: Pathname) -> String {
         if let error = error as? FileError { return error.messageNamingForce }
         return "cannot copy '\(source)': \(error)"
     }

@@ -14,7 +14,7 @@ struct ArgumentScanner {
         /// A dash and digits only (`-6`, `-10`), kept whole: a compression level, never a cluster.
         case number(String)
         /// An operand, as bytes.
-        case operand(FilePath)
+        case operand(Pathname)
     }
 
     private var arguments: [[UInt8]]
@@ -33,7 +33,7 @@ struct ArgumentScanner {
         let argument = arguments[index]
         index += 1
         if optionsEnded || argument.first != UInt8(ascii: "-") || argument.count == 1 {
-            return .operand(FilePath(bytes: argument))
+            return .operand(Pathname(bytes: argument))
         }
         if argument == Array("--".utf8) {
             optionsEnded = true

@@ -14,7 +14,7 @@ struct ParsedArguments {
         case size(Int64)
         case sizes([Int64])
         case integer(Int)
-        case path(FilePath)
+        case path(Pathname)
         case list([String])
     }
 
@@ -22,7 +22,7 @@ struct ParsedArguments {
     /// among them switches to (`compress -d` is `decompress`).
     let command: CommandName
     /// The operands, as bytes, in order.
-    private(set) var operands: [FilePath] = []
+    private(set) var operands: [Pathname] = []
     private var values: [String: Value] = [:]
 
     /// Reads `arguments` as `command` takes them, or as the command an option among them
@@ -122,7 +122,7 @@ struct ParsedArguments {
     }
 
     /// The value of a ``ValueKind/path`` option.
-    func path(_ option: CommandOption) -> FilePath? {
+    func path(_ option: CommandOption) -> Pathname? {
         if case .path(let value)? = values[option.long] { value } else { nil }
     }
 

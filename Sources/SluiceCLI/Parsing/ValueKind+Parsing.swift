@@ -48,7 +48,7 @@ extension ValueKind {
             }
             return .integer(number)
         case .path:
-            return .path(FilePath(text))
+            return .path(Pathname(text))
         case .list(let choices):
             return .list(try Self.parseList(text, choices: choices, option: option))
         case .choice(let choices):

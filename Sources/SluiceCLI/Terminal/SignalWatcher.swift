@@ -105,7 +105,7 @@ final class SignalWatcher: Sendable {
         Self.exit(gate, written: gate.removeUncommitted())
     }
 
-    private static func exit(_ gate: CommitGate, written: [FilePath]) -> Never {
+    private static func exit(_ gate: CommitGate, written: [Pathname]) -> Never {
         for destination in written { reportWritten(destination) }
         _exit(ExitStatus.signal(gate.interruption ?? SIGINT))
     }
@@ -116,12 +116,12 @@ final class SignalWatcher: Sendable {
     /// The message is written under the lock, so a caller that finds it already reported (the
     /// watchdog, about to `_exit`) returns only once it is on standard error: the process never
     /// ends between the first caller's claim and its write.
-    static func reportWritten(_ destination: FilePath) {
+    static func reportWritten(_ destination: Pathname) {
         reported.withLock { reported in
             guard reported.insert(destination).inserted else { return }
             Console.message("'\(destination)' was written before the interruption")
         }
     }
 
-    private static let reported = Mutex<Set<FilePath>>([])
+    private static let reported = Mutex<Set<Pathname>>([])
 }

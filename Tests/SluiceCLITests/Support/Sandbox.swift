@@ -98,7 +98,7 @@ final class Sandbox: Sendable {
     /// The names in `directory` (relative to the sandbox, `""` for its root), as `ls -A` lists
     /// them, as bytes.
     func entries(_ directory: String = "") -> [[UInt8]] {
-        let path = directory.isEmpty ? self.directory.path : self.directory.appending(FilePath(directory))
+        let path = directory.isEmpty ? self.directory.path : self.directory.appending(Pathname(directory))
         return ((try? SluiceTestSupport.entries(in: path)) ?? []).map(\.bytes)
     }
 

@@ -16,7 +16,7 @@ struct BlockingIOExecutorTests {
     /// A pipe read through ``FileChunks`` whose `read(2)` blocks in the seam, holding its thread,
     /// until the test releases it: "entered" opens once the reader's thread is blocked.
     struct HeldPipe {
-        let ends: (read: FileDescriptor, write: FileDescriptor)
+        let ends: (read: Descriptor, write: Descriptor)
         let chunks: FileChunks
         let entered = Latch()
         let release = DispatchSemaphore(value: 0)

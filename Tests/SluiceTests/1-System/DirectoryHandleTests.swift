@@ -13,8 +13,8 @@ import Testing
     @Test func listsNamesAsBytesIncludingLongAndNonUTF8Ones() async throws {
         try await withScratchDirectory { scratch in
             let directory = scratch.path
-            let odd = FilePath(bytes: Array("caf".utf8) + [0xE9])
-            let long = FilePath(String(repeating: "x", count: 255))
+            let odd = Pathname(bytes: Array("caf".utf8) + [0xE9])
+            let long = Pathname(String(repeating: "x", count: 255))
             try writeFile(directory.appending(odd), [1])
             try writeFile(directory.appending(long), [2])
             let handle = try DirectoryHandle.open(directory)
@@ -32,8 +32,8 @@ import Testing
             try handle.makeDirectory("sub", permissions: 0o700)
             let sub = try handle.openDirectory("sub")
             #expect(sub.path == directory.appending("sub"))
-            try sub.makeSymbolicLink("link", target: FilePath(bytes: [0xFF, 0x2F, 0x61]))
-            #expect(try sub.linkTarget(of: "link") == FilePath(bytes: [0xFF, 0x2F, 0x61]))
+            try sub.makeSymbolicLink("link", target: Pathname(bytes: [0xFF, 0x2F, 0x61]))
+            #expect(try sub.linkTarget(of: "link") == Pathname(bytes: [0xFF, 0x2F, 0x61]))
             #expect(try sub.status(of: "link").kind == .symbolicLink)
             try sub.makeNode("fifo", mode: S_IFIFO | 0o600)
             #expect(try sub.status(of: "fifo").kind == .fifo)

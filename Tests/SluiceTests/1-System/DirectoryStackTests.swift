@@ -16,7 +16,7 @@ import Testing
             let root = try DirectoryHandle.open(directory)
             var stack = try DirectoryStack(root: root, maximumOpen: 4)
             for level in 0..<40 {
-                let name = FilePath("d\(level)")
+                let name = Pathname("d\(level)")
                 try stack.top.makeDirectory(name, permissions: 0o700)
                 try stack.push(try stack.top.openDirectory(name), name: name)
                 #expect(stack.openCount <= 4)
@@ -36,7 +36,7 @@ import Testing
             let directory = scratch.path
             let root = try DirectoryHandle.open(directory)
             var stack = try DirectoryStack(root: root, maximumOpen: 2)
-            for name in ["a", "b", "c"] as [FilePath] {
+            for name in ["a", "b", "c"] as [Pathname] {
                 try stack.top.makeDirectory(name, permissions: 0o700)
                 try stack.push(try stack.top.openDirectory(name), name: name)
             }
@@ -44,7 +44,7 @@ import Testing
             #expect(rename(directory.appending("a/b/c").description, directory.appending("c").description) == 0)
             try stack.pop()
             #expect(stack.depth == 2)
-            for name in ["c2", "d"] as [FilePath] {
+            for name in ["c2", "d"] as [Pathname] {
                 try stack.top.makeDirectory(name, permissions: 0o700)
                 try stack.push(try stack.top.openDirectory(name), name: name)
             }

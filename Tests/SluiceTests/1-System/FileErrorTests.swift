@@ -28,7 +28,7 @@ import Testing
         (EBADF, .unknown),
     ])
     func errnoMapsToCode(number: CInt, code: FileError.Code) {
-        let errno = Errno(rawValue: number)
+        let errno = ErrorNumber(rawValue: number)
         #expect(FileError.code(for: errno) == code, "errno \(number) (\(errno))")
         for error in Self.everySyscall(errno: errno) {
             #expect(error.code == code, "\(error.operation)")
@@ -37,7 +37,7 @@ import Testing
     }
 
     /// Every system call's factory, each with its operation and the verb its message uses.
-    static let factories: [(make: @Sendable (Errno) -> FileError, operation: FileError.Operation, message: String)] = [
+    static let factories: [(make: @Sendable (ErrorNumber) -> FileError, operation: FileError.Operation, message: String)] = [
         ({ .open(path: "p", errno: $0) }, .open, "cannot open 'p'"),
         ({ .create(path: "p", errno: $0) }, .create, "cannot create 'p'"),
         ({ .read(path: "p", errno: $0) }, .read, "cannot read 'p'"),
@@ -60,7 +60,7 @@ import Testing
         ({ .pipe2(errno: $0) }, .pipe2, "cannot pipe2"),
     ]
 
-    static func everySyscall(errno: Errno) -> [FileError] {
+    static func everySyscall(errno: ErrorNumber) -> [FileError] {
         factories.map { $0.make(errno) }
     }
 
@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func descriptionEscapesThePath() {
-        let path = FilePath(bytes: Array("caf".utf8) + [0xE9])
+        let path = Pathname(bytes: Array("caf".utf8) + [0xE9])
         let error = FileError.open(path: path, errno: .permissionDenied)
         #expect(error.description == #"cannot open 'caf\xE9': Permission denied"#)
     }

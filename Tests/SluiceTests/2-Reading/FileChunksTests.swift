@@ -23,10 +23,10 @@ struct FileChunksTests {
     static func offsetOfOpenDescriptor(on status: FileStatus) throws -> Int64? {
         for name in try entries(in: "/proc/self/fd") {
             guard let number = CInt(name.description) else { continue }
-            guard let open = try? FileDescriptor(rawValue: number).status(),
+            guard let open = try? Descriptor(rawValue: number).status(),
                 open.isSameFile(as: status)
             else { continue }
-            let info = try readFile(FilePath("/proc/self/fdinfo/\(number)"))
+            let info = try readFile(Pathname("/proc/self/fdinfo/\(number)"))
             let line = String(decoding: info, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("pos:") }
             return line.flatMap { Int64($0.dropFirst(4).trimmingPrefix(while: \.isWhitespace)) }
         }
@@ -101,7 +101,7 @@ struct FileChunksTests {
             let path = directory.appending("input.bin")
             let data = randomBytes(count: 3 * Self.chunkSize + 7, seed: 6)
             try writeFile(path, data)
-            let descriptor = try FileDescriptor.open(path, O_RDONLY)
+            let descriptor = try Descriptor.open(path, O_RDONLY)
             defer { try? descriptor.close() }
 
             let chunks = try await FileChunks.reading(descriptor, path: path, chunkSize: Self.chunkSize)
@@ -152,7 +152,7 @@ struct FileChunksTests {
     // MARK: Files that lie about their size (C13)
 
     @Test func procFileWithSizeZeroHasContent() async throws {
-        let path: FilePath = "/proc/version"
+        let path: Pathname = "/proc/version"
         #expect(try FileStatus.of(path).size == 0)
         let chunks = try await FileChunks.open(path, chunkSize: Self.chunkSize)
         #expect(chunks.expectedSize == nil)
@@ -163,7 +163,7 @@ struct FileChunksTests {
 
     @Test(.enabled(if: exists("/sys/class/net/lo/address"), "this machine has no /sys/class/net/lo"))
     func sysFileIsExactlyItsContent() async throws {
-        let path: FilePath = "/sys/class/net/lo/address"
+        let path: Pathname = "/sys/class/net/lo/address"
         let collected = try await Self.collect(try await FileChunks.open(path, chunkSize: Self.chunkSize)).flatMap(\.bytes)
         #expect(collected.count == 18)
         #expect(collected == Array("00:00:00:00:00:00\n".utf8))
@@ -320,7 +320,7 @@ struct FileChunksTests {
             let fifo = directory.appending("fifo")
             #expect(fifo.withCString { mkfifo($0, 0o600) } == 0)
             let chunks = try await FileChunks.open(fifo)
-            let writer = try FileDescriptor.open(fifo, O_WRONLY)
+            let writer = try Descriptor.open(fifo, O_WRONLY)
             defer { try? writer.close() }
             let waiting = Latch()
             chunks.reader.willWait.withLock { $0 = { waiting.open() } }

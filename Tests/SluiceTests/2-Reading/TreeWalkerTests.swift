@@ -117,7 +117,7 @@ import Testing
     }
 
     /// The descriptors of this process open on `directory` or below (`/proc/self/fd`).
-    static func openDescriptors(under directory: FilePath) -> Int {
+    static func openDescriptors(under directory: Pathname) -> Int {
         guard let listing = opendir("/proc/self/fd") else { return -1 }
         defer { closedir(listing) }
         let prefix = directory.description

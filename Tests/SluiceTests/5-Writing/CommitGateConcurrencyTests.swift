@@ -87,7 +87,7 @@ struct CommitGateConcurrencyTests {
         try await withScratchDirectory { directory in
             let gate = CommitGate()
             let (destination, ticket, temporary) = try Self.registerTemporary(in: directory, gate: gate)
-            let named = LockedValue<[FilePath]?>(nil)
+            let named = LockedValue<[Pathname]?>(nil)
             // Blocking waits and the closer on threads of their own, never the cooperative pool.
             let sawCloserWaiting = try await onOwnThread { () -> Bool in
                 let closer = DispatchSemaphore(value: 0)

@@ -28,7 +28,7 @@ struct CommitGateTests {
     /// A destination holding `OLD`, a sink over it that has written `data`, and the gate.
     static func sinkOverOldBytes(
         in directory: ScratchDirectory, gate: CommitGate, system: SystemCalls = .live
-    ) async throws -> (FileSink, FilePath, [UInt8]) {
+    ) async throws -> (FileSink, Pathname, [UInt8]) {
         let destination = directory.appending("out.bin")
         try writeFile(destination, Array("OLD".utf8))
         let data = randomBytes(count: 10_000, seed: 28)
@@ -87,7 +87,7 @@ struct CommitGateTests {
     @Test func anInterruptionAfterTheRenameFindsTheFileCommitted() async throws {
         try await withScratchDirectory { directory in
             let gate = CommitGate()
-            let namedDuringSync = LockedValue<[FilePath]>([])
+            let namedDuringSync = LockedValue<[Pathname]>([])
             // The signal comes while the directory is synced after the rename; a watchdog that
             // fires then names the file as written and lets the sync finish.
             let system = Self.system { call in

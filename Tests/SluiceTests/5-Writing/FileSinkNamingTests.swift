@@ -25,7 +25,7 @@ struct FileSinkNamingTests {
         let system: SystemCalls
 
         init(
-            flags: UInt32? = nil, flagsOnDirectories: Bool = true, flagsOnFiles: Bool = true, refusesUnnamed: Bool = false, link: Errno? = nil, rename: Errno? = nil, unlink: Errno? = nil
+            flags: UInt32? = nil, flagsOnDirectories: Bool = true, flagsOnFiles: Bool = true, refusesUnnamed: Bool = false, link: ErrorNumber? = nil, rename: ErrorNumber? = nil, unlink: ErrorNumber? = nil
         ) {
             var system = refusesUnnamed ? SystemCalls.refusingUnnamedFiles : SystemCalls.live
             let log = log
@@ -41,14 +41,14 @@ struct FileSinkNamingTests {
                 return openAt(directory, path, flags, mode)
             }
             system.linkAt = { fromDirectory, from, toDirectory, to, linkFlags in
-                let name = FilePath(String(cString: to)).lastComponent.description
+                let name = Pathname(String(cString: to)).lastComponent.description
                 log.withLock { $0.append("link " + (name.hasPrefix(".sluice-") ? ".sluice-*" : name)) }
                 if let link { return .failure(link) }
                 return SystemCalls.liveLinkAt(fromDirectory, from, toDirectory, to, linkFlags)
             }
             let liveRename = system.rename
             system.rename = { from, to, renameFlags in
-                log.withLock { $0.append("rename to " + FilePath(String(cString: to)).lastComponent.description) }
+                log.withLock { $0.append("rename to " + Pathname(String(cString: to)).lastComponent.description) }
                 if let rename { return .failure(rename) }
                 return liveRename(from, to, renameFlags)
             }
@@ -71,7 +71,7 @@ struct FileSinkNamingTests {
     }
 
     /// A sink at `destination` through `calls`, given `data` and committed.
-    static func copy(_ data: [UInt8], to destination: FilePath, options: FileSink.Options, calls: Calls) async throws {
+    static func copy(_ data: [UInt8], to destination: Pathname, options: FileSink.Options, calls: Calls) async throws {
         let sink = try await FileSink.create(at: destination, source: nil, options: options, system: calls.system)
         do {
             try await sink.write(Chunk(data))
@@ -84,7 +84,7 @@ struct FileSinkNamingTests {
 
     /// Expects the copy of `data` to `destination` to fail with `message`.
     static func expectRefusal(
-        _ message: String, copying data: String, to destination: FilePath, options: FileSink.Options, calls: Calls
+        _ message: String, copying data: String, to destination: Pathname, options: FileSink.Options, calls: Calls
     ) async {
         await #expect {
             try await copy(Array(data.utf8), to: destination, options: options, calls: calls)
@@ -119,7 +119,7 @@ struct FileSinkNamingTests {
     @Test func aRefusedLinkSaysCreateAndLeavesNothing() async throws {
         try await withScratchDirectory { directory in
             let destination = directory.appending("new")
-            let calls = Calls(link: Errno(rawValue: EPERM))
+            let calls = Calls(link: ErrorNumber(rawValue: EPERM))
             await Self.expectRefusal("cannot create '\(destination)': Operation not permitted", copying: "data", to: destination, options: Self.options, calls: calls)
             let left = try entries(in: directory.path)
             #expect(left == [])
@@ -136,7 +136,7 @@ struct FileSinkNamingTests {
             let unnamed = LockedValue<CInt?>(nil)
             var system = SystemCalls.live
             let (open, openAt, close) = (system.open, system.openAt, system.close)
-            let record: @Sendable (CInt, Result<CInt, Errno>) -> Void = { flags, result in
+            let record: @Sendable (CInt, Result<CInt, ErrorNumber>) -> Void = { flags, result in
                 if SystemCalls.asksForUnnamedFile(flags), case .success(let descriptor) = result { unnamed.withLock { $0 = descriptor } }
             }
             system.open = { path, flags, mode in
@@ -151,7 +151,7 @@ struct FileSinkNamingTests {
             }
             system.close = { descriptor in
                 let result = close(descriptor)
-                return unnamed.withLock({ $0 }) == descriptor ? .failure(Errno(rawValue: EIO)) : result
+                return unnamed.withLock({ $0 }) == descriptor ? .failure(ErrorNumber(rawValue: EIO)) : result
             }
             let sink = try await FileSink.create(at: destination, source: nil, options: Self.options, system: system)
             try await sink.write(Chunk(Array("data".utf8)))
@@ -169,7 +169,7 @@ struct FileSinkNamingTests {
         try await withScratchDirectory { directory in
             let destination = directory.appending("old")
             try writeFile(destination, Array("OLD".utf8))
-            let calls = Calls(rename: Errno(rawValue: EPERM))
+            let calls = Calls(rename: ErrorNumber(rawValue: EPERM))
             await Self.expectRefusal("cannot replace '\(destination)': Operation not permitted", copying: "new", to: destination, options: Self.overwrite, calls: calls)
             #expect(try entries(in: directory.path) == ["old"])
             #expect(try readFile(destination) == Array("OLD".utf8))
@@ -180,7 +180,7 @@ struct FileSinkNamingTests {
         try await withScratchDirectory { directory in
             let destination = directory.appending("old")
             try writeFile(destination, Array("OLD".utf8))
-            let calls = Calls(rename: Errno(rawValue: EPERM), unlink: Errno(rawValue: EPERM))
+            let calls = Calls(rename: ErrorNumber(rawValue: EPERM), unlink: ErrorNumber(rawValue: EPERM))
             var message = ""
             do {
                 try await Self.copy(Array("new".utf8), to: destination, options: Self.overwrite, calls: calls)

@@ -25,7 +25,7 @@ struct FileSinkTests {
 
     /// Opens `path` for reading on a thread of its own (opening a FIFO waits for its writer)
     /// and returns everything read until the end.
-    static func readInBackground(_ path: FilePath) async throws -> [UInt8] {
+    static func readInBackground(_ path: Pathname) async throws -> [UInt8] {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
             // A thread of its own: a blocking open on Dispatch's pool could wait behind other
             // suites' work, and the sink's open would wait for it.
@@ -239,7 +239,7 @@ struct FileSinkTests {
         try await withScratchDirectory { directory in
             let file = directory.appending("f.txt")
             try writeFile(file, Array("ORIGINAL".utf8))
-            let destination: FilePath
+            let destination: Pathname
             switch alias {
             case .samePath:
                 destination = file
@@ -316,7 +316,7 @@ struct FileSinkTests {
 
     @Test func longestDestinationNameWorks() async throws {
         try await withScratchDirectory { directory in
-            let name = FilePath(String(repeating: "n", count: 255))
+            let name = Pathname(String(repeating: "n", count: 255))
             let destination = directory.appending(name)
             let sink = try await FileSink.create(at: destination, options: Self.noFsync)
             try await sink.write(Chunk([1, 2]))

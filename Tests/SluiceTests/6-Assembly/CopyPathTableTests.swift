@@ -117,11 +117,11 @@ import Testing
 
     @Test func theListedErrnosGiveWay() {
         for errno in [
-            Errno.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice, .notPermitted, .textFileBusy,
+            ErrorNumber.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice, .notPermitted, .textFileBusy,
         ] {
             #expect(CopyPath.givesWay(on: errno), "\(errno)")
         }
-        for errno in [Errno.ioError, .noSpace, .permissionDenied, .badFileDescriptor] {
+        for errno in [ErrorNumber.ioError, .noSpace, .permissionDenied, .badFileDescriptor] {
             #expect(!CopyPath.givesWay(on: errno), "\(errno)")
         }
     }

@@ -70,7 +70,7 @@ struct DescriptorBudgetTests {
                     count += 1
                     return count
                 }
-                if index == n || (always && index >= n) { return .failure(Errno(rawValue: EMFILE)) }
+                if index == n || (always && index >= n) { return .failure(ErrorNumber(rawValue: EMFILE)) }
             }
             return open(path, flags, mode)
         }
@@ -96,7 +96,7 @@ struct DescriptorBudgetTests {
         let firstCommitted = Latch()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
-                source: source, destination: directory.appending(FilePath("out/f\(index)")), sourceStatus: try FileStatus.of(source),
+                source: source, destination: directory.appending(Pathname("out/f\(index)")), sourceStatus: try FileStatus.of(source),
                 completion: { outcome in
                     outcomes.add(outcome)
                     if outcome.index == 0 { firstCommitted.open() }
@@ -146,7 +146,7 @@ struct DescriptorBudgetTests {
             ownsProgress: true, system: Self.failingCreation(at: 1, always: true))
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
-                source: source, destination: directory.appending(FilePath("out/f\(index)")),
+                source: source, destination: directory.appending(Pathname("out/f\(index)")),
                 sourceStatus: try FileStatus.of(source), sinkOptions: .init(synchronize: false)))
         }
         let totals = await engine.finish()

@@ -63,7 +63,7 @@ struct FileCopyCancellationTests {
         /// What reached standard output (the descriptor shape), else the destination's bytes.
         var output: [UInt8]?
         /// The names left in the scratch directory.
-        var entries: [FilePath]
+        var entries: [Pathname]
         /// Descriptors still open into the scratch directory or onto the run's pipes.
         var leakedDescriptors: [String]
         /// Points reached after `run()` returned: a stage still running.
@@ -81,7 +81,7 @@ struct FileCopyCancellationTests {
 
         var feeder: ThreadResult<Void>?
         var drained: ThreadResult<[UInt8]>?
-        var closeAfterRun: [FileDescriptor] = []
+        var closeAfterRun: [Descriptor] = []
         let result: Result<CopyReport, any Error>
         do {
             let source: FileChunks
@@ -162,7 +162,7 @@ struct FileCopyCancellationTests {
     @Test(arguments: Operation.allCases, Shape.allCases)
     func cancellingAtEveryAwaitPointCommitsNothing(operation: Operation, shape: Shape) async throws {
         let (_, expected) = try await Self.material(operation)
-        let inputs: [FilePath] = shape == .pipeToFile ? [] : ["input"]
+        let inputs: [Pathname] = shape == .pipeToFile ? [] : ["input"]
 
         let clean = try await Self.run(operation, shape, cancelAt: nil)
         _ = try clean.result.get()

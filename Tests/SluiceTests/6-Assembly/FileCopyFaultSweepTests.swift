@@ -136,8 +136,8 @@ struct FileCopyFaultSweepTests {
         let operation: Operation
         let shape: Shape
         let directory: ScratchDirectory
-        let input: FilePath
-        let destination: FilePath
+        let input: Pathname
+        let destination: Pathname
         let inputBytes: [UInt8]
         let gate = CommitGate()
 
@@ -208,7 +208,7 @@ struct FileCopyFaultSweepTests {
         /// thread of its own (``FileChunks``, through the real calls): a child that another suite
         /// is spawning can hold a copy of the write end until its `exec`, and the read waits for
         /// it in `poll(2)`, off the cooperative pool.
-        private func drain(_ descriptor: FileDescriptor) async throws -> [UInt8] {
+        private func drain(_ descriptor: Descriptor) async throws -> [UInt8] {
             var bytes: [UInt8] = []
             for try await chunk in try await FileChunks.reading(descriptor, chunkSize: 64 * 1024) { bytes += chunk.bytes }
             return bytes
@@ -216,7 +216,7 @@ struct FileCopyFaultSweepTests {
 
         /// Runs the operation into ``destination`` from ``input``, or from `descriptor` when given.
         private func runToFile(
-            reading descriptor: FileDescriptor?, _ system: SystemCalls, watching wakePipe: WeakReference<WakePipe>
+            reading descriptor: Descriptor?, _ system: SystemCalls, watching wakePipe: WeakReference<WakePipe>
         ) async throws -> Run {
             var sink: FileSink?
             let result = await Result {
@@ -233,7 +233,7 @@ struct FileCopyFaultSweepTests {
 
         /// ``input``, or `descriptor` (named `-`, not closed) when given.
         private func openSource(
-            _ descriptor: FileDescriptor?, _ system: SystemCalls, watching wakePipe: WeakReference<WakePipe>
+            _ descriptor: Descriptor?, _ system: SystemCalls, watching wakePipe: WeakReference<WakePipe>
         ) async throws -> FileChunks {
             let source = try await FileChunks.open(
                 descriptor == nil ? input : "-", descriptor: descriptor, ownsDescriptor: descriptor == nil,
@@ -307,7 +307,7 @@ struct FileCopyFaultSweepTests {
 
 /// A pipe whose end the test uses never blocks (`O_NONBLOCK`: a mistake shows as `EAGAIN`, not
 /// a hang); the end Sluice uses (`read` or not) is in non-blocking mode only if `nonBlocking`.
-func makeTestPipe(sluiceReads: Bool, nonBlocking: Bool) throws -> (read: FileDescriptor, write: FileDescriptor) {
+func makeTestPipe(sluiceReads: Bool, nonBlocking: Bool) throws -> (read: Descriptor, write: Descriptor) {
     let pipe = try makePipe()
     let (sluiceEnd, testEnd) = sluiceReads ? (pipe.read, pipe.write) : (pipe.write, pipe.read)
     for descriptor in nonBlocking ? [sluiceEnd, testEnd] : [testEnd] {

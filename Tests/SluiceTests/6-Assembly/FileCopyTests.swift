@@ -46,7 +46,7 @@ struct FileCopyTests {
     struct GrowingFile: AsyncSequence, Sendable {
         typealias Element = Chunk
         let chunks: FileChunks
-        let path: FilePath
+        let path: Pathname
         let growth: [UInt8]
         let appends: Int
 

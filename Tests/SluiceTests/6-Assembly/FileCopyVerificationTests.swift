@@ -12,7 +12,7 @@ struct FileCopyVerificationTests {
 
     /// Copies `source` to `destination` in `directory` through a sink with `system`, verifying.
     static func copy(
-        _ sourcePath: FilePath, to destination: FilePath, system: SystemCalls = .live,
+        _ sourcePath: Pathname, to destination: Pathname, system: SystemCalls = .live,
         verification: CopyVerification = .sameBytes, transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil
     ) async throws -> CopyReport {
         let source = try await FileChunks.open(sourcePath)

@@ -24,7 +24,7 @@ struct ManyFileCopyBatchTests {
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
-                source: source, destination: directory.appending(FilePath("out/f\(index)")),
+                source: source, destination: directory.appending(Pathname("out/f\(index)")),
                 sourceStatus: try FileStatus.of(source), completion: outcomes.add))
         }
         let totals = await engine.finish()
@@ -40,7 +40,7 @@ struct ManyFileCopyBatchTests {
             #expect(path == (clones ? .clone : small || copiesInTheKernel ? .kernelCopy : .pipeline), "\(outcome.index) on \(type)")
         }
         for (index, size) in sizes.enumerated() {
-            #expect(try readFile(directory.appending(FilePath("out/f\(index)"))) == ManyFileCopyTests.content(index, size: size))
+            #expect(try readFile(directory.appending(Pathname("out/f\(index)"))) == ManyFileCopyTests.content(index, size: size))
         }
         #expect(try temporaryFiles(in: directory.appending("out")).isEmpty)
     }
@@ -58,7 +58,7 @@ struct ManyFileCopyBatchTests {
         let seen = LockedValue<[(renamed: Int, waiting: Int)]>([])
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
-                source: source, destination: out.appending(FilePath("f\(index)")), sourceStatus: try FileStatus.of(source),
+                source: source, destination: out.appending(Pathname("f\(index)")), sourceStatus: try FileStatus.of(source),
                 completion: { _ in
                 // At each completion: the files named so far, and the unnamed (O_TMPFILE)
                 // temporaries still waiting, open in `out`.
@@ -74,7 +74,7 @@ struct ManyFileCopyBatchTests {
         #expect(steps.map(\.renamed) == Array(1...sizes.count))
         #expect(steps.map(\.waiting) == Array((0..<sizes.count).reversed()))
         for (index, size) in sizes.enumerated() {
-            #expect(try readFile(out.appending(FilePath("f\(index)"))) == ManyFileCopyTests.content(index, size: size))
+            #expect(try readFile(out.appending(Pathname("f\(index)"))) == ManyFileCopyTests.content(index, size: size))
         }
     }
 
@@ -87,7 +87,7 @@ struct ManyFileCopyBatchTests {
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
-                source: source, destination: directory.appending(FilePath("out/f\(index)")),
+                source: source, destination: directory.appending(Pathname("out/f\(index)")),
                 sourceStatus: try FileStatus.of(source), verification: .sameBytes, completion: outcomes.add))
         }
         let totals = await engine.finish()
@@ -109,7 +109,7 @@ struct ManyFileCopyBatchTests {
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
-                source: source, destination: directory.appending(FilePath("out/f\(index)")),
+                source: source, destination: directory.appending(Pathname("out/f\(index)")),
                 sourceStatus: try FileStatus.of(source), completion: outcomes.add))
         }
         // Every file sealed and waiting in the batch (committed only at the end): then cancel.

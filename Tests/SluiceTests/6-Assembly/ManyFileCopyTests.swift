@@ -24,11 +24,11 @@ struct ManyFileCopyTests {
     }
 
     /// Writes `sizes.count` sources into `directory`/in and makes `directory`/out.
-    static func makeSources(_ sizes: [Int], in directory: ScratchDirectory) throws -> [FilePath] {
+    static func makeSources(_ sizes: [Int], in directory: ScratchDirectory) throws -> [Pathname] {
         mkdir(directory.appending("in").description, 0o755)
         mkdir(directory.appending("out").description, 0o755)
         return try sizes.enumerated().map { index, size in
-            let path = directory.appending(FilePath("in/f\(index)"))
+            let path = directory.appending(Pathname("in/f\(index)"))
             try writeFile(path, content(index, size: size))
             return path
         }
@@ -52,7 +52,7 @@ struct ManyFileCopyTests {
             totalBytes: Int64(sizes.reduce(0, +)), totalFiles: sizes.count)
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
-            let destination = directory.appending(FilePath("out/f\(index)"))
+            let destination = directory.appending(Pathname("out/f\(index)"))
             let submitted = try await engine.submit(.init(
                 source: source, destination: destination, sourceStatus: try FileStatus.of(source), completion: outcomes.add))
             #expect(submitted == index)
@@ -73,7 +73,7 @@ struct ManyFileCopyTests {
             #expect(outcome.progress.files?.currentIndex == outcome.index)
         }
         for (index, size) in sizes.enumerated() {
-            #expect(try readFile(directory.appending(FilePath("out/f\(index)"))) == Self.content(index, size: size))
+            #expect(try readFile(directory.appending(Pathname("out/f\(index)"))) == Self.content(index, size: size))
         }
         #expect(try temporaryFiles(in: directory.appending("out")).isEmpty)
     }
@@ -88,7 +88,7 @@ struct ManyFileCopyTests {
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
-                source: source, destination: directory.appending(FilePath("out/f\(index)")), completion: outcomes.add))
+                source: source, destination: directory.appending(Pathname("out/f\(index)")), completion: outcomes.add))
         }
         try await engine.submit(.init(
             source: directory.appending("in/missing"), destination: directory.appending("out/missing"),
@@ -115,7 +115,7 @@ struct ManyFileCopyTests {
             if index == 5 { engine.cancel() }
             do {
                 try await engine.submit(.init(
-                    source: source, destination: directory.appending(FilePath("out/f\(index)")), completion: outcomes.add))
+                    source: source, destination: directory.appending(Pathname("out/f\(index)")), completion: outcomes.add))
                 accepted += 1
             } catch {
                 #expect(index >= 5)
@@ -125,8 +125,8 @@ struct ManyFileCopyTests {
         #expect(accepted == 5)
         #expect(totals.committed + totals.failed == accepted)
         #expect(outcomes.all.count == accepted)
-        for (index, size) in sizes.enumerated() where exists(directory.appending(FilePath("out/f\(index)"))) {
-            #expect(try readFile(directory.appending(FilePath("out/f\(index)"))) == Self.content(index, size: size))
+        for (index, size) in sizes.enumerated() where exists(directory.appending(Pathname("out/f\(index)"))) {
+            #expect(try readFile(directory.appending(Pathname("out/f\(index)"))) == Self.content(index, size: size))
         }
         #expect(try temporaryFiles(in: directory.appending("out")).isEmpty)
     }

@@ -16,7 +16,7 @@ struct RegularFileCopyLoopMountTests {
 
     /// Runs `body` on a fresh `kind` file system; cancels the test (reported as skipped, with
     /// the reason) when it cannot be made.
-    static func onLoopMount(_ kind: LoopMount.Kind, _ body: (FilePath) async throws -> Void) async throws {
+    static func onLoopMount(_ kind: LoopMount.Kind, _ body: (Pathname) async throws -> Void) async throws {
         do {
             try await LoopMount.with(kind, body)
         } catch let unavailable as LoopMount.Unavailable {
@@ -25,7 +25,7 @@ struct RegularFileCopyLoopMountTests {
     }
 
     static func copy(
-        _ source: FilePath, to destination: FilePath, options: RegularFileCopy.Options = .init(),
+        _ source: Pathname, to destination: Pathname, options: RegularFileCopy.Options = .init(),
         system: SystemCalls = .live
     ) async throws -> CopyReport {
         let chunks = try await FileChunks.open(source, descriptor: nil, ownsDescriptor: true, chunkSize: 1 << 20, system: system)

@@ -133,9 +133,9 @@ struct RegularFileCopyTests {
     }
 
     @Test(arguments: [
-        Errno.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice, .notPermitted,
+        ErrorNumber.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice, .notPermitted,
     ])
-    func kernelCopyGivesWayToThePipeline(errno: Errno) async throws {
+    func kernelCopyGivesWayToThePipeline(errno: ErrorNumber) async throws {
         try await withScratchDirectory { directory in
             let data = randomBytes(count: Self.size, seed: 15)
             // The second slice fails: what the first copied is discarded.

@@ -29,7 +29,7 @@ struct SharedProgressTests {
             let engine = ManyFileCopy(options: options, progress: progress)
             for index in segment {
                 try await engine.submit(.init(
-                    source: sources[index], destination: directory.appending(FilePath("out/f\(index)")),
+                    source: sources[index], destination: directory.appending(Pathname("out/f\(index)")),
                     sourceStatus: try FileStatus.of(sources[index]), completion: outcomes.add))
             }
             let totals = await engine.finish()
@@ -76,7 +76,7 @@ struct SharedProgressTests {
                     outcome in indices.withLock { $0.append(outcome.progress.files?.currentIndex ?? -1) }
                 }
                 let copy = TreeCopy(
-                    from: scratch.appending(FilePath(tree)), to: scratch.appending("t"),
+                    from: scratch.appending(Pathname(tree)), to: scratch.appending("t"),
                     options: .init(sink: .init(synchronize: false)), runner: runner)
                 let report = try await copy.run()
                 #expect(report.failures == 0)

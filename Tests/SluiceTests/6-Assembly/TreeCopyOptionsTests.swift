@@ -100,7 +100,7 @@ struct TreeCopyOptionsTests {
             let handle = try DirectoryHandle.open(scratch.path)
             try handle.makeDirectory("s", permissions: 0o755)
             let size: Int64 = (1 << 20) + 4096
-            let file = try FileDescriptor.open(scratch.appending("s/f"), O_WRONLY | O_CREAT, permissions: 0o644)
+            let file = try Descriptor.open(scratch.appending("s/f"), O_WRONLY | O_CREAT, permissions: 0o644)
             try file.closeAfter { () throws in
                 try file.setSize(size)
                 _ = try Array(repeating: UInt8(9), count: 4096).withUnsafeBytes { try file.write(toAbsoluteOffset: 1 << 20, $0) }
@@ -162,7 +162,7 @@ struct TreeCopyOptionsTests {
             let handle = try DirectoryHandle.open(scratch.path)
             try handle.makeDirectory("s", permissions: 0o755)
             for index in 0..<12 {
-                try writeFile(scratch.appending(FilePath("s/f\(index)")), Self.pattern(index < 10 ? chunk : 5 * chunk))
+                try writeFile(scratch.appending(Pathname("s/f\(index)")), Self.pattern(index < 10 ? chunk : 5 * chunk))
             }
             let clock = TestClock()
             let limiter = RateLimiter(bytesPerSecond: Int64(10 * chunk), clock: clock)

@@ -39,7 +39,7 @@ struct TreeCopyRaceTests {
 
     /// Gives `name` in `directory` ``note``, or cancels the test (reported as skipped) where
     /// the file system keeps no `user.*` attributes.
-    static func requireUserAttributes(on name: FilePath, in directory: DirectoryHandle) throws {
+    static func requireUserAttributes(on name: Pathname, in directory: DirectoryHandle) throws {
         let refused = note.write(to: name, in: directory)
         if let (_, error) = refused.first {
             try Test.cancel(Comment(rawValue: "this file system keeps no user.* attributes: \(error)"))
@@ -47,19 +47,19 @@ struct TreeCopyRaceTests {
     }
 
     /// The value of `user.note` at `path` (not following a link unless `following`), or `nil`.
-    static func noteValue(at path: FilePath, following: Bool = false) -> String? {
+    static func noteValue(at path: Pathname, following: Bool = false) -> String? {
         var value = [UInt8](repeating: 0, count: 64)
         let size = path.withCString { following ? getxattr($0, "user.note", &value, value.count) : lgetxattr($0, "user.note", &value, value.count) }
         return size < 0 ? nil : String(decoding: value[..<size], as: UTF8.self)
     }
 
-    static func mode(of path: FilePath) throws -> UInt32 {
-        try DirectoryHandle.open(path.directory).status(of: FilePath(path.lastComponent.description)).permissions
+    static func mode(of path: Pathname) throws -> UInt32 {
+        try DirectoryHandle.open(path.directory).status(of: Pathname(path.lastComponent.description)).permissions
     }
 
     /// A tree copy with `-a`'s attributes, its failures' messages, and its report.
     static func copyTree(
-        _ source: FilePath, to target: FilePath, runner: HookedRunner
+        _ source: Pathname, to target: Pathname, runner: HookedRunner
     ) async throws -> (TreeCopyReport, [String]) {
         let failures = LockedValue<[String]>([])
         let copy = TreeCopy(
@@ -84,7 +84,7 @@ struct TreeCopyRaceTests {
             // What the file being named looks like at that instant (through the path the call names it by).
             let look: @Sendable (UnsafePointer<CChar>) -> Void = { from in
                 var raw = stat()
-                let path = FilePath(String(cString: from))
+                let path = Pathname(String(cString: from))
                 guard stat(from, &raw) == 0 else { return }
                 seen.withLock {
                     $0.append("\(Self.noteValue(at: path, following: true) ?? "none") \(String(raw.st_mode & 0o7777, radix: 8)) \(raw.st_mtim.tv_sec)")

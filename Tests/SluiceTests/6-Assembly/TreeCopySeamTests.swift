@@ -20,8 +20,8 @@ struct TreeCopySeamTests {
         try handle.makeDirectory("s", permissions: 0o755)
         let tree = try handle.openDirectory("s")
         for (directory, file) in [("a", "f"), ("b", "g"), ("c", "h")] {
-            try tree.makeDirectory(FilePath(directory), permissions: 0o755)
-            try writeFile(scratch.appending(FilePath("s/\(directory)/\(file)")), Array(file.utf8))
+            try tree.makeDirectory(Pathname(directory), permissions: 0o755)
+            try writeFile(scratch.appending(Pathname("s/\(directory)/\(file)")), Array(file.utf8))
         }
         try tree.makeSymbolicLink("l", target: "a")
     }
@@ -29,9 +29,9 @@ struct TreeCopySeamTests {
     /// The real calls, with `fault` for the calls `refuses` picks (given the name and the
     /// flags of an `openat`, the name of the rest).
     static func calls(
-        refusingOpenAt refusesOpen: (@Sendable (String, CInt) -> Errno?)? = nil,
-        refusingMakeDirectory refusesMakeDirectory: (@Sendable (String) -> Errno?)? = nil,
-        refusingUnlink refusesUnlink: (@Sendable (String) -> Errno?)? = nil,
+        refusingOpenAt refusesOpen: (@Sendable (String, CInt) -> ErrorNumber?)? = nil,
+        refusingMakeDirectory refusesMakeDirectory: (@Sendable (String) -> ErrorNumber?)? = nil,
+        refusingUnlink refusesUnlink: (@Sendable (String) -> ErrorNumber?)? = nil,
         from base: SystemCalls = .live
     ) -> SystemCalls {
         var system = base
@@ -68,7 +68,7 @@ struct TreeCopySeamTests {
     }
 
     /// No `.sluice-*.tmp` anywhere under `path`.
-    static func expectNoTemporaries(under path: FilePath) throws {
+    static func expectNoTemporaries(under path: Pathname) throws {
         #expect(try temporaryFiles(in: path) == [])
         for name in try entries(in: path) {
             let child = path.appending(name)
@@ -82,7 +82,7 @@ struct TreeCopySeamTests {
         try await withScratchDirectory { scratch in
             try Self.makeTree(in: scratch)
             let system = Self.calls(refusingOpenAt: { name, flags in
-                name == "b" && flags & O_DIRECTORY != 0 ? Errno(rawValue: EMFILE) : nil
+                name == "b" && flags & O_DIRECTORY != 0 ? ErrorNumber(rawValue: EMFILE) : nil
             })
             let (report, failures) = try await Self.copy(in: scratch, system: system)
             #expect(failures == ["cannot open '\(scratch.appending("s/b"))': Too many open files"])
@@ -104,7 +104,7 @@ struct TreeCopySeamTests {
                 guard name == "." else { return nil }
                 return listings.withLock { count in
                     count += 1
-                    return count == 2 ? Errno(rawValue: EMFILE) : nil
+                    return count == 2 ? ErrorNumber(rawValue: EMFILE) : nil
                 }
             })
             let (report, failures) = try await Self.copy(in: scratch, system: system)
@@ -118,7 +118,7 @@ struct TreeCopySeamTests {
     @Test func aRefusedMkdirSkipsThatDirectory() async throws {
         try await withScratchDirectory { scratch in
             try Self.makeTree(in: scratch)
-            let system = Self.calls(refusingMakeDirectory: { $0 == "b" ? Errno(rawValue: EACCES) : nil })
+            let system = Self.calls(refusingMakeDirectory: { $0 == "b" ? ErrorNumber(rawValue: EACCES) : nil })
             let (report, failures) = try await Self.copy(in: scratch, system: system)
             #expect(failures == ["cannot create directory '\(scratch.appending("t/b"))': Permission denied"])
             #expect(report.files == 2)
@@ -135,7 +135,7 @@ struct TreeCopySeamTests {
             try handle.makeDirectory("t", permissions: 0o755)
             try handle.openDirectory("t").makeDirectory("s", permissions: 0o755)
             try handle.openDirectory("t/s").makeSymbolicLink("l", target: "old")
-            let system = Self.calls(refusingUnlink: { $0 == "l" ? Errno(rawValue: EPERM) : nil })
+            let system = Self.calls(refusingUnlink: { $0 == "l" ? ErrorNumber(rawValue: EPERM) : nil })
             let (report, failures) = try await Self.copy(in: scratch, system: system, overwrite: true)
             #expect(failures == ["cannot remove '\(scratch.appending("t/s/l"))': Operation not permitted"])
             #expect(report.files == 3)
@@ -151,10 +151,10 @@ struct TreeCopySeamTests {
             try Self.makeTree(in: scratch)
             var files = SystemCalls.refusingUnnamedFiles
             let (rename, renameAt) = (files.rename, files.renameAt)
-            let refuses: @Sendable (UnsafePointer<CChar>) -> Bool = { to in FilePath(String(cString: to)).lastComponent.description == "g" }
-            files.rename = { from, to, flags in refuses(to) ? .failure(Errno(rawValue: EPERM)) : rename(from, to, flags) }
+            let refuses: @Sendable (UnsafePointer<CChar>) -> Bool = { to in Pathname(String(cString: to)).lastComponent.description == "g" }
+            files.rename = { from, to, flags in refuses(to) ? .failure(ErrorNumber(rawValue: EPERM)) : rename(from, to, flags) }
             files.renameAt = { fromDirectory, from, toDirectory, to, flags in
-                refuses(to) ? .failure(Errno(rawValue: EPERM)) : renameAt(fromDirectory, from, toDirectory, to, flags)
+                refuses(to) ? .failure(ErrorNumber(rawValue: EPERM)) : renameAt(fromDirectory, from, toDirectory, to, flags)
             }
             let (report, failures) = try await Self.copy(in: scratch, fileSystem: files)
             #expect(failures == ["cannot create '\(scratch.appending("t/b/g"))': Operation not permitted"])

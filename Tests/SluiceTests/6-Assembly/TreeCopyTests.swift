@@ -89,22 +89,22 @@ import Testing
         try await withScratchDirectory { scratch in
             let handle = try DirectoryHandle.open(scratch.path)
             try handle.makeDirectory("s", permissions: 0o755)
-            if linked != copied { try handle.makeDirectory(FilePath(linked), permissions: 0o755) }
+            if linked != copied { try handle.makeDirectory(Pathname(linked), permissions: 0o755) }
             try writeFile(scratch.appending("s/f"), Array("kept".utf8))
             #expect(symlink("../\(linked)", scratch.appending("s/up").description) == 0)
             let failures = LockedValue<[String]>([])
             let copy = TreeCopy(
-                from: scratch.appending("s"), to: scratch.appending(FilePath(linked)),
+                from: scratch.appending("s"), to: scratch.appending(Pathname(linked)),
                 options: .init(links: .all, sink: .init(synchronize: false)))
             let report = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
             let messages = failures.withLock { $0 }
             #expect(messages.count == 1)
             #expect(messages.first?.hasSuffix(
-                "cannot copy a directory, '\(scratch.appending("s/up"))', into itself, '\(scratch.appending(FilePath(linked)))'") == true,
+                "cannot copy a directory, '\(scratch.appending("s/up"))', into itself, '\(scratch.appending(Pathname(linked)))'") == true,
                 "\(messages)")
             #expect(report.failures == 1)
-            #expect(try readFile(scratch.appending(FilePath(copied)).appending("f")) == Array("kept".utf8))
-            #expect(try entries(in: scratch.appending(FilePath(copied))).map(\.description) == ["f"])
+            #expect(try readFile(scratch.appending(Pathname(copied)).appending("f")) == Array("kept".utf8))
+            #expect(try entries(in: scratch.appending(Pathname(copied))).map(\.description) == ["f"])
         }
     }
 

@@ -133,7 +133,7 @@ struct CrashExplorer {
         }
         for (path, entry) in entries where initial[path] == nil && final[path] == nil {
             let lastComponent = path.split(separator: UInt8(ascii: "/")).last.map(Array.init) ?? path
-            if FileDescriptor.isTemporaryName(lastComponent) { continue }
+            if Descriptor.isTemporaryName(lastComponent) { continue }
             messages.append("'\(String(decoding: path, as: UTF8.self))' is neither an old nor a new entry: \(Self.show(entry))")
         }
         for (source, copy) in removals where entries[source] == nil && initial[source] != nil && entries[copy] != final[copy] {

@@ -35,13 +35,13 @@ final class CrashRecorder: @unchecked Sendable {
     private(set) var calls: [String] = []
     /// The state before the scenario ran.
     let initial: CrashModel
-    let root: FilePath
+    let root: Pathname
     /// What a planted change of the trace or a scenario's check needs: the node of each path
     /// of the initial state.
     private(set) var initialNodes: [[UInt8]: Int] = [:]
 
     /// Takes the state of `root` (read directly, as it is on disk now: taken as durable).
-    init(root: FilePath) {
+    init(root: Pathname) {
         self.root = root
         var model = CrashModel()
         var nodes: [Key: Int] = [:]
@@ -57,11 +57,11 @@ final class CrashRecorder: @unchecked Sendable {
         var rootStatus = stat()
         _ = root.withCString { lstat($0, &rootStatus) }
         nodes[Key(device: UInt64(rootStatus.st_dev), inode: UInt64(rootStatus.st_ino))] = CrashModel.root
-        var pending: [(FilePath, [UInt8], Int)] = [(root, [], CrashModel.root)]
+        var pending: [(Pathname, [UInt8], Int)] = [(root, [], CrashModel.root)]
         while let (directory, relative, directoryNode) = pending.popLast() {
             var entries: [[UInt8]: Int] = [:]
             for name in Self.names(in: directory) {
-                let path = directory.appending(FilePath(bytes: name))
+                let path = directory.appending(Pathname(bytes: name))
                 let childRelative = relative.isEmpty ? name : relative + [UInt8(ascii: "/")] + name
                 var raw = stat()
                 guard path.withCString({ lstat($0, &raw) }) == 0 else { continue }
@@ -77,7 +77,7 @@ final class CrashRecorder: @unchecked Sendable {
         for (relative, child) in paths {
             guard case .directory(let entries, _)? = model.nodes[child] else { continue }
             var raw = stat()
-            _ = root.appending(FilePath(bytes: relative)).withCString { lstat($0, &raw) }
+            _ = root.appending(Pathname(bytes: relative)).withCString { lstat($0, &raw) }
             model.nodes[child] = .directory(entries: entries, mode: UInt32(raw.st_mode) & 0o7777)
         }
         initial = model
@@ -252,8 +252,8 @@ final class CrashRecorder: @unchecked Sendable {
     /// Runs `call` with the lock held; when it succeeds, names it in ``calls`` and appends
     /// what `record` makes of its result to the trace (and to the live model).
     private func recording<Value>(
-        _ name: String, _ call: () -> Result<Value, Errno>, record: (Value) -> [CrashOperation]
-    ) -> Result<Value, Errno> {
+        _ name: String, _ call: () -> Result<Value, ErrorNumber>, record: (Value) -> [CrashOperation]
+    ) -> Result<Value, ErrorNumber> {
         lock.withLock { _ in
             let result = call()
             if case .success(let value) = result {
@@ -270,8 +270,8 @@ final class CrashRecorder: @unchecked Sendable {
     }
 
     private func writing(
-        _ descriptor: CInt, call name: String = "write", _ call: () -> Result<Int, Errno>, bytes: (Int) -> [UInt8]
-    ) -> Result<Int, Errno> {
+        _ descriptor: CInt, call name: String = "write", _ call: () -> Result<Int, ErrorNumber>, bytes: (Int) -> [UInt8]
+    ) -> Result<Int, ErrorNumber> {
         // The offset before the write: where its bytes go (a seek past the end made a hole).
         let offset = lseek(descriptor, 0, SEEK_CUR)
         return recording(name, call) { written in
@@ -302,8 +302,8 @@ final class CrashRecorder: @unchecked Sendable {
     static let block = 4096
 
     private func opening(
-        directory: CInt, path: UnsafePointer<CChar>, flags: CInt, mode: mode_t, _ call: () -> Result<CInt, Errno>
-    ) -> Result<CInt, Errno> {
+        directory: CInt, path: UnsafePointer<CChar>, flags: CInt, mode: mode_t, _ call: () -> Result<CInt, ErrorNumber>
+    ) -> Result<CInt, ErrorNumber> {
         let unnamed = flags & CSluiceShims_O_TMPFILE == CSluiceShims_O_TMPFILE
         let creates = flags & O_CREAT != 0 || unnamed
         return lock.withLock { _ in
@@ -342,8 +342,8 @@ final class CrashRecorder: @unchecked Sendable {
 
     private func renaming(
         _ fromDirectory: CInt, _ from: UnsafePointer<CChar>, _ toDirectory: CInt, _ to: UnsafePointer<CChar>, call name: String,
-        _ call: () -> Result<Void, Errno>
-    ) -> Result<Void, Errno> {
+        _ call: () -> Result<Void, ErrorNumber>
+    ) -> Result<Void, ErrorNumber> {
         let (source, target) = lock.withLock { _ in (parent(fromDirectory, from), parent(toDirectory, to)) }
         return recording(name, call) { _ in
             guard let (fromParent, fromName) = source, let (toParent, toName) = target else { return [] }
@@ -356,9 +356,9 @@ final class CrashRecorder: @unchecked Sendable {
     }
 
     private func making(
-        _ name: String, _ directory: CInt, _ path: UnsafePointer<CChar>, _ call: () -> Result<Void, Errno>,
+        _ name: String, _ directory: CInt, _ path: UnsafePointer<CChar>, _ call: () -> Result<Void, ErrorNumber>,
         node kind: (stat) -> CrashModel.Node
-    ) -> Result<Void, Errno> {
+    ) -> Result<Void, ErrorNumber> {
         let target = lock.withLock { _ in parent(directory, path) }
         return recording(name, call) { _ in
             var raw = stat()
@@ -433,7 +433,7 @@ final class CrashRecorder: @unchecked Sendable {
 
     // MARK: The initial state
 
-    private static func names(in directory: FilePath) -> [[UInt8]] {
+    private static func names(in directory: Pathname) -> [[UInt8]] {
         guard let stream = directory.withCString({ opendir($0) }) else { return [] }
         defer { closedir(stream) }
         var names: [[UInt8]] = []
@@ -444,7 +444,7 @@ final class CrashRecorder: @unchecked Sendable {
         return names
     }
 
-    private static func snapshot(_ path: FilePath, _ raw: stat) -> CrashModel.Node {
+    private static func snapshot(_ path: Pathname, _ raw: stat) -> CrashModel.Node {
         switch raw.st_mode & S_IFMT {
         case S_IFREG:
             let descriptor = path.withCString { Glibc.open($0, O_RDONLY | O_CLOEXEC) }

@@ -41,7 +41,7 @@ struct CrashRecorderStraceTests {
     /// The kinds of mutating calls `sluice arguments` made, by strace, on paths under `root`
     /// (an `open` only when it creates or truncates, an `ioctl` only a clone, a `copy_file_range`
     /// only when it copied something), with their counts.
-    static func traced(_ arguments: [String], in root: FilePath) throws -> [String: Int] {
+    static func traced(_ arguments: [String], in root: Pathname) throws -> [String: Int] {
         let log = root.appending(".strace").description
         let process = Process()
         // The usual limit on open files: the descriptor count probes each possible descriptor

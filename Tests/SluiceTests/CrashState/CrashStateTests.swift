@@ -321,8 +321,8 @@ struct CrashStateTests {
 
     // MARK: Inputs
 
-    static func writeSparse(_ path: FilePath) throws {
-        let descriptor = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644)
+    static func writeSparse(_ path: Pathname) throws {
+        let descriptor = try Descriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644)
         defer { try? descriptor.close() }
         try bytes(8192, seed: 6).withUnsafeBytes { try descriptor.write(toAbsoluteOffset: 0, $0) }
         try bytes(4096, seed: 7).withUnsafeBytes { try descriptor.write(toAbsoluteOffset: 8192 + 65536, $0) }
@@ -340,15 +340,15 @@ struct CrashStateTests {
     static func recordSeveralFiles(removingSources: Bool = false) async throws -> Recorded {
         var recorded = try await record(setUp: { scratch in
             mkdir(scratch.appending("out").description, 0o755)
-            for index in 0..<3 { try writeFile(scratch.appending(FilePath("in\(index)")), bytes(3000 + 2000 * index, seed: UInt8(index))) }
+            for index in 0..<3 { try writeFile(scratch.appending(Pathname("in\(index)")), bytes(3000 + 2000 * index, seed: UInt8(index))) }
         }) { scratch, system in
             var options = ManyFileCopy.Options(width: 2, chunkSize: chunkSize, copy: .init(forcesPipeline: true))
             options.syncBatchWaitMilliseconds = 600_000
             let engine = ManyFileCopy(options: options, progress: ManyFilesProgress(), ownsProgress: true, system: system)
             for index in 0..<3 {
-                let source = scratch.appending(FilePath("in\(index)"))
+                let source = scratch.appending(Pathname("in\(index)"))
                 try await engine.submit(.init(
-                    source: source, destination: scratch.appending(FilePath("out/in\(index)")), sourceStatus: try FileStatus.of(source),
+                    source: source, destination: scratch.appending(Pathname("out/in\(index)")), sourceStatus: try FileStatus.of(source),
                     completion: { _ in }))
             }
             let totals = await engine.finish()
@@ -357,7 +357,7 @@ struct CrashStateTests {
             // `--rm` as the command does it once the engine is finished (its directories
             // synced), by the same calls: each source removed, then one fsync of their directory.
             let removals = DirectorySyncBatch(system: system)
-            for index in 0..<3 { try removals.removeFile(at: scratch.appending(FilePath("in\(index)"))) }
+            for index in 0..<3 { try removals.removeFile(at: scratch.appending(Pathname("in\(index)"))) }
             #expect(removals.synchronize().isEmpty)
         }
         if removingSources {

@@ -18,7 +18,7 @@ enum SystemCallKind: String, CaseIterable, Sendable, CustomStringConvertible {
 enum InjectedFault: Sendable, Hashable, CustomStringConvertible {
     /// The call fails with this errno and does nothing (a `close` releases the descriptor
     /// first, as Linux does whatever `close(2)` reports).
-    case failure(Errno)
+    case failure(ErrorNumber)
     /// `EINTR` before anything happened (a `close`: after releasing the descriptor).
     case interrupted
     /// A `read` or `write` of more than one byte transfers half of them.
@@ -36,7 +36,7 @@ enum InjectedFault: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// What the call reports instead of its result; `nil` for a short transfer, which happens.
-    var errno: Errno? {
+    var errno: ErrorNumber? {
         switch self {
         case .failure(let errno): errno
         case .interrupted: .interrupted
@@ -50,7 +50,7 @@ enum InjectedFault: Sendable, Hashable, CustomStringConvertible {
         if case .failure = self { false } else { true }
     }
 
-    private static func name(_ errno: Errno) -> String {
+    private static func name(_ errno: ErrorNumber) -> String {
         switch errno {
         case .ioError: "EIO"
         case .noSpace: "ENOSPC"
@@ -153,8 +153,8 @@ final class FaultInjector: Sendable {
     /// A `read` or `write` of `count` bytes, made by `call` with the count to transfer, with the
     /// fault of this call if any.
     private func transfer(
-        _ kind: SystemCallKind, _ descriptor: CInt, _ count: Int, _ call: (Int) -> Result<Int, Errno>
-    ) -> Result<Int, Errno> {
+        _ kind: SystemCallKind, _ descriptor: CInt, _ count: Int, _ call: (Int) -> Result<Int, ErrorNumber>
+    ) -> Result<Int, ErrorNumber> {
         let fault = self.fault(for: kind, descriptor: descriptor)
         if let errno = fault?.errno { return .failure(errno) }
         return call(fault == .shortTransfer ? max(1, count / 2) : count)

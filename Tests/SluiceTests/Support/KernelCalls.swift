@@ -15,7 +15,7 @@ final class KernelCalls: Sendable {
         /// The real call.
         case real
         /// Fails with this errno, copying nothing.
-        case failure(Errno)
+        case failure(ErrorNumber)
         /// Returns 0, copying nothing: a /proc or /sys file on a kernel before 5.3.
         case nothing
         /// The real call, then the byte at this offset of the destination inverted if the call
@@ -31,7 +31,7 @@ final class KernelCalls: Sendable {
     }
 
     let fileSystem: FileSystemType?
-    let clone: Errno?
+    let clone: ErrorNumber?
     /// Whether `FICLONE` succeeds by copying the whole source (`clone` must be `nil`): the clone
     /// path on a file system that cannot clone.
     let emulatesClone: Bool
@@ -47,7 +47,7 @@ final class KernelCalls: Sendable {
     ///   - copy: the answer of the n-th `copy_file_range` (from 1).
     ///   - afterCopy: called after each real `copy_file_range`.
     init(
-        fileSystem: FileSystemType? = nil, clone: Errno? = nil, emulatesClone: Bool = false,
+        fileSystem: FileSystemType? = nil, clone: ErrorNumber? = nil, emulatesClone: Bool = false,
         copy: @escaping @Sendable (Int) -> Answer = { _ in .real },
         afterCopy: @escaping @Sendable (Int) -> Void = { _ in }
     ) {

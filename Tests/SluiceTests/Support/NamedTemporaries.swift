@@ -21,10 +21,10 @@ extension SystemCalls {
         var calls = self
         let (open, openAt) = (self.open, self.openAt)
         calls.open = { path, flags, mode in
-            SystemCalls.asksForUnnamedFile(flags) ? .failure(Errno(rawValue: EOPNOTSUPP)) : open(path, flags, mode)
+            SystemCalls.asksForUnnamedFile(flags) ? .failure(ErrorNumber(rawValue: EOPNOTSUPP)) : open(path, flags, mode)
         }
         calls.openAt = { directory, path, flags, mode in
-            SystemCalls.asksForUnnamedFile(flags) ? .failure(Errno(rawValue: EOPNOTSUPP)) : openAt(directory, path, flags, mode)
+            SystemCalls.asksForUnnamedFile(flags) ? .failure(ErrorNumber(rawValue: EOPNOTSUPP)) : openAt(directory, path, flags, mode)
         }
         return calls
     }

@@ -21,7 +21,7 @@ let size = Int64(megabytes) << 20
 // The source: a thread that pushes log-like records of 64 KiB and never waits.
 let producer = LineProducer(size: size, chunkSize: 64 << 10)
 let records = PushBuffer<Chunk>.fromCallbacks(
-    capacity: 16, byteBudget: 1 << 20, policy: .spill(directory: FilePath(NSTemporaryDirectory()), limit: size)
+    capacity: 16, byteBudget: 1 << 20, policy: .spill(directory: Pathname(NSTemporaryDirectory()), limit: size)
 ) { deliver, complete in
     producer.start(deliver: deliver, complete: complete)
     return { producer.stop() }
@@ -31,7 +31,7 @@ let records = PushBuffer<Chunk>.fromCallbacks(
 var sinkOptions = FileSink.Options()
 sinkOptions.overwrite = true  // a new run replaces the last one's file, atomically
 let sink: FileSink
-do { sink = try await FileSink.create(at: FilePath(output), options: sinkOptions) } catch {
+do { sink = try await FileSink.create(at: Pathname(output), options: sinkOptions) } catch {
     FileHandle.standardError.write(Data("IngestPipeline: \(error)\n".utf8))
     exit(1)
 }
@@ -53,7 +53,7 @@ let report = try await pipeline.run()
 await printer.value
 
 // Read the file back through the decoder and compare what came out with what went in.
-let compressed = try await FileChunks.open(FilePath(output))
+let compressed = try await FileChunks.open(Pathname(output))
 var decoder = GzipDecoder()
 let readBack = ReadBack()
 for try await chunk in compressed { try await decoder.process(chunk, emit: readBack.add) }

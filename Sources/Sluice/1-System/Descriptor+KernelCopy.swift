@@ -7,15 +7,15 @@ import Musl
 
 /// The calls of a copy that the kernel makes, and of files with holes: each through the
 /// ``SystemCalls`` seam, retried on `EINTR`.
-extension FileDescriptor {
+extension Descriptor {
     /// Makes this file (opened for writing) a clone of all of `source`: `ioctl(2)` `FICLONE`
     /// (ioctl_ficlone(2)). The two files share their extents until one of them is written: no
     /// data is copied and no space is used. This file's size becomes the source's.
     ///
-    /// - Throws: the call's ``Errno``: `EOPNOTSUPP` (or `EINVAL`, `ENOTTY`) where the file
+    /// - Throws: the call's ``ErrorNumber``: `EOPNOTSUPP` (or `EINVAL`, `ENOTTY`) where the file
     ///   system cannot clone, `EXDEV` when the two files are on different file systems.
-    package func clone(from source: FileDescriptor, system: SystemCalls = .live) throws(Errno) {
-        try Errno.retryingInterrupts { system.clone(rawValue, source.rawValue) }.get()
+    package func clone(from source: Descriptor, system: SystemCalls = .live) throws(ErrorNumber) {
+        try ErrorNumber.retryingInterrupts { system.clone(rawValue, source.rawValue) }.get()
     }
 
     /// Copies up to `count` bytes of `source` at `offset` to this file at the same offset,
@@ -25,19 +25,19 @@ extension FileDescriptor {
     /// - Returns: the count of bytes copied: fewer than `count` is not an error; 0 means the
     ///   source has no byte at `offset` (or, on kernels before 5.3, that it is a /proc or /sys
     ///   file, whatever its size says).
-    /// - Throws: the call's ``Errno``: `EXDEV` across file systems, `EOPNOTSUPP`, `EINVAL`,
+    /// - Throws: the call's ``ErrorNumber``: `EXDEV` across file systems, `EOPNOTSUPP`, `EINVAL`,
     ///   `ENOSYS` where it cannot; `ENOSPC`, `EIO` and the like as a write would.
     package func copyRange(
-        from source: FileDescriptor, at offset: Int64, count: Int, system: SystemCalls = .live
-    ) throws(Errno) -> Int {
-        try Errno.retryingInterrupts { system.copyFileRange(source.rawValue, offset, rawValue, offset, count) }.get()
+        from source: Descriptor, at offset: Int64, count: Int, system: SystemCalls = .live
+    ) throws(ErrorNumber) -> Int {
+        try ErrorNumber.retryingInterrupts { system.copyFileRange(source.rawValue, offset, rawValue, offset, count) }.get()
     }
 
     /// `lseek(2)` to `offset` from the start (`SEEK_SET`).
     ///
-    /// - Throws: the call's ``Errno``.
-    package func seek(to offset: Int64, system: SystemCalls = .live) throws(Errno) {
-        _ = try Errno.retryingInterrupts { system.seek(rawValue, offset, SEEK_SET) }.get()
+    /// - Throws: the call's ``ErrorNumber``.
+    package func seek(to offset: Int64, system: SystemCalls = .live) throws(ErrorNumber) {
+        _ = try ErrorNumber.retryingInterrupts { system.seek(rawValue, offset, SEEK_SET) }.get()
     }
 
     /// `lseek(2)` by `distance` bytes from the current offset (`SEEK_CUR`): past the end of a
@@ -45,18 +45,18 @@ extension FileDescriptor {
     /// the size is set (``setSize(_:system:)``).
     ///
     /// - Returns: the new offset.
-    /// - Throws: the call's ``Errno``; `ESPIPE` for a pipe or a terminal.
-    package func skip(_ distance: Int64, system: SystemCalls = .live) throws(Errno) -> Int64 {
-        try Errno.retryingInterrupts { system.seek(rawValue, distance, SEEK_CUR) }.get()
+    /// - Throws: the call's ``ErrorNumber``; `ESPIPE` for a pipe or a terminal.
+    package func skip(_ distance: Int64, system: SystemCalls = .live) throws(ErrorNumber) -> Int64 {
+        try ErrorNumber.retryingInterrupts { system.seek(rawValue, distance, SEEK_CUR) }.get()
     }
 
     /// The offset of the first data at or after `offset`: `lseek(2)` with `SEEK_DATA`. The
     /// descriptor's offset moves there.
     ///
     /// - Returns: the offset, or `nil` when nothing but a hole follows (`ENXIO`).
-    /// - Throws: any other ``Errno`` (`EINVAL` where the file system does not know).
-    package func nextData(from offset: Int64, system: SystemCalls = .live) throws(Errno) -> Int64? {
-        switch Errno.retryingInterrupts({ system.seek(rawValue, offset, CSluiceShims_SEEK_DATA) }) {
+    /// - Throws: any other ``ErrorNumber`` (`EINVAL` where the file system does not know).
+    package func nextData(from offset: Int64, system: SystemCalls = .live) throws(ErrorNumber) -> Int64? {
+        switch ErrorNumber.retryingInterrupts({ system.seek(rawValue, offset, CSluiceShims_SEEK_DATA) }) {
         case .success(let found): return found
         case .failure(.noSuchAddressOrDevice): return nil
         case .failure(let error): throw error
@@ -67,9 +67,9 @@ extension FileDescriptor {
     /// `lseek(2)` with `SEEK_HOLE`. The descriptor's offset moves there.
     ///
     /// - Returns: the offset; `nil` when `offset` is at or past the end (`ENXIO`).
-    /// - Throws: any other ``Errno``.
-    package func nextHole(from offset: Int64, system: SystemCalls = .live) throws(Errno) -> Int64? {
-        switch Errno.retryingInterrupts({ system.seek(rawValue, offset, CSluiceShims_SEEK_HOLE) }) {
+    /// - Throws: any other ``ErrorNumber``.
+    package func nextHole(from offset: Int64, system: SystemCalls = .live) throws(ErrorNumber) -> Int64? {
+        switch ErrorNumber.retryingInterrupts({ system.seek(rawValue, offset, CSluiceShims_SEEK_HOLE) }) {
         case .success(let found): return found
         case .failure(.noSuchAddressOrDevice): return nil
         case .failure(let error): throw error
@@ -81,15 +81,15 @@ extension FileDescriptor {
     /// - Parameters:
     ///   - size: the size in bytes (>= 0).
     ///   - system: the system calls to use.
-    /// - Throws: the call's ``Errno`` (`EFBIG` past the file size limit).
-    package func setSize(_ size: Int64, system: SystemCalls = .live) throws(Errno) {
-        try Errno.retryingInterrupts { system.truncate(rawValue, size) }.get()
+    /// - Throws: the call's ``ErrorNumber`` (`EFBIG` past the file size limit).
+    package func setSize(_ size: Int64, system: SystemCalls = .live) throws(ErrorNumber) {
+        try ErrorNumber.retryingInterrupts { system.truncate(rawValue, size) }.get()
     }
 
     /// The file system that holds the file: `fstatfs(2)`'s `f_type`.
     ///
-    /// - Throws: the call's ``Errno``.
-    package func fileSystemType(system: SystemCalls = .live) throws(Errno) -> FileSystemType {
-        FileSystemType(rawValue: try Errno.retryingInterrupts { system.fileSystemType(rawValue) }.get())
+    /// - Throws: the call's ``ErrorNumber``.
+    package func fileSystemType(system: SystemCalls = .live) throws(ErrorNumber) -> FileSystemType {
+        FileSystemType(rawValue: try ErrorNumber.retryingInterrupts { system.fileSystemType(rawValue) }.get())
     }
 }

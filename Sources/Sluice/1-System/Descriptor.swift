@@ -10,7 +10,7 @@ import Musl
 /// A plain value: it does not close itself, and Sluice never closes one it was given. Inside
 /// the package it carries typed wrappers over the system calls Sluice uses (each retries
 /// `EINTR`; they block, so they run on a dedicated thread, never on Swift's cooperative pool).
-public struct FileDescriptor: Sendable, Hashable {
+public struct Descriptor: Sendable, Hashable {
     /// The C descriptor number.
     public let rawValue: CInt
 
@@ -20,9 +20,9 @@ public struct FileDescriptor: Sendable, Hashable {
     }
 
     /// Standard input (descriptor 0).
-    public static let standardInput = FileDescriptor(rawValue: 0)
+    public static let standardInput = Descriptor(rawValue: 0)
     /// Standard output (descriptor 1).
-    public static let standardOutput = FileDescriptor(rawValue: 1)
+    public static let standardOutput = Descriptor(rawValue: 1)
 
     /// `open(2)` with `O_CLOEXEC` added, retried on `EINTR`.
     ///
@@ -33,10 +33,10 @@ public struct FileDescriptor: Sendable, Hashable {
     ///   - system: the system calls to use.
     /// - Throws: ``FileError`` (operation `open`) with the path and errno.
     package static func open(
-        _ path: FilePath, _ flags: CInt, permissions: mode_t = 0o666, system: SystemCalls = .live
-    ) throws(FileError) -> FileDescriptor {
-        switch Errno.retryingInterrupts({ path.withCString { system.open($0, flags | O_CLOEXEC, permissions) } }) {
-        case .success(let descriptor): return FileDescriptor(rawValue: descriptor)
+        _ path: Pathname, _ flags: CInt, permissions: mode_t = 0o666, system: SystemCalls = .live
+    ) throws(FileError) -> Descriptor {
+        switch ErrorNumber.retryingInterrupts({ path.withCString { system.open($0, flags | O_CLOEXEC, permissions) } }) {
+        case .success(let descriptor): return Descriptor(rawValue: descriptor)
         case .failure(let error): throw .open(path: path, errno: error)
         }
     }
@@ -48,8 +48,8 @@ public struct FileDescriptor: Sendable, Hashable {
     /// - Returns: the descriptor and the path created.
     /// - Throws: ``FileError`` (operation `open`) with the path tried and errno.
     static func createUnique(
-        in directory: FilePath, prefix: String, flags: CInt, permissions: mode_t, system: SystemCalls = .live
-    ) throws(FileError) -> (FileDescriptor, FilePath) {
+        in directory: Pathname, prefix: String, flags: CInt, permissions: mode_t, system: SystemCalls = .live
+    ) throws(FileError) -> (Descriptor, Pathname) {
         while true {
             let path = directory.appending(uniqueName(prefix: prefix))
             do {
@@ -62,7 +62,7 @@ public struct FileDescriptor: Sendable, Hashable {
 
     /// A name `<prefix><12 random characters>.tmp`: twelve base-36 digits of one random 64-bit
     /// value (36^12 < 2^64), so one `getrandom(2)` per name, not one per character.
-    static func uniqueName(prefix: String) -> FilePath {
+    static func uniqueName(prefix: String) -> Pathname {
         let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
         var generator = SystemRandomNumberGenerator()
         var value = generator.next()
@@ -70,7 +70,7 @@ public struct FileDescriptor: Sendable, Hashable {
             defer { value /= 36 }
             return alphabet[Int(value % 36)]
         }
-        return FilePath(bytes: Array(prefix.utf8) + random + Array(".tmp".utf8))
+        return Pathname(bytes: Array(prefix.utf8) + random + Array(".tmp".utf8))
     }
 
     /// Whether `name` is one ``uniqueName(prefix:)`` made with a prefix starting `.sluice-`:
@@ -93,17 +93,17 @@ public struct FileDescriptor: Sendable, Hashable {
     /// `read(2)` once into `buffer`, retried on `EINTR`.
     ///
     /// - Returns: the count of bytes read (0...buffer.count); 0 means end of file.
-    /// - Throws: the call's ``Errno``.
-    package func read(into buffer: UnsafeMutableRawBufferPointer, system: SystemCalls = .live) throws(Errno) -> Int {
+    /// - Throws: the call's ``ErrorNumber``.
+    package func read(into buffer: UnsafeMutableRawBufferPointer, system: SystemCalls = .live) throws(ErrorNumber) -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
-        return try Errno.retryingInterrupts { system.read(rawValue, base, buffer.count) }.get()
+        return try ErrorNumber.retryingInterrupts { system.read(rawValue, base, buffer.count) }.get()
     }
 
     /// Reads until `buffer` is full or the file ends, retrying short reads and `EINTR`.
     ///
     /// - Returns: the count of bytes read; less than `buffer.count` only at end of file.
-    /// - Throws: the ``Errno`` of a failed `read(2)`.
-    package func readFully(into buffer: UnsafeMutableRawBufferPointer, system: SystemCalls = .live) throws(Errno) -> Int {
+    /// - Throws: the ``ErrorNumber`` of a failed `read(2)`.
+    package func readFully(into buffer: UnsafeMutableRawBufferPointer, system: SystemCalls = .live) throws(ErrorNumber) -> Int {
         var filled = 0
         while filled < buffer.count {
             let count = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), system: system)
@@ -117,11 +117,11 @@ public struct FileDescriptor: Sendable, Hashable {
     ///
     /// - Returns: the count of bytes written (0...buffer.count); fewer than `buffer.count` is
     ///   not an error (a pipe with less room, a signal after some bytes).
-    /// - Throws: the call's ``Errno``; `EAGAIN` from a descriptor in non-blocking mode that
+    /// - Throws: the call's ``ErrorNumber``; `EAGAIN` from a descriptor in non-blocking mode that
     ///   cannot take a byte now.
-    func write(from buffer: UnsafeRawBufferPointer, system: SystemCalls = .live) throws(Errno) -> Int {
+    func write(from buffer: UnsafeRawBufferPointer, system: SystemCalls = .live) throws(ErrorNumber) -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
-        return try Errno.retryingInterrupts { system.write(rawValue, base, buffer.count) }.get()
+        return try ErrorNumber.retryingInterrupts { system.write(rawValue, base, buffer.count) }.get()
     }
 
     /// `write(2)` until every byte of `buffer` is written, retrying short writes and `EINTR`.
@@ -130,14 +130,14 @@ public struct FileDescriptor: Sendable, Hashable {
     /// set `O_NONBLOCK` on) answers `EAGAIN` while it is full: the write then waits in
     /// `poll(2)` until it can take more, as a blocking write would, instead of failing.
     ///
-    /// - Throws: the ``Errno`` of a failed `write(2)` or `poll(2)` (``Errno/ioError`` for a
+    /// - Throws: the ``ErrorNumber`` of a failed `write(2)` or `poll(2)` (``ErrorNumber/ioError`` for a
     ///   write that made no progress and reported nothing); bytes before it were written.
-    package func write(contentsOf buffer: UnsafeRawBufferPointer, system: SystemCalls = .live) throws(Errno) {
+    package func write(contentsOf buffer: UnsafeRawBufferPointer, system: SystemCalls = .live) throws(ErrorNumber) {
         var written = 0
         while written < buffer.count {
-            do throws(Errno) {
+            do throws(ErrorNumber) {
                 let count = try write(from: UnsafeRawBufferPointer(rebasing: buffer[written...]), system: system)
-                guard count > 0 else { throw Errno.ioError }  // no progress and no error: never loop forever
+                guard count > 0 else { throw ErrorNumber.ioError }  // no progress and no error: never loop forever
                 written += count
             } catch .resourceTemporarilyUnavailable {
                 try waitUntilWritable()
@@ -156,15 +156,15 @@ public struct FileDescriptor: Sendable, Hashable {
     ///   - vectors: the buffers; advanced in place past what was written, so on return every
     ///     `iov_len` is 0.
     ///   - system: the system calls to use (``SystemCalls/writev``).
-    /// - Throws: the ``Errno`` of a failed `writev(2)` or `poll(2)`; bytes before it were written.
-    package func write(gathering vectors: UnsafeMutableBufferPointer<iovec>, system: SystemCalls = .live) throws(Errno) {
+    /// - Throws: the ``ErrorNumber`` of a failed `writev(2)` or `poll(2)`; bytes before it were written.
+    package func write(gathering vectors: UnsafeMutableBufferPointer<iovec>, system: SystemCalls = .live) throws(ErrorNumber) {
         var first = 0
         while true {
             while first < vectors.count && vectors[first].iov_len == 0 { first += 1 }
             guard first < vectors.count, let base = vectors.baseAddress else { return }
             let count = CInt(min(vectors.count - first, Self.maximumGatheredBuffers))
             switch system.writev(rawValue, base + first, count) {
-            case .success(0): throw Errno.ioError  // no progress and no error: never loop forever
+            case .success(0): throw ErrorNumber.ioError  // no progress and no error: never loop forever
             case .success(var written):
                 while written > 0 {
                     let taken = min(written, vectors[first].iov_len)
@@ -186,10 +186,10 @@ public struct FileDescriptor: Sendable, Hashable {
     /// `poll(2)` until the descriptor can be written (or is in error, which the next write
     /// reports), retried on `EINTR`.
     ///
-    /// - Throws: the ``Errno`` of a failed `poll(2)`.
-    func waitUntilWritable() throws(Errno) {
+    /// - Throws: the ``ErrorNumber`` of a failed `poll(2)`.
+    func waitUntilWritable() throws(ErrorNumber) {
         var entry = pollfd(fd: rawValue, events: Int16(POLLOUT), revents: 0)
-        _ = try Errno.retryingInterrupts { poll(&entry, 1, -1) }
+        _ = try ErrorNumber.retryingInterrupts { poll(&entry, 1, -1) }
     }
 
     /// `pread(2)` once into `buffer` at `offset`, retried on `EINTR`; the file offset is not
@@ -200,10 +200,10 @@ public struct FileDescriptor: Sendable, Hashable {
     ///   - buffer: where the bytes go.
     /// - Returns: the count of bytes read (0...buffer.count); 0 means `offset` is at or past
     ///   the end of the file.
-    /// - Throws: the call's ``Errno``.
-    public func read(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+    /// - Throws: the call's ``ErrorNumber``.
+    public func read(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(ErrorNumber) -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
-        return try Errno.retryingInterrupts { pread(rawValue, base, buffer.count, off_t(offset)) }
+        return try ErrorNumber.retryingInterrupts { pread(rawValue, base, buffer.count, off_t(offset)) }
     }
 
     /// `pwrite(2)` of every byte of `buffer` at `offset`, retrying short writes and `EINTR`; the
@@ -212,41 +212,41 @@ public struct FileDescriptor: Sendable, Hashable {
     /// - Parameters:
     ///   - offset: where in the file to write, in bytes from its start.
     ///   - buffer: the bytes to write.
-    /// - Throws: the ``Errno`` of a failed `pwrite(2)` (``Errno/ioError`` for a write that made
+    /// - Throws: the ``ErrorNumber`` of a failed `pwrite(2)` (``ErrorNumber/ioError`` for a write that made
     ///   no progress and reported nothing); bytes before it were written.
-    public func write(toAbsoluteOffset offset: Int64, _ buffer: UnsafeRawBufferPointer) throws(Errno) {
+    public func write(toAbsoluteOffset offset: Int64, _ buffer: UnsafeRawBufferPointer) throws(ErrorNumber) {
         guard let base = buffer.baseAddress else { return }
         var written = 0
         while written < buffer.count {
-            let count = try Errno.retryingInterrupts {
+            let count = try ErrorNumber.retryingInterrupts {
                 pwrite(rawValue, base + written, buffer.count - written, off_t(offset) + off_t(written))
             }
-            guard count > 0 else { throw Errno.ioError }  // no progress and no error: never loop forever
+            guard count > 0 else { throw ErrorNumber.ioError }  // no progress and no error: never loop forever
             written += count
         }
     }
 
     /// `fstat(2)`.
     ///
-    /// - Throws: the call's ``Errno``.
-    public func status() throws(Errno) -> FileStatus {
+    /// - Throws: the call's ``ErrorNumber``.
+    public func status() throws(ErrorNumber) -> FileStatus {
         var raw = stat()
-        guard fstat(rawValue, &raw) == 0 else { throw Errno.current }
+        guard fstat(rawValue, &raw) == 0 else { throw ErrorNumber.current }
         return FileStatus(raw)
     }
 
     /// `fsync(2)`, retried on `EINTR`: the file's data and metadata reach the device.
     ///
-    /// - Throws: the call's ``Errno``.
-    package func synchronize(system: SystemCalls = .live) throws(Errno) {
-        try Errno.retryingInterrupts { system.fsync(rawValue) }.get()
+    /// - Throws: the call's ``ErrorNumber``.
+    package func synchronize(system: SystemCalls = .live) throws(ErrorNumber) {
+        try ErrorNumber.retryingInterrupts { system.fsync(rawValue) }.get()
     }
 
     /// `close(2)`. Not retried on `EINTR` (on Linux the descriptor is released anyway).
     ///
-    /// - Throws: the call's ``Errno`` (for example a delayed write error on NFS); the descriptor
+    /// - Throws: the call's ``ErrorNumber`` (for example a delayed write error on NFS); the descriptor
     ///   is released either way.
-    package func close(system: SystemCalls = .live) throws(Errno) {
+    package func close(system: SystemCalls = .live) throws(ErrorNumber) {
         switch system.close(rawValue) {
         case .success, .failure(.interrupted): return
         case .failure(let error): throw error
@@ -259,3 +259,7 @@ public struct FileDescriptor: Sendable, Hashable {
         return try body()
     }
 }
+
+/// The name of ``Descriptor`` before 0.2, which swift-system's `FileDescriptor` shares.
+@available(*, unavailable, renamed: "Descriptor")
+public typealias FileDescriptor = Descriptor

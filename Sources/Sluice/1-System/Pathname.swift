@@ -5,7 +5,7 @@
 /// as an element of `CommandLine.unsafeArgv` (not `CommandLine.arguments`, which replaces invalid
 /// UTF-8). The ``description`` escapes every byte that is not printable UTF-8 as `\xHH`, so a
 /// message never prints a control character or a broken sequence to a terminal.
-public struct FilePath: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+public struct Pathname: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// The path's bytes, without a terminating NUL.
     public var bytes: [UInt8]
 
@@ -40,31 +40,31 @@ public struct FilePath: Hashable, Sendable, CustomStringConvertible, Expressible
     public var isEmpty: Bool { bytes.isEmpty }
 
     /// The last component (`b` for `a/b`, `b` for `a/b/`), or the whole path when it has no slash.
-    public var lastComponent: FilePath {
+    public var lastComponent: Pathname {
         var end = bytes.count
         while end > 1 && bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
         let trimmed = bytes[..<end]
         if let slash = trimmed.lastIndex(of: UInt8(ascii: "/")), trimmed.count > 1 {
-            return FilePath(bytes: Array(trimmed[(slash + 1)...]))
+            return Pathname(bytes: Array(trimmed[(slash + 1)...]))
         }
-        return FilePath(bytes: Array(trimmed))
+        return Pathname(bytes: Array(trimmed))
     }
 
     /// The directory that holds the last component: `a` for `a/b`, `.` for `b`, `/` for `/b`.
-    public var directory: FilePath {
+    public var directory: Pathname {
         var end = bytes.count
         while end > 1 && bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
         guard let slash = bytes[..<end].lastIndex(of: UInt8(ascii: "/")) else { return "." }
         var stop = slash
         while stop > 0 && bytes[stop - 1] == UInt8(ascii: "/") { stop -= 1 }
-        return stop == 0 ? "/" : FilePath(bytes: Array(bytes[..<stop]))
+        return stop == 0 ? "/" : Pathname(bytes: Array(bytes[..<stop]))
     }
 
     /// This path with `component` appended after a slash.
-    public func appending(_ component: FilePath) -> FilePath {
+    public func appending(_ component: Pathname) -> Pathname {
         if bytes.isEmpty { return component }
-        if bytes.last == UInt8(ascii: "/") { return FilePath(bytes: bytes + component.bytes) }
-        return FilePath(bytes: bytes + [UInt8(ascii: "/")] + component.bytes)
+        if bytes.last == UInt8(ascii: "/") { return Pathname(bytes: bytes + component.bytes) }
+        return Pathname(bytes: bytes + [UInt8(ascii: "/")] + component.bytes)
     }
 
     /// Whether the last component ends with `suffix` (compared as bytes).
@@ -74,8 +74,8 @@ public struct FilePath: Hashable, Sendable, CustomStringConvertible, Expressible
     }
 
     /// This path without its last `count` bytes.
-    public func droppingLast(_ count: Int) -> FilePath {
-        FilePath(bytes: Array(bytes.dropLast(count)))
+    public func droppingLast(_ count: Int) -> Pathname {
+        Pathname(bytes: Array(bytes.dropLast(count)))
     }
 
     /// Calls `body` with the path as a NUL-terminated C string, valid only during the call.
@@ -144,3 +144,7 @@ public struct FilePath: Hashable, Sendable, CustomStringConvertible, Expressible
         return "\\x" + String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 0xF)])
     }
 }
+
+/// The name of ``Pathname`` before 0.2, which swift-system's `FilePath` shares.
+@available(*, unavailable, renamed: "Pathname")
+public typealias FilePath = Pathname

@@ -7,14 +7,14 @@ import Testing
 @testable import Sluice
 import SluiceTestSupport
 
-@Suite struct FilePathTests {
+@Suite struct PathnameTests {
     @Test func descriptionEscapesBytesThatAreNotUTF8() {
-        let path = FilePath(bytes: Array("caf".utf8) + [0xE9] + Array(".txt".utf8))
+        let path = Pathname(bytes: Array("caf".utf8) + [0xE9] + Array(".txt".utf8))
         #expect(path.description == #"caf\xE9.txt"#)
     }
 
     @Test func descriptionKeepsValidUTF8() {
-        #expect(FilePath("café/日本語 🙂.txt").description == "café/日本語 🙂.txt")
+        #expect(Pathname("café/日本語 🙂.txt").description == "café/日本語 🙂.txt")
     }
 
     @Test(arguments: [
@@ -25,19 +25,19 @@ import SluiceTestSupport
         (#"back\slash"#, #"back\x5Cslash"#),
     ])
     func descriptionEscapesControlCharactersAndBackslash(raw: String, expected: String) {
-        #expect(FilePath(raw).description == expected)
+        #expect(Pathname(raw).description == expected)
     }
 
     @Test func descriptionEscapesEveryByteOfAC1ControlCharacter() {
         // U+009B is the one-character CSI of 8-bit terminals; U+0085 is NEL.
-        #expect(FilePath("a\u{9B}31m").description == #"a\xC2\x9B31m"#)
-        #expect(FilePath("b\u{85}c").description == #"b\xC2\x85c"#)
+        #expect(Pathname("a\u{9B}31m").description == #"a\xC2\x9B31m"#)
+        #expect(Pathname("b\u{85}c").description == #"b\xC2\x85c"#)
     }
 
     @Test func descriptionEscapesOverlongAndTruncatedSequences() {
         // An overlong "/" (C0 AF) and a lone lead byte at the end.
-        #expect(FilePath(bytes: [0x61, 0xC0, 0xAF]).description == #"a\xC0\xAF"#)
-        #expect(FilePath(bytes: [0x61, 0xE2, 0x82]).description == #"a\xE2\x82"#)
+        #expect(Pathname(bytes: [0x61, 0xC0, 0xAF]).description == #"a\xC0\xAF"#)
+        #expect(Pathname(bytes: [0x61, 0xE2, 0x82]).description == #"a\xE2\x82"#)
     }
 
     @Test(arguments: [
@@ -52,9 +52,9 @@ import SluiceTestSupport
         ("/a/b/c", "c", "/a/b"),
     ])
     func lastComponentAndDirectory(path: String, last: String, directory: String) {
-        let filePath = FilePath(path)
-        #expect(filePath.lastComponent == FilePath(last), "lastComponent of '\(path)'")
-        #expect(filePath.directory == FilePath(directory), "directory of '\(path)'")
+        let filePath = Pathname(path)
+        #expect(filePath.lastComponent == Pathname(last), "lastComponent of '\(path)'")
+        #expect(filePath.directory == Pathname(directory), "directory of '\(path)'")
     }
 
     @Test(arguments: [
@@ -65,12 +65,12 @@ import SluiceTestSupport
         ("/a/b", "c.txt", "/a/b/c.txt"),
     ])
     func appendingAddsOneSlash(base: String, component: String, expected: String) {
-        #expect(FilePath(base).appending(FilePath(component)) == FilePath(expected))
+        #expect(Pathname(base).appending(Pathname(component)) == Pathname(expected))
     }
 
     @Test func nonUTF8NameRoundTripsThroughARealFile() async throws {
         try await withScratchDirectory { directory in
-            let name = FilePath(bytes: Array("caf".utf8) + [0xE9] + Array(".txt".utf8))
+            let name = Pathname(bytes: Array("caf".utf8) + [0xE9] + Array(".txt".utf8))
             let path = directory.appending(name)
             try writeFile(path, Array("bonjour".utf8))
 
@@ -78,7 +78,7 @@ import SluiceTestSupport
             let status = try FileStatus.of(path)
             #expect(status.kind == .regular)
             #expect(status.size == 7)
-            #expect(try readFile(FilePath(bytes: path.bytes)) == Array("bonjour".utf8))
+            #expect(try readFile(Pathname(bytes: path.bytes)) == Array("bonjour".utf8))
             #expect(path.description.hasSuffix(#"/caf\xE9.txt"#))
 
             // The UTF-8 spelling is another name: it does not exist.
@@ -88,7 +88,7 @@ import SluiceTestSupport
 
     @Test func cStringInitialiserKeepsEveryByte() {
         let bytes: [CChar] = [0x78, CChar(bitPattern: 0xFF), 0x79, 0]
-        let path = bytes.withUnsafeBufferPointer { FilePath(cString: $0.baseAddress!) }
+        let path = bytes.withUnsafeBufferPointer { Pathname(cString: $0.baseAddress!) }
         #expect(path.bytes == [0x78, 0xFF, 0x79])
     }
 }

@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 
-extension Errno {
+extension ErrorNumber {
     /// Runs a raw system call until it does not fail with `EINTR`.
     ///
     /// The one retry loop of Sluice's system layer: every wrapper of a call that may be
@@ -16,7 +16,7 @@ extension Errno {
     ///   ``interrupted``.
     /// - Returns: the first result that is not `EINTR`.
     @inlinable
-    static func retryingInterrupts<Value>(_ body: () -> Result<Value, Errno>) -> Result<Value, Errno> {
+    static func retryingInterrupts<Value>(_ body: () -> Result<Value, ErrorNumber>) -> Result<Value, ErrorNumber> {
         while true {
             let result = body()
             if case .failure(.interrupted) = result { continue }
@@ -25,14 +25,14 @@ extension Errno {
     }
 
     /// Runs a C call that returns -1 and sets `errno` on failure, until it does not fail with
-    /// `EINTR`; see ``retryingInterrupts(_:)-(()->Result<Value,Errno>)``.
+    /// `EINTR`; see ``retryingInterrupts(_:)-(()->Result<Value,ErrorNumber>)``.
     ///
     /// - Parameter body: one attempt of the call, returning its C result.
     /// - Returns: the call's non-negative result.
-    /// - Throws: the call's ``Errno`` when it failed with anything but `EINTR`.
+    /// - Throws: the call's ``ErrorNumber`` when it failed with anything but `EINTR`.
     @inlinable
-    static func retryingInterrupts<Value: BinaryInteger>(_ body: () -> Value) throws(Errno) -> Value {
-        try retryingInterrupts { () -> Result<Value, Errno> in
+    static func retryingInterrupts<Value: BinaryInteger>(_ body: () -> Value) throws(ErrorNumber) -> Value {
+        try retryingInterrupts { () -> Result<Value, ErrorNumber> in
             let value = body()
             return value < 0 ? .failure(.current) : .success(value)
         }.get()

@@ -7,7 +7,7 @@ import Musl
 /// The one place that maps `errno` values to ``FileError`` codes.
 extension FileError {
     /// The ``Code`` for an error number.
-    package static func code(for errno: Errno) -> Code {
+    package static func code(for errno: ErrorNumber) -> Code {
         switch errno {
         case .noSuchFileOrDirectory: return .notFound
         case .permissionDenied, .notPermitted, .readOnlyFileSystem: return .permissionDenied
@@ -24,7 +24,7 @@ extension FileError {
     /// `operation` on `path` failed with `errno`; the code is ``code(for:)``'s. Every factory
     /// for an error number goes through it.
     init(
-        _ operation: Operation, path: FilePath?, errno: Errno, cause: (any Error)? = nil, file: String = #fileID,
+        _ operation: Operation, path: Pathname?, errno: ErrorNumber, cause: (any Error)? = nil, file: String = #fileID,
         line: Int = #line
     ) {
         self.init(
@@ -35,6 +35,6 @@ extension FileError {
     /// Whether the error is the process's (`EMFILE`) or the system's (`ENFILE`) limit on open
     /// files: an open that may succeed once descriptors are released.
     var isDescriptorExhaustion: Bool {
-        errno == Errno(rawValue: EMFILE) || errno == Errno(rawValue: ENFILE)
+        errno == ErrorNumber(rawValue: EMFILE) || errno == ErrorNumber(rawValue: ENFILE)
     }
 }

@@ -7,9 +7,9 @@ import SluiceTestSupport
 import Testing
 @testable import Sluice
 
-/// ``FileDescriptor`` through the ``SystemCalls`` seam: interrupted calls and short counts are
+/// ``Descriptor`` through the ``SystemCalls`` seam: interrupted calls and short counts are
 /// retried, other errors surface unchanged.
-@Suite struct FileDescriptorTests {
+@Suite struct DescriptorTests {
     /// A fake `read(2)` over `data`: every other call fails with `EINTR`, the others deliver
     /// between 1 and `maximumCount` bytes (seeded), then 0 at the end.
     static func interruptingReader(
@@ -25,7 +25,7 @@ import Testing
         let calls = SystemCalls(
             read: { _, buffer, count in
                 readCalls.increment()
-                return state.withLock { state -> Result<Int, Errno> in
+                return state.withLock { state -> Result<Int, ErrorNumber> in
                     defer { state.interruptNext.toggle() }
                     if state.interruptNext { return .failure(.interrupted) }
                     let wanted = 1 + Int(state.generator.next() % UInt64(maximumCount))
@@ -71,7 +71,7 @@ import Testing
         let seed: UInt64 = 0xD1E5_0001 &+ UInt64(maximumCount)
         let data = randomBytes(count: 1000, seed: seed)
         let (calls, readCalls) = Self.interruptingReader(data, maximumCount: maximumCount, seed: seed)
-        let descriptor = FileDescriptor(rawValue: -1)  // the fake never looks at it
+        let descriptor = Descriptor(rawValue: -1)  // the fake never looks at it
 
         var buffer = [UInt8](repeating: 0, count: 600)
         let first = try buffer.withUnsafeMutableBytes { try descriptor.readFully(into: $0, system: calls) }
@@ -88,7 +88,7 @@ import Testing
         let (calls, _) = Self.interruptingReader(Array(1...10), maximumCount: 1, seed: 1)
         var buffer = [UInt8](repeating: 0, count: 10)
         let count = try buffer.withUnsafeMutableBytes {
-            try FileDescriptor(rawValue: -1).read(into: $0, system: calls)
+            try Descriptor(rawValue: -1).read(into: $0, system: calls)
         }
         #expect(count == 1)
         #expect(buffer[0] == 1)
@@ -99,7 +99,7 @@ import Testing
         let seed: UInt64 = 0xD1E5_0002 &+ UInt64(maximumCount)
         let data = randomBytes(count: 10_000, seed: seed)
         let (calls, written) = Self.interruptingWriter(maximumCount: maximumCount, seed: seed)
-        try data.withUnsafeBytes { try FileDescriptor(rawValue: -1).write(contentsOf: $0, system: calls) }
+        try data.withUnsafeBytes { try Descriptor(rawValue: -1).write(contentsOf: $0, system: calls) }
         #expect(written.withLock { $0 } == data, "seed \(seed)")
     }
 
@@ -107,8 +107,8 @@ import Testing
         let calls = SystemCalls(
             read: { _, _, _ in .failure(.ioError) }, write: SystemCalls.live.write, fsync: SystemCalls.live.fsync)
         var buffer = [UInt8](repeating: 0, count: 16)
-        let error = try #require(throws: Errno.self) {
-            try buffer.withUnsafeMutableBytes { try FileDescriptor(rawValue: -1).readFully(into: $0, system: calls) }
+        let error = try #require(throws: ErrorNumber.self) {
+            try buffer.withUnsafeMutableBytes { try Descriptor(rawValue: -1).readFully(into: $0, system: calls) }
         }
         #expect(error == .ioError)
     }
@@ -125,8 +125,8 @@ import Testing
             },
             write: SystemCalls.live.write, fsync: SystemCalls.live.fsync)
         var buffer = [UInt8](repeating: 0, count: 16)
-        #expect(throws: Errno.ioError) {
-            try buffer.withUnsafeMutableBytes { try FileDescriptor(rawValue: -1).readFully(into: $0, system: system) }
+        #expect(throws: ErrorNumber.ioError) {
+            try buffer.withUnsafeMutableBytes { try Descriptor(rawValue: -1).readFully(into: $0, system: system) }
         }
     }
 
@@ -139,9 +139,9 @@ import Testing
                 return .failure(.ioError)
             },
             fsync: SystemCalls.live.fsync)
-        let error = try #require(throws: Errno.self) {
+        let error = try #require(throws: ErrorNumber.self) {
             try [UInt8](repeating: 1, count: 10).withUnsafeBytes {
-                try FileDescriptor(rawValue: -1).write(contentsOf: $0, system: system)
+                try Descriptor(rawValue: -1).write(contentsOf: $0, system: system)
             }
         }
         #expect(error == .ioError)
@@ -153,7 +153,7 @@ import Testing
         let system = SystemCalls(
             read: SystemCalls.live.read, write: SystemCalls.live.write,
             fsync: { _ in calls.increment() < 3 ? .failure(.interrupted) : .success(()) })
-        try FileDescriptor(rawValue: -1).synchronize(system: system)
+        try Descriptor(rawValue: -1).synchronize(system: system)
         #expect(calls.current == 3)
     }
 
@@ -171,7 +171,7 @@ import Testing
 
     @Test func openReportsTheMissingPath() throws {
         let error = try #require(throws: FileError.self) {
-            try FileDescriptor.open("/nonexistent-sluice-test/x", O_RDONLY)
+            try Descriptor.open("/nonexistent-sluice-test/x", O_RDONLY)
         }
         #expect(error.code == .notFound)
         #expect(error.operation == .open)
@@ -185,14 +185,14 @@ import Testing
         // short count and EINTR of the fake lands in the middle of a batch of chunks.
         let (calls, written) = Self.interruptingWriter(maximumCount: maximumCount, seed: 0xBA7C_0000 &+ UInt64(maximumCount))
         let chunks = (0..<40).map { index in Chunk((0..<(index % 7)).map { UInt8((index &* 31 &+ $0) & 0xFF) }) }
-        try FileDescriptor(rawValue: -1).write(chunks, path: "fake", system: calls)
+        try Descriptor(rawValue: -1).write(chunks, path: "fake", system: calls)
         #expect(written.withLock { $0 } == chunks.flatMap(\.bytes))
     }
 
     @Test func aGatheredWriteOfMoreThanIOVMaxBuffersReachesTheFile() async throws {
         try await withScratchDirectory { scratch in
             let path = scratch.appending("gathered")
-            let descriptor = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_EXCL, permissions: 0o600)
+            let descriptor = try Descriptor.open(path, O_WRONLY | O_CREAT | O_EXCL, permissions: 0o600)
             let chunks = (0..<3000).map { Chunk([UInt8($0 & 0xFF), UInt8($0 >> 8)]) }
             try descriptor.closeAfter { () throws(FileError) in try descriptor.write(chunks, path: path) }
             #expect(try readFile(path) == chunks.flatMap(\.bytes))
