@@ -157,7 +157,7 @@ struct CallbackIngest {
         let source = producer.withLock { $0! }
         var status: Int32 = 0
         do {
-            let file = try await FileSink.create(at: output, options: FileSink.Options(overwrite: true))
+            let file = try await FileSink.create(at: output, options: FileSink.Options(replacesExisting: true))
             let sink = ThrottledSink(file, bytesPerSecond: options.sinkRate)
             // OUTPUT is read back for its CRC-32 below: the copy need not compute one as well.
             let report = try await FileCopy(

@@ -52,7 +52,7 @@ public enum BenchmarkScenario {
         var outcome = BenchmarkOutcome.ok
         do {
             let sink = ThrottledSink(
-                try await FileSink.create(at: parameters.output, options: .init(overwrite: true, synchronize: false)),
+                try await FileSink.create(at: parameters.output, options: .init(replacesExisting: true, synchronizes: false)),
                 bytesPerSecond: parameters.consumer == .slow ? parameters.sinkRate : nil)
             switch parameters.design {
             case .unboundedStream:

@@ -46,7 +46,7 @@ public struct ScratchDirectory: Sendable {
     }
 
     private static func removeTree(_ path: Pathname) {
-        if let status = try? FileStatus.of(path, followingSymlinks: false), status.kind == .directory {
+        if let status = try? FileStatus.of(path, followsLinks: false), status.kind == .directory {
             // A read-only directory a test made (or copied) gets its owner's bits back first.
             if status.permissions & 0o700 != 0o700 { _ = path.withCString { chmod($0, mode_t(status.permissions | 0o700)) } }
             for name in (try? entries(in: path)) ?? [] {
@@ -98,6 +98,6 @@ extension ScratchDirectory {
     package static var isOnExt4OrTmpfs: Bool {
         guard let directory = try? ScratchDirectory(prefix: "sluice-fs") else { return false }
         defer { directory.remove() }
-        return (try? directory.fileSystemType()).map(CopyPath.localKernelCopyFileSystems.contains) ?? false
+        return (try? directory.fileSystemType()).map(CopyMethod.localKernelCopyFileSystems.contains) ?? false
     }
 }

@@ -89,14 +89,19 @@ public struct FileStatus: Sendable, Hashable {
     /// `stat(2)` (follows symbolic links) or `lstat(2)` (does not), retried on `EINTR`.
     ///
     /// - Throws: ``FileError`` with the call's errno.
-    public static func of(_ path: Pathname, followingSymlinks: Bool = true) throws(FileError) -> FileStatus {
+    public static func of(_ path: Pathname, followsLinks: Bool = true) throws(FileError) -> FileStatus {
         var raw = stat()
         do throws(ErrorNumber) {
-            _ = try ErrorNumber.retryingInterrupts { path.withCString { followingSymlinks ? stat($0, &raw) : lstat($0, &raw) } }
+            _ = try ErrorNumber.retryingInterrupts { path.withCString { followsLinks ? stat($0, &raw) : lstat($0, &raw) } }
         } catch {
-            throw followingSymlinks ? .stat(path: path, errno: error) : .lstat(path: path, errno: error)
+            throw followsLinks ? .stat(path: path, errno: error) : .lstat(path: path, errno: error)
         }
         return FileStatus(raw)
+    }
+
+    @available(*, unavailable, renamed: "of(_:followsLinks:)")
+    public static func of(_ path: Pathname, followingSymlinks: Bool) throws(FileError) -> FileStatus {
+        try of(path, followsLinks: followingSymlinks)
     }
 }
 

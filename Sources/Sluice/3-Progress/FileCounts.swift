@@ -9,7 +9,7 @@ public struct FileCounts: Sendable, Hashable {
     public var total: Int
     /// Whether ``total`` (and the snapshot's ``ProgressSnapshot/totalBytes``) may still grow:
     /// a walk is still finding files. The bar shows the total as "of >= ...".
-    public var totalIsGrowing: Bool
+    public var isTotalGrowing: Bool
     /// The file the snapshot is about: the one that just started or finished, as the user
     /// named it; `nil` when none is (the operation's last snapshot).
     public var current: Pathname?
@@ -21,15 +21,21 @@ public struct FileCounts: Sendable, Hashable {
 
     /// Creates counts from their fields, as given.
     public init(
-        completed: Int, failed: Int = 0, total: Int, totalIsGrowing: Bool = false, current: Pathname? = nil,
+        completed: Int, failed: Int = 0, total: Int, isTotalGrowing: Bool = false, current: Pathname? = nil,
         currentIndex: Int? = nil, currentError: String? = nil
     ) {
         self.completed = completed
         self.failed = failed
         self.total = total
-        self.totalIsGrowing = totalIsGrowing
+        self.isTotalGrowing = isTotalGrowing
         self.current = current
         self.currentIndex = currentIndex
         self.currentError = currentError
     }
+}
+
+// The spelling of 0.1, for one release.
+extension FileCounts {
+    @available(*, unavailable, renamed: "isTotalGrowing")
+    public var totalIsGrowing: Bool { get { isTotalGrowing } set { isTotalGrowing = newValue } }
 }

@@ -3,7 +3,7 @@
 /// says which file each is about.
 ///
 /// The totals are known up front (the sizes of the operands) or grow while a walk finds files
-/// (``addToTotal(bytes:files:)`` with ``FileCounts/totalIsGrowing`` until
+/// (``addToTotal(bytes:files:)`` with ``FileCounts/isTotalGrowing`` until
 /// ``totalIsComplete()``). Each file in flight reports its own bytes with
 /// ``advanced(index:bytesCompleted:bytesWritten:)``; a snapshot's bytes are those of the files finished plus
 /// those of the files in flight. Memory: one entry per file in flight, none per file finished.
@@ -21,7 +21,7 @@ public final class ManyFilesProgress: Sendable {
     private struct State {
         var totalBytes: Int64
         var totalFiles: Int
-        var totalIsGrowing: Bool
+        var isTotalGrowing: Bool
         var finishedBytes: Int64 = 0
         var finishedWritten: Int64 = 0
         var committedBytes: Int64 = 0
@@ -59,9 +59,9 @@ public final class ManyFilesProgress: Sendable {
     /// - Parameters:
     ///   - totalBytes: the bytes known to be copied, summed over the files known.
     ///   - totalFiles: the files known.
-    ///   - totalIsGrowing: whether more may come (``addToTotal(bytes:files:)``).
-    public init(totalBytes: Int64 = 0, totalFiles: Int = 0, totalIsGrowing: Bool = false) {
-        state = LockedValue(State(totalBytes: totalBytes, totalFiles: totalFiles, totalIsGrowing: totalIsGrowing))
+    ///   - isTotalGrowing: whether more may come (``addToTotal(bytes:files:)``).
+    public init(totalBytes: Int64 = 0, totalFiles: Int = 0, isTotalGrowing: Bool = false) {
+        state = LockedValue(State(totalBytes: totalBytes, totalFiles: totalFiles, isTotalGrowing: isTotalGrowing))
     }
 
     /// The index of a file about to be handed over: 0, then one more at each call, so files of
@@ -94,7 +94,7 @@ public final class ManyFilesProgress: Sendable {
 
     /// Says the totals will not grow any more.
     public func totalIsComplete() {
-        state.withLock { $0.totalIsGrowing = false }
+        state.withLock { $0.isTotalGrowing = false }
     }
 
     /// File `index` starts: publishes a snapshot about it.
@@ -160,7 +160,7 @@ public final class ManyFilesProgress: Sendable {
     public func finish(interrupted: Bool = false) -> ProgressSnapshot {
         let flow = buffered()
         let (last, complete) = state.withLock { state in
-            state.totalIsGrowing = false
+            state.isTotalGrowing = false
             return (makeSnapshot(&state, flow: flow, current: nil, index: nil), state.failed == 0 && state.committed >= state.totalFiles)
         }
         var snapshot = last
@@ -189,7 +189,7 @@ public final class ManyFilesProgress: Sendable {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let total = max(state.totalBytes, done)
         // 1.0 is for the last snapshot of an operation that succeeded (``finish(interrupted:)``).
-        let fraction: Double? = state.totalIsGrowing ? nil : total > 0 ? min(0.999, Double(done) / Double(total)) : nil
+        let fraction: Double? = state.isTotalGrowing ? nil : total > 0 ? min(0.999, Double(done) / Double(total)) : nil
         state.peakBuffered = max(state.peakBuffered, flow.peak)
         let (now, peak) = (flow.now, state.peakBuffered)
         var snapshot = ProgressSnapshot(
@@ -200,7 +200,7 @@ public final class ManyFilesProgress: Sendable {
         snapshot.filesCommitted = state.committed
         snapshot.files = FileCounts(
             completed: state.completed, failed: state.failed, total: max(state.totalFiles, state.completed),
-            totalIsGrowing: state.totalIsGrowing, current: current, currentIndex: index)
+            isTotalGrowing: state.isTotalGrowing, current: current, currentIndex: index)
         return snapshot
     }
 }

@@ -128,7 +128,7 @@ extension ProgressSnapshot {
     /// The keys of ``FileCounts``, in their fixed order.
     private func appendFiles(_ files: FileCounts, to out: inout String) {
         out += ",\"filesCompleted\":\(files.completed),\"filesFailed\":\(files.failed)"
-        out += ",\"totalFiles\":\(files.total),\"totalGrowing\":\(files.totalIsGrowing)"
+        out += ",\"totalFiles\":\(files.total),\"totalGrowing\":\(files.isTotalGrowing)"
         if let index = files.currentIndex { out += ",\"fileIndex\":\(index)" }
         if let current = files.current {
             out += ",\"file\":"

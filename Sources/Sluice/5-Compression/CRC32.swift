@@ -8,17 +8,30 @@ import CZlib
 /// ```swift
 /// var crc = CRC32()
 /// chunk.withUnsafeBytes { crc.update($0) }
-/// print(String(crc.value, radix: 16))
+/// print(crc) // 8 lowercase hexadecimal digits, as `gzip -lv` prints a member's CRC
 /// ```
 ///
 /// Concurrency: a plain value; `Sendable`. Each copy runs independently.
-public struct CRC32: Sendable, Hashable {
+public struct CRC32: Sendable, Hashable, CustomStringConvertible {
     /// The CRC-32 of every byte passed to ``update(_:)-(UnsafeRawBufferPointer)`` so far; `0` for no bytes.
     public private(set) var value: UInt32
 
     /// Creates a CRC-32 of no bytes (value `0`).
     public init() {
         value = 0
+    }
+
+    /// Creates a CRC-32 that continues from `value`: the CRC-32 of bytes already checked, as
+    /// a gzip trailer or ``CopyReport/crc32`` gives it.
+    public init(value: UInt32) {
+        self.value = value
+    }
+
+    /// The ``value`` as 8 lowercase hexadecimal digits (`%08x`), as `gzip -lv` lists a member's
+    /// CRC: the one spelling of a CRC-32 in Sluice's messages.
+    public var description: String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 8 - digits.count) + digits
     }
 
     /// Creates a CRC-32 of `bytes`.

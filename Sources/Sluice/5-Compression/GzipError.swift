@@ -76,7 +76,7 @@ public struct GzipError: Error, Sendable, Hashable, CustomStringConvertible {
         case .corruptData:
             what = "invalid compressed data (\(zlibMessage ?? "format violated"))"
         case .crc32Mismatch(let expected, let actual):
-            what = "CRC-32 mismatch (expected \(Self.hex(expected)), got \(Self.hex(actual)))"
+            what = "CRC-32 mismatch (expected 0x\(CRC32(value: expected)), got 0x\(CRC32(value: actual)))"
         case .sizeMismatch(let expected, let actual):
             what = "length mismatch (ISIZE \(expected), got \(actual))"
         case .truncatedInput:
@@ -88,10 +88,5 @@ public struct GzipError: Error, Sendable, Hashable, CustomStringConvertible {
         }
         if case .outputLimitExceeded = kind { return "\(what) (at input byte \(offset))" }
         return "\(what) at byte \(offset)"
-    }
-
-    private static func hex(_ value: UInt32) -> String {
-        let digits = String(value, radix: 16)
-        return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
     }
 }

@@ -52,13 +52,13 @@ extension FileSink {
     }
 
     /// The access and modification times `futimens(2)` gives the file from `source`: both
-    /// with `preserveAttributes`, the modification time alone (the access time `UTIME_OMIT`)
-    /// with `preserveModificationTime`; `nil` when none is kept or `source` is not a regular
+    /// with `preservesAttributes`, the modification time alone (the access time `UTIME_OMIT`)
+    /// with `preservesModificationTime`; `nil` when none is kept or `source` is not a regular
     /// file (a pipe's times say nothing of its data).
     static func timesToKeep(of source: FileStatus?, options: Options) -> [timespec]? {
         guard let source, source.kind == .regular else { return nil }
-        if options.preserveAttributes { return [source.accessTime.timespec, source.modificationTime.timespec] }
-        guard options.preserveModificationTime else { return nil }
+        if options.preservesAttributes { return [source.accessTime.timespec, source.modificationTime.timespec] }
+        guard options.preservesModificationTime else { return nil }
         return [timespec(tv_sec: 0, tv_nsec: CSluiceShims_UTIME_OMIT), source.modificationTime.timespec]
     }
 

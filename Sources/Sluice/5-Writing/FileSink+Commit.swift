@@ -50,7 +50,7 @@ extension FileSink {
             // An unnamed file is named through its descriptor, which the rename then closes.
             try renameAtCommitPoint(temporary, ticket, descriptor: temporary == nil ? descriptor : nil)
             defer { gate.unregister(ticket) }
-            if options.synchronize && options.synchronizesDirectory { synchronizeParent() }
+            if options.synchronizes && options.synchronizesDirectory { synchronizeParent() }
         }
     }
 
@@ -59,7 +59,7 @@ extension FileSink {
     /// is closed once named). Nothing is renamed yet.
     func makeDataDurable(_ descriptor: Descriptor, _ mode: Mode, keepsOpen: Bool) throws {
         try finishData(descriptor)
-        if options.synchronize {
+        if options.synchronizes {
             do { try descriptor.synchronize(system: system) } catch {
                 throw FileError.fsync(path: destination, errno: error)
             }
@@ -116,10 +116,10 @@ extension FileSink {
 
     /// Whether ``commit()`` made the data durable at ``destination``: a regular file renamed
     /// into place with both fsyncs. `false` before the commit, for a destination written in
-    /// place (a device, a FIFO), or with `synchronize: false`. `--rm` removes a source only then.
+    /// place (a device, a FIFO), or with `synchronizes: false`. `--rm` removes a source only then.
     public var isDurablyCommitted: Bool {
         guard case .committed = state else { return false }
-        return replacedDestination && options.synchronize && options.synchronizesDirectory && directorySynchronized
+        return replacedDestination && options.synchronizes && options.synchronizesDirectory && directorySynchronized
     }
 
     /// Closes and removes the temporary file, if any (also one sealed and not taken).
@@ -147,10 +147,10 @@ extension FileSink {
     }
 
     /// The file whose attributes the new one takes at the commit: the source with
-    /// `preserveAttributes` (a regular source only), else the replaced regular file; `nil` for
+    /// `preservesAttributes` (a regular source only), else the replaced regular file; `nil` for
     /// a new file, which is created with its final bits.
     var attributeModel: FileStatus? {
-        if options.preserveAttributes, let source, source.kind == .regular { return source }
+        if options.preservesAttributes, let source, source.kind == .regular { return source }
         return replaced?.status
     }
 
@@ -158,7 +158,7 @@ extension FileSink {
     /// owner first (`fchown(2)` may clear set-user-ID and set-group-ID, and clears
     /// `security.capability`), then the source's extended attributes (`fsetxattr(2)`, with
     /// `preservesExtendedAttributes`; refusals go to ``attributeRefusals``), then the access ACL (a
-    /// replaced file's; with `preserveAttributes` exactly the source's, given by
+    /// replaced file's; with `preservesAttributes` exactly the source's, given by
     /// ``preserveAccessACL(of:)``, none where it had none, whatever the directory's default ACL
     /// gave the new file), then the bits, then the times (``timesToKeep(of:options:)``).
     func applyAttributes(to descriptor: Descriptor) throws {

@@ -3,20 +3,20 @@ extension FileSink {
     /// attributes.
     public struct Options: Sendable, Hashable {
         /// Replace an existing regular file or symbolic link (`--force`). Default `false`.
-        public var overwrite: Bool
+        public var replacesExisting: Bool
         /// `fsync(2)` the file and its directory before and after the rename. Default `true`;
         /// `false` is `--no-fsync`.
-        public var synchronize: Bool
+        public var synchronizes: Bool
         /// Give the file the source's permission bits, access and modification times, and owner
         /// and group where permitted (`--preserve`); set-user-ID and set-group-ID only when the
         /// owner and group are kept. Default `false`: the rules in ``FileSink`` apply.
-        public var preserveAttributes: Bool
+        public var preservesAttributes: Bool
         /// Give the file the source's modification time (to the nanosecond the file system
         /// keeps), as `gzip` gives it to the files it writes, and nothing else of the source's:
         /// the permission bits, owner and access time follow the rules in ``FileSink``. Only a
         /// regular source has a time to give; a file written in place (a device, a FIFO) keeps
-        /// its own. Default `false` (as `cp` without `-p`); implied by ``preserveAttributes``.
-        public var preserveModificationTime: Bool
+        /// its own. Default `false` (as `cp` without `-p`); implied by ``preservesAttributes``.
+        public var preservesModificationTime: Bool
         /// Whether the file gets holes: for ``SparseMode/auto`` the holes that come as hole
         /// chunks (``Chunk/isHole``); for ``SparseMode/always`` also every run of zeros that
         /// covers a whole block of the file system (`st_blksize`, at a multiple of it); for
@@ -34,7 +34,7 @@ extension FileSink {
         /// holds no descriptor per file (under a low `ulimit -n`: ``DescriptorBudget/sealedFiles``
         /// 0); otherwise it is unnamed (`O_TMPFILE`) and kept open until it is named.
         var closesSealedFile = false
-        /// With ``preserveAttributes``, whether the file also gets every extended attribute of
+        /// With ``preservesAttributes``, whether the file also gets every extended attribute of
         /// the source (xattr(7): `user.*`, `security.*`, `trusted.*`), as `cp -a` gives them,
         /// read from the source's descriptor (``FileSink/preserveAttributes(of:at:)``) and set on
         /// the open file before the commit point, so no file has its name without them.
@@ -43,14 +43,41 @@ extension FileSink {
         /// Creates options; the defaults are durable, refuse to overwrite and keep none of the
         /// source's attributes but its permission bits.
         public init(
-            overwrite: Bool = false, synchronize: Bool = true, preserveAttributes: Bool = false,
-            preserveModificationTime: Bool = false, sparse: SparseMode = .auto
+            replacesExisting: Bool = false, synchronizes: Bool = true, preservesAttributes: Bool = false,
+            preservesModificationTime: Bool = false, sparse: SparseMode = .auto
         ) {
-            self.overwrite = overwrite
-            self.synchronize = synchronize
-            self.preserveAttributes = preserveAttributes
-            self.preserveModificationTime = preserveModificationTime
+            self.replacesExisting = replacesExisting
+            self.synchronizes = synchronizes
+            self.preservesAttributes = preservesAttributes
+            self.preservesModificationTime = preservesModificationTime
             self.sparse = sparse
         }
+    }
+}
+
+// The spellings of 0.1, for one release.
+extension FileSink.Options {
+    @available(*, unavailable, renamed: "replacesExisting")
+    public var overwrite: Bool { get { replacesExisting } set { replacesExisting = newValue } }
+    @available(*, unavailable, renamed: "synchronizes")
+    public var synchronize: Bool { get { synchronizes } set { synchronizes = newValue } }
+    @available(*, unavailable, renamed: "preservesAttributes")
+    public var preserveAttributes: Bool { get { preservesAttributes } set { preservesAttributes = newValue } }
+    @available(*, unavailable, renamed: "preservesModificationTime")
+    public var preserveModificationTime: Bool {
+        get { preservesModificationTime }
+        set { preservesModificationTime = newValue }
+    }
+
+    @available(
+        *, unavailable,
+        renamed: "init(replacesExisting:synchronizes:preservesAttributes:preservesModificationTime:sparse:)")
+    public init(
+        overwrite: Bool, synchronize: Bool = true, preserveAttributes: Bool = false,
+        preserveModificationTime: Bool = false, sparse: SparseMode = .auto
+    ) {
+        self.init(
+            replacesExisting: overwrite, synchronizes: synchronize, preservesAttributes: preserveAttributes,
+            preservesModificationTime: preserveModificationTime, sparse: sparse)
     }
 }

@@ -9,7 +9,7 @@ extension FileSink: ReadBackSink {
     /// for reading, so that a verification reads what the device holds.
     ///
     /// The steps: the size of data that ends in a hole (`ftruncate(2)`, as the commit sets it);
-    /// `fsync(2)` of the temporary file (skipped with `synchronize: false`, and then
+    /// `fsync(2)` of the temporary file (skipped with `synchronizes: false`, and then
     /// the pages the writes left dirty stay in memory and are what is read back);
     /// `posix_fadvise(2)` with `POSIX_FADV_DONTNEED` on the whole file, which drops its clean
     /// cached pages (advice: a file system may keep them, and a failure is ignored); `open(2)` of
@@ -27,7 +27,7 @@ extension FileSink: ReadBackSink {
         }
         guard case .replacing(let temporary, _) = mode else { return nil }
         try setSizeAfterHole(descriptor)
-        if options.synchronize {
+        if options.synchronizes {
             do { try descriptor.synchronize(system: system) } catch {
                 throw FileError.fsync(path: destination, errno: error)
             }

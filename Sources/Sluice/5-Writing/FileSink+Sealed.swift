@@ -194,7 +194,7 @@ struct SealedFile: Sendable {
 extension FileSink {
     func sealedFile(_ temporary: FileLocation?, _ ticket: CommitGate.Ticket, descriptor: Descriptor?) -> SealedFile {
         SealedFile(
-            descriptor: descriptor, temporary: temporary, location: location, ticket: ticket, gate: gate, overwrites: options.overwrite,
+            descriptor: descriptor, temporary: temporary, location: location, ticket: ticket, gate: gate, overwrites: options.replacesExisting,
             replacesExisting: replacesExisting, system: system)
     }
 

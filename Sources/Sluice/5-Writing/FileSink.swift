@@ -15,7 +15,7 @@ import Musl
 /// 255-byte destination name works, and leftovers after `kill -9` can be found with `ls -A`).
 /// ``commit()`` sets the attributes, `fsync(2)`s the file, names it and `fsync(2)`s the
 /// directory (a rename without the fsyncs can leave an empty file after a crash);
-/// `synchronize: false` skips both fsyncs. A new name is given with `linkat(2)` of
+/// `synchronizes: false` skips both fsyncs. A new name is given with `linkat(2)` of
 /// `/proc/self/fd/N` (which refuses an existing name), so an append-only directory (`chattr +a`)
 /// takes a new file as it does for `cp`; an existing file is replaced by a rename (of the
 /// unnamed file linked under a temporary name first). A replacement the kernel would refuse
@@ -35,10 +35,10 @@ import Musl
 ///   permission bits, owner and group (where permitted: as root, or a group the user is in) and
 ///   access ACL, as `cp -f` and `rsync` leave them. Other hard links to the replaced file keep
 ///   its old bytes (the rename gives the name a new inode).
-/// - With `preserveAttributes` (`--preserve`), the source's bits, times and owner (owner and
+/// - With `preservesAttributes` (`--preserve`), the source's bits, times and owner (owner and
 ///   group where permitted); set-user-ID and set-group-ID are dropped when the owner or group
 ///   is not kept, as `cp -p` does.
-/// - With `preserveModificationTime` alone (what `gzip` does to the files it writes), the
+/// - With `preservesModificationTime` alone (what `gzip` does to the files it writes), the
 ///   source's modification time, and nothing else of it: the bits follow the rules above.
 ///
 /// Rules, in order (see ``create(at:source:options:)``):
@@ -104,7 +104,7 @@ public actor FileSink: ChunkSink {
     /// commit replaces it (messages say "replace"; "create" for a new name).
     private(set) var replacesExisting = false
     var directorySynchronized = true
-    /// The source's access ACL (`system.posix_acl_access`), which `preserveAttributes` gives the
+    /// The source's access ACL (`system.posix_acl_access`), which `preservesAttributes` gives the
     /// file: `nil` for none (``preserveAttributes(of:at:)``).
     var sourceAccessACL: [UInt8]?
     /// The source's other extended attributes, with `preservesExtendedAttributes`.
@@ -120,7 +120,7 @@ public actor FileSink: ChunkSink {
     /// the file is sealed: the caller reports them (a tree once per kind).
     var attributeRefusals: [(kind: String, error: FileError)] = []
 
-    /// Gives the file, with `preserveAttributes`, the access ACL of the file open as `source`
+    /// Gives the file, with `preservesAttributes`, the access ACL of the file open as `source`
     /// (read now with `fgetxattr(2)`, on the sink's thread), as `cp -p` keeps it; a source
     /// without one gives none, and the file ends without one. With
     /// `preservesExtendedAttributes`, also every other extended attribute (`flistxattr(2)`);
@@ -268,7 +268,7 @@ public actor FileSink: ChunkSink {
                 state = .open(try openInPlace(), .inPlace)
                 return
             }
-            if !options.overwrite { throw FileError.destinationExists(destination) }
+            if !options.replacesExisting { throw FileError.destinationExists(destination) }
             // What the kernel will refuse to replace is refused before anything is made, and
             // so is a name of /dev (a link there names a device or a descriptor for every process).
             try Self.refuseUnreplaceable(location, isRegular: linkStatus.kind == .regular, system: system)

@@ -7,8 +7,8 @@ public struct CopyReport: Sendable, Hashable {
     /// The CRC-32 (ISO 3309, RFC 1952 §8) of the uncompressed data: of the bytes copied, of the
     /// input of a compression, of the output of a decompression (the gzip trailer's CRC).
     /// `nil` when the copy was asked not to compute it (``FileCopy/Options/computesCRC32``), and
-    /// when the data did not pass through Sluice's memory: a ``CopyPath/clone`` or a
-    /// ``CopyPath/kernelCopy`` (``path``), where computing it would mean reading the whole file
+    /// when the data did not pass through Sluice's memory: a ``CopyMethod/clone`` or a
+    /// ``CopyMethod/kernelCopy`` (``method``), where computing it would mean reading the whole file
     /// again. A hole counts as its zeros.
     public var crc32: UInt32?
     /// Wall-clock time from the start of ``FileCopy/run()`` until the sink committed.
@@ -24,18 +24,18 @@ public struct CopyReport: Sendable, Hashable {
     /// What the check of the output found, when one was asked for
     /// (``FileCopy/Options/verification``); `nil` otherwise.
     public var verification: VerificationOutcome?
-    /// The path the data took: ``CopyPath/pipeline`` for every ``FileCopy``; what the table
+    /// How the data was copied: ``CopyMethod/pipeline`` for every ``FileCopy``; what the table
     /// chose for a ``RegularFileCopy``.
-    public var path: CopyPath
-    /// The paths tried before ``path`` that the kernel refused, in order, with why.
-    public var refusals: [CopyPath.Refusal]
+    public var method: CopyMethod
+    /// The methods tried before ``method`` that the kernel refused, in order, with why.
+    public var refusals: [CopyMethod.Refusal]
 
     /// Creates a report.
     public init(
         bytesRead: Int64, bytesWritten: Int64, crc32: UInt32?, duration: Duration,
         peakBufferedBytes: Int64, producerSuspended: Duration, warnings: [StageWarning],
         verification: VerificationOutcome? = nil,
-        path: CopyPath = .pipeline, refusals: [CopyPath.Refusal] = []
+        method: CopyMethod = .pipeline, refusals: [CopyMethod.Refusal] = []
     ) {
         self.bytesRead = bytesRead
         self.bytesWritten = bytesWritten
@@ -45,7 +45,7 @@ public struct CopyReport: Sendable, Hashable {
         self.producerSuspended = producerSuspended
         self.warnings = warnings
         self.verification = verification
-        self.path = path
+        self.method = method
         self.refusals = refusals
     }
 
@@ -54,4 +54,10 @@ public struct CopyReport: Sendable, Hashable {
         let seconds = duration.sluiceSeconds
         return seconds > 0 ? Double(bytesRead) / seconds : 0
     }
+}
+
+// The spellings of 0.1, for one release.
+extension CopyReport {
+    @available(*, unavailable, renamed: "method")
+    public var path: CopyMethod { get { method } set { method = newValue } }
 }

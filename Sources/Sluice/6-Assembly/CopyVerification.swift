@@ -26,7 +26,7 @@ public enum CopyVerification: Sendable, Hashable {
 public enum VerificationOutcome: Sendable, Hashable {
     /// The output was read back and matched.
     case verified
-    /// The output is a clone of the source (``CopyPath/clone``): it shares the source's
+    /// The output is a clone of the source (``CopyMethod/clone``): it shares the source's
     /// extents, so there is no written copy to read back; nothing was re-read.
     case sharedExtents
     /// The output could not be read back, for the reason given (for example a device or FIFO

@@ -26,7 +26,7 @@
 /// let report = try await copy.run()
 /// ```
 ///
-/// A ``FileCopy`` always runs this pipeline (``CopyReport/path`` is ``CopyPath/pipeline``), so
+/// A ``FileCopy`` always runs this pipeline (``CopyReport/method`` is ``CopyMethod/pipeline``), so
 /// `sluice bench` measures the channel whatever the file system. A regular file copied to a
 /// ``FileSink`` with no transform may go by a cheaper path: ``RegularFileCopy`` picks it (a
 /// clone, `copy_file_range(2)`) and falls back to this pipeline.

@@ -77,7 +77,7 @@ extension ManyFileCopy {
     }
 
     /// A file committed: renamed into place, its data synced first (unless
-    /// ``FileSink/Options/synchronize`` was off).
+    /// ``FileSink/Options/synchronizes`` was off).
     public struct Committed: Sendable {
         /// The copy's report (path taken, bytes, CRC-32, warnings of the transform).
         public var report: CopyReport

@@ -47,7 +47,7 @@ extension ManyFileCopy {
     /// `fsync(2)` of its own: a durable copy without `--verify` (which reads back after its own
     /// sync).
     static func joinsSyncBatch(_ job: Job) -> Bool {
-        job.sinkOptions.synchronize && job.verification == nil
+        job.sinkOptions.synchronizes && job.verification == nil
     }
 
     /// The sink options of `job`'s file: no directory sync (the engine syncs each directory
@@ -56,7 +56,7 @@ extension ManyFileCopy {
         var options = job.sinkOptions
         options.synchronizesDirectory = false
         if joinsSyncBatch(job) {
-            options.synchronize = false
+            options.synchronizes = false
             // Under a low limit on open files a sealed file holds no descriptor while it waits.
             options.closesSealedFile = DescriptorBudget.current.sealedFiles == 0
         }
@@ -80,7 +80,7 @@ extension ManyFileCopy {
         if let file = sink.takeSealed() {
             return .sealed(SyncBatch.Entry(item: item, file: file, report: report, warnings: warnings))
         }
-        let durable = replaces && job.sinkOptions.synchronize
+        let durable = replaces && job.sinkOptions.synchronizes
         if durable { directories.record(directoryOf: job.destinationLocation) }
         return .committed(Committed(report: report, warnings: warnings, isDurableOnceDirectorySynced: durable))
     }

@@ -45,22 +45,22 @@ extension ManyFileCopy {
         if Self.joinsSyncBatch(job) { sink.assumeIsolated { $0.deferRename() } }
         // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its
         // descriptor (as RegularFileCopy does).
-        if job.sinkOptions.preserveAttributes { sink.assumeIsolated { $0.preserveAttributes(of: source, at: job.source) } }
+        if job.sinkOptions.preservesAttributes { sink.assumeIsolated { $0.preserveAttributes(of: source, at: job.source) } }
         let report: CopyReport
         // A destination written in place (a device, a FIFO), opened already: by writes.
         let replaces = sink.assumeIsolated { $0.replacesDestination }
         do {
-            let chain: [CopyPath]
+            let chain: [CopyMethod]
             do {
-                chain = !replaces ? [.pipeline] : CopyPath.chain(
+                chain = !replaces ? [.pipeline] : CopyMethod.chain(
                     source: status, sourceFileSystem: try source.fileSystemType(),
                     destinationFileSystem: try sink.assumeIsolated { try $0.fileSystemType() } ?? .init(rawValue: 0),
                     reflink: copyOptions.reflink, sparse: .auto, kernelCopyLimit: Int64(share.chunkSize))
             } catch let error as ErrorNumber {
                 throw FileError.fstatfs(path: job.source, errno: error)
             }
-            var refusals: [CopyPath.Refusal] = []
-            var taken: (path: CopyPath, bytes: Int64, crc32: UInt32?)?
+            var refusals: [CopyMethod.Refusal] = []
+            var taken: (method: CopyMethod, bytes: Int64, crc32: UInt32?)?
             let computesCRC32 = copyOptions.pipeline.computesCRC32
             for path in chain {
                 do {
@@ -84,8 +84,8 @@ extension ManyFileCopy {
             try sink.assumeIsolated { try $0.commit() }
             report = CopyReport(
                 bytesRead: taken.bytes, bytesWritten: taken.bytes, crc32: taken.crc32, duration: ContinuousClock.now - start,
-                peakBufferedBytes: taken.path == .pipeline ? Int64(share.chunkSize) : 0, producerSuspended: .zero,
-                warnings: [], verification: nil, path: taken.path, refusals: refusals)
+                peakBufferedBytes: taken.method == .pipeline ? Int64(share.chunkSize) : 0, producerSuspended: .zero,
+                warnings: [], verification: nil, method: taken.method, refusals: refusals)
         } catch {
             sink.assumeIsolated { $0.abort() }
             throw error
@@ -100,7 +100,7 @@ extension ManyFileCopy {
     }
 
     /// Copies the `size` bytes of `source` into `sink`'s temporary file by `path`: a clone,
-    /// `copy_file_range(2)`, or, for ``CopyPath/pipeline``, reads of at most `chunkSize` bytes
+    /// `copy_file_range(2)`, or, for ``CopyMethod/pipeline``, reads of at most `chunkSize` bytes
     /// to the end of the file, each written by the sink (``FileSink/write(_:)``, its rules for a
     /// destination written in place included), with their CRC-32 when `computesCRC32` (the
     /// kernel's paths have none, as for one file); `copy_file_range(2)` in calls of at most
@@ -109,7 +109,7 @@ extension ManyFileCopy {
     /// - Returns: the bytes copied, and the CRC-32 of the pipeline's.
     /// - Throws: ``RegularFileCopy/GaveWay`` when the kernel refuses the path; ``FileError``.
     private static func copy(
-        _ source: Descriptor, size: Int64, by path: CopyPath, into sink: isolated FileSink, sourcePath: Pathname,
+        _ source: Descriptor, size: Int64, by path: CopyMethod, into sink: isolated FileSink, sourcePath: Pathname,
         chunkSize: Int, sliceSize: Int, computesCRC32: Bool
     ) throws -> (bytes: Int64, crc32: UInt32?) {
         let destination = sink.destination

@@ -18,7 +18,7 @@ import Musl
 ///    ``Options/byteBudget``, whatever their count and sizes);
 /// 2. is copied as one file is: ``RegularFileCopy`` (clone, kernel copy or pipeline) without a
 ///    transform, ``FileCopy`` with one, to a ``FileSink``: a temporary file, with its
-///    attributes. Durable files (``FileSink/Options/synchronize``, without
+///    attributes. Durable files (``FileSink/Options/synchronizes``, without
 ///    verification) then wait in a batch, sealed, while the slot takes the next file: once it
 ///    holds 128 files or 256 MiB, 50 ms after its first file, and at the end, one `syncfs(2)`
 ///    per file system writes their data (it waits for every writer on that file system), a
@@ -131,14 +131,14 @@ public final class ManyFileCopy: Sendable {
     ///   - options: files in flight, byte budget, per-file copy options.
     ///   - totalBytes: the bytes known to be copied (the operands' sizes), for progress.
     ///   - totalFiles: the files known.
-    ///   - totalIsGrowing: whether a walk will add more (``addToTotal(bytes:files:)``), until
+    ///   - isTotalGrowing: whether a walk will add more (``addToTotal(bytes:files:)``), until
     ///     ``totalIsComplete()``.
     public convenience init(
-        options: Options = Options(), totalBytes: Int64 = 0, totalFiles: Int = 0, totalIsGrowing: Bool = false
+        options: Options = Options(), totalBytes: Int64 = 0, totalFiles: Int = 0, isTotalGrowing: Bool = false
     ) {
         self.init(
             options: options,
-            progress: ManyFilesProgress(totalBytes: totalBytes, totalFiles: totalFiles, totalIsGrowing: totalIsGrowing),
+            progress: ManyFilesProgress(totalBytes: totalBytes, totalFiles: totalFiles, isTotalGrowing: isTotalGrowing),
             ownsProgress: true, system: .live)
     }
 
@@ -299,7 +299,7 @@ public final class ManyFileCopy: Sendable {
                         continue
                     }
                     // A durable file starts only while fewer than `durableWidth` files are in flight.
-                    let limit = item.job.sinkOptions.synchronize ? durableWidth : width
+                    let limit = item.job.sinkOptions.synchronizes ? durableWidth : width
                     while width - idle.count >= limit, let freed = await group.next() { idle.append(freed) }
                     let piece = self.share(of: item.job, within: share)
                     do {

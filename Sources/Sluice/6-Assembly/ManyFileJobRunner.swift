@@ -36,7 +36,7 @@ public final class ManyFileJobRunner: FileJobRunner {
     ///     progress snapshot about it, for a line per file), before the job's completion, on an
     ///     engine thread; it must not block.
     ///   - progress: the operation's progress, shared with other runners or engines (created
-    ///     with `totalIsGrowing`; its owner finishes it); `nil`: the engine's own, finished by
+    ///     with `isTotalGrowing`; its owner finishes it); `nil`: the engine's own, finished by
     ///     ``waitForAll()``.
     ///   - completesTotal: whether the walk's end completes the totals of a shared `progress`
     ///     (the last tree of the operation); an own progress is always completed then.
@@ -57,7 +57,7 @@ public final class ManyFileJobRunner: FileJobRunner {
         onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void
     ) {
         engine = ManyFileCopy(
-            options: options, progress: progress ?? ManyFilesProgress(totalIsGrowing: true), ownsProgress: progress == nil,
+            options: options, progress: progress ?? ManyFilesProgress(isTotalGrowing: true), ownsProgress: progress == nil,
             system: system)
         self.completesTotal = completesTotal || progress == nil
         self.onOutcome = onOutcome

@@ -2,7 +2,7 @@ import CSluiceShims
 
 /// The two paths the kernel copies by: a clone, and `copy_file_range(2)` of the data extents.
 extension RegularFileCopy {
-    /// Copies by ``CopyPath/clone`` or ``CopyPath/kernelCopy`` and commits the sink.
+    /// Copies by ``CopyMethod/clone`` or ``CopyMethod/kernelCopy`` and commits the sink.
     ///
     /// Runs on the sink's thread, so no blocking call reaches the cooperative pool. With a
     /// verification, a clone is reported as ``VerificationOutcome/sharedExtents`` and a kernel
@@ -72,7 +72,7 @@ extension RegularFileCopy {
         let (sourcePath, destination, sourceSystem) = (source.path, sink.destination, source.system)
         let sliceSize = Int64(options.sliceSize)
         let findsHoles = options.sparse != .never
-        let startsWriteBack = sink.options.synchronize
+        let startsWriteBack = sink.options.synchronizes
         try await sink.withTemporaryFile { target, system in
             try Self.copyExtents(
                 of: descriptor, to: target, size: size, findsHoles: findsHoles, sliceSize: sliceSize,
@@ -120,7 +120,7 @@ extension RegularFileCopy {
                     guard let data = try descriptor.nextData(from: offset, system: sourceSystem) else { break }
                     let end = try descriptor.nextHole(from: data, system: sourceSystem) ?? size
                     extent = min(data, size)..<min(end, size)
-                } catch where CopyPath.givesWay(on: error) {
+                } catch where CopyMethod.givesWay(on: error) {
                     findsHoles = false  // a file system that does not know: all data
                     continue
                 } catch {
@@ -130,7 +130,7 @@ extension RegularFileCopy {
             offset = extent.lowerBound  // past the hole before the extent
             while offset < extent.upperBound {
                 let copied = try copySlice(min(sliceSize, extent.upperBound - offset))
-                if copied == 0 { throw GaveWay(refusal: CopyPath.Refusal(path: .kernelCopy, errno: nil)) }
+                if copied == 0 { throw GaveWay(refusal: CopyMethod.Refusal(method: .kernelCopy, errno: nil)) }
                 offset += copied
                 record(offset - done)
                 done = offset

@@ -1,7 +1,7 @@
 /// A copy of a file to a ``FileSink`` by the cheapest path the file systems allow: a clone,
 /// a copy inside the kernel, or Sluice's own pipeline (``FileCopy``).
 ///
-/// The path comes from a fixed table (`CopyPath.chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)`,
+/// The path comes from a fixed table (`CopyMethod.chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)`,
 /// by the file systems' types and the source's kind, never by probing). Each path but the last
 /// gives way to the next when the kernel refuses it (`EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`,
 /// `ENOTTY`, `EPERM`, `ETXTBSY`, or `copy_file_range(2)` copying nothing before the size the source reported, as
@@ -11,7 +11,7 @@
 /// temporary file that ``FileSink/commit()`` syncs (unless asked not to) and renames into place
 /// at the commit point, a same-file destination was refused when the sink was made, progress
 /// reaches ``progress`` (a clone in one step, a kernel copy after every slice), a cancellation
-/// is seen between slices and aborts the sink. ``CopyReport/path`` names the path taken, and
+/// is seen between slices and aborts the sink. ``CopyReport/method`` names the path taken, and
 /// ``CopyReport/crc32`` is `nil` unless the data passed through the pipeline or was verified.
 ///
 /// A rate limit (``FileCopy/Options/rateLimit``) takes the pipeline: a kernel copy cannot be
@@ -50,7 +50,7 @@ public struct RegularFileCopy: Sendable {
         public var sliceSize: Int
         /// The largest source, in bytes, copied by `copy_file_range(2)` on one file system
         /// where the table would take the pipeline (a file system it does not name): see
-        /// `CopyPath.chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)`.
+        /// `CopyMethod.chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)`.
         /// Default 0 (the table alone); ``ManyFileCopy`` raises it to its chunk size.
         public var kernelCopyLimit: Int64 = 0
 
@@ -96,20 +96,20 @@ public struct RegularFileCopy: Sendable {
 
     /// A kernel path gave way: the next one is tried.
     struct GaveWay: Error {
-        var refusal: CopyPath.Refusal
+        var refusal: CopyMethod.Refusal
 
-        init(refusal: CopyPath.Refusal) {
+        init(refusal: CopyMethod.Refusal) {
             self.refusal = refusal
         }
 
         /// The refusal of `path` that `error` is: a ``FileError`` of a clone or a
-        /// `copy_file_range(2)` whose errno means "not here" (``CopyPath/givesWay(on:)``); `nil`
+        /// `copy_file_range(2)` whose errno means "not here" (``CopyMethod/givesWay(on:)``); `nil`
         /// for any other error, which stops the copy.
-        init?(_ error: any Error, path: CopyPath) {
+        init?(_ error: any Error, path: CopyMethod) {
             guard let error = error as? FileError, error.operation == .clone || error.operation == .copyFileRange,
-                error.errno.map(CopyPath.givesWay(on:)) == true
+                error.errno.map(CopyMethod.givesWay(on:)) == true
             else { return nil }
-            refusal = CopyPath.Refusal(path: path, errno: error.errno)
+            refusal = CopyMethod.Refusal(method: path, errno: error.errno)
         }
     }
 
@@ -122,11 +122,11 @@ public struct RegularFileCopy: Sendable {
     ///   when the calling task was cancelled. The sink is aborted first: nothing is left.
     public func run() async throws -> CopyReport {
         let start = ContinuousClock.now
-        if sink.options.preserveAttributes, let descriptor = source.kernelCopySource {
+        if sink.options.preservesAttributes, let descriptor = source.kernelCopySource {
             // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its descriptor.
             await sink.preserveAttributes(of: descriptor, at: source.path)
         }
-        let chain: [CopyPath]
+        let chain: [CopyMethod]
         do {
             chain = try await plan()
         } catch {
@@ -135,7 +135,7 @@ public struct RegularFileCopy: Sendable {
                 .finish(succeeded: false)
             throw error
         }
-        var refusals: [CopyPath.Refusal] = []
+        var refusals: [CopyMethod.Refusal] = []
         for path in chain {
             do {
                 var report: CopyReport
@@ -149,7 +149,7 @@ public struct RegularFileCopy: Sendable {
                         progress: progress
                     ).run()
                 }
-                report.path = path
+                report.method = path
                 report.refusals = refusals
                 return report
             } catch let gaveWay as GaveWay {
@@ -166,7 +166,7 @@ public struct RegularFileCopy: Sendable {
 
     /// The table's chain for this source and sink; a `--reflink=always` that cannot clone
     /// throws here, before anything is written.
-    private func plan() async throws -> [CopyPath] {
+    private func plan() async throws -> [CopyMethod] {
         if options.pipeline.rateLimit != nil {
             if options.reflink == .always { throw cannotClone("a clone cannot be paced: it has no rate limit") }
             return [.pipeline]  // only the pipeline's reads can be paced
@@ -183,7 +183,7 @@ public struct RegularFileCopy: Sendable {
             throw FileError.fstatfs(path: source.path, errno: error)
         }
         guard let destinationFileSystem = try await sink.fileSystemType() else { return [.pipeline] }
-        var chain = CopyPath.chain(
+        var chain = CopyMethod.chain(
             source: source.status, sourceFileSystem: sourceFileSystem, destinationFileSystem: destinationFileSystem,
             reflink: options.reflink, sparse: options.sparse, kernelCopyLimit: options.kernelCopyLimit,
             verified: options.pipeline.verification == .sameBytes)

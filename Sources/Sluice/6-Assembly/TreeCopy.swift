@@ -46,7 +46,7 @@ public struct TreeCopy: Sendable {
         public var keepsHardLinks: Bool
         /// Which symbolic links are followed: none (`-P`, default), the root (`-H`), all (`-L`).
         public var links: TreeWalker.LinkPolicy
-        /// How regular files are committed (overwrite, fsync); its `preserveAttributes` is
+        /// How regular files are committed (overwrite, fsync); its `preservesAttributes` is
         /// set from ``preservesAttributes`` and its `sparse` from `file.sparse`.
         public var sink: FileSink.Options
         /// How each regular file is copied: reflink, holes, a forced pipeline, the pipeline's
@@ -84,7 +84,7 @@ public struct TreeCopy: Sendable {
         /// `file.sparse`.
         var fileSinkOptions: FileSink.Options {
             var options = sink
-            options.preserveAttributes = preservesAttributes
+            options.preservesAttributes = preservesAttributes
             options.preservesExtendedAttributes = preservesAttributes
             options.sparse = file.sparse
             return options

@@ -78,7 +78,7 @@ extension TreeCopyRun {
     func replacingExisting(_ name: Pathname, in directory: DirectoryHandle, _ make: () throws -> Void) throws {
         do {
             try make()
-        } catch let error as FileError where error.errno == .fileExists && options.sink.overwrite {
+        } catch let error as FileError where error.errno == .fileExists && options.sink.replacesExisting {
             guard try directory.status(of: name, followsLinks: false).kind != .directory else { throw error }
             try directory.removeEntry(name, isDirectory: false)
             try make()

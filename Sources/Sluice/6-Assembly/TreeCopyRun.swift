@@ -86,7 +86,7 @@ final class TreeCopyRun {
             // walk's own: the walk opens a directory only once no file holds descriptors.
             walker.beforeOpeningDirectory = { runner.waitUntilNoFileHoldsDescriptors() }
         }
-        let rootStatus = try FileStatus.of(copy.source, followingSymlinks: options.links != .never)
+        let rootStatus = try FileStatus.of(copy.source, followsLinks: options.links != .never)
         targetParent = try DirectoryHandle.open(copy.target.directory, system: copy.system)
         targetName = copy.target.lastComponent
         if rootStatus.kind == .directory { try refuseCopyIntoItself(rootStatus) }

@@ -69,15 +69,10 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
             } else {
                 text += "\(data) differs from what was written"
             }
-            text += " (read back: \(actualSize.map(String.init) ?? "?") bytes, CRC-32 \(actualCRC32.map(Self.hex) ?? "?"); "
-            text += "written: \(expectedSize) bytes, CRC-32 \(Self.hex(expectedCRC32)))"
+            text += " (read back: \(actualSize.map(String.init) ?? "?") bytes, CRC-32 \(actualCRC32.map { CRC32(value: $0).description } ?? "?"); "
+            text += "written: \(expectedSize) bytes, CRC-32 \(CRC32(value: expectedCRC32)))"
             if offset == nil, let unlocated { text += "; the first difference was not located: \(unlocated)" }
             return text + "; nothing committed"
         }
-    }
-
-    private static func hex(_ value: UInt32) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 8 - digits.count) + digits
     }
 }

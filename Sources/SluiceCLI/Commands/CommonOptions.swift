@@ -4,7 +4,7 @@ import Sluice
 /// conventions), read from a parsed command line with their defaults.
 struct CommonOptions {
     var force = false
-    var synchronize = true
+    var synchronizes = true
     var preserve = false
     var chunkSize = FileChunks.defaultChunkSize
     /// `--capacity`, or the pipeline's default for the chunk size (4 MiB of chunks, 4...1024).
@@ -30,7 +30,7 @@ struct CommonOptions {
     /// The options given in `arguments`, the defaults for the others.
     init(_ arguments: ParsedArguments) {
         force = arguments.has(.force)
-        synchronize = !arguments.has(.noFsync)
+        synchronizes = !arguments.has(.noFsync)
         preserve = arguments.has(.preserve)
         rateLimit = arguments.size(.limitRate).map { RateLimiter(bytesPerSecond: $0) }
         chunkSize = arguments.size(.chunkSize).map { Int($0) }
@@ -49,7 +49,7 @@ struct CommonOptions {
         }
         sparse = arguments.choice(.sparse).flatMap(SparseMode.init(rawValue:)) ?? .auto
         // A rate limit takes the pipeline by itself (RegularFileCopy: a kernel copy cannot be
-        // paced); a verification takes the table's verified row (CopyPath.chain).
+        // paced); a verification takes the table's verified row (CopyMethod.chain).
         forcesPipeline = arguments.has(.pipeline) || arguments.has(.chunkSize) || arguments.has(.capacity)
     }
 
@@ -65,12 +65,12 @@ struct CommonOptions {
     ///
     /// - Throws: ``UsageError``.
     func validate() throws(UsageError) {
-        if verify && !synchronize {
+        if verify && !synchronizes {
             throw UsageError("--verify reads the output back from the disk: it cannot be used with --no-fsync")
         }
     }
 
     var sinkOptions: FileSink.Options {
-        FileSink.Options(overwrite: force, synchronize: synchronize, preserveAttributes: preserve, sparse: sparse)
+        FileSink.Options(replacesExisting: force, synchronizes: synchronizes, preservesAttributes: preserve, sparse: sparse)
     }
 }

@@ -93,17 +93,11 @@ struct GzipListing {
         if verbose {
             text = row.isTotals
                 ? String(repeating: " ", count: 28)
-                : "defla " + hex8(row.crc32) + " " + date(row.modified) + " "
+                : "defla " + CRC32(value: row.crc32).description + " " + date(row.modified) + " "
         }
         let saved = row.uncompressed - (row.compressed - row.overhead)
         return text + pad("\(row.compressed)") + " " + pad("\(row.uncompressed)") + " " + ratio(saved, of: row.uncompressed)
             + " " + row.name
-    }
-
-    /// `%08x`: 8 lowercase hexadecimal digits.
-    private static func hex8(_ value: UInt32) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 8 - digits.count) + digits
     }
 
     /// `Dec  1 16:43`: the month, the day and the time of `seconds` in local time, as the 12

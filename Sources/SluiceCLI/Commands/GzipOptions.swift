@@ -73,7 +73,7 @@ struct GzipOptions {
             throw UsageError("--list only lists: it cannot be used with -o, -c, --test or --rm")
         }
         guard removesSources else { return }
-        if !common.synchronize { throw UsageError("--rm needs a durable output: it cannot be used with --no-fsync") }
+        if !common.synchronizes { throw UsageError("--rm needs a durable output: it cannot be used with --no-fsync") }
         if toStandardOutput || output == "-" { throw UsageError("--rm cannot be used with standard output") }
         if test { throw UsageError("--rm cannot be used with --test") }
         if sources.contains("-") { throw UsageError("--rm cannot remove standard input") }

@@ -13,7 +13,7 @@ extension Transfer {
     func job(options: CommonOptions, completion: @escaping @Sendable (ManyFileCopy.Outcome) -> Void) -> ManyFileCopy.Job? {
         guard let (source, destination) = filePaths else { return nil }
         var sinkOptions = options.sinkOptions
-        sinkOptions.preserveModificationTime = keepsModificationTime
+        sinkOptions.preservesModificationTime = keepsModificationTime
         return ManyFileCopy.Job(
             source: source, destination: destination, sourceStatus: try? FileStatus.of(source), sinkOptions: sinkOptions,
             transform: transform, verification: options.verify ? verification : nil, completion: completion)

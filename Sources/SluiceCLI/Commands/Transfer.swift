@@ -189,7 +189,7 @@ struct Transfer {
             // A compressed or decompressed file is data, never a set-ID program.
             if transform != nil { sourceStatus.permissions &= ~0o6000 }
             var sinkOptions = options.sinkOptions
-            sinkOptions.preserveModificationTime = keepsModificationTime
+            sinkOptions.preservesModificationTime = keepsModificationTime
             let sink = try await openFileSink(path, sourceStatus, sinkOptions)
             return (AnySink(sink), sink)
         }
@@ -271,7 +271,7 @@ struct Transfer {
         if !isDurable {
             return "--rm removes a source only once its output is a durable regular file"
         }
-        if !force, let status = try? FileStatus.of(path, followingSymlinks: false) {
+        if !force, let status = try? FileStatus.of(path, followsLinks: false) {
             // As gzip: removing one name of several frees nothing, and a set-ID or sticky file
             // is seldom meant to go; -f removes them anyway.
             if status.linkCount > 1 {
@@ -357,19 +357,19 @@ struct Transfer {
         }
         if verb == "copy" {
             // The path, what gave way to it, and why a copy the kernel made has no CRC-32.
-            text += ", by \(report.path)"
+            text += ", by \(report.method)"
             var reasons = report.refusals.map(\.description)
             if options.rateLimit != nil, case .file = source, case .file = destination {
                 reasons.append("--limit-rate: a kernel copy cannot be paced")
             }
             if !reasons.isEmpty { text += " (" + reasons.joined(separator: "; ") + ")" }
-            if report.crc32 == nil && !report.path.passesThroughUserSpace {
+            if report.crc32 == nil && !report.method.passesThroughUserSpace {
                 text += ", no CRC-32 (the data did not pass through sluice)"
             }
         }
-        if let crc = report.crc32 { text += ", CRC-32 " + hex(crc) }
+        if let crc = report.crc32 { text += ", CRC-32 " + CRC32(value: crc).description }
         switch report.verification {
-        case .verified where report.path == .kernelCopy:
+        case .verified where report.method == .kernelCopy:
             text += ", verified (the source read a second time for its CRC-32)"
         case .verified: text += ", verified"
         case .sharedExtents: text += ", not read back (clone, shared extents)"
@@ -381,11 +381,6 @@ struct Transfer {
         text += ", " + format3(report.duration.inSeconds) + " s"
         text += " (" + ProgressDisplay.formatBytes(Int64(report.bytesPerSecond)) + "/s)"
         return text
-    }
-
-    private func hex(_ value: UInt32) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 8 - digits.count) + digits
     }
 
     private func format1(_ value: Double) -> String {

@@ -22,7 +22,7 @@ enum TreeCommand {
         let json = common.progress == .json
         // One progress for the whole command, whatever the number of trees: its totals grow as
         // each walk finds files, and it ends once, after the last tree.
-        let progress = ManyFilesProgress(totalIsGrowing: true)
+        let progress = ManyFilesProgress(isTotalGrowing: true)
         let operation = CommandProgress(
             progress, mode: common.progress,
             label: options.sources.count == 1 ? "copy '\(options.sources[0])'" : "copy \(options.sources.count) sources")

@@ -384,12 +384,12 @@ struct ProgressDisplay {
     /// `3/10 files (1 failed)` once one failed (not said once interrupted: the files a signal
     /// stopped count as failed).
     static func filesText(_ files: FileCounts, committed: Int, interrupted: Bool = false) -> String {
-        "\(committed)/\(files.total)" + (files.totalIsGrowing ? "+" : "") + " file" + (files.total == 1 ? "" : "s")
+        "\(committed)/\(files.total)" + (files.isTotalGrowing ? "+" : "") + " file" + (files.total == 1 ? "" : "s")
             + (files.failed > 0 && !interrupted ? " (\(files.failed) failed)" : "")
     }
 
     /// `>= ` before a total that may still grow.
     private static func atLeast(_ snapshot: ProgressSnapshot) -> String {
-        snapshot.files?.totalIsGrowing == true ? ">= " : ""
+        snapshot.files?.isTotalGrowing == true ? ">= " : ""
     }
 }

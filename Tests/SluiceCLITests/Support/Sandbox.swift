@@ -31,10 +31,10 @@ final class Sandbox: Sendable {
     func fileSystemType() throws -> FileSystemType { try directory.fileSystemType() }
 
     /// The path `sluice copy` takes for a dense regular file within the sandbox.
-    func plainCopyPath() throws -> CopyPath {
+    func plainCopyPath() throws -> CopyMethod {
         let type = try fileSystemType()
-        if CopyPath.cloningFileSystems.contains(type) { return .clone }
-        return CopyPath.kernelCopyFileSystems.contains(type) ? .kernelCopy : .pipeline
+        if CopyMethod.cloningFileSystems.contains(type) { return .clone }
+        return CopyMethod.kernelCopyFileSystems.contains(type) ? .kernelCopy : .pipeline
     }
 
     func path(bytes name: [UInt8]) -> [UInt8] { Array(root.utf8) + [UInt8(ascii: "/")] + name }

@@ -60,7 +60,7 @@ struct HoleMapTests {
             directory.appending("in"), descriptor: nil, ownsDescriptor: true, chunkSize: 64 << 10, findsHoles: findsHoles,
             system: system)
         let sink = try await FileSink.create(
-            at: directory.appending("out"), source: source.status, options: .init(synchronize: false))
+            at: directory.appending("out"), source: source.status, options: .init(synchronizes: false))
         let report = try await RegularFileCopy(from: source, to: sink, options: options).run()
         #expect(try readFile(directory.appending("out")) == sparseContent(size: size, extents: extents))
         return (source.reader.distrustsHoleMap, try FileStatus.of(directory.appending("out")).allocatedBytes, report)
@@ -124,10 +124,10 @@ struct HoleMapTests {
             var options = RegularFileCopy.Options()
             options.kernelCopyLimit = 1 << 30
             let honest = try await Self.copy(in: directory, system: .live, options: options)
-            #expect(honest.report.path == .kernelCopy)
+            #expect(honest.report.method == .kernelCopy)
             unlink(directory.appending("out").description)
             let lied = try await Self.copy(in: directory, system: Self.lying(map: [0..<4096]), options: options)
-            #expect(lied.report.path == .pipeline)
+            #expect(lied.report.method == .pipeline)
             #expect(lied.allocated < 2_097_152)
         }
     }
@@ -141,7 +141,7 @@ struct HoleMapTests {
             options.kernelCopyLimit = 1 << 30
             let copied = try await Self.copy(in: directory, system: Self.lying(map: [0..<4096]), options: options, findsHoles: false)
             #expect(copied.distrusted)
-            #expect(copied.report.path == .pipeline)
+            #expect(copied.report.method == .pipeline)
         }
     }
 

@@ -13,6 +13,18 @@ import Testing
         #expect(CRC32(Array("123456789".utf8)).value == 0xCBF4_3926)
     }
 
+    @Test func describesItselfAsEightLowercaseHexDigits() {
+        #expect(CRC32(Array("123456789".utf8)).description == "cbf43926")
+        #expect(CRC32().description == "00000000")
+        #expect(CRC32(value: 0x1A).description == "0000001a")
+    }
+
+    @Test func continuesFromAGivenValue() {
+        var resumed = CRC32(value: CRC32(Array("1234".utf8)).value)
+        resumed.update(Array("56789".utf8))
+        #expect(resumed.value == 0xCBF4_3926)
+    }
+
     @Test(arguments: [1, 7, 4096])
     func splittingTheInputDoesNotChangeTheValue(sliceSize: Int) {
         let data = sampleData(count: 50_000)

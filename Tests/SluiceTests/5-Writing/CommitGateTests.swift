@@ -33,7 +33,7 @@ struct CommitGateTests {
         try writeFile(destination, Array("OLD".utf8))
         let data = randomBytes(count: 10_000, seed: 28)
         let sink = try await FileSink.create(
-            at: destination, source: nil, options: .init(overwrite: true), system: system, gate: gate)
+            at: destination, source: nil, options: .init(replacesExisting: true), system: system, gate: gate)
         try await sink.write(Chunk(data))
         return (sink, destination, data)
     }
@@ -137,9 +137,9 @@ struct CommitGateTests {
         try await withScratchDirectory { directory in
             let gate = CommitGate()
             let first = try await FileSink.create(
-                at: directory.appending("a"), source: nil, options: .init(synchronize: false), system: .live, gate: gate)
+                at: directory.appending("a"), source: nil, options: .init(synchronizes: false), system: .live, gate: gate)
             let second = try await FileSink.create(
-                at: directory.appending("b"), source: nil, options: .init(synchronize: false), system: .live, gate: gate)
+                at: directory.appending("b"), source: nil, options: .init(synchronizes: false), system: .live, gate: gate)
             try await first.write(Chunk(Array("A".utf8)))
             try await second.write(Chunk(Array("B".utf8)))
             try await first.commit()

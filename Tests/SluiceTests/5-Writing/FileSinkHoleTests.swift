@@ -14,7 +14,7 @@ struct FileSinkHoleTests {
     static let data = randomBytes(count: 10_000, seed: 7)
 
     static func write(_ chunks: [Chunk], to destination: Pathname, sparse: SparseMode) async throws {
-        let sink = try await FileSink.create(at: destination, options: .init(synchronize: false, sparse: sparse))
+        let sink = try await FileSink.create(at: destination, options: .init(synchronizes: false, sparse: sparse))
         try await sink.write(contentsOf: chunks)
         try await sink.commit()
     }

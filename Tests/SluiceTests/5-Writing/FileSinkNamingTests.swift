@@ -15,8 +15,8 @@ import SluiceTestSupport
 /// nothing left behind by any refusal, and a name that could not be removed named.
 @Suite(.timeLimit(.minutes(1)))
 struct FileSinkNamingTests {
-    static let options = FileSink.Options(synchronize: false)
-    static let overwrite = FileSink.Options(overwrite: true, synchronize: false)
+    static let options = FileSink.Options(synchronizes: false)
+    static let replacesExisting = FileSink.Options(replacesExisting: true, synchronizes: false)
 
     /// The real calls with these changes, and a log of the `openat`/`open` flags of unnamed
     /// files, `linkat` targets and `renameat2` calls made.
@@ -109,7 +109,7 @@ struct FileSinkNamingTests {
             let destination = directory.appending("old")
             try writeFile(destination, Array("OLD".utf8))
             let calls = Calls()
-            try await Self.copy(Array("new".utf8), to: destination, options: Self.overwrite, calls: calls)
+            try await Self.copy(Array("new".utf8), to: destination, options: Self.replacesExisting, calls: calls)
             #expect(calls.calls == ["O_TMPFILE", "link .sluice-*", "rename to old"])
             #expect(try readFile(destination) == Array("new".utf8))
             #expect(try entries(in: directory.path) == ["old"])
@@ -170,7 +170,7 @@ struct FileSinkNamingTests {
             let destination = directory.appending("old")
             try writeFile(destination, Array("OLD".utf8))
             let calls = Calls(rename: ErrorNumber(rawValue: EPERM))
-            await Self.expectRefusal("cannot replace '\(destination)': Operation not permitted", copying: "new", to: destination, options: Self.overwrite, calls: calls)
+            await Self.expectRefusal("cannot replace '\(destination)': Operation not permitted", copying: "new", to: destination, options: Self.replacesExisting, calls: calls)
             #expect(try entries(in: directory.path) == ["old"])
             #expect(try readFile(destination) == Array("OLD".utf8))
         }
@@ -183,7 +183,7 @@ struct FileSinkNamingTests {
             let calls = Calls(rename: ErrorNumber(rawValue: EPERM), unlink: ErrorNumber(rawValue: EPERM))
             var message = ""
             do {
-                try await Self.copy(Array("new".utf8), to: destination, options: Self.overwrite, calls: calls)
+                try await Self.copy(Array("new".utf8), to: destination, options: Self.replacesExisting, calls: calls)
             } catch {
                 message = (error as? FileError)?.description ?? "\(error)"
             }
@@ -201,7 +201,7 @@ struct FileSinkNamingTests {
             let destination = directory.appending("old")
             try writeFile(destination, Array("OLD".utf8))
             let calls = Calls(flags: flag, flagsOnDirectories: onTheDirectory, flagsOnFiles: !onTheDirectory)
-            await Self.expectRefusal("cannot replace '\(destination)': Operation not permitted", copying: "new", to: destination, options: Self.overwrite, calls: calls)
+            await Self.expectRefusal("cannot replace '\(destination)': Operation not permitted", copying: "new", to: destination, options: Self.replacesExisting, calls: calls)
             #expect(calls.calls == [])  // no temporary file, unnamed or named, was made
             #expect(try readFile(destination) == Array("OLD".utf8))
             #expect(try entries(in: directory.path) == ["old"])

@@ -10,8 +10,8 @@ import SluiceTestSupport
 
 @Suite(.timeLimit(.minutes(1)))
 struct FileSinkTests {
-    static let noFsync = FileSink.Options(synchronize: false)
-    static let overwrite = FileSink.Options(overwrite: true)
+    static let noFsync = FileSink.Options(synchronizes: false)
+    static let replacesExisting = FileSink.Options(replacesExisting: true)
 
     /// Writes `data` in chunks of 1000 bytes.
     static func write(_ data: [UInt8], to sink: FileSink) async throws {
@@ -56,7 +56,7 @@ struct FileSinkTests {
         try await withScratchDirectory { directory in
             let destination = directory.appending("out.bin")
             let data = randomBytes(count: 3000, seed: 8)
-            let sink = try await FileSink.create(at: destination, options: .init(overwrite: true, synchronize: false))
+            let sink = try await FileSink.create(at: destination, options: .init(replacesExisting: true, synchronizes: false))
             try await Self.write(data, to: sink)
             try writeFile(destination, Array("THEIRS".utf8))
             try await sink.commit()
@@ -114,13 +114,13 @@ struct FileSinkTests {
     }
 
     @Test(arguments: [true, false])
-    func commitKeepsTheSourcePermissionBits(synchronize: Bool) async throws {
+    func commitKeepsTheSourcePermissionBits(synchronizes: Bool) async throws {
         try await withScratchDirectory { directory in
             let source = directory.appending("source")
             try writeFile(source, [1], permissions: 0o640)
             let destination = directory.appending("out")
             let sink = try await FileSink.create(
-                at: destination, source: try FileStatus.of(source), options: .init(synchronize: synchronize))
+                at: destination, source: try FileStatus.of(source), options: .init(synchronizes: synchronizes))
             try await sink.write(Chunk([1, 2, 3]))
             try await sink.commit()
             let status = try FileStatus.of(destination)
@@ -134,7 +134,7 @@ struct FileSinkTests {
         try await withScratchDirectory { directory in
             let destination = directory.appending("out")
             try writeFile(destination, Array("OLD".utf8))
-            let sink = try await FileSink.create(at: destination, options: Self.overwrite)
+            let sink = try await FileSink.create(at: destination, options: Self.replacesExisting)
             try await Self.write(randomBytes(count: 3000, seed: 2), to: sink)
             await sink.abort()
             await sink.abort()  // idempotent
@@ -174,7 +174,7 @@ struct FileSinkTests {
             let destination = directory.appending("out")
             try writeFile(destination, Array("OLD CONTENT, LONGER".utf8))
             let before = try FileStatus.of(destination)
-            let sink = try await FileSink.create(at: destination, options: Self.overwrite)
+            let sink = try await FileSink.create(at: destination, options: Self.replacesExisting)
             try await sink.write(Chunk(Array("new".utf8)))
             #expect(try readFile(destination) == Array("OLD CONTENT, LONGER".utf8), "untouched until commit")
             try await sink.commit()
@@ -193,10 +193,10 @@ struct FileSinkTests {
 
             await #expect(throws: FileError.self) { try await FileSink.create(at: link) }
 
-            let sink = try await FileSink.create(at: link, options: Self.overwrite)
+            let sink = try await FileSink.create(at: link, options: Self.replacesExisting)
             try await sink.write(Chunk(Array("new".utf8)))
             try await sink.commit()
-            #expect(try FileStatus.of(link, followingSymlinks: false).kind == .regular)
+            #expect(try FileStatus.of(link, followsLinks: false).kind == .regular)
             #expect(try readFile(link) == Array("new".utf8))
             #expect(try readFile(target) == Array("TARGET".utf8))
         }
@@ -212,7 +212,7 @@ struct FileSinkTests {
             #expect(error.code == .alreadyExists)
             #expect(!exists(directory.appending("nowhere")))
             #expect(try entries(in: directory.path) == ["link"])
-            #expect(try FileStatus.of(link, followingSymlinks: false).kind == .symbolicLink)
+            #expect(try FileStatus.of(link, followsLinks: false).kind == .symbolicLink)
         }
     }
 
@@ -220,11 +220,11 @@ struct FileSinkTests {
         try await withScratchDirectory { directory in
             let link = directory.appending("link")
             #expect(symlink("nowhere", link.description) == 0)
-            let sink = try await FileSink.create(at: link, options: Self.overwrite)
+            let sink = try await FileSink.create(at: link, options: Self.replacesExisting)
             try await sink.write(Chunk([7]))
             try await sink.commit()
             #expect(!exists(directory.appending("nowhere")))
-            #expect(try FileStatus.of(link, followingSymlinks: false).kind == .regular)
+            #expect(try FileStatus.of(link, followsLinks: false).kind == .regular)
         }
     }
 
@@ -235,7 +235,7 @@ struct FileSinkTests {
     }
 
     @Test(arguments: Alias.allCases, [false, true])
-    func sameFileIsRefused(alias: Alias, overwrite: Bool) async throws {
+    func sameFileIsRefused(alias: Alias, replacesExisting: Bool) async throws {
         try await withScratchDirectory { directory in
             let file = directory.appending("f.txt")
             try writeFile(file, Array("ORIGINAL".utf8))
@@ -259,7 +259,7 @@ struct FileSinkTests {
 
             let error = try await #require(throws: FileError.self) {
                 try await FileSink.create(
-                    at: destination, source: try FileStatus.of(file), options: .init(overwrite: overwrite))
+                    at: destination, source: try FileStatus.of(file), options: .init(replacesExisting: replacesExisting))
             }
             #expect(error.code == .sameFile)
             #expect(try readFile(file) == Array("ORIGINAL".utf8))
@@ -273,7 +273,7 @@ struct FileSinkTests {
     @Test func directoryDestinationIsRefused() async throws {
         try await withScratchDirectory { directory in
             let error = try await #require(throws: FileError.self) {
-                try await FileSink.create(at: directory.path, options: Self.overwrite)
+                try await FileSink.create(at: directory.path, options: Self.replacesExisting)
             }
             #expect(error.code == .isDirectory)
             #expect(try entries(in: directory.path) == [])
@@ -285,7 +285,7 @@ struct FileSinkTests {
     @Test func devNullIsWrittenInPlace() async throws {
         let devBefore = try temporaryFiles(in: "/dev")
         for overwrite in [false, true] {
-            let sink = try await FileSink.create(at: "/dev/null", options: .init(overwrite: overwrite))
+            let sink = try await FileSink.create(at: "/dev/null", options: .init(replacesExisting: overwrite))
             try await Self.write(randomBytes(count: 10_000, seed: 3), to: sink)
             #expect(try temporaryFiles(in: "/dev") == devBefore, "no temporary file in /dev")
             try await sink.commit()
@@ -301,7 +301,7 @@ struct FileSinkTests {
             let data = randomBytes(count: 200_000, seed: 4)
             async let received = Self.readInBackground(fifo)
 
-            let sink = try await FileSink.create(at: fifo, options: Self.overwrite)
+            let sink = try await FileSink.create(at: fifo, options: Self.replacesExisting)
             try await Self.write(data, to: sink)
             #expect(try temporaryFiles(in: directory.path) == [])
             try await sink.commit()
@@ -337,7 +337,7 @@ struct FileSinkTests {
 
             let destination = directory.appending("out")
             let sink = try await FileSink.create(
-                at: destination, source: status, options: .init(synchronize: false, preserveAttributes: true))
+                at: destination, source: status, options: .init(synchronizes: false, preservesAttributes: true))
             try await sink.write(Chunk([1]))
             try await sink.commit()
             let copied = try FileStatus.of(destination)
@@ -355,7 +355,7 @@ struct FileSinkTests {
             let system = SystemCalls(
                 read: SystemCalls.live.read, write: { _, _, _ in .failure(.fileTooLarge) },
                 fsync: SystemCalls.live.fsync)
-            let sink = try await FileSink.create(at: destination, source: nil, options: Self.overwrite, system: system)
+            let sink = try await FileSink.create(at: destination, source: nil, options: Self.replacesExisting, system: system)
             let error = try await #require(throws: FileError.self) {
                 try await sink.write(Chunk([1, 2, 3]))
             }

@@ -19,8 +19,8 @@ import Testing
         _ source: FileSystemType, _ destination: FileSystemType, reflink: ReflinkMode = .auto,
         sparse: SparseMode = .auto, kind: FileStatus.Kind = .regular, size: Int64 = 1 << 20, allocated: Int64? = nil,
         kernelCopyLimit: Int64 = 0, verified: Bool = false
-    ) throws -> [CopyPath] {
-        CopyPath.chain(
+    ) throws -> [CopyMethod] {
+        CopyMethod.chain(
             source: try status(kind: kind, size: size, allocated: allocated), sourceFileSystem: source, destinationFileSystem: destination,
             reflink: reflink, sparse: sparse, kernelCopyLimit: kernelCopyLimit, verified: verified)
     }
@@ -119,10 +119,10 @@ import Testing
         for errno in [
             ErrorNumber.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice, .notPermitted, .textFileBusy,
         ] {
-            #expect(CopyPath.givesWay(on: errno), "\(errno)")
+            #expect(CopyMethod.givesWay(on: errno), "\(errno)")
         }
         for errno in [ErrorNumber.ioError, .noSpace, .permissionDenied, .badFileDescriptor] {
-            #expect(!CopyPath.givesWay(on: errno), "\(errno)")
+            #expect(!CopyMethod.givesWay(on: errno), "\(errno)")
         }
     }
 }

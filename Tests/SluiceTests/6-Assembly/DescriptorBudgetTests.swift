@@ -147,7 +147,7 @@ struct DescriptorBudgetTests {
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
                 source: source, destination: directory.appending(Pathname("out/f\(index)")),
-                sourceStatus: try FileStatus.of(source), sinkOptions: .init(synchronize: false)))
+                sourceStatus: try FileStatus.of(source), sinkOptions: .init(synchronizes: false)))
         }
         let totals = await engine.finish()
         #expect(totals.failed == 2)

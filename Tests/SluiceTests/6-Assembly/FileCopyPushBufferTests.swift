@@ -25,7 +25,7 @@ struct FileCopyPushBufferTests {
             complete(nil)
             return {}
         }
-        let sink = try await FileSink.create(at: destination, options: FileSink.Options(synchronize: false))
+        let sink = try await FileSink.create(at: destination, options: FileSink.Options(synchronizes: false))
         let copy = FileCopy(from: buffer, to: sink, totalBytes: Int64(expected.count))
         let updates = copy.progress.subscribe()
         let report = try await copy.run()
@@ -52,7 +52,7 @@ struct FileCopyPushBufferTests {
                 }
                 return { producer.stop() }
             }
-            let sink = try await FileSink.create(at: destination, options: FileSink.Options(synchronize: false))
+            let sink = try await FileSink.create(at: destination, options: FileSink.Options(synchronizes: false))
             let error = try await #require(throws: CapacityExceededError.self) {
                 try await FileCopy(from: buffer, to: sink, totalBytes: nil).run()
             }

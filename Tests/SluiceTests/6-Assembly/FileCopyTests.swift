@@ -143,7 +143,7 @@ struct FileCopyTests {
             try writeFile(destination, Array("OLD".utf8))
             let source = GeneratedChunks(count: 1000, chunkSize: 4096)
             let sink = try await FileSink.create(
-                at: destination, source: nil, options: .init(overwrite: true), system: Self.failingWrites)
+                at: destination, source: nil, options: .init(replacesExisting: true), system: Self.failingWrites)
             let copy = FileCopy(from: source, to: sink, totalBytes: nil, options: .init(capacity: 2))
             let subscribers = Self.subscribe(copy.progress, count: 2)
 
@@ -206,7 +206,7 @@ struct FileCopyTests {
             try writeFile(destination, Array("OLD".utf8))
             var source = GeneratedChunks(count: 100, chunkSize: 4096)
             source.onPull = { index in if index == 50 { throw Boom() } }
-            let sink = try await FileSink.create(at: destination, options: .init(overwrite: true))
+            let sink = try await FileSink.create(at: destination, options: .init(replacesExisting: true))
             let copy = FileCopy(from: source, to: sink, totalBytes: nil, options: .init(capacity: 8))
 
             await #expect(throws: Boom.self) { try await copy.run() }

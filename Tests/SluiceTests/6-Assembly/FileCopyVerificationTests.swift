@@ -17,7 +17,7 @@ struct FileCopyVerificationTests {
     ) async throws -> CopyReport {
         let source = try await FileChunks.open(sourcePath)
         let sink = try await FileSink.create(
-            at: destination, source: source.status, options: .init(overwrite: true), system: system)
+            at: destination, source: source.status, options: .init(replacesExisting: true), system: system)
         let copy = FileCopy(
             from: source, to: sink, totalBytes: source.expectedSize, options: .init(verification: verification),
             transform: transform)

@@ -32,10 +32,10 @@ struct ManyFileCopyBatchTests {
         // The three files of one chunk at most went in one step; the last through RegularFileCopy.
         #expect(engine.state.withLock { $0.filesInOneStep } == 3)
         let type = try directory.fileSystemType()
-        let clones = CopyPath.cloningFileSystems.contains(type)
-        let copiesInTheKernel = CopyPath.kernelCopyFileSystems.contains(type)
+        let clones = CopyMethod.cloningFileSystems.contains(type)
+        let copiesInTheKernel = CopyMethod.kernelCopyFileSystems.contains(type)
         for outcome in outcomes.all {
-            let path = try outcome.result.get().report.path
+            let path = try outcome.result.get().report.method
             let small = sizes[outcome.index] <= chunk
             #expect(path == (clones ? .clone : small || copiesInTheKernel ? .kernelCopy : .pipeline), "\(outcome.index) on \(type)")
         }

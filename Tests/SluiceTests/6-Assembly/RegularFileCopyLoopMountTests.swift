@@ -50,7 +50,7 @@ struct RegularFileCopyLoopMountTests {
             let report = try await copy(source, to: mountPoint.appending("clone"))
             sync()
             let afterClone = try LoopMount.usedBytes(at: mountPoint)
-            #expect(report.path == .clone)
+            #expect(report.method == .clone)
             #expect(report.crc32 == nil)
             #expect(report.bytesWritten == Int64(size))
             #expect(try readFile(mountPoint.appending("clone")) == data)
@@ -58,7 +58,7 @@ struct RegularFileCopyLoopMountTests {
 
             let separate = try await copy(source, to: mountPoint.appending("separate"), options: .init(reflink: .never))
             sync()
-            #expect(separate.path == .pipeline)
+            #expect(separate.method == .pipeline)
             #expect(try readFile(mountPoint.appending("separate")) == data)
             #expect(try LoopMount.usedBytes(at: mountPoint) - afterClone >= Int64(size), "--reflink=never takes its own space")
         }
@@ -74,7 +74,7 @@ struct RegularFileCopyLoopMountTests {
             let calls = KernelCalls(clone: .notSupported)
             let report = try await Self.copy(
                 source, to: mountPoint.appending("copy"), options: .init(sliceSize: 4 << 20), system: calls.system)
-            #expect(report.path == .kernelCopy)
+            #expect(report.method == .kernelCopy)
             #expect(calls.counts.copies == Self.size / (4 << 20) + 1, "the slices, then the end of file")
             #expect(try readFile(mountPoint.appending("copy")) == data)
         }

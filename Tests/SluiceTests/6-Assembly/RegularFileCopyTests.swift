@@ -55,10 +55,10 @@ struct RegularFileCopyTests {
     // MARK: The table on this machine
 
     /// The scratch directory's file system, and the path the table gives a dense file there.
-    static func tablePath(in directory: ScratchDirectory) throws -> (FileSystemType, CopyPath) {
+    static func tablePath(in directory: ScratchDirectory) throws -> (FileSystemType, CopyMethod) {
         let type = try directory.fileSystemType()
-        try #require(!CopyPath.cloningFileSystems.contains(type), "this test needs a file system that does not clone")
-        return (type, CopyPath.kernelCopyFileSystems.contains(type) ? .kernelCopy : .pipeline)
+        try #require(!CopyMethod.cloningFileSystems.contains(type), "this test needs a file system that does not clone")
+        return (type, CopyMethod.kernelCopyFileSystems.contains(type) ? .kernelCopy : .pipeline)
     }
 
     /// ext4 and tmpfs copy in the kernel, with no CRC-32 (the data never passed through
@@ -68,7 +68,7 @@ struct RegularFileCopyTests {
             let (type, expected) = try Self.tablePath(in: directory)
             let data = randomBytes(count: Self.size, seed: 15)
             let (report, seen) = try await Self.copy(data, in: directory)
-            #expect(report.path == expected, "on \(type)")
+            #expect(report.method == expected, "on \(type)")
             #expect(report.refusals.isEmpty)
             #expect(report.crc32 == (expected == .pipeline ? CRC32(data).value : nil))
             #expect(try readFile(directory.appending("copy")) == data)
@@ -87,7 +87,7 @@ struct RegularFileCopyTests {
             var options = RegularFileCopy.Options(sliceSize: 1 << 20)
             options.pipeline.verification = .sameBytes
             let (report, _) = try await Self.copy(data, in: directory, options: options)
-            #expect(report.path == .pipeline)
+            #expect(report.method == .pipeline)
             #expect(report.crc32 == CRC32(data).value)
             #expect(report.verification != nil)
             #expect(try readFile(directory.appending("copy")) == data)
@@ -101,8 +101,8 @@ struct RegularFileCopyTests {
             let data = randomBytes(count: Self.size, seed: 15)
             let calls = KernelCalls(fileSystem: .xfs, clone: .notSupported)
             let (report, seen) = try await Self.copy(data, in: directory, calls: calls)
-            #expect(report.path == .kernelCopy)
-            #expect(report.refusals == [CopyPath.Refusal(path: .clone, errno: .notSupported)])
+            #expect(report.method == .kernelCopy)
+            #expect(report.refusals == [CopyMethod.Refusal(method: .clone, errno: .notSupported)])
             #expect(report.crc32 == nil)
             #expect(report.bytesRead == Int64(Self.size))
             // Four slices, then the call at the end of file that returns 0.
@@ -123,9 +123,9 @@ struct RegularFileCopyTests {
             let data = randomBytes(count: Self.size, seed: 17)
             let calls = KernelCalls(fileSystem: .xfs, clone: .notSupported)
             var sinkOptions = FileSink.Options()
-            sinkOptions.synchronize = false
+            sinkOptions.synchronizes = false
             let (report, _) = try await Self.copy(data, in: directory, calls: calls, sinkOptions: sinkOptions)
-            #expect(report.path == .kernelCopy)
+            #expect(report.method == .kernelCopy)
             #expect(calls.counts.copies == 5, "four slices, then the end of file")
             #expect(calls.writeBacks == 0)
             #expect(try readFile(directory.appending("copy")) == data)
@@ -141,8 +141,8 @@ struct RegularFileCopyTests {
             // The second slice fails: what the first copied is discarded.
             let calls = KernelCalls(fileSystem: .xfs, clone: errno, copy: { $0 == 2 ? .failure(errno) : .real })
             let (report, seen) = try await Self.copy(data, in: directory, calls: calls)
-            #expect(report.path == .pipeline)
-            #expect(report.refusals == [.init(path: .clone, errno: errno), .init(path: .kernelCopy, errno: errno)])
+            #expect(report.method == .pipeline)
+            #expect(report.refusals == [.init(method: .clone, errno: errno), .init(method: .kernelCopy, errno: errno)])
             #expect(calls.truncates == 1, "what the first slice copied is cut off")
             #expect(report.crc32 == CRC32(data).value)
             #expect(try readFile(directory.appending("copy")) == data)
@@ -157,8 +157,8 @@ struct RegularFileCopyTests {
             let data = randomBytes(count: Self.size, seed: 15)
             let calls = KernelCalls(fileSystem: .xfs, clone: .improperLink, copy: { $0 == call ? .nothing : .real })
             let (report, _) = try await Self.copy(data, in: directory, calls: calls)
-            #expect(report.path == .pipeline)
-            #expect(report.refusals.last == CopyPath.Refusal(path: .kernelCopy, errno: nil))
+            #expect(report.method == .pipeline)
+            #expect(report.refusals.last == CopyMethod.Refusal(method: .kernelCopy, errno: nil))
             #expect(try readFile(directory.appending("copy")) == data)
         }
     }
@@ -177,7 +177,7 @@ struct RegularFileCopyTests {
                 close(descriptor)
             })
             let (report, _) = try await Self.copy(data, in: directory, calls: calls)
-            #expect(report.path == .kernelCopy)
+            #expect(report.method == .kernelCopy)
             #expect(report.bytesWritten == Int64(data.count + more.count))
             #expect(try readFile(directory.appending("copy")) == data + more)
         }
@@ -250,7 +250,7 @@ struct RegularFileCopyTests {
             let calls = KernelCalls(fileSystem: .xfs)
             let data = randomBytes(count: 100_000, seed: 15)
             let (report, _) = try await Self.copy(data, in: directory, calls: calls, options: .init(forcesPipeline: true))
-            #expect(report.path == .pipeline)
+            #expect(report.method == .pipeline)
             #expect(calls.counts.clones == 0 && calls.counts.copies == 0)
             #expect(try readFile(directory.appending("copy")) == data)
         }
@@ -269,7 +269,7 @@ struct RegularFileCopyTests {
             let sink = try await FileSink.create(
                 at: directory.appending("copy"), source: source.status, options: .init(), system: calls.system)
             let report = try await RegularFileCopy(from: source, to: sink).run()
-            #expect(report.path == .pipeline)
+            #expect(report.method == .pipeline)
             #expect(try readFile(directory.appending("copy")) == Array("00:00:00:00:00:00\n".utf8))
         }
     }
@@ -282,7 +282,7 @@ struct RegularFileCopyTests {
             let sink = try await FileSink.create(
                 at: directory.appending("copy"), source: source.status, options: .init(), system: calls.system)
             let report = try await RegularFileCopy(from: source, to: sink).run()
-            #expect(report.path == .pipeline)
+            #expect(report.method == .pipeline)
             #expect(try readFile(directory.appending("copy")) == (try readFile("/proc/version")))
         }
     }

@@ -6,7 +6,7 @@ import SluiceTestSupport
 /// file in flight): both run on it, and the copy is the same as with threads of their own.
 @Suite(.timeLimit(.minutes(1)))
 struct SharedExecutorCopyTests {
-    static let noFsync = FileSink.Options(synchronize: false)
+    static let noFsync = FileSink.Options(synchronizes: false)
 
     @Test(arguments: [0, 1, 4096, 3 * 4096 + 7])
     func aReaderAndASinkOnOneExecutorCopyTheFile(size: Int) async throws {

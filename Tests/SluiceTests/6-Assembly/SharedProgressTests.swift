@@ -68,7 +68,7 @@ struct SharedProgressTests {
             try writeFile(scratch.appending("a/f0"), ManyFileCopyTests.content(0, size: 30_000))
             try writeFile(scratch.appending("a/f1"), ManyFileCopyTests.content(1, size: 1))
             try writeFile(scratch.appending("b/f2"), ManyFileCopyTests.content(2, size: 70_000))
-            let progress = ManyFilesProgress(totalIsGrowing: true)
+            let progress = ManyFilesProgress(isTotalGrowing: true)
             let indices = LockedValue<[Int]>([])
             for tree in ["a", "b"] {
                 let isLast = tree == "b"
@@ -77,11 +77,11 @@ struct SharedProgressTests {
                 }
                 let copy = TreeCopy(
                     from: scratch.appending(Pathname(tree)), to: scratch.appending("t"),
-                    options: .init(sink: .init(synchronize: false)), runner: runner)
+                    options: .init(sink: .init(synchronizes: false)), runner: runner)
                 let report = try await copy.run()
                 #expect(report.failures == 0)
                 // Growing until the last tree's walk is over; then a fraction, below 1 until the end.
-                #expect(progress.latest.files?.totalIsGrowing == !isLast)
+                #expect(progress.latest.files?.isTotalGrowing == !isLast)
                 #expect((progress.latest.fraction == nil) == !isLast)
                 #expect(progress.latest.fraction ?? 0 < 1)
             }

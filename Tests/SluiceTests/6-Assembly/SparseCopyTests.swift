@@ -24,11 +24,11 @@ struct SparseCopyTests {
             let sourcePath = directory.appending("source")
             try writeSparseFile(sourcePath, size: Self.size, extents: Self.extents)
             let type = try directory.fileSystemType()
-            try #require(!CopyPath.cloningFileSystems.contains(type), "this test needs a file system that does not clone")
+            try #require(!CopyMethod.cloningFileSystems.contains(type), "this test needs a file system that does not clone")
             let source = try await FileChunks.open(sourcePath)
-            let sink = try await FileSink.create(at: directory.appending("copy"), source: source.status, options: .init(synchronize: false))
+            let sink = try await FileSink.create(at: directory.appending("copy"), source: source.status, options: .init(synchronizes: false))
             let report = try await RegularFileCopy(from: source, to: sink).run()
-            #expect(report.path == .kernelCopy)
+            #expect(report.method == .kernelCopy)
             // 64 MiB read and compared on a thread of its own, not the cooperative pool.
             let copy = directory.appending("copy")
             #expect(try await onOwnThread { try readFile(copy) == sparseContent(size: Self.size, extents: Self.extents) })
@@ -36,8 +36,8 @@ struct SparseCopyTests {
         }
     }
 
-    @Test(arguments: [CopyPath.pipeline, .kernelCopy])
-    func holesStayHoles(path: CopyPath) async throws {
+    @Test(arguments: [CopyMethod.pipeline, .kernelCopy])
+    func holesStayHoles(path: CopyMethod) async throws {
         try await withScratchDirectory { directory in
             let sourcePath = directory.appending("source")
             let destination = directory.appending("copy")
@@ -46,9 +46,9 @@ struct SparseCopyTests {
             let source = try await FileChunks.open(
                 sourcePath, descriptor: nil, ownsDescriptor: true, chunkSize: 1 << 20, system: calls.system)
             let sink = try await FileSink.create(
-                at: destination, source: source.status, options: .init(synchronize: false), system: calls.system)
+                at: destination, source: source.status, options: .init(synchronizes: false), system: calls.system)
             let report = try await RegularFileCopy(from: source, to: sink, options: .init(forcesPipeline: path == .pipeline)).run()
-            #expect(report.path == path)
+            #expect(report.method == path)
             // 64 MiB made, read and compared on a thread of its own, not the cooperative pool.
             let (matches, crc) = try await onOwnThread { () -> (Bool, UInt32) in
                 let content = sparseContent(size: Self.size, extents: Self.extents)
@@ -74,9 +74,9 @@ struct SparseCopyTests {
             let source = try await FileChunks.open(
                 sourcePath, descriptor: nil, ownsDescriptor: true, chunkSize: 1 << 20, findsHoles: false, system: calls.system)
             let sink = try await FileSink.create(
-                at: destination, source: source.status, options: .init(synchronize: false, sparse: .never), system: calls.system)
+                at: destination, source: source.status, options: .init(synchronizes: false, sparse: .never), system: calls.system)
             let report = try await RegularFileCopy(from: source, to: sink, options: .init(sparse: .never)).run()
-            #expect(report.path == .pipeline)
+            #expect(report.method == .pipeline)
             #expect(try readFile(destination) == (try readFile(sourcePath)))
             #expect(try allocatedBytes(destination) >= 8 << 20)
         }

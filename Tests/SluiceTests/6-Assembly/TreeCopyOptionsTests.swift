@@ -65,7 +65,7 @@ struct TreeCopyOptionsTests {
         let failures = LockedValue<[String]>([])
         let copy = TreeCopy(
             from: scratch.appending("s"), to: scratch.appending("t"),
-            options: .init(sink: .init(synchronize: false), file: file, chunkSize: chunkSize), runner: recording)
+            options: .init(sink: .init(synchronizes: false), file: file, chunkSize: chunkSize), runner: recording)
         _ = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
         #expect(failures.withLock { $0 } == [])
         let reports = recording.reports
@@ -87,7 +87,7 @@ struct TreeCopyOptionsTests {
             let report = try await Self.copy(
                 data, in: scratch, by: .manyFiles, file: .init(reflink: reflink), chunkSize: 64 << 10, system: calls.system)
             #expect(calls.counts.clones == (reflink == .never ? 0 : 1))
-            #expect(report.path == (reflink == .never ? .pipeline : .clone))
+            #expect(report.method == (reflink == .never ? .pipeline : .clone))
             #expect(try readFile(scratch.appending("t/f")) == data)
         }
     }
@@ -108,7 +108,7 @@ struct TreeCopyOptionsTests {
             let source = try FileStatus.of(scratch.appending("s/f"))
             try #require(source.allocatedBytes < source.size, "this file system keeps no hole: \(source.allocatedBytes) bytes allocated")
             let report = try await Self.copyTree(in: scratch, by: runner, file: .init(sparse: .never))
-            #expect(report.path == .pipeline)
+            #expect(report.method == .pipeline)
             let copied = try FileStatus.of(scratch.appending("t/f"))
             #expect(copied.size == size)
             #expect(copied.allocatedBytes >= size)
@@ -121,7 +121,7 @@ struct TreeCopyOptionsTests {
     func forcesPipelineTakesThePipeline(_ runner: Runner) async throws {
         try await withScratchDirectory { scratch in
             let report = try await Self.copy(Self.pattern(4096), in: scratch, by: runner, file: .init(forcesPipeline: true))
-            #expect(report.path == .pipeline)
+            #expect(report.method == .pipeline)
             #expect(report.crc32 != nil)
         }
     }
@@ -133,7 +133,7 @@ struct TreeCopyOptionsTests {
             let data = Self.pattern(100_000)
             let report = try await Self.copy(
                 data, in: scratch, by: runner, file: .init(forcesPipeline: true, pipeline: .init(computesCRC32: computes)))
-            #expect(report.path == .pipeline)
+            #expect(report.method == .pipeline)
             var crc = CRC32()
             data.withUnsafeBytes { crc.update($0) }
             #expect(report.crc32 == (computes ? crc.value : nil))
@@ -148,7 +148,7 @@ struct TreeCopyOptionsTests {
         try await withScratchDirectory { scratch in
             let report = try await Self.copy(
                 Self.pattern(4096), in: scratch, by: runner, file: .init(pipeline: .init(rateLimit: RateLimiter(bytesPerSecond: 1 << 30))))
-            #expect(report.path == .pipeline)
+            #expect(report.method == .pipeline)
         }
     }
 
@@ -172,7 +172,7 @@ struct TreeCopyOptionsTests {
             }
             let copy = TreeCopy(
                 from: scratch.appending("s"), to: scratch.appending("t"),
-                options: .init(sink: .init(synchronize: false), file: .init(pipeline: .init(rateLimit: limiter)), chunkSize: chunk),
+                options: .init(sink: .init(synchronizes: false), file: .init(pipeline: .init(rateLimit: limiter)), chunkSize: chunk),
                 runner: inner)
             let failures = LockedValue<[String]>([])
             _ = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
@@ -198,7 +198,7 @@ struct TreeCopyOptionsTests {
         try await withScratchDirectory { scratch in
             let report = try await Self.copy(
                 Self.pattern(256 << 10), in: scratch, by: runner, file: .init(forcesPipeline: true), chunkSize: 4096)
-            #expect(report.path == .pipeline)
+            #expect(report.method == .pipeline)
             #expect(report.peakBufferedBytes > 0)
             #expect(report.peakBufferedBytes <= 4 * 4096)
         }
@@ -211,7 +211,7 @@ struct TreeCopyOptionsTests {
             let report = try await Self.copy(
                 Self.pattern(256 << 10), in: scratch, by: runner, file: .init(forcesPipeline: true, pipeline: .init(capacity: 1)),
                 chunkSize: 4096)
-            #expect(report.path == .pipeline)
+            #expect(report.method == .pipeline)
             #expect(report.peakBufferedBytes > 0)
             #expect(report.peakBufferedBytes <= 4096)
         }

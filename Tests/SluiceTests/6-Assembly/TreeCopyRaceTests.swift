@@ -63,7 +63,7 @@ struct TreeCopyRaceTests {
     ) async throws -> (TreeCopyReport, [String]) {
         let failures = LockedValue<[String]>([])
         let copy = TreeCopy(
-            from: source, to: target, options: .init(preservesAttributes: true, sink: .init(synchronize: false)), runner: runner)
+            from: source, to: target, options: .init(preservesAttributes: true, sink: .init(synchronizes: false)), runner: runner)
         let report = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
         return (report, failures.withLock { $0 })
     }
@@ -100,7 +100,7 @@ struct TreeCopyRaceTests {
                 look(from)
                 return rename(from, to, flags)
             }
-            var options = FileSink.Options(synchronize: false, preserveAttributes: true)
+            var options = FileSink.Options(synchronizes: false, preservesAttributes: true)
             options.preservesExtendedAttributes = true
             let chunks = try await FileChunks.open(scratch.appending("source"), chunkSize: 1 << 16)
             let sink = try await FileSink.create(

@@ -55,12 +55,12 @@ struct TreeCopySeamTests {
     /// ``ManyFileJobRunner`` through `fileSystem`); the report and the failures' messages.
     static func copy(
         in scratch: ScratchDirectory, system: SystemCalls = .live, fileSystem: SystemCalls = .live,
-        overwrite: Bool = false
+        replacesExisting: Bool = false
     ) async throws -> (TreeCopyReport, [String]) {
         let failures = LockedValue<[String]>([])
         var copy = TreeCopy(
             from: scratch.appending("s"), to: scratch.appending("t"),
-            options: .init(sink: .init(overwrite: overwrite, synchronize: false)),
+            options: .init(sink: .init(replacesExisting: replacesExisting, synchronizes: false)),
             runner: ManyFileJobRunner(options: .init(), system: fileSystem, onOutcome: { _ in }))
         copy.system = system
         let report = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
@@ -72,7 +72,7 @@ struct TreeCopySeamTests {
         #expect(try temporaryFiles(in: path) == [])
         for name in try entries(in: path) {
             let child = path.appending(name)
-            if (try? FileStatus.of(child, followingSymlinks: false))?.kind == .directory { try expectNoTemporaries(under: child) }
+            if (try? FileStatus.of(child, followsLinks: false))?.kind == .directory { try expectNoTemporaries(under: child) }
         }
     }
 
@@ -136,7 +136,7 @@ struct TreeCopySeamTests {
             try handle.openDirectory("t").makeDirectory("s", permissions: 0o755)
             try handle.openDirectory("t/s").makeSymbolicLink("l", target: "old")
             let system = Self.calls(refusingUnlink: { $0 == "l" ? ErrorNumber(rawValue: EPERM) : nil })
-            let (report, failures) = try await Self.copy(in: scratch, system: system, overwrite: true)
+            let (report, failures) = try await Self.copy(in: scratch, system: system, replacesExisting: true)
             #expect(failures == ["cannot remove '\(scratch.appending("t/s/l"))': Operation not permitted"])
             #expect(report.files == 3)
             #expect(try handle.openDirectory("t/s").linkTarget(of: "l") == "old")

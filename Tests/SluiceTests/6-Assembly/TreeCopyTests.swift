@@ -50,7 +50,7 @@ import Testing
             let failures = LockedValue<[String]>([])
             let copy = TreeCopy(
                 from: source, to: scratch.appending("t"),
-                options: .init(preservesAttributes: true, keepsHardLinks: true, sink: .init(synchronize: false)), runner: runner)
+                options: .init(preservesAttributes: true, keepsHardLinks: true, sink: .init(synchronizes: false)), runner: runner)
             let report = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
             #expect(failures.withLock { $0 } == [])
             #expect(report.files == 2)
@@ -95,7 +95,7 @@ import Testing
             let failures = LockedValue<[String]>([])
             let copy = TreeCopy(
                 from: scratch.appending("s"), to: scratch.appending(Pathname(linked)),
-                options: .init(links: .all, sink: .init(synchronize: false)))
+                options: .init(links: .all, sink: .init(synchronizes: false)))
             let report = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
             let messages = failures.withLock { $0 }
             #expect(messages.count == 1)

@@ -100,7 +100,7 @@ struct CrashStateTests {
             try writeFile(scratch.appending("out"), Self.bytes(5_000, seed: 2))
             chmod(scratch.appending("out").description, 0o640)
         }) {
-            try await Self.copyFile($0, $1, options: Self.pipeline, sink: .init(overwrite: true))
+            try await Self.copyFile($0, $1, options: Self.pipeline, sink: .init(replacesExisting: true))
         }
         Self.expectHolds("force", recorded)
     }
@@ -112,7 +112,7 @@ struct CrashStateTests {
             try writeFile(scratch.appending("in"), Self.bytes(9_000, seed: 1))
             try writeFile(scratch.appending("out"), Self.bytes(5_000, seed: 2))
         }) {
-            var sink = FileSink.Options(overwrite: true)
+            var sink = FileSink.Options(replacesExisting: true)
             sink.closesSealedFile = true
             try await Self.copyFile($0, $1, options: Self.pipeline, sink: sink)
         }
@@ -274,7 +274,7 @@ struct CrashStateTests {
             try writeFile(scratch.appending("in"), Self.bytes(9_000, seed: 1))
             try writeFile(scratch.appending("out"), Self.bytes(5_000, seed: 2))
         }) {
-            var sink = FileSink.Options(overwrite: true)
+            var sink = FileSink.Options(replacesExisting: true)
             sink.closesSealedFile = true  // a named temporary file
             try await Self.copyFile($0, $1, options: Self.pipeline, sink: sink)
         }
@@ -309,7 +309,7 @@ struct CrashStateTests {
             try writeFile(scratch.appending("out"), Self.bytes(5_000, seed: 2))
             chmod(scratch.appending("out").description, 0o640)
         }) {
-            try await Self.copyFile($0, $1, options: Self.pipeline, sink: .init(overwrite: true))
+            try await Self.copyFile($0, $1, options: Self.pipeline, sink: .init(replacesExisting: true))
         }
         try Self.expectCaught("fchmod moved after the commit", recorded) { operations, _ in
             let mode = try #require(operations.firstIndex { if case .mode = $0.effect { true } else { false } })

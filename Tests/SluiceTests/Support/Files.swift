@@ -50,7 +50,7 @@ func readAll(_ descriptor: Descriptor) throws -> [UInt8] {
 
 /// Whether anything (a dangling symbolic link included) exists at `path`.
 func exists(_ path: Pathname) -> Bool {
-    (try? FileStatus.of(path, followingSymlinks: false)) != nil
+    (try? FileStatus.of(path, followsLinks: false)) != nil
 }
 
 /// A new pipe; the caller closes both ends.

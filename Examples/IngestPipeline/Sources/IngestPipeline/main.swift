@@ -29,7 +29,7 @@ let records = PushBuffer<Chunk>.fromCallbacks(
 
 // The pipeline: records -> gzip on every core -> a file replaced atomically at the commit.
 var sinkOptions = FileSink.Options()
-sinkOptions.overwrite = true  // a new run replaces the last one's file, atomically
+sinkOptions.replacesExisting = true  // a new run replaces the last one's file, atomically
 let sink: FileSink
 do { sink = try await FileSink.create(at: Pathname(output), options: sinkOptions) } catch {
     FileHandle.standardError.write(Data("IngestPipeline: \(error)\n".utf8))

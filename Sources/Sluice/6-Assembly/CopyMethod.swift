@@ -5,7 +5,7 @@
 /// that the kernel does not refuse; every other copy runs the ``pipeline``. Whatever the path,
 /// the destination is a temporary file renamed into place at the commit point, synced unless
 /// asked not to, with progress and cancellation (see the Copy paths article).
-public enum CopyPath: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+public enum CopyMethod: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// `ioctl(2)` `FICLONE`: the destination shares the source's extents; one call, no data
     /// copied, no space used. Not sliced: progress jumps from 0 to the whole size.
     case clone
@@ -32,21 +32,32 @@ public enum CopyPath: String, Sendable, Hashable, CaseIterable, CustomStringConv
 
     /// A path that was tried and gave way to the next: the kernel refused it.
     public struct Refusal: Sendable, Hashable, CustomStringConvertible {
-        /// The path refused.
-        public var path: CopyPath
+        /// The method refused.
+        public var method: CopyMethod
         /// Why: the error number of the call, or `nil` for a `copy_file_range(2)` that
         /// copied nothing before the size the source reported.
         public var errno: ErrorNumber?
 
         /// Creates a refusal.
-        public init(path: CopyPath, errno: ErrorNumber?) {
-            self.path = path
+        public init(method: CopyMethod, errno: ErrorNumber?) {
+            self.method = method
             self.errno = errno
         }
 
         /// `clone refused: Operation not supported`.
         public var description: String {
-            "\(path) refused: " + (errno?.description ?? "the source ended before its reported size")
+            "\(method) refused: " + (errno?.description ?? "the source ended before its reported size")
         }
     }
+
 }
+
+// The spellings of 0.1, for one release.
+extension CopyMethod.Refusal {
+    @available(*, unavailable, renamed: "method")
+    public var path: CopyMethod { get { method } set { method = newValue } }
+}
+
+/// The name of ``CopyMethod`` before 0.2.
+@available(*, unavailable, renamed: "CopyMethod")
+public typealias CopyPath = CopyMethod

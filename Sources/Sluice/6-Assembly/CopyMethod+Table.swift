@@ -1,7 +1,7 @@
 /// The path table: which paths a copy of a regular file tries, in order, decided from the
 /// file systems' types (`fstatfs(2)`) and the options alone, never by probing. The Copy paths
 /// article gives the measurements behind it.
-extension CopyPath {
+extension CopyMethod {
     /// File systems that share extents between files: `FICLONE` works there (XFS made with
     /// `-m reflink=1`, the default since xfsprogs 5.1), and `copy_file_range(2)` within one of
     /// them clones as well.
@@ -66,7 +66,7 @@ extension CopyPath {
     package static func chain(
         source: FileStatus, sourceFileSystem: FileSystemType, destinationFileSystem: FileSystemType,
         reflink: ReflinkMode, sparse: SparseMode, kernelCopyLimit: Int64 = 0, verified: Bool = false
-    ) -> [CopyPath] {
+    ) -> [CopyMethod] {
         let sameType = sourceFileSystem == destinationFileSystem && !pseudoFileSystems.contains(sourceFileSystem)
         let canClone = source.kind == .regular && sameType && sparse == .auto
             && cloningFileSystems.contains(destinationFileSystem)
