@@ -41,6 +41,24 @@ import Testing
         }
     }
 
+    /// Each default is written once, in the table's default field, from the value the command
+    /// uses: no summary spells one of its own.
+    @Test func defaultsComeFromTheTablesDefaultField() {
+        for option in CommandOption.all {
+            #expect(!option.summary.contains("(default"), "\(option.long)")
+            if let defaultValue = option.defaultValue {
+                #expect(option.abstract.hasSuffix(" (default: \(defaultValue))"), "\(option.long)")
+            }
+        }
+        #expect(CommandOption.level.defaultValue == "\(CompressionLevel.default.value)")
+        #expect(CommandOption.blockSize.defaultValue == "256K")
+        #expect(ParallelGzipEncoder.defaultBlockSize == 256 << 10)
+        #expect(CommandOption.chunkSize.defaultValue == "1M")
+        #expect(FileChunks.defaultChunkSize == 1 << 20)
+        #expect(CommandOption.runs.defaultValue == "\(BenchCommand.Plan().runs)")
+        #expect(SluiceMain.help(for: .compress).render().contains("(default: 6)"))
+    }
+
     /// The help of each visible command lists exactly the options the table gives it.
     @Test(arguments: CommandName.allCases.filter { $0 != .benchRun })
     func helpListsEveryOptionOfItsCommand(command: CommandName) {

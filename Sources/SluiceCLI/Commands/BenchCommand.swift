@@ -54,6 +54,9 @@ enum BenchCommand {
             capacity ?? FileCopy<FileChunks, FileSink>.Options.defaultCapacity(chunkSize: chunkBytes)
         }
 
+        /// The defaults, which the option table's help gives.
+        init() {}
+
         /// The options given in `arguments`, the defaults for the others.
         init(_ arguments: ParsedArguments) {
             size = arguments.size(.size) ?? size

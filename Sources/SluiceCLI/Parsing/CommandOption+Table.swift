@@ -25,16 +25,17 @@ extension CommandOption {
         long: "stdout", short: "c", abstract: "write to standard output, keep sources", commands: gzip)
     static let level = CommandOption(
         long: "level", takesDigits: true, value: .required(name: "n", kind: .integer(1...9, noun: "compression level")),
-        abstract: "compression level: 1 fastest, 9 best (default 6)", commands: [.compress])
+        abstract: "compression level: 1 fastest, 9 best", defaultValue: "\(CompressionLevel.default)", commands: [.compress])
     static let threads = CommandOption(
         long: "threads", short: "p", value: .required(name: "n", kind: .integer(1...1024, noun: "count of threads")),
-        abstract: "compress on <n> threads; the output is the same for every <n> (default: the processors "
-            + "sluice may run on, as nproc)",
+        abstract: "compress on <n> threads; the output is the same for every <n>",
+        defaultValue: "the processors sluice may run on, as nproc",
         commands: [.compress])
     static let blockSize = CommandOption(
         long: "block-size", short: "b", value: .required(name: "size", kind: .kibibytes(32...(512 << 10))),
         abstract: "compress in blocks of <size>: KiB when bare, as pigz -b, or with a binary unit (256K, 1M); "
-            + "at least 32K (default 256K)",
+            + "at least 32K",
+        defaultValue: ValueKind.describe(Int64(ParallelGzipEncoder.defaultBlockSize)),
         commands: [.compress])
     static let test = CommandOption(
         long: "test", short: "t", abstract: "decode and verify, write nothing", commands: [.decompress])
@@ -52,29 +53,34 @@ extension CommandOption {
 
     static let size = CommandOption(
         long: "size", value: .required(name: "size", kind: .size((1 << 20)...Int64.max)),
-        abstract: "input size, binary units (default 256M)", commands: [.bench])
+        abstract: "input size, binary units", defaultValue: ValueKind.describe(BenchCommand.Plan().size),
+        commands: [.bench])
     static let runs = CommandOption(
         long: "runs", value: .required(name: "n", kind: .integer(1...Int.max, noun: "count of runs")),
-        abstract: "counted runs per design and consumer; the median is reported (default 3; one warm-up run is "
-            + "discarded)",
+        abstract: "counted runs per design and consumer, after one warm-up run that is discarded; the median "
+            + "is reported",
+        defaultValue: "\(BenchCommand.Plan().runs)",
         commands: [.bench])
     static let out = CommandOption(
         long: "out", value: .required(name: "dir", kind: .path),
-        abstract: "where to write bench.csv, memory.svg and, with --chunk-sizes, chunk-sizes.svg (default bench-results)",
+        abstract: "where to write bench.csv, memory.svg and, with --chunk-sizes, chunk-sizes.svg",
+        defaultValue: "\(BenchCommand.Plan().out)",
         commands: [.bench])
     static let design = CommandOption(
         long: "design", value: .required(name: "list", kind: .list(choices: BenchmarkDesign.allCases.map(\.rawValue))),
-        abstract: "comma-separated: \(BenchmarkDesign.allCases.map(\.rawValue).joined(separator: ", ")) (default: all)",
+        abstract: "comma-separated: \(BenchmarkDesign.allCases.map(\.rawValue).joined(separator: ", "))",
+        defaultValue: BenchCommand.Plan().designs == BenchmarkDesign.allCases ? "all" : nil,
         commands: [.bench, .benchRun])
     static let consumer = CommandOption(
         long: "consumer",
         value: .required(name: "list", kind: .list(choices: BenchmarkConsumer.allCases.map(\.rawValue))),
-        abstract: "comma-separated: \(BenchmarkConsumer.allCases.map(\.rawValue).joined(separator: ", ")) "
-            + "(default: both)",
+        abstract: "comma-separated: \(BenchmarkConsumer.allCases.map(\.rawValue).joined(separator: ", "))",
+        defaultValue: BenchCommand.Plan().consumers == BenchmarkConsumer.allCases ? "both" : nil,
         commands: [.bench, .benchRun])
     static let sinkRate = CommandOption(
         long: "sink-rate", value: .required(name: "rate", kind: .rate((1 << 10)...Int64.max)),
-        abstract: "the slow consumer's bytes per second, binary units (default 200M)", commands: [.bench, .benchRun])
+        abstract: "the slow consumer's bytes per second, binary units",
+        defaultValue: ValueKind.describe(BenchCommand.Plan().sinkRate), commands: [.bench, .benchRun])
     static let chunkSizes = CommandOption(
         long: "chunk-sizes", value: .required(name: "list", kind: .sizes(1...(1 << 30))),
         abstract: "comma-separated chunk sizes, binary units (4K,64K,1M): adds a sweep of bounded-pull, "
@@ -213,17 +219,20 @@ extension CommandOption {
         commands: gzip)
     static let chunkSize = CommandOption(
         long: "chunk-size", value: .required(name: "size", kind: .size(1...(1 << 30))),
-        abstract: "bytes per chunk, binary units: 4096, 256K, 1M (default 1M)",
+        abstract: "bytes per chunk, binary units: 4096, 256K, 1M",
+        defaultValue: ValueKind.describe(Int64(FileChunks.defaultChunkSize)),
         commands: transfers.union([.bench, .benchRun]))
     static let capacity = CommandOption(
         long: "capacity", value: .required(name: "n", kind: .integer(1...(1 << 20), noun: "count of chunks")),
-        abstract: "chunks buffered between stages, at least 1 (default: 4 MiB of chunks, 4 to 1024: 4 "
-            + "at 1M, 1024 at 4K)",
+        abstract: "chunks buffered between stages, at least 1",
+        defaultValue: "4 MiB of chunks, 4 to 1024: "
+            + "\(FileCopy<FileChunks, FileSink>.Options.defaultCapacity(chunkSize: 1 << 20)) at 1M, "
+            + "\(FileCopy<FileChunks, FileSink>.Options.defaultCapacity(chunkSize: 4 << 10)) at 4K",
         commands: transfers.union([.bench, .benchRun]))
     static let jobs = CommandOption(
         long: "jobs", short: "j", value: .required(name: "n", kind: .integer(1...1024, noun: "count of files")),
-        abstract: "with several files, how many move at once, within one 32 MiB buffer budget (default: 4 per "
-            + "processor, 4 to 64)",
+        abstract: "with several files, how many move at once, within one 32 MiB buffer budget",
+        defaultValue: "4 per processor, 4 to 64",
         commands: transfers)
     static let progress = CommandOption(
         long: "progress", value: .attached(choices: ["json"]),

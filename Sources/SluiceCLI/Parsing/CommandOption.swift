@@ -25,8 +25,12 @@ struct CommandOption: Sendable {
     /// `gzip -9`; only for an option whose value is an ``ValueKind/integer(_:noun:)``.
     let takesDigits: Bool
     let value: Value
-    /// What the option does, in one paragraph with no line breaks: the help wraps it.
-    let abstract: String
+    /// What the option does, in one paragraph with no line breaks, without its default.
+    let summary: String
+    /// What the command does when the option is not given, spelled from the value the command
+    /// uses (`6`, `256K`, `the processors sluice may run on`); `nil` for a flag and for an option
+    /// whose summary says what its absence means.
+    let defaultValue: String?
     /// The commands that take the option; any other answers "unknown option".
     let commands: Set<CommandName>
     /// Another option and the value this one gives it (`--fast` is `--level 1`): the parser
@@ -42,7 +46,7 @@ struct CommandOption: Sendable {
 
     init(
         long: String, short: Character? = nil, alternateShort: Character? = nil, takesDigits: Bool = false, value: Value = .none, abstract: String,
-        commands: Set<CommandName>, setting: (option: String, value: ParsedArguments.Value)? = nil,
+        defaultValue: String? = nil, commands: Set<CommandName>, setting: (option: String, value: ParsedArguments.Value)? = nil,
         switchesTo: CommandName? = nil, refusal: String? = nil
     ) {
         self.long = long
@@ -50,11 +54,19 @@ struct CommandOption: Sendable {
         self.alternateShort = alternateShort
         self.takesDigits = takesDigits
         self.value = value
-        self.abstract = abstract
+        self.summary = abstract
+        self.defaultValue = defaultValue
         self.commands = commands
         self.setting = setting
         self.switchesTo = switchesTo
         self.refusal = refusal
+    }
+
+    /// What the help, the completions and the manual say of the option: its summary, then its
+    /// default, `(default: 6)`, so that each default is written once, beside the option.
+    var abstract: String {
+        guard let defaultValue else { return summary }
+        return summary + " (default: " + defaultValue + ")"
     }
 
     /// Whether the help, the completions and the manual list the option: every option but a

@@ -115,8 +115,9 @@ extension ValueKind {
         return names
     }
 
-    /// A size as a message gives it: `1 byte`, `1K`, `1M`, `1G`, else a count of bytes.
-    private static func describe(_ size: Int64) -> String {
+    /// A size as a message or the help gives it: `1 byte`, `1K`, `256K`, `1M`, `1G` (the largest
+    /// binary unit that divides it), else a count of bytes.
+    static func describe(_ size: Int64) -> String {
         if size == 1 { return "1 byte" }
         for (unit, shift) in [("G", Int64(30)), ("M", 20), ("K", 10)] where size > 0 && size % (1 << shift) == 0 {
             return "\(size >> shift)\(unit)"
