@@ -26,8 +26,8 @@ import CZlib
 ///
 /// Concurrency: not `Sendable`; confined to one stage, which calls ``process(_:emit:)`` per
 /// input chunk and then ``finish(emit:)`` once, never concurrently. Each call inflates in
-/// synchronous steps of at most one output chunk between suspensions at `emit` (CPU work:
-/// run the stage on a dedicated thread, as the pipeline does). Cancellation is observed
+/// synchronous steps of at most one output chunk between suspensions at `emit` (CPU work: give it
+/// to a ``FileCopy`` as its transform, which runs it on a thread of its own). Cancellation is observed
 /// through `emit`, whose error is propagated unchanged. After an error, every later call
 /// throws the same error.
 public final class GzipDecoder: ChunkTransform {

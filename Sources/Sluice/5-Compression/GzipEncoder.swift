@@ -18,8 +18,8 @@ import CZlib
 ///
 /// Concurrency: not `Sendable`; confined to one stage, which calls ``process(_:emit:)`` per
 /// input chunk and then ``finish(emit:)`` once, never concurrently. Each call compresses in
-/// synchronous steps of at most one output chunk between suspensions at `emit` (CPU work:
-/// run the stage on a dedicated thread, as the pipeline does). Cancellation is observed
+/// synchronous steps of at most one output chunk between suspensions at `emit` (CPU work: give it
+/// to a ``FileCopy`` as its transform, which runs it on a thread of its own). Cancellation is observed
 /// through `emit`, whose error is propagated unchanged.
 public final class GzipEncoder: ChunkTransform {
     /// The compression level the member is written with.
