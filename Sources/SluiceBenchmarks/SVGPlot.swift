@@ -66,38 +66,9 @@ public enum SVGPlot {
 
             """
         for (index, panel) in panels.enumerated() {
-            let x0 = left + Double(index) * (panelWidth + gap)
-            let lines = series.filter { $0.panel == panel }
-            let xAxis = AxisLayout(x, values: lines.flatMap { $0.points.map(\.0) })
-            let yAxis = AxisLayout(y, values: lines.flatMap { $0.points.map(\.1) })
-            func px(_ value: Double) -> Double? { xAxis.fraction(value).map { x0 + $0 * panelWidth } }
-            func py(_ value: Double) -> Double? { yAxis.fraction(value).map { top + panelHeight - $0 * panelHeight } }
-            out += "<text x=\"\(f(x0 + panelWidth / 2))\" y=\"\(f(top - 10))\" text-anchor=\"middle\" font-size=\"13\">\(escape(panel))</text>\n"
-            for tick in yAxis.ticks {
-                guard let y = py(tick.value) else { continue }
-                out += "<line x1=\"\(f(x0))\" y1=\"\(f(y))\" x2=\"\(f(x0 + panelWidth))\" y2=\"\(f(y))\" stroke=\"#e5e5e5\"/>\n"
-                out += "<text x=\"\(f(x0 - 6))\" y=\"\(f(y + 4))\" text-anchor=\"end\">\(escape(tick.label))</text>\n"
-            }
-            for tick in xAxis.ticks {
-                guard let x = px(tick.value) else { continue }
-                out += "<text x=\"\(f(x))\" y=\"\(f(top + panelHeight + 16))\" text-anchor=\"middle\">\(escape(tick.label))</text>\n"
-            }
-            out += "<rect x=\"\(f(x0))\" y=\"\(f(top))\" width=\"\(f(panelWidth))\" height=\"\(f(panelHeight))\" fill=\"none\" stroke=\"#333\"/>\n"
-            out += "<text x=\"\(f(x0 + panelWidth / 2))\" y=\"\(f(top + panelHeight + 34))\" text-anchor=\"middle\">\(escape(x.title))</text>\n"
-            out += "<text transform=\"translate(\(f(x0 - 44)),\(f(top + panelHeight / 2))) rotate(-90)\" text-anchor=\"middle\">\(escape(y.title))</text>\n"
-            for line in lines {
-                let color = color(for: line.label)
-                let placed = line.points.compactMap { point in px(point.0).flatMap { x in py(point.1).map { (x, $0) } } }
-                let points = placed.map { "\(f($0.0)),\(f($0.1))" }.joined(separator: " ")
-                let dash = line.failed ? " stroke-dasharray=\"6,4\"" : ""
-                out += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"\(dash) points=\"\(points)\"/>\n"
-                if marksPoints {
-                    for (x, y) in placed { out += "<circle cx=\"\(f(x))\" cy=\"\(f(y))\" r=\"3\" fill=\"\(color)\"/>\n" }
-                }
-                if line.failed, let end = placed.last {
-                    out += "<text x=\"\(f(end.0 + 4))\" y=\"\(f(end.1 - 4))\" fill=\"\(color)\">failed</text>\n"
-                }
-            }
+            out += panelSVG(
+                series.filter { $0.panel == panel }, titled: panel, x0: left + Double(index) * (panelWidth + gap),
+                frame: (top: top, width: panelWidth, height: panelHeight), axes: (x, y), marksPoints: marksPoints)
         }
         for (index, label) in labels.enumerated() {
             let x = left + Double(index % 4) * 170
@@ -110,6 +81,47 @@ public enum SVGPlot {
             out += "<text x=\"\(f(x + 30))\" y=\"\(f(y))\">\(escape(text))</text>\n"
         }
         return out + "</svg>\n"
+    }
+
+    /// One panel: its title, grid, ticks, frame, axis titles and lines, at `x0` from the left.
+    private static func panelSVG(
+        _ lines: [Series], titled panel: String, x0: Double, frame: (top: Double, width: Double, height: Double),
+        axes: (x: Axis, y: Axis), marksPoints: Bool
+    ) -> String {
+        let (top, panelWidth, panelHeight) = frame
+        let (x, y) = axes
+        var out = ""
+        let xAxis = AxisLayout(x, values: lines.flatMap { $0.points.map(\.0) })
+        let yAxis = AxisLayout(y, values: lines.flatMap { $0.points.map(\.1) })
+        func px(_ value: Double) -> Double? { xAxis.fraction(value).map { x0 + $0 * panelWidth } }
+        func py(_ value: Double) -> Double? { yAxis.fraction(value).map { top + panelHeight - $0 * panelHeight } }
+        out += "<text x=\"\(f(x0 + panelWidth / 2))\" y=\"\(f(top - 10))\" text-anchor=\"middle\" font-size=\"13\">\(escape(panel))</text>\n"
+        for tick in yAxis.ticks {
+            guard let y = py(tick.value) else { continue }
+            out += "<line x1=\"\(f(x0))\" y1=\"\(f(y))\" x2=\"\(f(x0 + panelWidth))\" y2=\"\(f(y))\" stroke=\"#e5e5e5\"/>\n"
+            out += "<text x=\"\(f(x0 - 6))\" y=\"\(f(y + 4))\" text-anchor=\"end\">\(escape(tick.label))</text>\n"
+        }
+        for tick in xAxis.ticks {
+            guard let x = px(tick.value) else { continue }
+            out += "<text x=\"\(f(x))\" y=\"\(f(top + panelHeight + 16))\" text-anchor=\"middle\">\(escape(tick.label))</text>\n"
+        }
+        out += "<rect x=\"\(f(x0))\" y=\"\(f(top))\" width=\"\(f(panelWidth))\" height=\"\(f(panelHeight))\" fill=\"none\" stroke=\"#333\"/>\n"
+        out += "<text x=\"\(f(x0 + panelWidth / 2))\" y=\"\(f(top + panelHeight + 34))\" text-anchor=\"middle\">\(escape(x.title))</text>\n"
+        out += "<text transform=\"translate(\(f(x0 - 44)),\(f(top + panelHeight / 2))) rotate(-90)\" text-anchor=\"middle\">\(escape(y.title))</text>\n"
+        for line in lines {
+            let color = color(for: line.label)
+            let placed = line.points.compactMap { point in px(point.0).flatMap { x in py(point.1).map { (x, $0) } } }
+            let points = placed.map { "\(f($0.0)),\(f($0.1))" }.joined(separator: " ")
+            let dash = line.failed ? " stroke-dasharray=\"6,4\"" : ""
+            out += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"\(dash) points=\"\(points)\"/>\n"
+            if marksPoints {
+                for (x, y) in placed { out += "<circle cx=\"\(f(x))\" cy=\"\(f(y))\" r=\"3\" fill=\"\(color)\"/>\n" }
+            }
+            if line.failed, let end = placed.last {
+                out += "<text x=\"\(f(end.0 + 4))\" y=\"\(f(end.1 - 4))\" fill=\"\(color)\">failed</text>\n"
+            }
+        }
+        return out
     }
 
     /// A step of 1, 2 or 5 × 10^k giving about five ticks.

@@ -207,45 +207,55 @@ public final class GzipDecoder: ChunkTransform {
                 if phase == .expectingMember && probe.count < 3 { return produced }
 
             case .decoding:
-                let step: ZStream.Step
-                let inputExhausted: Bool
-                let stream = try activeStream()
-                if probe.isEmpty {
-                    let rest = UnsafeRawBufferPointer(rebasing: input[position...])
-                    step = stream.inflate(rest, into: UnsafeMutableRawBufferPointer(rebasing: output[produced...]))
-                    remember(UnsafeRawBufferPointer(rebasing: rest[..<step.consumed]))
-                    position += step.consumed
-                    inputExhausted = position == input.count
-                } else {
-                    step = probe.withUnsafeBytes { header in
-                        stream.inflate(header, into: UnsafeMutableRawBufferPointer(rebasing: output[produced...]))
-                    }
-                    probe.withUnsafeBytes { remember(UnsafeRawBufferPointer(rebasing: $0[..<step.consumed])) }
-                    probe.removeFirst(step.consumed)
-                    inputExhausted = false
-                }
-                consumedInput += Int64(step.consumed)
-                produced += step.produced
-                memberOutput &+= Int64(step.produced)
-                totalOutput &+= Int64(step.produced)
-                if let outputLimit, totalOutput > outputLimit {
-                    throw GzipError(.outputLimitExceeded(limit: outputLimit), offset: consumedInput)
-                }
-                switch step.code {
-                case Z_OK, Z_BUF_ERROR:
-                    if step.consumed == 0 && step.produced == 0 {
-                        // No progress: zlib needs more input (it always has room for output here).
-                        precondition(inputExhausted, "inflate made no progress with input and output available")
-                        return produced
-                    }
-                case Z_STREAM_END:
-                    endMember(stream)
-                default:
-                    throw error(for: step.code, stream: stream)
-                }
+                let (count, needsInput) = try inflateStep(
+                    into: UnsafeMutableRawBufferPointer(rebasing: output[produced...]), from: input, position: &position)
+                produced += count
+                if needsInput { return produced }
             }
         }
         return produced
+    }
+
+    /// One call of zlib's `inflate` in the member being decoded, from the bytes of its start
+    /// kept in `probe`, else from `input` at `position`: the bytes it wrote to `output`, and
+    /// whether it needs more input to go on (it made no progress).
+    private func inflateStep(
+        into output: UnsafeMutableRawBufferPointer, from input: UnsafeRawBufferPointer, position: inout Int
+    ) throws(GzipError) -> (produced: Int, needsInput: Bool) {
+        let step: ZStream.Step
+        let inputExhausted: Bool
+        let stream = try activeStream()
+        if probe.isEmpty {
+            let rest = UnsafeRawBufferPointer(rebasing: input[position...])
+            step = stream.inflate(rest, into: output)
+            remember(UnsafeRawBufferPointer(rebasing: rest[..<step.consumed]))
+            position += step.consumed
+            inputExhausted = position == input.count
+        } else {
+            step = probe.withUnsafeBytes { header in stream.inflate(header, into: output) }
+            probe.withUnsafeBytes { remember(UnsafeRawBufferPointer(rebasing: $0[..<step.consumed])) }
+            probe.removeFirst(step.consumed)
+            inputExhausted = false
+        }
+        consumedInput += Int64(step.consumed)
+        memberOutput &+= Int64(step.produced)
+        totalOutput &+= Int64(step.produced)
+        if let outputLimit, totalOutput > outputLimit {
+            throw GzipError(.outputLimitExceeded(limit: outputLimit), offset: consumedInput)
+        }
+        switch step.code {
+        case Z_OK, Z_BUF_ERROR:
+            if step.consumed == 0 && step.produced == 0 {
+                // No progress: zlib needs more input (it always has room for output here).
+                precondition(inputExhausted, "inflate made no progress with input and output available")
+                return (0, true)
+            }
+        case Z_STREAM_END:
+            endMember(stream)
+        default:
+            throw error(for: step.code, stream: stream)
+        }
+        return (step.produced, false)
     }
 
     /// Looks at the next byte of a member's start (RFC 1952 §2.3.1: ID1, ID2, CM) and returns

@@ -98,11 +98,11 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     /// Makes the transform stage's state, inside that stage.
     public typealias TransformFactory = @Sendable () throws -> any ChunkTransform
 
-    private let source: Source
-    private let sink: Sink
-    private let totalBytes: Int64?
-    private let options: Options
-    private let makeTransform: TransformFactory?
+    let source: Source
+    let sink: Sink
+    let totalBytes: Int64?
+    let options: Options
+    let makeTransform: TransformFactory?
     /// For tests: called in each stage at every ``AwaitPoint``, so that a test can cancel the
     /// run at exactly one of them. `nil` (no cost but a check per `await`) outside tests.
     var awaitPointHook: AwaitPointHook?
@@ -157,23 +157,11 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     ///   first.
     public func run() async throws -> CopyReport {
         let start = ContinuousClock.now
-        // A full channel resumes its producer once it has drained to half, and a regular file's
-        // chunks wake a waiting consumer once half a channel is buffered: one thread wake-up per
-        // half a channel of chunks in either direction. A source that may stop for a while (a
-        // pipe, a push source) wakes the consumer at once, so a chunk never waits for the next.
         // A test that cancels at each await point in turn needs the same points in every run:
         // with a hook, chunks go one at a time (no batches, no deferred wake-up).
         let batches = awaitPointHook == nil
         let fileSource = source as? FileChunks
-        let wakeThreshold = batches && fileSource?.status.kind == .regular ? max(1, options.capacity / 2) : 1
-        let input = BoundedChannel<Chunk>(
-            capacity: options.capacity, byteBudget: options.byteBudget, lowWatermark: options.capacity / 2,
-            consumerWakeThreshold: wakeThreshold)
-        let output = makeTransform.map { _ in
-            BoundedChannel<Chunk>(
-                capacity: options.capacity, byteBudget: options.byteBudget, lowWatermark: options.capacity / 2,
-                consumerWakeThreshold: wakeThreshold)
-        }
+        let (input, output) = makeChannels(wakingAtHalf: batches && fileSource?.status.kind == .regular)
         let recorder = ProgressRecorder(hub: progress, totalBytes: totalBytes, start: start) {
             let first = input.statistics
             let second = output?.statistics
@@ -186,89 +174,14 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         // A first snapshot at once, so a subscriber sees the operation start even when the
         // source is an idle pipe.
         recorder.recordWritten(0)
-        let source = self.source
-        let sink = self.sink
-        let computesCRC32 = (options.computesCRC32 && makeTransform == nil) || options.verification == .sameBytes
-        let makeTransform = self.makeTransform
-        let hook = awaitPointHook
-        // The stage that takes from the first channel is paced: the reader then waits on that
-        // channel's backpressure. The bytes read count for progress as that stage lets them
-        // through, so the bar shows the limited rate, not the channel filling at the start.
-        let pacer = options.rateLimit.map { Pacer(limiter: $0, recorder: recorder) }
-        let readerRecordsProgress = pacer == nil
 
-        var results: [StageResult] = []
-        var errors: [any Error] = []
-        // The stages before the sink run in a group of their own. When one of them fails, it
-        // fails its output channel and the others in that group are cancelled, while the sink
-        // writes what was produced before the error, then stops with it (as `gzip -dc` writes
-        // a whole member that precedes a truncated one). A failure of the sink stops them all.
-        await withTaskGroup(of: (isSink: Bool, [Result<StageResult, any Error>]).self) { group in
-            group.addTask {
-                let collected = await withTaskGroup(of: Result<StageResult, any Error>.self) { upstream in
-                    // On the source's own thread when it has one: a file's reads then cost no
-                    // thread hand-off. Any other source (a push buffer, a sequence in memory)
-                    // only hands over chunks that are already there: its stage shares the
-                    // sink's thread, so a chunk goes from the source to the sink with no thread
-                    // woken between them, and the stages take turns (the reading one runs until
-                    // the source is empty or the channel full, then the writer takes a batch).
-                    let readExecutor = fileSource?.preferredExecutor ?? sink.preferredExecutor
-                        ?? BlockingIOExecutor(label: "sluice.read-stage")
-                    upstream.addTask(executorPreference: readExecutor) {
-                        await Result {
-                            try await Self.read(
-                                source, into: input, recorder: readerRecordsProgress ? recorder : nil,
-                                computesCRC32: computesCRC32, hook: hook)
-                        }
-                    }
-                    if let makeTransform, let output {
-                        upstream.addTask(executorPreference: BlockingIOExecutor(label: "sluice.transform")) {
-                            await Result {
-                                try await Self.transform(input, into: output, using: makeTransform, pacer: pacer, hook: hook)
-                            }
-                        }
-                    }
-                    var collected: [Result<StageResult, any Error>] = []
-                    for await result in upstream {
-                        if case .failure = result, !collected.contains(where: { if case .failure = $0 { true } else { false } }) {
-                            upstream.cancelAll()
-                        }
-                        collected.append(result)
-                    }
-                    return collected
-                }
-                return (false, collected)
-            }
-            // On the sink's own thread when it has one: each write then costs no hand-off.
-            group.addTask(executorPreference: sink.preferredExecutor) {
-                let writerPacer = output == nil ? pacer : nil
-                return (true, [await Result {
-                    try await Self.write(
-                        output ?? input, to: sink, recorder: recorder, pacer: writerPacer, hook: hook,
-                        batches: batches && writerPacer == nil)
-                }])
-            }
-            for await (isSink, stages) in group {
-                for result in stages {
-                    switch result {
-                    case .success(let value): results.append(value)
-                    case .failure(let error):
-                        if errors.isEmpty && isSink { group.cancelAll() }
-                        errors.append(error)
-                    }
-                }
-            }
-        }
-
+        var (results, errors) = await runStages(
+            input: input, output: output, recorder: recorder, readExecutor: fileSource?.preferredExecutor,
+            batches: batches)
         var verification: VerificationOutcome?
         if errors.isEmpty {
             do {
-                try Task.checkCancellation()
-                if let wanted = options.verification {
-                    verification = try await Self.verify(
-                        wanted, of: sink, results: results, recorder: recorder, fileSource: fileSource)
-                }
-                try await hook.map(AwaitPoints.init).around(.sinkCommit) { try await sink.commit() }
+                verification = try await verifyAndCommit(results: results, recorder: recorder, fileSource: fileSource)
             } catch {
                 errors.append(error)
             }
@@ -308,7 +221,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     }
 
     /// The reading stage; `recorder` counts the bytes read, unless a paced stage counts them.
-    private static func read(
+    static func read(
         _ source: Source, into channel: BoundedChannel<Chunk>, recorder: ProgressRecorder?, computesCRC32: Bool,
         hook: AwaitPointHook?
     ) async throws -> StageResult {
@@ -333,7 +246,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         }
     }
 
-    private static func transform(
+    static func transform(
         _ input: BoundedChannel<Chunk>, into output: BoundedChannel<Chunk>, using makeTransform: TransformFactory,
         pacer: Pacer?, hook: AwaitPointHook?
     ) async throws -> StageResult {
@@ -372,7 +285,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     /// takes).
     static var maximumBatch: Int { 1024 }
 
-    private static func write(
+    static func write(
         _ channel: BoundedChannel<Chunk>, to sink: Sink, recorder: ProgressRecorder, pacer: Pacer?,
         hook: AwaitPointHook?, batches: Bool
     ) async throws -> StageResult {

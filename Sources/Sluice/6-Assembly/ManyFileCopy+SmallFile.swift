@@ -50,35 +50,8 @@ extension ManyFileCopy {
         // A destination written in place (a device, a FIFO), opened already: by writes.
         let replaces = sink.assumeIsolated { $0.replacesDestination }
         do {
-            let chain: [CopyMethod]
-            do {
-                chain = !replaces ? [.pipeline] : CopyMethod.chain(
-                    source: status, sourceFileSystem: try source.fileSystemType(),
-                    destinationFileSystem: try sink.assumeIsolated { try $0.fileSystemType() } ?? .init(rawValue: 0),
-                    reflink: copyOptions.reflink, sparse: .auto, kernelCopyLimit: Int64(share.chunkSize))
-            } catch let error as ErrorNumber {
-                throw FileError.fstatfs(path: job.source, errno: error)
-            }
-            var refusals: [CopyMethod.Refusal] = []
-            var taken: (method: CopyMethod, bytes: Int64, crc32: UInt32?)?
-            let computesCRC32 = copyOptions.pipeline.computesCRC32
-            for path in chain {
-                do {
-                    let (bytes, crc32) = try sink.assumeIsolated { sink in
-                        try Self.copy(
-                            source, size: status.size, by: path, into: sink, sourcePath: job.source, chunkSize: share.chunkSize,
-                            sliceSize: min(copyOptions.sliceSize, share.chunkSize), computesCRC32: computesCRC32)
-                    }
-                    taken = (path, bytes, crc32)
-                    break
-                } catch let gaveWay as RegularFileCopy.GaveWay {
-                    refusals.append(gaveWay.refusal)
-                    try sink.assumeIsolated { try $0.discardContents() }
-                    do { try source.seek(to: 0) } catch { throw FileError.lseek(path: job.source, errno: error) }
-                }
-            }
-            // The chain ends with the pipeline, which never gives way (not --reflink=always).
-            guard let taken else { preconditionFailure("a chain without the pipeline") }
+            let (taken, refusals) = try copyInOneStep(
+                source, status: status, into: sink, replaces: replaces, job: job, share: share)
             state.withLock { $0.filesInOneStep += 1 }
             try Task.checkCancellation()
             try sink.assumeIsolated { try $0.commit() }
@@ -91,6 +64,44 @@ extension ManyFileCopy {
             throw error
         }
         return sink.assumeIsolated { finishCommit(item, sink: $0, report: report, replaces: replaces) }
+    }
+
+    /// Tries the methods the table chains for a small file, in order, until one copies it: the
+    /// bytes copied, their CRC-32 when computed, and the methods refused before it.
+    private func copyInOneStep(
+        _ source: Descriptor, status: FileStatus, into sink: FileSink, replaces: Bool, job: Job, share: PipelineShare
+    ) throws -> (taken: (method: CopyMethod, bytes: Int64, crc32: UInt32?), refusals: [CopyMethod.Refusal]) {
+        let copyOptions = copyOptions(of: job)
+        let chain: [CopyMethod]
+        do {
+            chain = !replaces ? [.pipeline] : CopyMethod.chain(
+                source: status, sourceFileSystem: try source.fileSystemType(),
+                destinationFileSystem: try sink.assumeIsolated { try $0.fileSystemType() } ?? .init(rawValue: 0),
+                reflink: copyOptions.reflink, sparse: .auto, kernelCopyLimit: Int64(share.chunkSize))
+        } catch let error as ErrorNumber {
+            throw FileError.fstatfs(path: job.source, errno: error)
+        }
+        var refusals: [CopyMethod.Refusal] = []
+        var taken: (method: CopyMethod, bytes: Int64, crc32: UInt32?)?
+        let computesCRC32 = copyOptions.pipeline.computesCRC32
+        for method in chain {
+            do {
+                let (bytes, crc32) = try sink.assumeIsolated { sink in
+                    try Self.copy(
+                        source, size: status.size, by: method, into: sink, sourcePath: job.source, chunkSize: share.chunkSize,
+                        sliceSize: min(copyOptions.sliceSize, share.chunkSize), computesCRC32: computesCRC32)
+                }
+                taken = (method, bytes, crc32)
+                break
+            } catch let gaveWay as RegularFileCopy.GaveWay {
+                refusals.append(gaveWay.refusal)
+                try sink.assumeIsolated { try $0.discardContents() }
+                do { try source.seek(to: 0) } catch { throw FileError.lseek(path: job.source, errno: error) }
+            }
+        }
+        // The chain ends with the pipeline, which never gives way (not --reflink=always).
+        guard let taken else { preconditionFailure("a chain without the pipeline") }
+        return (taken, refusals)
     }
 
     /// Whether a file is copied by ``copySmallFile(_:share:on:)``: regular, not empty, at most

@@ -293,21 +293,13 @@ public final class ManyFileCopy: Sendable {
                     }
                     defer { state.withLock { $0.isDispatching = false } }
                     guard taken else { continue }
-                    if cancelled {
-                        // Handed over before the cancellation, delivered after it: never started.
-                        complete(item, .failure(CancellationError()), bytes: 0)
-                        continue
-                    }
+                    // Handed over before the cancellation, delivered after it: never started.
+                    if cancelled { complete(item, .failure(CancellationError()), bytes: 0); continue }
                     // A durable file starts only while fewer than `durableWidth` files are in flight.
                     let limit = item.job.sinkOptions.synchronizes ? durableWidth : width
                     while width - idle.count >= limit, let freed = await group.next() { idle.append(freed) }
                     let piece = self.share(of: item.job, within: share)
-                    do {
-                        try await budget.acquire(piece.bytes)
-                    } catch {
-                        complete(item, .failure(error), bytes: 0)
-                        continue
-                    }
+                    do { try await budget.acquire(piece.bytes) } catch { complete(item, .failure(error), bytes: 0); continue }
                     let executor = idle.removeLast()
                     state.withLock { $0.running += 1 }
                     // The task holds the job (and so its directories' descriptors) only while it
@@ -331,7 +323,11 @@ public final class ManyFileCopy: Sendable {
         if state.withLock({ $0.isCancelled }) { batch.cancel() }
         await batch.finish()
         state.withLock { $0.batch = nil }
-        // Cancelled: the jobs handed over and never started.
+        failLeftovers()
+    }
+
+    /// Cancelled: fails, in the order they were submitted, the jobs handed over and never started.
+    private func failLeftovers() {
         let leftovers = state.withLock { state in
             defer { state.waiting.removeAll() }
             return state.waiting.sorted { $0.key < $1.key }

@@ -22,28 +22,7 @@ extension TreeCopyRun {
         }
         switch status.kind {
         case .regular:
-            let follows = options.links == .all || (entry.depth == 0 && options.links == .root)
-            let job = FileJob(
-                source: entry.location, destination: FileLocation(name: name, in: directory, path: path), status: status,
-                followsLinks: follows, options: options, warnings: warnings)
-            let tally = self.tally
-            let onFailure = self.onFailure
-            let copiedIdentities = self.copiedIdentities
-            try await copy.runner.submit(job) { [identity] result in
-                switch result {
-                case .success(let report):
-                    if let identity { _ = copiedIdentities.withLock { $0.insert(identity) } }
-                    tally.withLock {
-                        $0.files += 1
-                        $0.bytes += report.bytesRead
-                        $0.warnings += report.warnings.map { "'\(path)': \($0)" }
-                    }
-                case .failure(let error):
-                    if error is CancellationError { return }
-                    tally.withLock { $0.failures += 1 }
-                    onFailure(error)
-                }
-            }
+            try await submitFile(entry, to: FileLocation(name: name, in: directory, path: path), identity: identity)
         case .symbolicLink:
             do {
                 let target = try entry.parent.linkTarget(of: entry.name)
@@ -69,7 +48,33 @@ extension TreeCopyRun {
         }
     }
 
-    /// The `S_IFMT` bits `mknodat(2)` takes for a kind of file.
+    /// Hands a regular file to the runner, which reports its outcome to the tally; `identity`,
+    /// with `-a`, is the inode its other hard links are made from once it is copied.
+    private func submitFile(_ entry: TreeWalker.Entry, to destination: FileLocation, identity: Identity?) async throws {
+        let follows = options.links == .all || (entry.depth == 0 && options.links == .root)
+        let job = FileJob(
+            source: entry.location, destination: destination, status: entry.status,
+            followsLinks: follows, options: options, warnings: warnings)
+        let tally = self.tally
+        let onFailure = self.onFailure
+        let copiedIdentities = self.copiedIdentities
+        try await copy.runner.submit(job) { [identity] result in
+            switch result {
+            case .success(let report):
+                if let identity { _ = copiedIdentities.withLock { $0.insert(identity) } }
+                tally.withLock {
+                    $0.files += 1
+                    $0.bytes += report.bytesRead
+                    $0.warnings += report.warnings.map { "'\(destination.path)': \($0)" }
+                }
+            case .failure(let error):
+                if error is CancellationError { return }
+                tally.withLock { $0.failures += 1 }
+                onFailure(error)
+            }
+        }
+    }
+
     /// Runs `make`, which creates `name` in `directory`; with `--force`, a name taken by
     /// anything but a directory is removed first and `make` runs again, as `cp -f` replaces an
     /// existing link or node.
@@ -85,6 +90,7 @@ extension TreeCopyRun {
         }
     }
 
+    /// The `S_IFMT` bits `mknodat(2)` takes for a kind of file.
     static func typeBits(_ kind: FileStatus.Kind) -> mode_t {
         switch kind {
         case .characterDevice: S_IFCHR

@@ -10,13 +10,7 @@ enum TreeCommand {
     /// - Returns: 0, 1 if any entry failed, 2 if only warnings, 130 when interrupted (files
     ///   committed stay; those in flight leave nothing).
     static func run(_ options: CopyOptions) async -> Int32 {
-        let descriptors = DescriptorBudget.current
-        guard descriptors.allowsTreeCopy else {
-            Console.message(
-                "the limit on open files (ulimit -n) is \(descriptors.limit), of which \(descriptors.reserved) are open or kept for the runtime: "
-                    + "a tree copy needs at least \(descriptors.reserved + DescriptorBudget.minimumForTree)")
-            return ExitStatus.failure
-        }
+        guard descriptorsAllowTreeCopy() else { return ExitStatus.failure }
         var status = ExitStatus.success
         let common = options.common
         let json = common.progress == .json
@@ -45,7 +39,6 @@ enum TreeCommand {
                     }
                 })
             let copy = TreeCopy(from: source, to: options.destination, options: options.treeOptions, runner: runner)
-            let quiet = common.quiet
             do {
                 let report = try await copy.run { error in Console.message(describe(error, source: source)) }
                 if CommitGate.shared.interruption != nil { break }
@@ -56,19 +49,7 @@ enum TreeCommand {
                 } else if (!report.warnings.isEmpty || !unsynced.isEmpty) && status == ExitStatus.success {
                     status = ExitStatus.warning
                 }
-                if !quiet {
-                    for warning in report.warnings { Console.message("copy '\(source)': \(warning)") }
-                    for (directory, error) in unsynced.sorted(by: { $0.key.description < $1.key.description }) {
-                        Console.message("files in '\(directory)' are in place, but \(error)")
-                    }
-                }
-                if common.verbose {
-                    Console.message(
-                        "copy '\(source)' to '\(copy.target)': \(report.files) files (\(report.bytes) bytes), "
-                            + "\(report.directories) directories, \(report.symbolicLinks) symbolic links, "
-                            + "\(report.hardLinks) hard links, \(report.specialFiles) special files, "
-                            + "\(report.failures) failed")
-                }
+                printReport(report, of: copy, unsynced: unsynced, common: common)
             } catch is CancellationError {
                 cancelled = true
                 break
@@ -83,6 +64,35 @@ enum TreeCommand {
         let failures = sourceFailures + (failedEntries > 0 ? ["\(failedEntries) entries failed"] : [])
         await operation.end(interrupted ? .interrupted : failures.isEmpty ? .completed : .failed(failures.joined(separator: "; ")))
         return interrupted ? ExitStatus.interrupted : status
+    }
+
+    /// Whether the limit on open files leaves a tree copy what it needs; says why not.
+    private static func descriptorsAllowTreeCopy() -> Bool {
+        let descriptors = DescriptorBudget.current
+        guard !descriptors.allowsTreeCopy else { return true }
+        Console.message(
+            "the limit on open files (ulimit -n) is \(descriptors.limit), of which \(descriptors.reserved) are open or kept for the runtime: "
+                + "a tree copy needs at least \(descriptors.reserved + DescriptorBudget.minimumForTree)")
+        return false
+    }
+
+    /// The warnings of one tree, the directories whose sync failed, and with `-v` its counts.
+    private static func printReport(
+        _ report: TreeCopyReport, of copy: TreeCopy, unsynced: [Pathname: FileError], common: CommonOptions
+    ) {
+        if !common.quiet {
+            for warning in report.warnings { Console.message("copy '\(copy.source)': \(warning)") }
+            for (directory, error) in unsynced.sorted(by: { $0.key.description < $1.key.description }) {
+                Console.message("files in '\(directory)' are in place, but \(error)")
+            }
+        }
+        if common.verbose {
+            Console.message(
+                "copy '\(copy.source)' to '\(copy.target)': \(report.files) files (\(report.bytes) bytes), "
+                    + "\(report.directories) directories, \(report.symbolicLinks) symbolic links, "
+                    + "\(report.hardLinks) hard links, \(report.specialFiles) special files, "
+                    + "\(report.failures) failed")
+        }
     }
 
     private static func describe(_ error: any Error, source: Pathname) -> String {
