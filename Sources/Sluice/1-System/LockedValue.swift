@@ -10,7 +10,7 @@ import Darwin
 /// goes in as `sending` and results come out as `sending`, so non-`Sendable` state such as a
 /// state machine holding continuations can live inside, as with `Mutex`).
 ///
-/// Sluice's synchronisation points (``BoundedChannel``, ``CancellationGate``, ``ProgressHub``, the
+/// Sluice's synchronisation points (``BoundedChannel``, `CancellationGate`, ``ProgressHub``, the
 /// chunk pool) keep their state here rather than in `Synchronization.Mutex` for one reason: on Linux, `Mutex` hands a contended
 /// lock over through `FUTEX_LOCK_PI`/`FUTEX_UNLOCK_PI` system calls, which ThreadSanitizer does
 /// not see, so `swift test --sanitize=thread` reports every contended critical section as a race

@@ -26,7 +26,8 @@
 /// - Important: A gate takes at most one handler. Installing a second one is a programming
 ///   error and traps, whether or not the gate was cancelled: a silently replaced handler would
 ///   leave its producer running.
-public final class CancellationGate: Sendable {
+@usableFromInline
+package final class CancellationGate: Sendable {
     /// What the gate knows, guarded by ``state``.
     private struct State {
         /// The installed handler, until it is taken to run.
@@ -40,7 +41,8 @@ public final class CancellationGate: Sendable {
     private let state = LockedValue(State())
 
     /// Creates a gate that is neither installed nor cancelled.
-    public init() {}
+    @usableFromInline
+    package init() {}
 
     /// Installs the producer's cancellation closure.
     ///
@@ -52,7 +54,8 @@ public final class CancellationGate: Sendable {
     /// - Parameter handler: the closure that stops the producer. It must be safe to call from any
     ///   thread.
     /// - Precondition: No handler has been installed on this gate before.
-    public func install(_ handler: @escaping @Sendable () -> Void) {
+    @usableFromInline
+    package func install(_ handler: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { state -> Bool in
             precondition(!state.isInstalled, "CancellationGate.install(_:) called twice")
             state.isInstalled = true
@@ -68,7 +71,8 @@ public final class CancellationGate: Sendable {
     /// Idempotent and race-safe: of any number of concurrent and repeated calls, only the first
     /// takes the handler, and it runs the handler after releasing the lock. Calls that find no
     /// handler installed only record the request; ``install(_:)`` then runs the handler.
-    public func cancel() {
+    @usableFromInline
+    package func cancel() {
         let handler = state.withLock { state -> (@Sendable () -> Void)? in
             guard !state.isCancelled else { return nil }
             state.isCancelled = true
@@ -82,7 +86,8 @@ public final class CancellationGate: Sendable {
     ///
     /// Once `true`, stays `true`. The handler may still be running (on another thread) when this
     /// reads `true`.
-    public var isCancelled: Bool {
+    @usableFromInline
+    package var isCancelled: Bool {
         state.withLock { $0.isCancelled }
     }
 }

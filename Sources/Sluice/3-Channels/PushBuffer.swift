@@ -34,7 +34,7 @@
 /// accepted element, then the end or the error. The consumer going away (its task cancelled,
 /// or its iterator dropped: a `break` out of `for try await`) ends the stream too: the elements
 /// still buffered are discarded (counted in ``ChannelStatistics/elementsDiscarded``), later yields answer
-/// `.terminated`, and the cancellation hook runs once, through a ``CancellationGate``, even when
+/// `.terminated`, and the cancellation hook runs once, through a `CancellationGate`, even when
 /// it is installed only afterwards. So does the buffer being freed while its stream is open
 /// (nothing iterates it and nothing keeps it).
 ///
@@ -203,7 +203,7 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     /// ("cancelled before installed"), it is scheduled at once and runs on that thread.
     ///
     /// - Parameter handler: stops the source. Runs on the buffer's own thread, once.
-    /// - Precondition: Called at most once per buffer (see ``CancellationGate/install(_:)``).
+    /// - Precondition: Called at most once per buffer (the stop runs once, as `CancellationGate.install(_:)` installs it).
     public func onCancel(_ handler: @escaping @Sendable () -> Void) {
         storage.installStop(handler)
     }

@@ -9,7 +9,7 @@
 /// that spends most of its time suspended on backpressure is waiting for a slow sink, not a slow
 /// source.
 ///
-/// Snapshots are made by a ``ProgressTracker``, which enforces the rules documented on each
+/// Snapshots are made by a `ProgressTracker`, which enforces the rules documented on each
 /// property (clamping, monotonic fraction, the final snapshot's truth).
 ///
 /// ```swift
@@ -87,7 +87,7 @@ public struct ProgressSnapshot: Sendable, Hashable {
     /// Creates a snapshot from its fields, as given.
     ///
     /// This initialiser enforces none of the rules documented on the properties; use a
-    /// ``ProgressTracker`` to make snapshots that follow them.
+    /// `ProgressTracker` to make snapshots that follow them.
     ///
     /// - Parameters:
     ///   - bytesCompleted: bytes consumed from the source.

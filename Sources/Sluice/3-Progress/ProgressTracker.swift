@@ -22,15 +22,15 @@
 ///
 /// - Note: A value type with mutating methods; confine one tracker to one task (or guard it with
 ///   a lock), as with any `var`.
-public struct ProgressTracker: Sendable {
+package struct ProgressTracker: Sendable {
     /// The announced size of the source, or `nil` when unknown.
-    public let announcedTotalBytes: Int64?
+    package let announcedTotalBytes: Int64?
 
     /// When the operation started, on `ContinuousClock`.
-    public let start: ContinuousClock.Instant
+    package let start: ContinuousClock.Instant
 
     /// Whether the source has yielded more bytes than ``announcedTotalBytes``.
-    public private(set) var totalExceeded = false
+    package private(set) var totalExceeded = false
 
     private var maxBytesCompleted: Int64 = 0
     private var maxBytesWritten: Int64 = 0
@@ -46,7 +46,7 @@ public struct ProgressTracker: Sendable {
     ///     unknown.
     ///   - start: the instant the operation started; ``ProgressSnapshot/elapsed`` is measured
     ///     from it.
-    public init(totalBytes: Int64?, clock start: ContinuousClock.Instant) {
+    package init(totalBytes: Int64?, clock start: ContinuousClock.Instant) {
         if let totalBytes, totalBytes >= 0 {
             self.announcedTotalBytes = totalBytes
         } else {
@@ -67,7 +67,7 @@ public struct ProgressTracker: Sendable {
     ///   - producerSuspended: total time the producer has waited on backpressure; raised likewise.
     ///   - now: the instant of the snapshot; an instant before ``start`` counts as `start`.
     /// - Returns: a snapshot with `isFinal == false`.
-    public mutating func snapshot(
+    package mutating func snapshot(
         bytesCompleted: Int64,
         bytesWritten: Int64,
         bufferedBytes: Int64,
@@ -93,7 +93,7 @@ public struct ProgressTracker: Sendable {
     /// - Parameters: as for
     ///   ``snapshot(bytesCompleted:bytesWritten:bufferedBytes:peakBufferedBytes:producerSuspended:now:)``.
     /// - Returns: a snapshot with `isFinal == true`.
-    public mutating func finalSnapshot(
+    package mutating func finalSnapshot(
         bytesCompleted: Int64,
         bytesWritten: Int64,
         bufferedBytes: Int64,
@@ -123,7 +123,7 @@ public struct ProgressTracker: Sendable {
     /// - Parameters: as for
     ///   ``snapshot(bytesCompleted:bytesWritten:bufferedBytes:peakBufferedBytes:producerSuspended:now:)``.
     /// - Returns: a snapshot with `isFinal == true`.
-    public mutating func failureSnapshot(
+    package mutating func failureSnapshot(
         bytesCompleted: Int64,
         bytesWritten: Int64,
         bufferedBytes: Int64,
