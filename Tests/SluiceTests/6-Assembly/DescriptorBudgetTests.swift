@@ -58,6 +58,22 @@ struct DescriptorBudgetTests {
         #expect(budget.reserved >= 3 + DescriptorBudget.runtimeReserve)  // standard input, output, error at least
     }
 
+    /// The count reads the names of `/proc/self/fd`: numbers below the limit, not the
+    /// directory's own descriptor, nothing else; without the listing it probes each number.
+    @Test func openDescriptorsAreCountedFromTheirListing() async throws {
+        try await withScratchDirectory { directory in
+            for name in ["0", "1", "2", "1000", "1001", "x"] {
+                let created = creat(directory.appending(Pathname(name)).description, 0o600)
+                #expect(created >= 0)
+                close(created)
+            }
+            #expect(DescriptorBudget.openDescriptorCount(below: 1001, listedIn: directory.path.description) == 4)
+        }
+        #expect(DescriptorBudget.openDescriptorCount(below: 3) == 3)  // standard input, output and error
+        #expect(DescriptorBudget.openDescriptorCount(below: 3, listedIn: "/nonexistent") == 3)
+        #expect(DescriptorBudget.probedDescriptorCount(below: 3) == 3)
+    }
+
     /// System calls whose `n`th unnamed-file creation fails with `EMFILE` (every one from the
     /// `n`th on, with `always`).
     static func failingCreation(at n: Int, always: Bool = false) -> SystemCalls {
