@@ -168,8 +168,8 @@ struct CallbackIngest {
             let summary = source.summary
             print("policy: \(options.spills ? "spill" : "fail")")
             print("bytes: \(report.bytesWritten)")
-            print("pushed-crc32: \(hex(summary.crc.value))")
-            print("file-crc32: \(hex(fileCRC.value))")
+            print("pushed-crc32: \(summary.crc)")
+            print("file-crc32: \(fileCRC)")
             print("seconds: \(String(format: "%.3f", Double(seconds.components.seconds) + Double(seconds.components.attoseconds) / 1e18))")
             if summary.crc != fileCRC || report.bytesWritten != options.size {
                 FileHandle.standardError.write(Data("CallbackIngest: the output differs from what was pushed\n".utf8))
@@ -198,10 +198,5 @@ struct CallbackIngest {
             chunk.withUnsafeBytes { crc.update($0) }
         }
         return crc
-    }
-
-    nonisolated static func hex(_ value: UInt32) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 8 - digits.count) + digits
     }
 }

@@ -16,7 +16,7 @@ extension ProgressSnapshot {
     /// ```
     ///
     /// Numbers are always finite: a NaN or infinite `Double` field (only possible in a snapshot
-    /// not made by a `ProgressTracker`) is written as `0`. Strings escape `"` and `\`, and
+    /// made with ``init(bytesCompleted:bytesWritten:totalBytes:fraction:elapsed:bytesPerSecond:bufferedBytes:peakBufferedBytes:producerSuspended:isFinal:)``) is written as `0`. Strings escape `"` and `\`, and
     /// control characters (U+0000...U+001F) as `\uXXXX`; other characters, non-ASCII included,
     /// are written as UTF-8. In `file`, a byte of the name that is not part of valid UTF-8 is
     /// `\udcXX`, as Python's `surrogateescape` decodes it (PEP 383): `json.loads` then

@@ -9,8 +9,9 @@
 /// that spends most of its time suspended on backpressure is waiting for a slow sink, not a slow
 /// source.
 ///
-/// Snapshots are made by a `ProgressTracker`, which enforces the rules documented on each
-/// property (clamping, monotonic fraction, the final snapshot's truth).
+/// The snapshots a ``FileCopy``, a ``RegularFileCopy`` or a ``ManyFilesProgress`` publishes
+/// follow the rules documented on each property (clamping, monotonic fraction, the final
+/// snapshot's truth).
 ///
 /// ```swift
 /// for await snapshot in hub.subscribe() {
@@ -86,8 +87,8 @@ public struct ProgressSnapshot: Sendable, Hashable {
 
     /// Creates a snapshot from its fields, as given.
     ///
-    /// This initialiser enforces none of the rules documented on the properties; use a
-    /// `ProgressTracker` to make snapshots that follow them.
+    /// This initialiser enforces none of the rules documented on the properties: they hold for
+    /// the snapshots Sluice's operations publish, not for one made here.
     ///
     /// - Parameters:
     ///   - bytesCompleted: bytes consumed from the source.

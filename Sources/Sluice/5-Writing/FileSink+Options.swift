@@ -73,7 +73,7 @@ extension FileSink.Options {
         *, unavailable,
         renamed: "init(replacesExisting:synchronizes:preservesAttributes:preservesModificationTime:sparse:)")
     public init(
-        overwrite: Bool, synchronize: Bool = true, preserveAttributes: Bool = false,
+        overwrite: Bool = false, synchronize: Bool = true, preserveAttributes: Bool = false,
         preserveModificationTime: Bool = false, sparse: SparseMode = .auto
     ) {
         self.init(

@@ -26,7 +26,7 @@
 /// let source = try await FileChunks.open("in.img")
 /// let sink = try await FileSink.create(at: "out.img", source: source.status)
 /// let report = try await RegularFileCopy(from: source, to: sink).run()
-/// print(report.path)  // clone, copy_file_range or pipeline
+/// print(report.method)  // clone, copy_file_range or pipeline
 /// ```
 ///
 /// Concurrency contract: ``run()`` may be called once, from any task; the source must not have

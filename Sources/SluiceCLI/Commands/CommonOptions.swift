@@ -28,6 +28,9 @@ struct CommonOptions {
     var forcesPipeline = false
 
     /// The options given in `arguments`, the defaults for the others.
+    /// The defaults, which the option table's help gives.
+    init() {}
+
     init(_ arguments: ParsedArguments) {
         force = arguments.has(.force)
         synchronizes = !arguments.has(.noFsync)
