@@ -25,12 +25,35 @@ struct FileSinkTests {
 
     /// Opens `path` for reading on a thread of its own (opening a FIFO waits for its writer)
     /// and returns everything read until the end.
-    static func readInBackground(_ path: Pathname) async throws -> [UInt8] {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-            // A thread of its own: a blocking open on Dispatch's pool could wait behind other
-            // suites' work, and the sink's open would wait for it.
-            DedicatedThread.start(name: "fifo-reader") {
-                continuation.resume(with: Result { try readFile(path) })
+    /// A read of a file to its end on a thread of its own, started at once: a FIFO's reader is
+    /// then there before the sink opens it, however busy the cooperative pool is (an `async let`
+    /// child that starts the thread may wait for a pool thread while the sink waits for it).
+    final class BackgroundRead: Sendable {
+        private let state = LockedValue<(result: Result<[UInt8], any Error>?, waiter: CheckedContinuation<[UInt8], any Error>?)>(
+            (nil, nil))
+
+        init(_ path: Pathname) {
+            DedicatedThread.start(name: "fifo-reader") { [state] in
+                let result = Result { try readFile(path) }
+                let waiter = state.withLock { state in
+                    state.result = result
+                    defer { state.waiter = nil }
+                    return state.waiter
+                }
+                waiter?.resume(with: result)
+            }
+        }
+
+        /// The bytes read, once the writer has closed the file.
+        var bytes: [UInt8] {
+            get async throws {
+                try await withCheckedThrowingContinuation { continuation in
+                    let ready = state.withLock { state -> Result<[UInt8], any Error>? in
+                        if state.result == nil { state.waiter = continuation }
+                        return state.result
+                    }
+                    if let ready { continuation.resume(with: ready) }
+                }
             }
         }
     }
@@ -299,14 +322,14 @@ struct FileSinkTests {
             let fifo = directory.appending("fifo")
             #expect(mkfifo(fifo.description, 0o600) == 0)
             let data = randomBytes(count: 200_000, seed: 4)
-            async let received = Self.readInBackground(fifo)
+            let received = BackgroundRead(fifo)
 
             let sink = try await FileSink.create(at: fifo, options: Self.replacesExisting)
             try await Self.write(data, to: sink)
             #expect(try temporaryFiles(in: directory.path) == [])
             try await sink.commit()
 
-            #expect(try await received == data)
+            #expect(try await received.bytes == data)
             #expect(try FileStatus.of(fifo).kind == .fifo)
             #expect(try entries(in: directory.path) == ["fifo"])
         }
