@@ -51,7 +51,7 @@ extension ManyFileCopy {
         let replaces = sink.assumeIsolated { $0.replacesDestination }
         do {
             let (taken, refusals) = try copyInOneStep(
-                source, status: status, into: sink, replaces: replaces, job: job, share: share)
+                source, status: status, into: sink, replaces: replaces, job: job, copyOptions: copyOptions, share: share)
             state.withLock { $0.filesInOneStep += 1 }
             try Task.checkCancellation()
             try sink.assumeIsolated { try $0.commit() }
@@ -69,9 +69,9 @@ extension ManyFileCopy {
     /// Tries the methods the table chains for a small file, in order, until one copies it: the
     /// bytes copied, their CRC-32 when computed, and the methods refused before it.
     private func copyInOneStep(
-        _ source: Descriptor, status: FileStatus, into sink: FileSink, replaces: Bool, job: Job, share: PipelineShare
+        _ source: Descriptor, status: FileStatus, into sink: FileSink, replaces: Bool, job: Job,
+        copyOptions: RegularFileCopy.Options, share: PipelineShare
     ) throws -> (taken: (method: CopyMethod, bytes: Int64, crc32: UInt32?), refusals: [CopyMethod.Refusal]) {
-        let copyOptions = copyOptions(of: job)
         let chain: [CopyMethod]
         do {
             chain = !replaces ? [.pipeline] : CopyMethod.chain(
