@@ -70,7 +70,7 @@ struct CompressRoundTripTests {
 }
 
 /// Names, operands and the options of `sluice compress`.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct CompressCommandTests {
     @Test func compressWritesDotGzAndKeepsTheSource() async throws {
         let sandbox = try Sandbox()

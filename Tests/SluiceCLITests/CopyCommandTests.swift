@@ -25,7 +25,7 @@ func compareWithCmp(_ first: String, _ second: String, in sandbox: Sandbox) asyn
 /// directory (ext4 or tmpfs; ``CopyPathTests`` checks that `-v` names it), and the only one an
 /// explicit `--chunk-size` allows. The clone and the kernel copy have their own tests
 /// (``CopyPathTests``, and the library's `RegularFileCopyTests`).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct CopyCommandTests {
     @Test func copiesAFileByteForByte() async throws {
         let sandbox = try Sandbox()

@@ -8,7 +8,7 @@ import Testing
 /// `sluice copy`'s paths: `-v` names the one taken, `--reflink` and `--sparse` as cp spells
 /// them, and a clone on a loop-mounted XFS file system (skipped, with the reason, where loop
 /// mounts are not possible).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct CopyPathTests {
     /// On this machine's temporary directory the table's path (copy_file_range on ext4 and
     /// tmpfs): `-v` names it and says that such a copy has no CRC-32.

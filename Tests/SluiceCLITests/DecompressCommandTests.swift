@@ -47,7 +47,7 @@ struct DecompressRoundTripTests {
 }
 
 /// Names, operands and the options of `sluice decompress`.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct DecompressCommandTests {
     @Test func nameWithoutGzSuffixNeedsAnOutputName() async throws {
         let sandbox = try Sandbox()
@@ -209,7 +209,7 @@ struct DecompressProgressTests {
 }
 
 /// SIGINT while the decoder stage waits for more input: exit 130, nothing committed.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct DecompressInterruptTests {
     @Test func sigintMidMemberKeepsTheOldDestination() async throws {
         let sandbox = try Sandbox()
@@ -264,7 +264,7 @@ struct DecompressInterruptTests {
 }
 
 /// C38: compressed data is not read from a terminal (`script` makes standard input one).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct TerminalInputTests {
     @Test(.enabled(if: Tool.script != nil, "script (util-linux) is not installed: no terminal for standard input"),
           arguments: [[], ["-"], ["-c", "-"]])

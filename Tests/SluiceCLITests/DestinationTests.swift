@@ -6,7 +6,7 @@ import SluiceTestSupport
 import Testing
 
 /// C11: copying a file onto itself, by every kind of alias.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct SameFileTests {
     /// `f.txt`, `link` -> `f.txt`, the hard link `hard`, and `d/f.txt` -> `../f.txt`.
     static func makeAliases() throws -> Sandbox {
@@ -46,7 +46,7 @@ struct SameFileTests {
 }
 
 /// C20: awkward destinations.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct AwkwardDestinationTests {
     @Test func directoryDestinationReceivesTheSourceByName() async throws {
         let sandbox = try Sandbox()
@@ -108,7 +108,7 @@ struct AwkwardDestinationTests {
 }
 
 /// C22: destinations that are not regular files are written in place.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct SpecialDestinationTests {
     @Test(arguments: [false, true])
     func devNullIsWrittenInPlace(force: Bool) async throws {
@@ -142,7 +142,7 @@ struct SpecialDestinationTests {
 }
 
 /// C13: files whose size says nothing about their content.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct LyingSizeTests {
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/version"), "/proc/version is missing"))
     func procVersionIsCopiedWhole() async throws {

@@ -2,7 +2,7 @@ import SluiceTestSupport
 import Testing
 
 /// Messages and exit statuses of the README's table: 0, 1, 64.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ExitStatusTests {
     @Test func missingSourceFailsWithTheErrnoMessage() async throws {
         let sandbox = try Sandbox()

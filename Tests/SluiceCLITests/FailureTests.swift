@@ -6,7 +6,7 @@ import SluiceTestSupport
 import Testing
 
 /// C17: a write that fails mid-copy (`EFBIG` under `ulimit -f`) commits nothing.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct MidCopyFailureTests {
     /// 2 MiB of random data, `OLD` at the destination, a 1024-block (512 KiB) file size limit
     /// and SIGXFSZ ignored, so `write(2)` fails with `EFBIG`.
@@ -44,7 +44,7 @@ struct MidCopyFailureTests {
 }
 
 /// C24: the reader of standard output goes away, for `copy` and `decompress` alike.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct BrokenPipeTests {
     /// Commands that write `big`'s 2 MiB to standard output.
     static let commands: [[String]] = [["copy", "big", "-"], ["decompress", "-c", "big.gz"]]
@@ -99,7 +99,7 @@ struct BrokenPipeTests {
 
 /// C15: a sparse file copies equal and keeps its size. Large: one at a time, no fsync, outputs
 /// deleted with the sandbox.
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct LargeFileTests {
     @Test func sparseGigabyteCopiesEqual() async throws {
         let sandbox = try Sandbox()

@@ -8,7 +8,7 @@ import Testing
 /// gzip's everyday flags on `compress` and `decompress`, each run by `sluice` and by `gzip` on
 /// the same input: the same exit status, output name and, where they must match, output bytes
 /// (deflate's bytes differ between zlib and gzip's own encoder; what they decode to must not).
-@Suite(.timeLimit(.minutes(1)), .enabled(if: Tool.gzip != nil, "gzip is not installed"))
+@Suite(.timeLimit(.minutes(3)), .enabled(if: Tool.gzip != nil, "gzip is not installed"))
 struct GzipFlagTests {
     /// `sluice` and `gzip` each in a directory of their own, on the same files.
     struct Pair {

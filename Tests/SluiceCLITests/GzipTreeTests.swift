@@ -6,7 +6,7 @@ import Testing
 
 /// `compress -r` and `decompress -r`, as `gzip -r`: every regular file of a tree, in place,
 /// each by the single-file rules; names that do not fit passed over, silently unless -v.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct GzipTreeTests {
     static let files = ["a.txt", "d/b.txt", "d/e/c.bin", "d/e/f/deep.txt"]
 

@@ -3,7 +3,7 @@ import Testing
 
 /// The help of every command, as `sluice CMD --help` prints it: swift-argument-parser's
 /// layout, every line within 80 columns, every option the command takes listed once.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct HelpTests {
     static let commands: [[String]] = [[], ["copy"], ["compress"], ["decompress"], ["bench"]]
 

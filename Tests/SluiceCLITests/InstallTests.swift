@@ -9,7 +9,7 @@ import Testing
 
 /// What an installation uses: the completion scripts and the manual page generated from the
 /// option table, `--version`, and `sluice help CMD`.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct InstallTests {
     static let hasBash = FileManager.default.isExecutableFile(atPath: "/bin/bash")
     static let zsh = ["/bin/zsh", "/usr/bin/zsh"].first { FileManager.default.isExecutableFile(atPath: $0) }

@@ -8,7 +8,7 @@ import Testing
 
 /// `sluice decompress -l` and `-lv` print what gzip 1.12's `gzip -l` and `-lv` print for the same
 /// files, byte for byte: each file is decoded, as gzip 1.12 does.
-@Suite(.timeLimit(.minutes(1)), .enabled(if: Tool.gzip != nil, "gzip is not installed"))
+@Suite(.timeLimit(.minutes(3)), .enabled(if: Tool.gzip != nil, "gzip is not installed"))
 struct ListTests {
     /// Files made by gzip (with and without a stored name), by sluice, an empty one, one of
     /// two members, and a .tgz.

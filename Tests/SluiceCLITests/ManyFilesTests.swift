@@ -7,7 +7,7 @@ import Testing
 
 /// Several file operands at once (`copy a b c DIR/`, `compress a b c`): the same files, exit
 /// statuses and messages as one after another, messages in operand order, one progress.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ManyFilesTests {
     /// `count` files `f0`... of different sizes in the sandbox.
     static func makeFiles(_ count: Int, in sandbox: Sandbox) throws -> [String] {
@@ -139,7 +139,7 @@ struct ManyFilesTests {
 }
 
 /// SIGINT while several files are in flight.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ManyFilesSignalTests {
     /// Three files are committed (their `--progress=json` lines say so) while a FIFO operand
     /// waits for a writer; SIGINT then stops all at once: exit 130, the committed files stay,

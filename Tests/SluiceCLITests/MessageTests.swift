@@ -7,7 +7,7 @@ import Testing
 
 /// C39: one vocabulary of error words, no 100% for a failure, reports that say what happened,
 /// `help CMD` as `CMD --help`, and the whole first member before a truncated one.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct MessageTests {
     /// The error of the last `--progress=json` line of an interrupted run.
     func lastError(of result: CLIResult) throws -> String? {

@@ -8,7 +8,7 @@ import Testing
 /// C30–C33: permissions never wider than `cp` makes them, `--rm` that keeps what gzip keeps, and
 /// several operands that never overwrite each other's output. The checks that need another user
 /// run `sluice` through `setpriv` as `nobody` (root only: CI runs as root).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct PermissionTests {
     static let isRoot = geteuid() == 0
     static let hasSetfacl = FileManager.default.isExecutableFile(atPath: "/usr/bin/setfacl")

@@ -28,7 +28,7 @@ struct ProgressLine: @unchecked Sendable {
     func integer(_ key: String) -> Int64? { (object[key] as? NSNumber)?.int64Value }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ProgressJSONTests {
     @Test func everyLineIsAJSONSnapshotAndTheLastIsDone() async throws {
         let sandbox = try Sandbox()
@@ -96,7 +96,7 @@ struct ProgressJSONTests {
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct VerboseReportTests {
     @Test func reportCarriesTheCRC32OfTheData() async throws {
         let sandbox = try Sandbox()

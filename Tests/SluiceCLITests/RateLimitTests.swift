@@ -3,7 +3,7 @@ import Testing
 
 /// `--limit-rate`: read in binary units, as `--chunk-size`; no timing here (the measured rate
 /// is in the README).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct RateLimitTests {
     @Test(arguments: [
         ("0", "--limit-rate is a rate: at least 1 byte per second"),

@@ -8,7 +8,7 @@ import Testing
 /// `--rm` removes a source only once its output is a complete, durable regular file; a symbolic
 /// link at the destination is replaced with `--force` (never written through) when it leads to a
 /// regular file, and written in place when it leads to a device or FIFO (`/dev/stdout`).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct RemoveSourceTests {
     @Test func removesTheSourceAfterADurableCommit() async throws {
         let sandbox = try Sandbox()

@@ -21,7 +21,7 @@ func writeAll(_ text: String, to descriptor: Int32) -> Bool {
 
 /// C19 and interruption: pipes, FIFOs, SIGINT and SIGTERM, ordered by the progress lines the
 /// child writes, never by time.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct SignalTests {
     @Test func fifoFedInTwoPartsIsCopiedWithAnUnknownTotal() async throws {
         let sandbox = try Sandbox()

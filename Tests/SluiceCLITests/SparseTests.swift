@@ -7,7 +7,7 @@ import Testing
 
 /// `--sparse` on the command line: holes stay holes, `never` writes them, `always` makes them
 /// of zeros (a decompressed disk image), and what cannot hold a hole gets zeros.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct SparseTests {
     static let size = 32 << 20
     static let data = pattern(count: 64 << 10)

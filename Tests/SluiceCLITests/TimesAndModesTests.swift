@@ -9,7 +9,7 @@ import Testing
 /// source's modification time (the header keeps MTIME 0), and the source's permission bits as
 /// the kernel applies them at creation (the directory's default ACL, else the umask);
 /// `--preserve` adds the access time and the owner.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct TimesAndModesTests {
     static let hasSetfacl = FileManager.default.isExecutableFile(atPath: "/usr/bin/setfacl")
 

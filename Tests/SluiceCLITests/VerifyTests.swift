@@ -5,7 +5,7 @@ import Testing
 
 /// `--verify`: each output read back before its commit; a difference commits nothing, names
 /// the offset and exits 1.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct VerifyTests {
     @Test(arguments: [
         (["copy", "--verify", "--no-fsync", "in", "out"], "--verify reads the output back from the disk: it cannot be used with --no-fsync"),

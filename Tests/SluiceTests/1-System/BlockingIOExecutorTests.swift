@@ -11,7 +11,7 @@ import Testing
 /// Blocking reads run on ``BlockingIOExecutor`` threads, never on the cooperative pool (2 threads
 /// on a 2-core machine): two blocked readers must not stop a third task. Were they on the pool,
 /// these tests would hang and meet their time limit.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct BlockingIOExecutorTests {
     /// A pipe read through ``FileChunks`` whose `read(2)` blocks in the seam, holding its thread,
     /// until the test releases it: "entered" opens once the reader's thread is blocked.

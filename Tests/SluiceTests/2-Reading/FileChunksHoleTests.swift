@@ -8,7 +8,7 @@ import Testing
 import SluiceTestSupport
 
 /// A sparse file read as data chunks and hole chunks (`SEEK_DATA`/`SEEK_HOLE`).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct FileChunksHoleTests {
     static let extents: [(offset: Int64, bytes: [UInt8])] = [
         (0, randomBytes(count: 5000, seed: 1)),

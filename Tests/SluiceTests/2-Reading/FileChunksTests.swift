@@ -7,7 +7,7 @@ import Testing
 @testable import Sluice
 import SluiceTestSupport
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct FileChunksTests {
     static let chunkSize = 4096
 

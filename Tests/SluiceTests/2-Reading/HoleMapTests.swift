@@ -12,7 +12,7 @@ import SluiceTestSupport
 /// allocated blocks imply, or data past the end, is distrusted; the file is then read as data
 /// and its zero blocks become holes, so nothing is lost and the copy stays sparse. Lying maps
 /// and `fstat` results come through the seam.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct HoleMapTests {
     /// 512 KiB of data at 0, 64 KiB at 3 MiB, in a file of 4 MiB: about 576 KiB allocated.
     static let extents: [(offset: Int64, bytes: [UInt8])] = [

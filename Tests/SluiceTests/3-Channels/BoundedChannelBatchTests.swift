@@ -127,7 +127,7 @@ import Testing
 
     // A hang guard sized for the full suite on 2 cores.
     /// The producer and the consumer on threads of their own, as in ``BoundedChannelTests``.
-    @Test(.timeLimit(.minutes(1))) func aFullChannelOfSmallElementsArrivesInOrderThroughBatches() async throws {
+    @Test(.timeLimit(.minutes(3))) func aFullChannelOfSmallElementsArrivesInOrderThroughBatches() async throws {
         try await withTaskExecutorPreference(BlockingIOExecutor(label: "test.consumer")) {
             try await Self.smallElementsThroughBatches()
         }

@@ -8,7 +8,7 @@ import Testing
 /// 40,000-send tests take about a second alone, and no longer beside the full suite on 2 cores
 /// once no other test holds a thread of the cooperative pool (a byte-by-byte comparison of
 /// megabytes on the pool once starved them for over a minute).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct BoundedChannelTests {
     struct Boom: Error, Equatable {}
 

@@ -3,7 +3,7 @@ import SluiceTestSupport
 import Testing
 @testable import Sluice
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct CancellationGateTests {
     @Test func freshGateIsNotCancelled() {
         let gate = CancellationGate()

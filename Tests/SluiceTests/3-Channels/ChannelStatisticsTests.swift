@@ -4,7 +4,7 @@ import Testing
 
 /// ``BoundedChannel`` and ``PushBuffer`` count in the same words: the same traffic through either
 /// gives the same ``ChannelStatistics``.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ChannelStatisticsTests {
     @Test func theSameTrafficGivesTheSameCountersThroughEitherType() async throws {
         let channel = BoundedChannel<Int>(capacity: 4, weight: { $0 })

@@ -14,7 +14,7 @@ import SluiceTestSupport
 /// whatever ends the stream, the stop closure runs exactly once, never inside a call the source
 /// makes (no `EDEADLK`) and never inside `Task.cancel()` (no hang). It may run after the call
 /// that caused it returns, so the tests wait for it on an event, never with `confirmation`.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct PushBufferCallbackTests {
     struct Started<Element: Sendable> {
         let buffer: PushBuffer<Element>

@@ -5,7 +5,7 @@ import Testing
 /// ``PushBuffer/OverflowPolicy/spill(to:limit:)`` with stores of the test's own: records in
 /// memory, failures on demand. What the consumer sees is what ``SpillStore`` documents: the
 /// elements in order, the store's errors as they are, codec failures as ``SpillCodingError``.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct PushBufferSpillStoreTests {
     /// An error of ``MemoryStore``, naming the method that failed.
     struct StoreFailure: Error, Equatable {

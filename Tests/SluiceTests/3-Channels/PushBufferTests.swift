@@ -8,7 +8,7 @@ import SluiceTestSupport
 /// The push buffer with real tasks and threads. Every order is made by events (everything
 /// produced before the consumer starts, or a consumer that cancels itself at a chosen element),
 /// never by time; the time limits only guard against hangs.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct PushBufferTests {
     struct Boom: Error {}
 

@@ -2,7 +2,7 @@ import SluiceTestSupport
 import Testing
 @testable import Sluice
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ProgressHubTests {
     static func snapshot(_ bytes: Int64, isFinal: Bool = false) -> ProgressSnapshot {
         ProgressSnapshot(

@@ -24,7 +24,7 @@ private func hookEvents() -> (stream: AsyncStream<Void>, hook: @Sendable () -> V
     return (stream, { continuation.yield() })
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct OrderedParallelStageTests {
     /// Blocks finish in an order the test shuffles; results still leave in input order.
     @Test(arguments: [UInt64(1), 2, 3, 4])

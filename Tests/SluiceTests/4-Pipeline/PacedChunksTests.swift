@@ -2,7 +2,7 @@ import SluiceTestSupport
 import Testing
 @testable import Sluice
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct PacedChunksTests {
     @Test func chunksComeUnchangedAtTheRate() async throws {
         let chunks = (0..<8).map { Chunk([UInt8](repeating: UInt8($0), count: 1 << 20)) }

@@ -12,7 +12,7 @@ import SluiceTestSupport
 /// outside it (so the files of a tree do so in parallel), and the orders that this opens are
 /// fixed here: the gate closing while a temporary file is being created, and a rename that
 /// calls into the gate.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct CommitGateConcurrencyTests {
     /// A named temporary file registered with `gate` (closed) for the destination `out` in
     /// `directory` (these orders are about a name that must be removed: `O_TMPFILE` refused).

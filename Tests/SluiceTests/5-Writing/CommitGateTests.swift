@@ -11,7 +11,7 @@ import SluiceTestSupport
 /// synthetic signal (``CommitGate/interrupt(by:)``, or a signal source that reports one pending)
 /// is delivered at a chosen event: before the commit, inside the file's `fsync(2)` (through the
 /// system-call seam), inside the directory's `fsync(2)` after the rename.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct CommitGateTests {
     /// System calls whose `fsync` runs `onFsync` with the call's ordinal (1: the file's,
     /// 2: the directory's) before syncing for real.

@@ -7,7 +7,7 @@ import SluiceTestSupport
 import Testing
 @testable import Sluice
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct DescriptorSinkTests {
     /// A standard output that another process set `O_NONBLOCK` on answers `EAGAIN` once its
     /// pipe is full: the sink waits for room, as a blocking write would, and loses nothing.

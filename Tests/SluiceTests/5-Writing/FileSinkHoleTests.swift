@@ -9,7 +9,7 @@ import SluiceTestSupport
 
 /// Hole chunks, and with `sparse: .always` zero blocks, become holes of the destination with
 /// its exact size; with `.never`, and where the destination cannot seek, zeros.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct FileSinkHoleTests {
     static let data = randomBytes(count: 10_000, seed: 7)
 

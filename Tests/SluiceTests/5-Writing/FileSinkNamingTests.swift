@@ -13,7 +13,7 @@ import SluiceTestSupport
 /// over an existing one; a replacement the kernel would refuse (append-only or immutable)
 /// refused before anything is made; "create" for a new name, "replace" for an existing one;
 /// nothing left behind by any refusal, and a name that could not be removed named.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct FileSinkNamingTests {
     static let options = FileSink.Options(synchronizes: false)
     static let replacesExisting = FileSink.Options(replacesExisting: true, synchronizes: false)

@@ -10,7 +10,7 @@ import SluiceTestSupport
 
 /// One descriptor budget out of `ulimit -n`, shared by everything that holds descriptors, and
 /// `EMFILE` met by waiting only while the engine holds descriptors it will release.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct DescriptorBudgetTests {
     /// The shares at the limits a user meets, from a terminal (standard input, output and
     /// error and the signal descriptor open).

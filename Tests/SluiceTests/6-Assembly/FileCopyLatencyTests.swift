@@ -6,7 +6,7 @@ import Testing
 /// hand-offs (a writer woken once per half a channel, a read stage on the sink's thread) never
 /// make a chunk wait for the ones after it. Each test keeps its source open and idle until the
 /// sink has seen the chunk, so a pipeline that waited for more would never end (the time limit).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct FileCopyLatencyTests {
     /// A sink on a thread of its own, as ``FileSink`` is, that opens a latch once it has been
     /// handed `expected` bytes.

@@ -3,7 +3,7 @@ import Testing
 import SluiceTestSupport
 
 /// A callback-driven producer through a ``PushBuffer`` into ``FileCopy`` and ``FileSink``.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct FileCopyPushBufferTests {
     static func chunk(_ index: Int) -> Chunk {
         Chunk((0..<4096).map { UInt8(truncatingIfNeeded: index &* 7 &+ $0 / 3) })

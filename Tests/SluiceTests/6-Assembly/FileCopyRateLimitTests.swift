@@ -4,7 +4,7 @@ import SluiceTestSupport
 
 /// `--limit-rate` in the pipeline: the stage after the first channel is paced, on a clock that
 /// moves only when slept on, so the waits are exact and no real time passes.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct FileCopyRateLimitTests {
     static let chunkSize = 64 << 10
     static let chunks = (0..<16).map { Chunk(randomBytes(count: chunkSize, seed: UInt64($0))) }

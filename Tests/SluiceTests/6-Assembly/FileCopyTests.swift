@@ -8,7 +8,7 @@ import Testing
 @testable import Sluice
 import SluiceTestSupport
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct FileCopyTests {
     struct Boom: Error {}
 

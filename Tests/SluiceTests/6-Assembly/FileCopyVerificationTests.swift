@@ -5,7 +5,7 @@ import SluiceTestSupport
 /// `--verify` in the pipeline: the output is read back before the commit; a write that stored
 /// other bytes than it was given (injected through the system-call seam) aborts the copy,
 /// commits nothing, and names the offset of the first byte that differs.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct FileCopyVerificationTests {
     static let size = 3 * (1 << 20) + 123
     static let corrupted: Int64 = 1_234_567

@@ -10,7 +10,7 @@ import SluiceTestSupport
 /// ``ManyFileCopy``'s cheap paths for many files: a file of one chunk copied in one step (by
 /// the kernel where the table allows), and durable files made durable as one batch by
 /// `syncfs(2)` before any of them is renamed.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ManyFileCopyBatchTests {
     typealias Outcomes = ManyFileCopyTests.Outcomes
 

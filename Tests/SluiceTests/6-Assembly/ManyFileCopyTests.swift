@@ -9,7 +9,7 @@ import SluiceTestSupport
 
 /// ``ManyFileCopy``: many files at once within one byte budget, each atomic, a failure per file,
 /// one progress, cancellation of all; and ``PipelineShare``'s arithmetic.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ManyFileCopyTests {
     /// Bytes that differ per file.
     static func content(_ index: Int, size: Int) -> [UInt8] {
@@ -145,7 +145,7 @@ struct ManyFileCopyTests {
 }
 
 /// Cancellation reaches a file that waits: a FIFO source with no writer.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ManyFileCopyCancellationTests {
     @Test func cancellingWhileAFIFOWaitsForAWriterEndsIt() async throws {
         let directory = try ScratchDirectory()

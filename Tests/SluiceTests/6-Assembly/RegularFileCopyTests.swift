@@ -12,7 +12,7 @@ import SluiceTestSupport
 /// the clone and kernel-copy paths and their fallbacks through a scripted system-call seam
 /// (the file system reported as XFS, the kernel's answers injected). Each test names the path
 /// it runs on.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct RegularFileCopyTests {
     static let size = 3 * (1 << 20) + 123
 

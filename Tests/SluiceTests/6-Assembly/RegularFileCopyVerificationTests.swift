@@ -5,7 +5,7 @@ import SluiceTestSupport
 /// `--verify` and `--limit-rate` on ``RegularFileCopy``'s paths, through the scripted kernel
 /// calls of ``KernelCalls`` (the file system reported as XFS): a kernel copy is verified by a
 /// second read of the source, a clone is not read back, a rate limit takes the pipeline.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct RegularFileCopyVerificationTests {
     static let corrupted: Int64 = 2_345_678
 

@@ -4,7 +4,7 @@ import SluiceTestSupport
 
 /// A file's reader and sink given one ``BlockingIOExecutor`` (as ``ManyFileCopy`` gives each
 /// file in flight): both run on it, and the copy is the same as with threads of their own.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct SharedExecutorCopyTests {
     static let noFsync = FileSink.Options(synchronizes: false)
 

@@ -11,7 +11,7 @@ import SluiceTestSupport
 /// (the segments of a command's operands, each tree of `copy -r a b dest/`): its files keep
 /// distinct indices, its totals count every engine's files, and it ends once, when its owner
 /// finishes it, never with an engine.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct SharedProgressTests {
     @Test func enginesSharingAProgressNumberTheirFilesAndEndItOnce() async throws {
         let directory = try ScratchDirectory()

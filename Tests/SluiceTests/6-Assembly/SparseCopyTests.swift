@@ -10,7 +10,7 @@ import SluiceTestSupport
 /// A sparse source copied on each path keeps its holes and its exact size: the pipeline
 /// (forced), the kernel copy (the file system reported as XFS, the clone refused; on ext4 and
 /// tmpfs the table takes it for a sparse source anyway). Each test names its path.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct SparseCopyTests {
     static let size: Int64 = 64 << 20
     static let extents: [(offset: Int64, bytes: [UInt8])] = [

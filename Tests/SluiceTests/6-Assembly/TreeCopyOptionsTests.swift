@@ -10,7 +10,7 @@ import Testing
 /// A tree's per-file options (``TreeCopy/Options/file``, ``TreeCopy/Options/chunkSize``) take
 /// effect on every path a tree's file goes by: the sequential runner, and the many-files
 /// engine's general path and its one-step path for a file of one chunk.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct TreeCopyOptionsTests {
     /// Which runner copies the files.
     enum Runner: String, CaseIterable, Sendable, CustomTestStringConvertible {

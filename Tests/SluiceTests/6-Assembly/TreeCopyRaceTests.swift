@@ -14,7 +14,7 @@ import Testing
 /// file outside the copy (the class behind rsync 3.5.0's and uutils' symlink-race fixes). Each
 /// swap is made at a fixed point of the copy by the runner below, so the order is the hostile
 /// one every time.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct TreeCopyRaceTests {
     static let note = ExtendedAttributes([.init(name: Array("user.note".utf8), value: Array("kept".utf8))])
 

@@ -12,7 +12,7 @@ import Testing
 /// (`O_TMPFILE`, `renameat2`) refused through the system-call seam: each refusal is that
 /// entry's failure, with its path and the errno, the rest of the tree is copied, nothing
 /// traps or waits, and no temporary file is left anywhere.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct TreeCopySeamTests {
     /// `s/{a/f, b/g, c/h, l -> a}`: three directories of one file each and a link.
     static func makeTree(in scratch: ScratchDirectory) throws {
