@@ -91,7 +91,7 @@ extension ManyFileCopy {
         let (job, index) = (item.job, item.progressIndex)
         try Task.checkCancellation()
         if let copied = try copySmallFile(item, share: share, on: executor) { return copied }
-        let copyOptions = copyOptions(of: job)
+        let copyOptions = copyOptions(of: job, share: share)
         // Out of descriptors, a file waits while the engine releases some of its own.
         let chunks = try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
             try await FileChunks.open(
@@ -107,23 +107,14 @@ extension ManyFileCopy {
         }
         if Self.joinsSyncBatch(job) { await sink.deferRename() }
         let replaces = await sink.replacesDestination
-        var pipeline = copyOptions.pipeline
-        pipeline.capacity = share.capacity
-        pipeline.byteBudget = share.capacity * share.chunkSize
-        pipeline.verification = job.verification
         let hub: ProgressHub
         let run: () async throws -> CopyReport
         if let transform = job.transform {
             let copy = FileCopy(
-                from: chunks, to: sink, totalBytes: chunks.expectedSize, options: pipeline, transform: transform)
+                from: chunks, to: sink, totalBytes: chunks.expectedSize, options: copyOptions.pipeline, transform: transform)
             (hub, run) = (copy.progress, copy.run)
         } else {
-            var options = copyOptions
-            options.pipeline = pipeline
-            // A file that fits in one chunk goes by copy_file_range where one file would take
-            // the pipeline: one call instead of a reader, a channel and a sink.
-            options.kernelCopyLimit = max(options.kernelCopyLimit, Int64(share.chunkSize))
-            let copy = RegularFileCopy(from: chunks, to: sink, options: options)
+            let copy = RegularFileCopy(from: chunks, to: sink, options: copyOptions)
             (hub, run) = (copy.progress, copy.run)
         }
         // A file of one chunk is done in one step: its bytes count when it completes, with no

@@ -21,7 +21,7 @@ extension ManyFileCopy {
     /// - Throws: as the general path: ``FileError``, `CancellationError` (nothing left).
     func copySmallFile(_ item: Indexed, share: PipelineShare, on executor: BlockingIOExecutor) throws -> Copied? {
         let job = item.job
-        let copyOptions = copyOptions(of: job)
+        let copyOptions = copyOptions(of: job, share: share)
         guard job.transform == nil, job.verification == nil, copyOptions.pipeline.rateLimit == nil,
             !copyOptions.forcesPipeline, copyOptions.sparse == .auto, copyOptions.reflink != .always,
             let known = job.sourceStatus, Self.fitsInOneStep(known, chunkSize: share.chunkSize)
@@ -50,8 +50,9 @@ extension ManyFileCopy {
         // A destination written in place (a device, a FIFO), opened already: by writes.
         let replaces = sink.assumeIsolated { $0.replacesDestination }
         do {
-            let (taken, refusals) = try copyInOneStep(
-                source, status: status, into: sink, replaces: replaces, job: job, copyOptions: copyOptions, share: share)
+            let (taken, refusals) = try sink.assumeIsolated { sink in
+                try copyInOneStep(source, status: status, into: sink, job: job, copyOptions: copyOptions, share: share)
+            }
             state.withLock { $0.filesInOneStep += 1 }
             try Task.checkCancellation()
             try sink.assumeIsolated { try $0.commit() }
@@ -69,39 +70,27 @@ extension ManyFileCopy {
     /// Tries the methods the table chains for a small file, in order, until one copies it: the
     /// bytes copied, their CRC-32 when computed, and the methods refused before it.
     private func copyInOneStep(
-        _ source: Descriptor, status: FileStatus, into sink: FileSink, replaces: Bool, job: Job,
-        copyOptions: RegularFileCopy.Options, share: PipelineShare
+        _ source: Descriptor, status: FileStatus, into sink: isolated FileSink, job: Job, copyOptions: RegularFileCopy.Options,
+        share: PipelineShare
     ) throws -> (taken: (method: CopyMethod, bytes: Int64, crc32: UInt32?), refusals: [CopyMethod.Refusal]) {
-        let chain: [CopyMethod]
-        do {
-            chain = !replaces ? [.pipeline] : CopyMethod.chain(
-                source: status, sourceFileSystem: try source.fileSystemType(),
-                destinationFileSystem: try sink.assumeIsolated { try $0.fileSystemType() } ?? .init(rawValue: 0),
-                reflink: copyOptions.reflink, sparse: .auto, kernelCopyLimit: Int64(share.chunkSize))
-        } catch let error as ErrorNumber {
-            throw FileError.fstatfs(path: job.source, errno: error)
-        }
-        var refusals: [CopyMethod.Refusal] = []
-        var taken: (method: CopyMethod, bytes: Int64, crc32: UInt32?)?
+        var plan = try CopyPlan.make(
+            options: copyOptions, source: status, descriptor: source, sourcePath: job.source, sourceSystem: system,
+            distrustsHoleMap: false, sink: sink)
         let computesCRC32 = copyOptions.pipeline.computesCRC32
-        for method in chain {
+        while let method = plan.nextMethod() {
             do {
-                let (bytes, crc32) = try sink.assumeIsolated { sink in
-                    try Self.copy(
-                        source, size: status.size, by: method, into: sink, sourcePath: job.source, chunkSize: share.chunkSize,
-                        sliceSize: min(copyOptions.sliceSize, share.chunkSize), computesCRC32: computesCRC32)
-                }
-                taken = (method, bytes, crc32)
-                break
-            } catch let gaveWay as RegularFileCopy.GaveWay {
-                refusals.append(gaveWay.refusal)
-                try sink.assumeIsolated { try $0.discardContents() }
+                let (bytes, crc32) = try Self.copy(
+                    source, size: status.size, by: method, into: sink, sourcePath: job.source, chunkSize: share.chunkSize,
+                    sliceSize: min(copyOptions.sliceSize, share.chunkSize), computesCRC32: computesCRC32)
+                return ((method, bytes, crc32), plan.refusals)
+            } catch {
+                try plan.record(error)
+                try sink.discardContents()
                 do { try source.seek(to: 0) } catch { throw FileError.lseek(path: job.source, errno: error) }
             }
         }
         // The chain ends with the pipeline, which never gives way (not --reflink=always).
-        guard let taken else { preconditionFailure("a chain without the pipeline") }
-        return (taken, refusals)
+        preconditionFailure("a chain without the pipeline")
     }
 
     /// Whether a file is copied by ``copySmallFile(_:share:on:)``: regular, not empty, at most

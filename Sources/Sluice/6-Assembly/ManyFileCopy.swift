@@ -337,9 +337,18 @@ public final class ManyFileCopy: Sendable {
         }
     }
 
-    /// How `job`'s file is copied: its own options, else the engine's.
-    func copyOptions(of job: Job) -> RegularFileCopy.Options {
-        job.copyOptions ?? options.copy
+    /// How `job`'s file is copied, by either route (through the pipeline, or in one step):
+    /// its own options, else the engine's, with its share of the budget, its verification, and
+    /// `copy_file_range(2)` up to one chunk. The one place a job's settings become a copy's.
+    func copyOptions(of job: Job, share: PipelineShare) -> RegularFileCopy.Options {
+        var copyOptions = job.copyOptions ?? options.copy
+        copyOptions.pipeline.capacity = share.capacity
+        copyOptions.pipeline.byteBudget = share.capacity * share.chunkSize
+        copyOptions.pipeline.verification = job.verification
+        // A file that fits in one chunk goes by copy_file_range where one file would take the
+        // pipeline: one call instead of a reader, a channel and a sink.
+        copyOptions.kernelCopyLimit = max(copyOptions.kernelCopyLimit, Int64(share.chunkSize))
+        return copyOptions
     }
 
     /// The part of the budget `job`'s file is given, out of `share` bytes: its chunk size and

@@ -126,83 +126,52 @@ public struct RegularFileCopy: Sendable {
             // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its descriptor.
             await sink.preserveAttributes(of: descriptor, at: source.path)
         }
-        let chain: [CopyMethod]
+        var plan: CopyPlan
         do {
-            chain = try await plan()
+            plan = try await CopyPlan.make(
+                options: options, source: source.status, descriptor: source.kernelCopySource, sourcePath: source.path,
+                sourceSystem: source.system, distrustsHoleMap: source.reader.distrustsHoleMap, sink: sink)
         } catch {
-            await sink.abort()
-            ProgressRecorder(hub: progress, totalBytes: source.expectedSize, start: start, statistics: Self.noFlow)
-                .finish(succeeded: false)
+            await failBeforeCommit(start: start)
             throw error
         }
-        var refusals: [CopyMethod.Refusal] = []
-        for path in chain {
+        while let method = plan.nextMethod() {
             do {
-                var report: CopyReport
-                switch path {
-                case .clone: report = try await kernelCopy(start: start, cloning: true)
-                case .kernelCopy: report = try await kernelCopy(start: start, cloning: false)
-                case .pipeline:
-                    if source.readsHolesAsData { await sink.findHolesInZeroBlocks() }
-                    report = try await FileCopy(
-                        from: source, to: sink, totalBytes: source.expectedSize, options: options.pipeline, transform: nil,
-                        progress: progress
-                    ).run()
-                }
-                report.method = path
-                report.refusals = refusals
+                var report = try await attempt(method, start: start)
+                report.method = method
+                report.refusals = plan.refusals
                 return report
-            } catch let gaveWay as GaveWay {
-                refusals.append(gaveWay.refusal)
+            } catch {
+                try plan.record(error)
             }
         }
-        // Only `--reflink=always` has no pipeline at the end of its chain.
-        let refusal = refusals.last
+        await failBeforeCommit(start: start)
+        throw plan.exhausted()
+    }
+
+    /// Copies by `method` and commits the sink.
+    ///
+    /// - Throws: ``GaveWay`` when the kernel refused a clone or a `copy_file_range(2)` (the
+    ///   temporary file emptied, the source rewound); anything else once the sink is aborted.
+    private func attempt(_ method: CopyMethod, start: ContinuousClock.Instant) async throws -> CopyReport {
+        switch method {
+        case .clone: return try await kernelCopy(start: start, cloning: true)
+        case .kernelCopy: return try await kernelCopy(start: start, cloning: false)
+        case .pipeline:
+            if source.readsHolesAsData { await sink.findHolesInZeroBlocks() }
+            return try await FileCopy(
+                from: source, to: sink, totalBytes: source.expectedSize, options: options.pipeline, transform: nil,
+                progress: progress
+            ).run()
+        }
+    }
+
+    /// Aborts the sink and ends the progress as failed, for a copy that failed before any
+    /// method ran or after every method was refused.
+    private func failBeforeCommit(start: ContinuousClock.Instant) async {
         await sink.abort()
         ProgressRecorder(hub: progress, totalBytes: source.expectedSize, start: start, statistics: Self.noFlow)
             .finish(succeeded: false)
-        throw FileError(code: .unsupported, operation: .clone, path: sink.destination, errno: refusal?.errno)
-    }
-
-    /// The table's chain for this source and sink; a `--reflink=always` that cannot clone
-    /// throws here, before anything is written.
-    private func plan() async throws -> [CopyMethod] {
-        if options.pipeline.rateLimit != nil {
-            if options.reflink == .always { throw cannotClone("a clone cannot be paced: it has no rate limit") }
-            return [.pipeline]  // only the pipeline's reads can be paced
-        }
-        guard !options.forcesPipeline || options.reflink == .always, let descriptor = source.kernelCopySource,
-            source.status.kind == .regular, await sink.replacesDestination
-        else {
-            if options.reflink == .always { throw cannotClone("only a regular file opened by name can be cloned") }
-            return [.pipeline]
-        }
-        if options.forcesPipeline { throw cannotClone("a clone has no pipeline: --reflink=always cannot be forced through one") }
-        let sourceFileSystem: FileSystemType
-        do { sourceFileSystem = try descriptor.fileSystemType(system: source.system) } catch {
-            throw FileError.fstatfs(path: source.path, errno: error)
-        }
-        guard let destinationFileSystem = try await sink.fileSystemType() else { return [.pipeline] }
-        var chain = CopyMethod.chain(
-            source: source.status, sourceFileSystem: sourceFileSystem, destinationFileSystem: destinationFileSystem,
-            reflink: options.reflink, sparse: options.sparse, kernelCopyLimit: options.kernelCopyLimit,
-            verified: options.pipeline.verification == .sameBytes)
-        // A map not to be trusted (checked when the source was opened) is not followed: a clone
-        // needs none, the pipeline reads it all.
-        if source.reader.distrustsHoleMap { chain.removeAll { $0 == .kernelCopy } }
-        if chain.isEmpty {
-            throw cannotClone(
-                options.sparse != .auto
-                    ? "a clone keeps the source's holes and zeros as they are (--sparse=auto only)"
-                    : sourceFileSystem == destinationFileSystem
-                        ? "\(destinationFileSystem) cannot clone"
-                        : "the source (\(sourceFileSystem)) and the destination (\(destinationFileSystem)) are on different file systems")
-        }
-        return chain
-    }
-
-    private func cannotClone(_ reason: String) -> FileError {
-        FileError(code: .unsupported, operation: .clone, path: sink.destination, reason: reason)
     }
 
     static let noFlow: @Sendable () -> (buffered: Int64, peak: Int64, suspended: Duration) = { (0, 0, .zero) }
