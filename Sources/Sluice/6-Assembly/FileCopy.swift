@@ -103,6 +103,10 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     let totalBytes: Int64?
     let options: Options
     let makeTransform: TransformFactory?
+    /// The source as a file, when the copy was made with one (the initializers for
+    /// ``FileChunks``): its reads run on its reader's thread, a regular file's channel wakes the
+    /// writer once half full, and a verification reads the file again.
+    let file: FileChunks?
     /// For tests: called in each stage at every ``AwaitPoint``, so that a test can cancel the
     /// run at exactly one of them. `nil` (no cost but a check per `await`) outside tests.
     var awaitPointHook: AwaitPointHook?
@@ -124,14 +128,15 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         from source: Source, to sink: Sink, totalBytes: Int64?, options: Options = Options(),
         transform: TransformFactory? = nil
     ) {
-        self.init(from: source, to: sink, totalBytes: totalBytes, options: options, transform: transform, progress: ProgressHub())
+        self.init(
+            from: source, to: sink, totalBytes: totalBytes, options: options, transform: transform, progress: ProgressHub(),
+            file: nil)
     }
 
-    /// The same, publishing to `progress`: a ``RegularFileCopy`` that falls back to the
-    /// pipeline keeps the hub its caller subscribed to.
-    init(
+    /// The same, publishing to `progress`, with the source as a file when it is one.
+    private init(
         from source: Source, to sink: Sink, totalBytes: Int64?, options: Options, transform: TransformFactory?,
-        progress: ProgressHub
+        progress: ProgressHub, file: FileChunks?
     ) {
         self.progress = progress
         self.source = source
@@ -139,6 +144,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         self.totalBytes = totalBytes
         self.options = options
         self.makeTransform = transform
+        self.file = file
     }
 
     enum StageResult: Sendable {
@@ -160,8 +166,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         // A test that cancels at each await point in turn needs the same points in every run:
         // with a hook, chunks go one at a time (no batches, no deferred wake-up).
         let batches = awaitPointHook == nil
-        let fileSource = source as? FileChunks
-        let (input, output) = makeChannels(wakingAtHalf: batches && fileSource?.status.kind == .regular)
+        let (input, output) = makeChannels(wakingAtHalf: batches && file?.status.kind == .regular)
         let recorder = ProgressRecorder(hub: progress, totalBytes: totalBytes, start: start) {
             let first = input.statistics
             let second = output?.statistics
@@ -176,12 +181,12 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         recorder.recordWritten(0)
 
         var (results, errors) = await runStages(
-            input: input, output: output, recorder: recorder, readExecutor: fileSource?.preferredExecutor,
+            input: input, output: output, recorder: recorder, readExecutor: file?.preferredExecutor,
             batches: batches)
         var verification: VerificationOutcome?
         if errors.isEmpty {
             do {
-                verification = try await verifyAndCommit(results: results, recorder: recorder, fileSource: fileSource)
+                verification = try await verifyAndCommit(results: results, recorder: recorder, fileSource: file)
             } catch {
                 errors.append(error)
             }
@@ -307,5 +312,32 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
 extension Result where Failure == any Error {
     init(catching body: () async throws -> Success) async {
         do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}
+
+extension FileCopy where Source == FileChunks {
+    /// Assembles a copy of a file: as the general initializer, and the file's reads run on its
+    /// reader's thread, a regular file's chunks reach the writer in batches, and a verification
+    /// (``Options/verification``) reads the file again for its CRC-32.
+    ///
+    /// - Parameters: as the general initializer's; `source` opened and not yet read.
+    public init(
+        from source: FileChunks, to sink: Sink, totalBytes: Int64?, options: Options = Options(),
+        transform: TransformFactory? = nil
+    ) {
+        self.init(
+            from: source, to: sink, totalBytes: totalBytes, options: options, transform: transform, progress: ProgressHub(),
+            file: source)
+    }
+
+    /// The same, publishing to `progress`: a ``RegularFileCopy`` that falls back to the
+    /// pipeline keeps the hub its caller subscribed to.
+    init(
+        from source: FileChunks, to sink: Sink, totalBytes: Int64?, options: Options, transform: TransformFactory?,
+        progress: ProgressHub
+    ) {
+        self.init(
+            from: source, to: sink, totalBytes: totalBytes, options: options, transform: transform, progress: progress,
+            file: source)
     }
 }
