@@ -5,8 +5,10 @@ import Glibc
 import Musl
 #endif
 
-/// An open directory descriptor that closes itself when the last reference goes away, and the
-/// `*at` system calls relative to it.
+/// An open directory to name files in, for a caller that reaches files deep in a tree or in a
+/// directory that may be renamed meanwhile (a ``FileLocation``, a ``TreeWalker``'s entries): a
+/// descriptor that closes itself when the last reference goes away, and the `*at` system calls
+/// relative to it.
 ///
 /// Work relative to a directory descriptor names each entry by one component, so no system
 /// call ever sees a path longer than `PATH_MAX` however deep a tree goes, and an entry is

@@ -4,7 +4,8 @@ import Glibc
 import Musl
 #endif
 
-/// An error number reported by a system call (`errno(3)`).
+/// Why a system call failed (`errno(3)`): what a ``FileError`` carries, for a caller that
+/// tells `ENOSPC` from `EACCES` (or reads ``FileError/code``, its portable summary).
 ///
 /// A small value type over the C `errno` value; the constants use swift-system's names.
 /// Its ``description`` is the C library's text for the number (`strerror(3)`).

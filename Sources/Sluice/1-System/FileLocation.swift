@@ -5,8 +5,10 @@ import Glibc
 import Musl
 #endif
 
-/// Where a file is: a name relative to an open directory (``DirectoryHandle``), or a plain path
-/// relative to the current directory (`AT_FDCWD`).
+/// Where a file to read or write is, for a caller that opens sources and sinks in a tree it
+/// walks (``FileChunks/open(at:followsLinks:chunkSize:findsHoles:)``, a ``FileSink``): a name
+/// relative to an open directory (``DirectoryHandle``), or a plain path relative to the
+/// current directory (`AT_FDCWD`).
 ///
 /// The system calls on a location are the `*at` ones with the directory's descriptor, so a
 /// file deep in a tree is reached by one component, never by a path longer than `PATH_MAX`.

@@ -105,7 +105,8 @@ public struct FileStatus: Sendable, Hashable {
     }
 }
 
-/// A file time stamp with nanosecond resolution, as `struct timespec`.
+/// When a file was last modified or accessed (``FileStatus/modificationTime``), to the
+/// nanosecond, as `struct timespec`: what a caller compares or keeps (`cp -p`).
 public struct FileTime: Sendable, Hashable {
     /// Seconds since the Unix epoch.
     public var seconds: Int64

@@ -64,7 +64,8 @@ public protocol SpillStore: Sendable {
     func close()
 }
 
-/// One record of a ``SpillStore``, as ``SpillStore/record(at:)`` describes it.
+/// Where one spilled element is, for a caller that writes its own ``SpillStore``: its
+/// position and length, as ``SpillStore/record(at:)`` returns them.
 public struct SpillRecord: Sendable, Hashable {
     /// Where the record is, in the store's positions.
     public var position: Int64

@@ -1,4 +1,5 @@
-/// What a transform reports when its input ends.
+/// What a transform reports when its input ends, for a caller that writes its own
+/// ``ChunkTransform``: the CRC-32 it computed (or `nil`) and the warnings the copy's report carries.
 public struct TransformSummary: Sendable, Equatable {
     /// The CRC-32 (ISO 3309, as in RFC 1952 §8) of the uncompressed data the transform saw or
     /// produced, when it computed one; `nil` lets the pipeline compute it itself.

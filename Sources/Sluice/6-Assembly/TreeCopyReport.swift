@@ -1,4 +1,5 @@
-/// What a ``TreeCopy`` did.
+/// What a ``TreeCopy`` did, for its caller's summary and exit status: the entries of each kind
+/// made, the bytes, the entries that failed and the attributes that could not be kept.
 public struct TreeCopyReport: Sendable {
     /// Regular files committed.
     public var files = 0
