@@ -4,22 +4,22 @@
 /// keep their directories' descriptors open for as long as the job exists. ``run()`` is
 /// the whole copy of the file, with the single-file guarantees (temporary file, commit point,
 /// clone, kernel copy or pipeline by ``RegularFileCopy``); a runner may run many at once.
-public struct FileJob: Sendable {
+package struct FileJob: Sendable {
     /// The source file: its name in its directory.
-    public let source: FileLocation
+    package let source: FileLocation
     /// The destination: its name in the destination directory (which exists).
-    public let destination: FileLocation
+    package let destination: FileLocation
     /// What `fstatat(2)` said of the source during the walk.
-    public let status: FileStatus
+    package let status: FileStatus
     /// Whether the source's name is followed if it is a symbolic link (`-L`).
-    public let followsLinks: Bool
+    package let followsLinks: Bool
     /// The tree copy's options.
-    public let options: TreeCopy.Options
+    package let options: TreeCopy.Options
     /// Where attributes that could not be kept are recorded, one warning per kind.
-    public let warnings: PreservationWarnings
+    package let warnings: PreservationWarnings
 
     /// Creates a job.
-    public init(
+    package init(
         source: FileLocation, destination: FileLocation, status: FileStatus, followsLinks: Bool, options: TreeCopy.Options,
         warnings: PreservationWarnings
     ) {
@@ -40,7 +40,7 @@ public struct FileJob: Sendable {
     /// - Returns: the file's report.
     /// - Throws: ``FileError`` of the source, the sink or the commit (nothing is left at the
     ///   destination then); `CancellationError` if the task was cancelled before the commit point.
-    public func run() async throws -> CopyReport {
+    package func run() async throws -> CopyReport {
         try await run(gate: .shared)
     }
 

@@ -5,7 +5,7 @@
 /// outcome comes through `completion`, called exactly once, from any thread. ``TreeCopy``
 /// applies directory attributes and makes hard links to regular files only after
 /// ``waitForAll()`` returned, so a runner never has to order jobs.
-public protocol FileJobRunner: Sendable {
+package protocol FileJobRunner: Sendable {
     /// Starts or queues `job`.
     ///
     /// - Parameters:
@@ -33,25 +33,36 @@ public protocol FileJobRunner: Sendable {
     /// it opens a directory (`DescriptorBudget.copiesOneFileAtATime`). Blocks: called on the
     /// walk's own thread.
     func waitUntilNoFileHoldsDescriptors()
+
+    /// The progress the runner's engine publishes; `nil` (the default) for one without.
+    var progress: ManyFilesProgress? { get }
+
+    /// The engine's totals once ``waitForAll()`` returned; `nil` (the default) for a runner
+    /// without an engine.
+    var totals: ManyFileCopy.Totals? { get }
 }
 
 extension FileJobRunner {
+    package var progress: ManyFilesProgress? { nil }
+
+    package var totals: ManyFileCopy.Totals? { nil }
+
     /// A runner that holds no descriptors between its jobs releases none: `false`.
-    public func waitForReleasedDescriptors() -> Bool { false }
+    package func waitForReleasedDescriptors() -> Bool { false }
 
     /// A runner whose ``submit(_:completion:)`` returns once the file is done holds none
     /// between its jobs: returns at once.
-    public func waitUntilNoFileHoldsDescriptors() {}
+    package func waitUntilNoFileHoldsDescriptors() {}
 }
 
 /// The simplest ``FileJobRunner``: each job runs to its end inside ``submit(_:completion:)``,
 /// one file at a time.
-public struct SequentialFileJobRunner: FileJobRunner {
+package struct SequentialFileJobRunner: FileJobRunner {
     /// The gate the jobs commit through.
     package let gate: CommitGate
 
     /// Creates a runner.
-    public init() {
+    package init() {
         self.init(gate: .shared)
     }
 
@@ -63,7 +74,7 @@ public struct SequentialFileJobRunner: FileJobRunner {
     /// Runs `job` to its end, then calls `completion`.
     ///
     /// - Throws: `CancellationError` if the task was cancelled.
-    public func submit(_ job: FileJob, completion: @escaping @Sendable (Result<CopyReport, any Error>) -> Void) async throws {
+    package func submit(_ job: FileJob, completion: @escaping @Sendable (Result<CopyReport, any Error>) -> Void) async throws {
         do {
             completion(.success(try await job.run(gate: gate)))
         } catch {
@@ -73,5 +84,5 @@ public struct SequentialFileJobRunner: FileJobRunner {
     }
 
     /// Returns at once: every job has completed in ``submit(_:completion:)``.
-    public func waitForAll() async {}
+    package func waitForAll() async {}
 }

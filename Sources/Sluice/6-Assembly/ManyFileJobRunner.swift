@@ -16,10 +16,10 @@
 /// Concurrency contract: as ``FileJobRunner``: ``submit(_:completion:)`` from the walk's task
 /// (it suspends while the engine's files in flight are at its width), ``waitForAll()`` once,
 /// after the last submit. Cancelling the submitting task cancels the engine.
-public final class ManyFileJobRunner: FileJobRunner {
+package final class ManyFileJobRunner: FileJobRunner {
     /// The engine the files go through; subscribe to its ``ManyFileCopy/progress`` before the
     /// copy starts.
-    public let engine: ManyFileCopy
+    package let engine: ManyFileCopy
     private let finished = LockedValue<ManyFileCopy.Totals?>(nil)
     private let onOutcome: @Sendable (ManyFileCopy.Outcome) -> Void
 
@@ -41,7 +41,7 @@ public final class ManyFileJobRunner: FileJobRunner {
     ///   - completesTotal: whether the walk's end completes the totals of a shared `progress`
     ///     (the last tree of the operation); an own progress is always completed then.
     /// - Precondition: `width` and `byteBudget` >= 1.
-    public convenience init(
+    package convenience init(
         width: Int = ManyFileCopy.Options.defaultWidth, byteBudget: Int = 32 << 20, progress: ManyFilesProgress? = nil,
         completesTotal: Bool = false, onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
     ) {
@@ -67,13 +67,16 @@ public final class ManyFileJobRunner: FileJobRunner {
     private let completesTotal: Bool
 
     /// The engine's totals once ``waitForAll()`` returned; `nil` before.
-    public var totals: ManyFileCopy.Totals? { finished.withLock { $0 } }
+    package var totals: ManyFileCopy.Totals? { finished.withLock { $0 } }
+
+    /// The engine's progress.
+    package var progress: ManyFilesProgress? { engine.tracker }
 
     /// Hands `job` to the engine.
     ///
     /// - Throws: `CancellationError` when the engine was cancelled (the job was not taken and
     ///   `completion` is not called).
-    public func submit(_ job: FileJob, completion: @escaping @Sendable (Result<CopyReport, any Error>) -> Void) async throws {
+    package func submit(_ job: FileJob, completion: @escaping @Sendable (Result<CopyReport, any Error>) -> Void) async throws {
         engine.addToTotal(bytes: job.status.kind == .regular ? job.status.size : 0, files: 1)
         var file = ManyFileCopy.Job(
             source: job.source, destination: job.destination, sourceStatus: job.status, followsLinks: job.followsLinks,
@@ -92,20 +95,20 @@ public final class ManyFileJobRunner: FileJobRunner {
     /// (``ManyFileCopy``'s files in flight, sealed files, directories to sync).
     ///
     /// - Returns: whether descriptors were released.
-    public func waitForReleasedDescriptors() -> Bool {
+    package func waitForReleasedDescriptors() -> Bool {
         engine.waitForReleasedDescriptors(holding: 0)
     }
 
     /// Waits until every file handed over has ended or is sealed for its batch
     /// (``ManyFileCopy``'s files in flight and waiting to start).
-    public func waitUntilNoFileHoldsDescriptors() {
+    package func waitUntilNoFileHoldsDescriptors() {
         engine.waitUntilNoFileHoldsDescriptors()
     }
 
     /// Finishes the engine: waits for every file, syncs each directory renamed into once. The
     /// walk is over: the totals are complete (of a shared progress, only with `completesTotal`).
     /// The engine's own progress ends here; a shared one when its owner finishes it.
-    public func waitForAll() async {
+    package func waitForAll() async {
         if completesTotal { engine.totalIsComplete() }
         let totals = await engine.finish()
         finished.withLock { $0 = totals }

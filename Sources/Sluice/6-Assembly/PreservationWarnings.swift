@@ -5,15 +5,15 @@
 /// usually refuses it for every file: one line per kind says it, not one per file.
 ///
 /// Concurrency contract: a `Sendable` class; ``record(_:_:)`` may be called from any thread.
-public final class PreservationWarnings: Sendable {
+package final class PreservationWarnings: Sendable {
     private let recorded = LockedValue<[(kind: String, message: String)]>([])
 
     /// Creates an empty record.
-    public init() {}
+    package init() {}
 
     /// Records that `kind` (such as `extended attributes (security.*)`) could not be kept,
     /// with the first error seen; later ones of that kind are counted as the same warning.
-    public func record(_ kind: String, _ error: FileError) {
+    package func record(_ kind: String, _ error: FileError) {
         recorded.withLock { list in
             guard !list.contains(where: { $0.kind == kind }) else { return }
             list.append((kind, "cannot preserve \(kind): \(error) (further refusals of this kind are not reported)"))
@@ -21,5 +21,5 @@ public final class PreservationWarnings: Sendable {
     }
 
     /// One message per kind refused, in the order first seen.
-    public var messages: [String] { recorded.withLock { $0.map(\.message) } }
+    package var messages: [String] { recorded.withLock { $0.map(\.message) } }
 }

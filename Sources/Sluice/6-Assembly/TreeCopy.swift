@@ -9,8 +9,9 @@ import Musl
 /// The source may be a directory or any single file. The destination is
 /// ``target(source:destination:)``: inside an existing directory under the source's name, else
 /// the destination itself. Entries are copied as they are: a directory is created (owner-
-/// writable first: `0700 | mode`), a regular file goes to the ``FileJobRunner`` (each file with
-/// the single-file guarantees: temporary file, commit point, clone or kernel copy), a symbolic
+/// writable first: `0700 | mode`), a regular file goes to the copy's ``ManyFileCopy`` engine, up
+/// to ``Options/width`` files at once (each file with the single-file guarantees: temporary
+/// file, commit point, clone or kernel copy), a symbolic
 /// link is recreated with its target as bytes (never followed inside the tree, unless
 /// ``TreeWalker/LinkPolicy/all``), a FIFO, a device or a socket is recreated with `mknodat(2)`
 /// (never read). Hard links within the tree stay hard links with
@@ -19,7 +20,7 @@ import Musl
 ///
 /// Everything happens relative to directory descriptors (``TreeWalker``, `DirectoryStack`):
 /// depth is not bounded by `PATH_MAX`, and open descriptors are bounded by
-/// ``Options/maximumOpenDirectories`` on each side (plus those the runner's jobs in flight hold).
+/// ``Options/maximumOpenDirectories`` on each side (plus those the files in flight hold).
 ///
 /// An entry that fails is reported through `onFailure` with its path, and the copy goes on;
 /// a directory copied into itself is refused before anything is created. During the walk, a
@@ -38,7 +39,7 @@ public struct TreeCopy: Sendable {
     public struct Options: Sendable {
         /// `--preserve`: permission bits, access and modification times (nanoseconds), owner
         /// and group where permitted, extended attributes and ACLs, for every entry; refusals
-        /// are one warning per kind (``PreservationWarnings``). Default `false`: new entries get
+        /// are one warning per kind (``TreeCopyReport/warnings``). Default `false`: new entries get
         /// the source's permission bits narrowed by the umask, as `cp -r` gives them.
         public var preservesAttributes: Bool
         /// Keep hard links within the tree as hard links (`-a`). Default `false`: each name
@@ -50,12 +51,17 @@ public struct TreeCopy: Sendable {
         /// set from ``preservesAttributes`` and its `sparse` from `file.sparse`.
         public var sink: FileSink.Options
         /// How each regular file is copied: reflink, holes, a forced pipeline, the pipeline's
-        /// capacity, CRC-32, rate limit and verification, slice size, kernel-copy limit. Every
-        /// runner copies each file with them: ``SequentialFileJobRunner`` and
-        /// ``ManyFileJobRunner`` alike (whose engine fits the capacity to its budget).
+        /// capacity, CRC-32, rate limit and verification, slice size, kernel-copy limit (the
+        /// capacity fitted to ``byteBudget``).
         public var file: RegularFileCopy.Options
-        /// The chunk size of files copied through the pipeline, in bytes (with every runner).
+        /// The chunk size of files copied through the pipeline, in bytes.
         public var chunkSize: Int
+        /// The most regular files copied at once (`--jobs`), within the process's limit on open
+        /// files. Default ``ManyFileCopy/Options/defaultWidth``.
+        public var width: Int
+        /// The most bytes the channels of the files in flight hold at once, in bytes. Default
+        /// 32 MiB.
+        public var byteBudget: Int
         /// The most directory descriptors each side of the walk keeps open (at least 2).
         /// Default ``defaultMaximumOpenDirectories``.
         public var maximumOpenDirectories: Int
@@ -65,12 +71,18 @@ public struct TreeCopy: Sendable {
         public static var defaultMaximumOpenDirectories: Int { DescriptorBudget.current.directoriesPerSide }
 
         /// Creates options; the defaults are `cp -r`'s.
+        ///
+        /// - Precondition: `width` and `byteBudget` >= 1.
         public init(
             preservesAttributes: Bool = false, keepsHardLinks: Bool = false, links: TreeWalker.LinkPolicy = .never,
             sink: FileSink.Options = .init(), file: RegularFileCopy.Options = .init(),
             chunkSize: Int = FileChunks.defaultChunkSize,
-            maximumOpenDirectories: Int = Options.defaultMaximumOpenDirectories
+            maximumOpenDirectories: Int = Options.defaultMaximumOpenDirectories,
+            width: Int = ManyFileCopy.Options.defaultWidth, byteBudget: Int = 32 << 20
         ) {
+            precondition(width >= 1 && byteBudget >= 1, "width and byteBudget must be at least 1")
+            self.width = width
+            self.byteBudget = byteBudget
             self.preservesAttributes = preservesAttributes
             self.keepsHardLinks = keepsHardLinks
             self.links = links
@@ -97,8 +109,13 @@ public struct TreeCopy: Sendable {
     public let target: Pathname
     /// What is kept and followed.
     public let options: Options
+    /// The operation's progress: bytes and files done of totals that grow while the walk
+    /// finds files (each snapshot's ``ProgressSnapshot/files``). Subscribe before
+    /// ``run(onFailure:)``. A copy's own progress ends when the run returns; a shared one
+    /// (passed to the initializer), when its owner finishes it.
+    public let progress: ProgressHub
     /// What copies the regular files.
-    public let runner: any FileJobRunner
+    let runner: any FileJobRunner
     /// The system calls of the walk's and the copy's directories (the seam for tests; the
     /// files' own calls are the runner's): real by default.
     var system: SystemCalls = .live
@@ -109,16 +126,34 @@ public struct TreeCopy: Sendable {
     ///   - source: a directory or a file.
     ///   - destination: an existing directory (the copy goes inside it, under the source's
     ///     name), or the path the copy is created at.
-    ///   - options: what is kept and followed.
-    ///   - runner: what copies the regular files; default one at a time.
+    ///   - options: what is kept and followed, and how many files are copied at once.
+    ///   - progress: the operation's progress, shared with other copies (several trees of
+    ///     one command; created with `isTotalGrowing`; its owner finishes it); `nil`: the
+    ///     copy's own, finished when ``run(onFailure:)`` returns.
+    ///   - completesTotal: whether this tree's walk completes the totals of a shared
+    ///     `progress` (the last tree of the operation); an own progress is always completed.
+    ///   - onOutcome: called with each regular file's outcome (its index, paths, result and
+    ///     the progress snapshot about it, for a line per file) as it ends, on an engine
+    ///     thread; it must not block.
     public init(
         from source: Pathname, to destination: Pathname, options: Options = Options(),
-        runner: any FileJobRunner = SequentialFileJobRunner()
+        progress: ManyFilesProgress? = nil, completesTotal: Bool = false,
+        onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
     ) {
+        let runner = ManyFileJobRunner(
+            width: options.width, byteBudget: options.byteBudget, progress: progress, completesTotal: completesTotal,
+            onOutcome: onOutcome)
+        self.init(from: source, to: destination, options: options, runner: runner)
+    }
+
+    /// The same, with the regular files copied by `runner` (the seam for tests: one at a
+    /// time, an engine with other system calls).
+    package init(from source: Pathname, to destination: Pathname, options: Options = Options(), runner: any FileJobRunner) {
         self.source = source
         self.target = Self.target(source: source, destination: destination)
         self.options = options
         self.runner = runner
+        progress = runner.progress?.hub ?? ProgressHub()
     }
 
     /// Where `cp -R source destination` puts the copy: `destination/<source's last component>`
@@ -131,7 +166,7 @@ public struct TreeCopy: Sendable {
     /// Copies the tree.
     ///
     /// - Parameter onFailure: called with each entry that failed (its path in the error), in
-    ///   the order seen, from the copy's thread or a runner's.
+    ///   the order seen, from the copy's thread or an engine thread.
     /// - Returns: the counts, the failures and the warnings.
     /// - Throws: `CancellationError` when the task was cancelled; ``FileError`` when nothing
     ///   could be copied: the source cannot be read, the target's directory cannot be opened,
@@ -150,7 +185,9 @@ public struct TreeCopy: Sendable {
             await runner.waitForAll()
             try Task.checkCancellation()
             run.finish()
-            return run.report()
+            var report = run.report()
+            report.unsyncedDirectories = runner.totals?.unsyncedDirectories ?? [:]
+            return report
         }
     }
 }

@@ -17,6 +17,10 @@ public struct TreeCopyReport: Sendable {
     public var failures = 0
     /// The attributes not kept, one message per kind, and other warnings of files.
     public var warnings: [String] = []
+    /// The directories that regular files were renamed into but that could not be synced
+    /// (`fsync(2)` failed), with the error: those files are complete but may not survive a
+    /// crash. Empty when every file is durable (or syncing is off).
+    public var unsyncedDirectories: [Pathname: FileError] = [:]
 
     /// Creates an empty report.
     public init() {}

@@ -85,7 +85,7 @@ struct CopyOptions {
                 pipeline: .init(
                     capacity: common.capacity, computesCRC32: common.verify || common.verbose, rateLimit: common.rateLimit,
                     verification: common.verify ? .sameBytes : nil)),
-            chunkSize: common.chunkSize)
+            chunkSize: common.chunkSize, width: common.jobs)
     }
 
     /// Where `source` is copied to.

@@ -1,7 +1,7 @@
 import Sluice
 
 /// `sluice copy -r` / `-a`: each source copied as a tree (``TreeCopy``), its regular files many
-/// at once through one ``ManyFileCopy`` per source (``ManyFileJobRunner``), its failures named
+/// at once through one ``ManyFileCopy`` per source, its failures named
 /// one by one and the rest copied. One progress (one bar, one last JSON line) covers every
 /// source.
 enum TreeCommand {
@@ -26,10 +26,10 @@ enum TreeCommand {
         var cancelled = false
         for (position, source) in options.sources.enumerated() {
             let verbose = common.verbose
-            // How each file is copied is the tree's options' (treeOptions.file, chunkSize); the
-            // last tree's walk completes the totals.
-            let runner = ManyFileJobRunner(
-                width: common.jobs, progress: progress, completesTotal: position == options.sources.count - 1,
+            // The last tree's walk completes the totals.
+            let copy = TreeCopy(
+                from: source, to: options.destination, options: options.treeOptions, progress: progress,
+                completesTotal: position == options.sources.count - 1,
                 onOutcome: { outcome in
                     // One line per file as it finishes; its snapshot names the file and its index.
                     if json { Console.writeError(outcome.progress.jsonLine() + "\n") }
@@ -38,18 +38,16 @@ enum TreeCommand {
                         Console.writeError(Transfer.arrowLine(from: outcome.source.description, to: outcome.destination.description))
                     }
                 })
-            let copy = TreeCopy(from: source, to: options.destination, options: options.treeOptions, runner: runner)
             do {
                 let report = try await copy.run { error in Console.message(describe(error, source: source)) }
                 if CommitGate.shared.interruption != nil { break }
-                let unsynced = runner.totals?.unsyncedDirectories ?? [:]
                 if report.failures > 0 {
                     status = ExitStatus.failure
                     failedEntries += report.failures
-                } else if (!report.warnings.isEmpty || !unsynced.isEmpty) && status == ExitStatus.success {
+                } else if (!report.warnings.isEmpty || !report.unsyncedDirectories.isEmpty) && status == ExitStatus.success {
                     status = ExitStatus.warning
                 }
-                printReport(report, of: copy, unsynced: unsynced, common: common)
+                printReport(report, of: copy, common: common)
             } catch is CancellationError {
                 cancelled = true
                 break
@@ -78,11 +76,11 @@ enum TreeCommand {
 
     /// The warnings of one tree, the directories whose sync failed, and with `-v` its counts.
     private static func printReport(
-        _ report: TreeCopyReport, of copy: TreeCopy, unsynced: [Pathname: FileError], common: CommonOptions
+        _ report: TreeCopyReport, of copy: TreeCopy, common: CommonOptions
     ) {
         if !common.quiet {
             for warning in report.warnings { Console.message("copy '\(copy.source)': \(warning)") }
-            for (directory, error) in unsynced.sorted(by: { $0.key.description < $1.key.description }) {
+            for (directory, error) in report.unsyncedDirectories.sorted(by: { $0.key.description < $1.key.description }) {
                 Console.message("files in '\(directory)' are in place, but \(error)")
             }
         }
