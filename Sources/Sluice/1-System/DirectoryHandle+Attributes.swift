@@ -14,7 +14,7 @@ extension DirectoryHandle {
     /// nothing): for a link the call fails with `EOPNOTSUPP`, so call it for other kinds only.
     ///
     /// - Throws: ``FileError`` (operation `fchmodat`).
-    public func setPermissions(of name: Pathname, to permissions: UInt32) throws(FileError) {
+    package func setPermissions(of name: Pathname, to permissions: UInt32) throws(FileError) {
         try call(.fchmodat, name) { system.setPermissionsAt(descriptor.rawValue, $0, mode_t(permissions)) }
     }
 
@@ -51,7 +51,7 @@ extension DirectoryHandle {
     /// to the nanosecond the file system keeps (a link's own times, not its target's).
     ///
     /// - Throws: ``FileError`` (operation `utimensat`).
-    public func setTimes(of name: Pathname, access: FileTime, modification: FileTime) throws(FileError) {
+    package func setTimes(of name: Pathname, access: FileTime, modification: FileTime) throws(FileError) {
         let times = [access.timespec, modification.timespec]
         try call(.utimensat, name) { system.setTimesAt(descriptor.rawValue, $0, times) }
     }
@@ -60,7 +60,7 @@ extension DirectoryHandle {
     /// group the user is in (`uid_t.max` leaves the owner as it is), else `EPERM`.
     ///
     /// - Throws: ``FileError`` (operation `fchownat`).
-    public func setOwner(of name: Pathname, user: UInt32, group: UInt32) throws(FileError) {
+    package func setOwner(of name: Pathname, user: UInt32, group: UInt32) throws(FileError) {
         try call(.fchownat, name) { system.setOwnerAt(descriptor.rawValue, $0, user, group) }
     }
 }

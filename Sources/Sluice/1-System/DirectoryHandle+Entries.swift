@@ -12,7 +12,7 @@ extension DirectoryHandle {
     /// the default ACL).
     ///
     /// - Throws: ``FileError`` (operation `mkdirat`; `EEXIST` when the name is taken).
-    public func makeDirectory(_ name: Pathname, permissions: mode_t) throws(FileError) {
+    package func makeDirectory(_ name: Pathname, permissions: mode_t) throws(FileError) {
         try call(.mkdirat, name) { system.makeDirectoryAt(descriptor.rawValue, $0, permissions) }
     }
 
@@ -20,14 +20,14 @@ extension DirectoryHandle {
     /// dangling or not).
     ///
     /// - Throws: ``FileError`` (operation `symlinkat`).
-    public func makeSymbolicLink(_ name: Pathname, target: Pathname) throws(FileError) {
+    package func makeSymbolicLink(_ name: Pathname, target: Pathname) throws(FileError) {
         try call(.symlinkat, name) { link in target.withCString { system.makeSymbolicLinkAt($0, descriptor.rawValue, link) } }
     }
 
     /// `readlinkat(2)`: the target of the symbolic link `name`, as bytes.
     ///
     /// - Throws: ``FileError`` (operation `readlinkat`).
-    public func linkTarget(of name: Pathname) throws(FileError) -> Pathname {
+    package func linkTarget(of name: Pathname) throws(FileError) -> Pathname {
         var capacity = 256
         while true {
             var buffer = [UInt8](repeating: 0, count: capacity)
@@ -44,7 +44,7 @@ extension DirectoryHandle {
     /// (a symbolic link itself, never its target).
     ///
     /// - Throws: ``FileError`` (operation `linkat`) with the new name's path.
-    public func makeHardLink(_ name: Pathname, to existing: Pathname, in directory: DirectoryHandle) throws(FileError) {
+    package func makeHardLink(_ name: Pathname, to existing: Pathname, in directory: DirectoryHandle) throws(FileError) {
         try call(.linkat, name) { new in
             existing.withCString { system.linkAt(directory.descriptor.rawValue, $0, descriptor.rawValue, new, 0) }
         }
@@ -58,14 +58,14 @@ extension DirectoryHandle {
     ///   - mode: the file type bits and the permission bits.
     ///   - device: the device number (`st_rdev`) for a device.
     /// - Throws: ``FileError`` (operation `mknodat`).
-    public func makeNode(_ name: Pathname, mode: mode_t, device: UInt64 = 0) throws(FileError) {
+    package func makeNode(_ name: Pathname, mode: mode_t, device: UInt64 = 0) throws(FileError) {
         try call(.mknodat, name) { system.makeNodeAt(descriptor.rawValue, $0, mode, dev_t(device)) }
     }
 
     /// `unlinkat(2)` of `name`; with `isDirectory`, `AT_REMOVEDIR` (an empty directory).
     ///
     /// - Throws: ``FileError`` (operation `unlinkat`).
-    public func removeEntry(_ name: Pathname, isDirectory: Bool = false) throws(FileError) {
+    package func removeEntry(_ name: Pathname, isDirectory: Bool = false) throws(FileError) {
         let flags = isDirectory ? CSluiceShims_AT_REMOVEDIR : 0
         try call(.unlinkat, name) { system.unlinkAt(descriptor.rawValue, $0, flags) }
     }
@@ -74,7 +74,7 @@ extension DirectoryHandle {
     /// existing `newName` (`RENAME_NOREPLACE`, `EEXIST`).
     ///
     /// - Throws: ``FileError`` (operation `rename`) with the new name's path.
-    public func rename(
+    package func rename(
         _ name: Pathname, to newName: Pathname, in directory: DirectoryHandle, noReplace: Bool = false
     ) throws(FileError) {
         let flags = noReplace ? CSluiceShims_RENAME_NOREPLACE : 0

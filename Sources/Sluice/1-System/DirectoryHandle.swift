@@ -147,7 +147,7 @@ public final class DirectoryHandle: Sendable {
     /// file, `permissions`.
     ///
     /// - Throws: ``FileError`` (operation `openat`) with the entry's path.
-    public func openFile(_ name: Pathname, _ flags: CInt, permissions: mode_t = 0o666) throws(FileError) -> Descriptor {
+    package func openFile(_ name: Pathname, _ flags: CInt, permissions: mode_t = 0o666) throws(FileError) -> Descriptor {
         switch ErrorNumber.retryingInterrupts({ name.withCString { system.openAt(descriptor.rawValue, $0, flags | O_CLOEXEC, permissions) } }) {
         case .success(let raw): return Descriptor(rawValue: raw)
         case .failure(let error): throw FileError(.openat, path: path.appending(name), errno: error)
@@ -157,7 +157,7 @@ public final class DirectoryHandle: Sendable {
     /// `fsync(2)` of the directory: the names created or renamed in it reach the device.
     ///
     /// - Throws: ``FileError`` (operation `fsync`).
-    public func synchronize() throws(FileError) {
+    package func synchronize() throws(FileError) {
         do { try descriptor.synchronize(system: system) } catch { throw FileError.fsync(path: path, errno: error) }
     }
 }

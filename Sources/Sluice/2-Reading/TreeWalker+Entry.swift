@@ -36,7 +36,7 @@ extension TreeWalker {
         /// spill file): one a crash or a `SIGKILL` left behind, or
         /// one a run still under way owns. A tree copy never copies it, and nothing removes it
         /// automatically.
-        public var isSluiceTemporaryFile: Bool { status.kind == .regular && Descriptor.isTemporaryName(name.bytes) }
+        package var isSluiceTemporaryFile: Bool { status.kind == .regular && Descriptor.isTemporaryName(name.bytes) }
     }
 
     /// One step of the walk, in order: a directory's ``enterDirectory(_:_:)``, then its entries,

@@ -13,8 +13,8 @@
 ///
 /// A directory is never entered twice on one path: one that is a directory of the current
 /// path (reached again through a followed link, or a bind mount, which makes a tree a graph)
-/// is reported as `FileError.directoryCycle(_:ancestor:file:line:)`, and one the caller
-/// refused (``refuseToEnter(device:inode:as:)``, a copy's own directories) as
+/// is reported as `FileError.directoryCycle(_:ancestor:file:line:)`, and one a copy refused
+/// (its own directories) as
 /// `FileError.copyIntoItself(source:destination:file:line:)`, each by its device and inode,
 /// before it is opened. So no walk recurses without end.
 ///
@@ -110,7 +110,7 @@ public struct TreeWalker: Sendable {
     private var followsRoot: Bool { links != .never || root.bytes.last == UInt8(ascii: "/") }
 
     /// The count of directory descriptors the walk holds now (the root's parent excepted).
-    public var openDirectoryCount: Int { stack?.openCount ?? 0 }
+    package var openDirectoryCount: Int { stack?.openCount ?? 0 }
 
     /// Skips the remaining entries of the directory entered last: its ``Event/leaveDirectory(_:)``
     /// comes next. For a caller that cannot copy a directory's contents (its copy could not be
@@ -131,7 +131,7 @@ public struct TreeWalker: Sendable {
     ///   - inode: the directory's `st_ino`.
     ///   - destination: the path messages name it by.
     /// - Complexity: O(1); memory: about 40 bytes and the path per directory refused.
-    public mutating func refuseToEnter(device: UInt64, inode: UInt64, as destination: Pathname) {
+    package mutating func refuseToEnter(device: UInt64, inode: UInt64, as destination: Pathname) {
         refused[Identity(device: device, inode: inode)] = destination
     }
 

@@ -32,13 +32,13 @@ extension ManyFileCopy {
         public var completion: @Sendable (Outcome) -> Void
         /// Where the source is opened: ``source`` as a plain path unless a walk gave a name in
         /// an open directory (``FileLocation``), which reaches any depth.
-        public var sourceLocation: FileLocation
+        package var sourceLocation: FileLocation
         /// Where the destination is created: ``destination`` as a plain path unless a walk gave
         /// a name in an open directory.
-        public var destinationLocation: FileLocation
+        package var destinationLocation: FileLocation
         /// Whether a symbolic link at ``sourceLocation`` is followed (default `true`, as for an
         /// operand); a tree's entries are opened with `O_NOFOLLOW` unless `-L`.
-        public var followsLinks = true
+        package var followsLinks = true
         /// Where the source's attributes that the file could not take are recorded, once per
         /// kind (a tree's record); `nil`: they are the file's own warnings.
         var preservationWarnings: PreservationWarnings?
@@ -62,7 +62,7 @@ extension ManyFileCopy {
 
         /// Creates a job for a file found by a walk: a name in an open directory on each side.
         /// ``source`` and ``destination`` are the locations' user-visible paths.
-        public init(
+        package init(
             source: FileLocation, destination: FileLocation, sourceStatus: FileStatus?, followsLinks: Bool,
             sinkOptions: FileSink.Options, verification: CopyVerification? = nil,
             completion: @escaping @Sendable (Outcome) -> Void
@@ -86,7 +86,7 @@ extension ManyFileCopy {
         /// Whether the file was synced and renamed over a regular destination: it is durable
         /// once its directory is synced (``Totals/unsyncedDirectories`` says which could not be).
         /// `false` for `--no-fsync` and for a destination written in place.
-        public var isDurableOnceDirectorySynced: Bool
+        package var isDurableOnceDirectorySynced: Bool
     }
 
     /// What became of one job.
@@ -116,7 +116,7 @@ extension ManyFileCopy {
         /// Bytes written to committed files.
         public var bytesWritten: Int64 = 0
         /// The most bytes the shared budget granted at once.
-        public var peakBudgetBytes = 0
+        package var peakBudgetBytes = 0
         /// Directories whose `fsync(2)` failed: the files renamed into them are in place but not
         /// known to be durable.
         public var unsyncedDirectories: [Pathname: FileError] = [:]
