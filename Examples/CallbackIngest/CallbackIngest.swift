@@ -161,7 +161,7 @@ struct CallbackIngest {
             let sink = ThrottledSink(file, bytesPerSecond: options.sinkRate)
             // OUTPUT is read back for its CRC-32 below: the copy need not compute one as well.
             let report = try await FileCopy(
-                from: buffer, to: sink, totalBytes: options.size, options: FileCopy.Options(computesCRC32: false)
+                from: buffer, to: sink, totalBytes: options.size, options: PipelineOptions(computesCRC32: false)
             ).run()
             let seconds = start.duration(to: .now)
             let fileCRC = try await crc32(of: output)

@@ -7,7 +7,7 @@
 /// limiter share its rate.
 ///
 /// Placed after a ``BoundedChannel`` (as ``FileCopy`` does with
-/// ``FileCopy/Options/rateLimit``), it slows the stage that fills the channel through the
+/// ``PipelineOptions/rateLimit``), it slows the stage that fills the channel through the
 /// channel's backpressure: the producer waits for room and memory stays at the channel's bound.
 ///
 /// ```swift

@@ -12,7 +12,7 @@
 ///
 /// ```swift
 /// let limit = RateLimiter(bytesPerSecond: 1 << 20)             // 1 MiB/s for all the files
-/// var options = FileCopy<FileChunks, FileSink>.Options()
+/// var options = PipelineOptions()
 /// options.rateLimit = limit                                   // each copy given these options
 /// ```
 ///

@@ -6,7 +6,7 @@ public struct CopyReport: Sendable, Hashable {
     public var bytesWritten: Int64
     /// The CRC-32 (ISO 3309, RFC 1952 §8) of the uncompressed data: of the bytes copied, of the
     /// input of a compression, of the output of a decompression (the gzip trailer's CRC).
-    /// `nil` when the copy was asked not to compute it (``FileCopy/Options/computesCRC32``), and
+    /// `nil` when the copy was asked not to compute it (``PipelineOptions/computesCRC32``), and
     /// when the data did not pass through Sluice's memory: a ``CopyMethod/clone`` or a
     /// ``CopyMethod/kernelCopy`` (``method``), where computing it would mean reading the whole file
     /// again. A hole counts as its zeros.
@@ -22,7 +22,7 @@ public struct CopyReport: Sendable, Hashable {
     /// member); the CLI prints them and exits with status 2.
     public var warnings: [StageWarning]
     /// What the check of the output found, when one was asked for
-    /// (``FileCopy/Options/verification``); `nil` otherwise.
+    /// (``PipelineOptions/verification``); `nil` otherwise.
     public var verification: VerificationOutcome?
     /// How the data was copied: ``CopyMethod/pipeline`` for every ``FileCopy``; what the table
     /// chose for a ``RegularFileCopy``.

@@ -11,9 +11,10 @@
 /// or reordered. The transform stage (gzip, gunzip) runs on a dedicated thread.
 ///
 /// Two options change the pipeline's course (<doc:PacingAndVerification>): a rate limit
-/// (``Options/rateLimit``) paces the stage after the first channel, so the reading stage waits
-/// on that channel's backpressure; a verification (``Options/verification``) reads the output
-/// back between the last write and the commit, and aborts on a difference.
+/// (``PipelineOptions/rateLimit``) paces the stage after the first channel, so the reading
+/// stage waits on that channel's backpressure; a verification
+/// (``PipelineOptions/verification``) reads the output back between the last write and the
+/// commit, and aborts on a difference.
 ///
 /// Create the copy, subscribe to ``progress`` (before `run()`, so no snapshot is missed), then
 /// call ``run()``:
@@ -37,63 +38,10 @@
 /// The first real error wins: when the sink fails with `EFBIG`, `run()` throws that
 /// ``FileError``, not the cancellation it caused in the other stages.
 public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Sendable where Source.Element == Chunk {
-    /// How the pipeline is sized.
-    public struct Options: Sendable, Hashable {
-        /// The count of chunks each channel buffers (>= 1). Default 4.
-        public var capacity: Int
-        /// An optional bound, in bytes, on what each channel buffers, for sources whose chunks
-        /// vary in size. Default `nil` (the count bounds it).
-        public var byteBudget: Int?
-        /// Whether to compute the CRC-32 of the data for the report. Default `true`. It costs
-        /// one pass over the data (zlib's `crc32`, about 2 GiB/s here); a copy that prints no
-        /// report may skip it. A transform that reports its own CRC-32 (gzip) costs nothing extra.
-        public var computesCRC32: Bool
-        /// The rate the source's bytes are taken at, or `nil` (default) for no limit
-        /// (`--limit-rate`). One ``RateLimiter`` given to every copy of an operation holds the
-        /// whole operation to its rate. The stage after the first channel takes each chunk when
-        /// the limiter admits it (a token bucket one chunk deep); the reading stage waits for
-        /// room in that channel, so memory stays at the channel's bound. Progress counts the
-        /// bytes read as that stage lets them through, so it shows the limited rate. The wait is
-        /// an asynchronous sleep: no thread is blocked.
-        public var rateLimit: RateLimiter?
-        /// How to check the output before committing it, or `nil` (default) not to
-        /// (``CopyVerification``, `--verify`). It needs a ``ReadBackSink`` (``FileSink``); any
-        /// other sink, or a file written in place, is committed unverified, and the report says
-        /// why (``CopyReport/verification``).
-        public var verification: CopyVerification?
-
-        /// The capacity, in chunks, that buffers about 4 MiB per channel for chunks of
-        /// `chunkSize` bytes: 4 chunks of 1 MiB (and more), up to 1,024 chunks of 4 KiB (and less).
-        ///
-        /// Small chunks need a deep channel to be cheap: a full channel wakes its producer once
-        /// per half a channel taken (the low watermark is half the capacity) and the writer
-        /// hands up to a channel's worth of chunks to one `writev(2)`, so the cost of a thread
-        /// wake-up is shared by hundreds of small chunks instead of paid for two. The bytes
-        /// buffered stay at most those of 4 chunks of 1 MiB.
-        ///
-        /// - Parameter chunkSize: bytes per chunk (>= 1).
-        /// - Returns: `4 MiB / chunkSize`, clamped to 4...1024.
-        public static func defaultCapacity(chunkSize: Int) -> Int {
-            precondition(chunkSize >= 1, "chunkSize must be at least 1 byte")
-            return min(1024, max(4, (4 << 20) / chunkSize))
-        }
-
-        /// Creates options.
-        ///
-        /// - Precondition: `capacity >= 1`; `byteBudget`, when given, >= 1.
-        public init(
-            capacity: Int = 4, byteBudget: Int? = nil, computesCRC32: Bool = true, rateLimit: RateLimiter? = nil,
-            verification: CopyVerification? = nil
-        ) {
-            precondition(capacity >= 1, "capacity must be at least 1 chunk")
-            precondition(byteBudget.map { $0 >= 1 } ?? true, "byteBudget must be at least 1 byte")
-            self.capacity = capacity
-            self.byteBudget = byteBudget
-            self.computesCRC32 = computesCRC32
-            self.rateLimit = rateLimit
-            self.verification = verification
-        }
-    }
+    /// The name of ``PipelineOptions`` before 0.2: a type of its own for each source and sink,
+    /// so options made for one copy had to be copied field by field into another's.
+    @available(*, unavailable, renamed: "PipelineOptions")
+    public typealias Options = PipelineOptions
 
     /// Makes the transform stage's state, inside that stage.
     public typealias TransformFactory = @Sendable () throws -> any ChunkTransform
@@ -101,7 +49,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     let source: Source
     let sink: Sink
     let totalBytes: Int64?
-    let options: Options
+    let options: PipelineOptions
     let makeTransform: TransformFactory?
     /// The source as a file, when the copy was made with one (the initializers for
     /// ``FileChunks``): its reads run on its reader's thread, a regular file's channel wakes the
@@ -125,7 +73,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     ///   - options: channel capacity and byte budget, CRC-32.
     ///   - transform: makes a transform stage (``GzipEncoder``, ``GzipDecoder``); `nil` copies.
     public init(
-        from source: Source, to sink: Sink, totalBytes: Int64?, options: Options = Options(),
+        from source: Source, to sink: Sink, totalBytes: Int64?, options: PipelineOptions = PipelineOptions(),
         transform: TransformFactory? = nil
     ) {
         self.init(
@@ -135,7 +83,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
 
     /// The same, publishing to `progress`, with the source as a file when it is one.
     private init(
-        from source: Source, to sink: Sink, totalBytes: Int64?, options: Options, transform: TransformFactory?,
+        from source: Source, to sink: Sink, totalBytes: Int64?, options: PipelineOptions, transform: TransformFactory?,
         progress: ProgressHub, file: FileChunks?
     ) {
         self.progress = progress
@@ -318,11 +266,11 @@ extension Result where Failure == any Error {
 extension FileCopy where Source == FileChunks {
     /// Assembles a copy of a file: as the general initializer, and the file's reads run on its
     /// reader's thread, a regular file's chunks reach the writer in batches, and a verification
-    /// (``Options/verification``) reads the file again for its CRC-32.
+    /// (``PipelineOptions/verification``) reads the file again for its CRC-32.
     ///
     /// - Parameters: as the general initializer's; `source` opened and not yet read.
     public init(
-        from source: FileChunks, to sink: Sink, totalBytes: Int64?, options: Options = Options(),
+        from source: FileChunks, to sink: Sink, totalBytes: Int64?, options: PipelineOptions = PipelineOptions(),
         transform: TransformFactory? = nil
     ) {
         self.init(
@@ -333,7 +281,7 @@ extension FileCopy where Source == FileChunks {
     /// The same, publishing to `progress`: a ``RegularFileCopy`` that falls back to the
     /// pipeline keeps the hub its caller subscribed to.
     init(
-        from source: FileChunks, to sink: Sink, totalBytes: Int64?, options: Options, transform: TransformFactory?,
+        from source: FileChunks, to sink: Sink, totalBytes: Int64?, options: PipelineOptions, transform: TransformFactory?,
         progress: ProgressHub
     ) {
         self.init(

@@ -21,7 +21,7 @@ extension ManyFileCopy {
         /// How this file is copied (reflink, holes, pipeline, CRC-32, rate), in place of the
         /// engine's ``Options/copy``; `nil` (default): the engine's. Its pipeline's capacity is
         /// the most this file's channels hold (its share of the budget may give fewer), as
-        /// ``Options/capacity`` is; its ``FileCopy/Options/verification`` is not read
+        /// ``Options/capacity`` is; its ``PipelineOptions/verification`` is not read
         /// (``verification`` is).
         public var copyOptions: RegularFileCopy.Options?
         /// The largest chunk of this file's pipeline, in place of the engine's

@@ -11,7 +11,7 @@ extension ManyFileCopy {
         /// size (rounded up to 4 KiB). Default ``FileChunks/defaultChunkSize``.
         public var chunkSize: Int
         /// The most chunks per channel of a file's pipeline; fewer when its share of the budget
-        /// holds fewer. Default ``FileCopy/Options/defaultCapacity(chunkSize:)``.
+        /// holds fewer. Default ``PipelineOptions/defaultCapacity(chunkSize:)``.
         public var capacity: Int
         /// The longest a sealed durable file waits for its batch's `syncfs(2)`, in
         /// milliseconds (``ManyFileCopy/SyncBatch``): 50; tests that fix a batch set more.
@@ -38,7 +38,7 @@ extension ManyFileCopy {
         /// - Precondition: `width`, `byteBudget`, `chunkSize` and `capacity` >= 1.
         public init(
             width: Int = defaultWidth, byteBudget: Int = 32 << 20, chunkSize: Int = FileChunks.defaultChunkSize,
-            capacity: Int = FileCopy<FileChunks, FileSink>.Options.defaultCapacity(chunkSize: FileChunks.defaultChunkSize),
+            capacity: Int = PipelineOptions.defaultCapacity(chunkSize: FileChunks.defaultChunkSize),
             copy: RegularFileCopy.Options = .init()
         ) {
             precondition(width >= 1 && byteBudget >= 1 && chunkSize >= 1 && capacity >= 1, "sizes must be at least 1")

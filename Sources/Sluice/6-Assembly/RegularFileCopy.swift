@@ -14,8 +14,8 @@
 /// is seen between slices and aborts the sink. ``CopyReport/method`` names the path taken, and
 /// ``CopyReport/crc32`` is `nil` unless the data passed through the pipeline or was verified.
 ///
-/// A rate limit (``FileCopy/Options/rateLimit``) takes the pipeline: a kernel copy cannot be
-/// paced. A verification (``FileCopy/Options/verification``, ``CopyVerification/sameBytes``)
+/// A rate limit (``PipelineOptions/rateLimit``) takes the pipeline: a kernel copy cannot be
+/// paced. A verification (``PipelineOptions/verification``, ``CopyVerification/sameBytes``)
 /// takes the path that is faster end to end: the pipeline checks what it wrote against the
 /// CRC-32 of what it read, so on ext4 and tmpfs, where a kernel copy passes the data through
 /// memory as well, a dense file goes by the pipeline; elsewhere (NFS, a sparse file) a kernel
@@ -44,7 +44,7 @@ public struct RegularFileCopy: Sendable {
         /// `--chunk-size` or `--capacity` implies it). Default `false`.
         public var forcesPipeline: Bool
         /// How the pipeline is sized, when it runs.
-        public var pipeline: FileCopy<FileChunks, FileSink>.Options
+        public var pipeline: PipelineOptions
         /// The most bytes one `copy_file_range(2)` is asked for: the step of progress and of
         /// cancellation on the kernel path. Default 4 MiB.
         public var sliceSize: Int
@@ -59,7 +59,7 @@ public struct RegularFileCopy: Sendable {
         /// - Precondition: `sliceSize >= 1`.
         public init(
             reflink: ReflinkMode = .auto, sparse: SparseMode = .auto, forcesPipeline: Bool = false,
-            pipeline: FileCopy<FileChunks, FileSink>.Options = .init(), sliceSize: Int = 4 << 20
+            pipeline: PipelineOptions = .init(), sliceSize: Int = 4 << 20
         ) {
             precondition(sliceSize >= 1, "sliceSize must be at least 1 byte")
             self.reflink = reflink

@@ -51,7 +51,7 @@ enum BenchCommand {
 
         /// The capacity of a run with chunks of `chunkBytes` bytes.
         func capacity(chunkBytes: Int) -> Int {
-            capacity ?? FileCopy<FileChunks, FileSink>.Options.defaultCapacity(chunkSize: chunkBytes)
+            capacity ?? PipelineOptions.defaultCapacity(chunkSize: chunkBytes)
         }
 
         /// The defaults, which the option table's help gives.

@@ -8,7 +8,7 @@ struct CommonOptions {
     var preserve = false
     var chunkSize = FileChunks.defaultChunkSize
     /// `--capacity`, or the pipeline's default for the chunk size (4 MiB of chunks, 4...1024).
-    var capacity = FileCopy<FileChunks, FileSink>.Options.defaultCapacity(chunkSize: FileChunks.defaultChunkSize)
+    var capacity = PipelineOptions.defaultCapacity(chunkSize: FileChunks.defaultChunkSize)
     /// `--jobs`: files in flight at once with several operands.
     var jobs = ManyFileCopy.Options.defaultWidth
     var progress = ProgressMode.none
@@ -39,7 +39,7 @@ struct CommonOptions {
         chunkSize = arguments.size(.chunkSize).map { Int($0) }
             ?? rateLimit.map { Self.pacedChunkSize(bytesPerSecond: $0.bytesPerSecond) } ?? chunkSize
         capacity = arguments.integer(.capacity)
-            ?? FileCopy<FileChunks, FileSink>.Options.defaultCapacity(chunkSize: chunkSize)
+            ?? PipelineOptions.defaultCapacity(chunkSize: chunkSize)
         jobs = arguments.integer(.jobs) ?? jobs
         if arguments.has(.progress) {
             progress = arguments.choice(.progress) == "json" ? .json : .human

@@ -97,7 +97,7 @@ struct Transfer {
         } catch {
             return await fail(error, display: nil, file: file, options: options)
         }
-        let pipelineOptions = FileCopy<FileChunks, AnySink>.Options(
+        let pipelineOptions = PipelineOptions(
             capacity: options.capacity, computesCRC32: options.verbose || transform != nil,
             rateLimit: options.rateLimit, verification: options.verify ? verification : nil)
         let progress: ProgressHub
@@ -108,9 +108,7 @@ struct Transfer {
                 from: chunks, to: file,
                 options: .init(
                     reflink: options.reflink, sparse: options.sparse, forcesPipeline: options.forcesPipeline,
-                    pipeline: .init(
-                        capacity: pipelineOptions.capacity, computesCRC32: pipelineOptions.computesCRC32,
-                        rateLimit: pipelineOptions.rateLimit, verification: pipelineOptions.verification)))
+                    pipeline: pipelineOptions))
             (progress, run) = (copy.progress, copy.run)
         } else {
             let copy = FileCopy(

@@ -226,8 +226,8 @@ extension CommandOption {
         long: "capacity", value: .required(name: "n", kind: .integer(1...(1 << 20), noun: "count of chunks")),
         abstract: "chunks buffered between stages, at least 1",
         defaultValue: "4 MiB of chunks, 4 to 1024: "
-            + "\(FileCopy<FileChunks, FileSink>.Options.defaultCapacity(chunkSize: 1 << 20)) at 1M, "
-            + "\(FileCopy<FileChunks, FileSink>.Options.defaultCapacity(chunkSize: 4 << 10)) at 4K",
+            + "\(PipelineOptions.defaultCapacity(chunkSize: 1 << 20)) at 1M, "
+            + "\(PipelineOptions.defaultCapacity(chunkSize: 4 << 10)) at 4K",
         commands: transfers.union([.bench, .benchRun]))
     static let jobs = CommandOption(
         long: "jobs", short: "j", value: .required(name: "n", kind: .integer(1...1024, noun: "count of files")),

@@ -1,0 +1,62 @@
+/// How a chunk pipeline is sized and what it does besides copying, for a caller that tunes a
+/// copy: the channels' capacity and byte budget, the CRC-32, a rate limit, a verification.
+///
+/// One type for every pipeline, whatever its source and sink: a ``FileCopy`` takes it, and
+/// ``RegularFileCopy/Options/pipeline`` holds it for a copy that takes the pipeline. (Before
+/// 0.2 it was `FileCopy.Options`, a type of its own for each source and sink.)
+public struct PipelineOptions: Sendable, Hashable {
+    /// The count of chunks each channel buffers (>= 1). Default 4.
+    public var capacity: Int
+    /// An optional bound, in bytes, on what each channel buffers, for sources whose chunks
+    /// vary in size. Default `nil` (the count bounds it).
+    public var byteBudget: Int?
+    /// Whether to compute the CRC-32 of the data for the report. Default `true`. It costs
+    /// one pass over the data (zlib's `crc32`, about 2 GiB/s here); a copy that prints no
+    /// report may skip it. A transform that reports its own CRC-32 (gzip) costs nothing extra.
+    public var computesCRC32: Bool
+    /// The rate the source's bytes are taken at, or `nil` (default) for no limit
+    /// (`--limit-rate`). One ``RateLimiter`` given to every copy of an operation holds the
+    /// whole operation to its rate. The stage after the first channel takes each chunk when
+    /// the limiter admits it (a token bucket one chunk deep); the reading stage waits for
+    /// room in that channel, so memory stays at the channel's bound. Progress counts the
+    /// bytes read as that stage lets them through, so it shows the limited rate. The wait is
+    /// an asynchronous sleep: no thread is blocked.
+    public var rateLimit: RateLimiter?
+    /// How to check the output before committing it, or `nil` (default) not to
+    /// (``CopyVerification``, `--verify`). It needs a ``ReadBackSink`` (``FileSink``); any
+    /// other sink, or a file written in place, is committed unverified, and the report says
+    /// why (``CopyReport/verification``).
+    public var verification: CopyVerification?
+
+    /// The capacity, in chunks, that buffers about 4 MiB per channel for chunks of
+    /// `chunkSize` bytes: 4 chunks of 1 MiB (and more), up to 1,024 chunks of 4 KiB (and less).
+    ///
+    /// Small chunks need a deep channel to be cheap: a full channel wakes its producer once
+    /// per half a channel taken (the low watermark is half the capacity) and the writer
+    /// hands up to a channel's worth of chunks to one `writev(2)`, so the cost of a thread
+    /// wake-up is shared by hundreds of small chunks instead of paid for two. The bytes
+    /// buffered stay at most those of 4 chunks of 1 MiB.
+    ///
+    /// - Parameter chunkSize: bytes per chunk (>= 1).
+    /// - Returns: `4 MiB / chunkSize`, clamped to 4...1024.
+    public static func defaultCapacity(chunkSize: Int) -> Int {
+        precondition(chunkSize >= 1, "chunkSize must be at least 1 byte")
+        return min(1024, max(4, (4 << 20) / chunkSize))
+    }
+
+    /// Creates options.
+    ///
+    /// - Precondition: `capacity >= 1`; `byteBudget`, when given, >= 1.
+    public init(
+        capacity: Int = 4, byteBudget: Int? = nil, computesCRC32: Bool = true, rateLimit: RateLimiter? = nil,
+        verification: CopyVerification? = nil
+    ) {
+        precondition(capacity >= 1, "capacity must be at least 1 chunk")
+        precondition(byteBudget.map { $0 >= 1 } ?? true, "byteBudget must be at least 1 byte")
+        self.capacity = capacity
+        self.byteBudget = byteBudget
+        self.computesCRC32 = computesCRC32
+        self.rateLimit = rateLimit
+        self.verification = verification
+    }
+}
