@@ -16,13 +16,15 @@ extension ManyFileCopy {
         /// (``RegularFileCopy``). With a transform, set-user-ID and set-group-ID bits are not
         /// given to the output.
         public var transform: FileCopy<FileChunks, FileSink>.TransformFactory?
-        /// How to check the output before committing it (`--verify`), or `nil`.
+        /// How to check the output before committing it (`--verify`), or `nil`: then the
+        /// verification of the file's copy options (``copyOptions``, else the engine's
+        /// ``Options/copy``), if any.
         public var verification: CopyVerification?
         /// How this file is copied (reflink, holes, pipeline, CRC-32, rate), in place of the
         /// engine's ``Options/copy``; `nil` (default): the engine's. Its pipeline's capacity is
         /// the most this file's channels hold (its share of the budget may give fewer), as
-        /// ``Options/capacity`` is; its ``PipelineOptions/verification`` is not read
-        /// (``verification`` is).
+        /// ``Options/capacity`` is; its ``PipelineOptions/verification`` applies unless
+        /// ``verification`` is set.
         public var copyOptions: RegularFileCopy.Options?
         /// The largest chunk of this file's pipeline, in place of the engine's
         /// ``Options/chunkSize``; `nil` (default): the engine's.

@@ -46,13 +46,13 @@ extension ManyFileCopy {
     /// Whether a file's data is made durable by its batch's `syncfs(2)` rather than by an
     /// `fsync(2)` of its own: a durable copy without `--verify` (which reads back after its own
     /// sync).
-    static func joinsSyncBatch(_ job: Job) -> Bool {
-        job.sinkOptions.synchronizes && job.verification == nil
+    func joinsSyncBatch(_ job: Job) -> Bool {
+        job.sinkOptions.synchronizes && verification(of: job) == nil
     }
 
     /// The sink options of `job`'s file: no directory sync (the engine syncs each directory
     /// once), and no `fsync(2)` of its own when its batch syncs the file system.
-    static func sinkOptions(of job: Job) -> FileSink.Options {
+    func sinkOptions(of job: Job) -> FileSink.Options {
         var options = job.sinkOptions
         options.synchronizesDirectory = false
         if joinsSyncBatch(job) {
@@ -96,16 +96,16 @@ extension ManyFileCopy {
         let chunks = try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
             try await FileChunks.open(
                 at: job.sourceLocation, followsLinks: job.followsLinks, chunkSize: share.chunkSize,
-                findsHoles: copyOptions.sparse.findsHoles(verifying: job.verification != nil), executor: executor, system: system)
+                findsHoles: copyOptions.sparse.findsHoles(verifying: copyOptions.pipeline.verification != nil), executor: executor, system: system)
         }
         var status = chunks.status
         // A compressed or decompressed file is data, never a set-ID program.
         if job.transform != nil { status.permissions &= ~0o6000 }
         let sink = try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
             try await FileSink.create(
-                at: job.destinationLocation, source: status, options: Self.sinkOptions(of: job), system: system, executor: executor)
+                at: job.destinationLocation, source: status, options: sinkOptions(of: job), system: system, executor: executor)
         }
-        if Self.joinsSyncBatch(job) { await sink.deferRename() }
+        if joinsSyncBatch(job) { await sink.deferRename() }
         let replaces = await sink.replacesDestination
         let hub: ProgressHub
         let run: () async throws -> CopyReport

@@ -22,7 +22,7 @@ extension ManyFileCopy {
     func copySmallFile(_ item: Indexed, share: PipelineShare, on executor: BlockingIOExecutor) throws -> Copied? {
         let job = item.job
         let copyOptions = copyOptions(of: job, share: share)
-        guard job.transform == nil, job.verification == nil, copyOptions.pipeline.rateLimit == nil,
+        guard job.transform == nil, copyOptions.pipeline.verification == nil, copyOptions.pipeline.rateLimit == nil,
             !copyOptions.forcesPipeline, copyOptions.sparse == .auto, copyOptions.reflink != .always,
             let known = job.sourceStatus, Self.fitsInOneStep(known, chunkSize: share.chunkSize)
         else { return nil }
@@ -39,10 +39,10 @@ extension ManyFileCopy {
         guard Self.fitsInOneStep(status, chunkSize: share.chunkSize) else { return nil }
         let sink = try DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }, {
             try FileSink.createOnExecutorThread(
-                location: job.destinationLocation, source: status, options: Self.sinkOptions(of: job), system: system,
+                location: job.destinationLocation, source: status, options: sinkOptions(of: job), system: system,
                 executor: executor)
         })
-        if Self.joinsSyncBatch(job) { sink.assumeIsolated { $0.deferRename() } }
+        if joinsSyncBatch(job) { sink.assumeIsolated { $0.deferRename() } }
         // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its
         // descriptor (as RegularFileCopy does).
         if job.sinkOptions.preservesAttributes { sink.assumeIsolated { $0.preserveAttributes(of: source, at: job.source) } }

@@ -344,11 +344,17 @@ public final class ManyFileCopy: Sendable {
         var copyOptions = job.copyOptions ?? options.copy
         copyOptions.pipeline.capacity = share.capacity
         copyOptions.pipeline.byteBudget = share.capacity * share.chunkSize
-        copyOptions.pipeline.verification = job.verification
+        copyOptions.pipeline.verification = verification(of: job)
         // A file that fits in one chunk goes by copy_file_range where one file would take the
         // pipeline: one call instead of a reader, a channel and a sink.
         copyOptions.kernelCopyLimit = max(copyOptions.kernelCopyLimit, Int64(share.chunkSize))
         return copyOptions
+    }
+
+    /// How `job`'s file is checked: the job's ``Job/verification``, else that of its copy
+    /// options (its own, else the engine's), so a verification set in either place is kept.
+    func verification(of job: Job) -> CopyVerification? {
+        job.verification ?? (job.copyOptions ?? options.copy).pipeline.verification
     }
 
     /// The part of the budget `job`'s file is given, out of `share` bytes: its chunk size and

@@ -103,6 +103,35 @@ struct ManyFileCopyTests {
         #expect(totals.progress?.files?.failed == 2)
     }
 
+    /// A verification set in the copy options (the engine's, or a job's own) is kept, not
+    /// dropped for the job's unset ``ManyFileCopy/Job/verification``: every file, of one chunk
+    /// or many, is read back before its commit.
+    @Test func aVerificationInTheCopyOptionsIsKept() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sizes = [100, 300_000]
+        let sources = try Self.makeSources(sizes, in: directory)
+        let verified = RegularFileCopy.Options(pipeline: .init(verification: .sameBytes))
+        let engine = ManyFileCopy(options: .init(width: 2, chunkSize: 64 << 10, copy: verified))
+        let outcomes = Outcomes()
+        for (index, source) in sources.enumerated() {
+            try await engine.submit(.init(
+                source: source, destination: directory.appending(Pathname("out/engine\(index)")), completion: outcomes.add))
+            var job = ManyFileCopy.Job(
+                source: source, destination: directory.appending(Pathname("out/job\(index)")), completion: outcomes.add)
+            job.copyOptions = verified
+            try await engine.submit(job)
+        }
+        let totals = await engine.finish()
+        #expect(totals.committed == 4)
+        let verifications = outcomes.all.map { outcome -> VerificationOutcome? in
+            guard case .success(let committed) = outcome.result else { return nil }
+            return committed.report.verification
+        }
+        #expect(verifications.count == 4)
+        #expect(verifications.allSatisfy { $0 == .verified }, "\(verifications)")
+    }
+
     @Test func aCancelledEngineLeavesOnlyWholeFiles() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
