@@ -9,7 +9,7 @@ import Testing
 
 /// `sluice bench`: the memory measure it reports (each child's own `VmHWM`), and a small run end
 /// to end (case C25).
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(4)))
 struct BenchTests {
     /// `sluice bench-probe SIZE` allocates and touches SIZE bytes and prints its own peak RSS.
     func probe(_ size: String, in sandbox: Sandbox) async throws -> Int64 {

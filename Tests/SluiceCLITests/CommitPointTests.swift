@@ -8,7 +8,7 @@ import Testing
 /// C28 and C29 end to end, with real signals: a signal taken before a file's rename aborts it
 /// (old bytes, no temporary, 128 + N); one taken after the rename leaves the file written and
 /// says so, with the same status. The in-process tests of both orders are `CommitGateTests`.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(4)))
 struct CommitPointTests {
     /// C28, the `pv | sluice copy - out` order: the signal is generated, then the input ends (the
     /// upstream died of the same Ctrl-C). Whichever thread takes the signal, nothing is committed.

@@ -10,7 +10,7 @@ import Testing
 /// (`bytesCommitted`, `filesCommitted`), never reads 100 % or N/N files, and says `failed` or
 /// `interrupted`; in JSON and in text, for several operands and for a tree, for each ending: a
 /// failed file, a signal, a full disk.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct CommittedTotalsTests {
     /// How the operation is given its files.
     enum Shape: String, CaseIterable, Sendable, CustomTestStringConvertible {

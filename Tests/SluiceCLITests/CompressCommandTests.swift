@@ -6,7 +6,7 @@ import SluiceTestSupport
 import Testing
 
 /// `sluice compress` output is what the real `gzip -d` decodes, at every level and chunk size.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct CompressRoundTripTests {
     static let levels: [[String]] = [["-1"], ["-6"], ["-9"], ["--level", "9"]]
 

@@ -6,7 +6,7 @@ import SluiceTestSupport
 import Testing
 
 /// What `gzip` and `pigz` write, `sluice decompress` decodes, at every chunk size.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct DecompressRoundTripTests {
     @Test(arguments: [1, 6, 9], roundTripChunkSizes)
     func sluiceDecodesWhatGzipCompresses(level: Int, chunkSize: String) async throws {
@@ -169,7 +169,7 @@ struct DecompressCommandTests {
 
 
 /// C27 at the command line: decompression progress follows compressed bytes consumed.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(4)))
 struct DecompressProgressTests {
     @Test func progressIsMonotonicAndEndsAtTheCompressedSize() async throws {
         let sandbox = try Sandbox()

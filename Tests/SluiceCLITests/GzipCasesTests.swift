@@ -6,7 +6,7 @@ import SluiceTestSupport
 import Testing
 
 /// Cases C01–C07 of the cases README at the command line, each with its exact outcome.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct GzipCasesTests {
     static let hello = "printf 'hello\\n' | gzip -n > a.gz"
 

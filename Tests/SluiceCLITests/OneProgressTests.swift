@@ -7,7 +7,7 @@ import Testing
 /// run in: files many at once, `--test` or standard input alone, an operand that waits for an
 /// earlier one) draw one bar and print one last `--progress=json` line, whose counts cover
 /// every file of the command, and number their files once each.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct OneProgressTests {
     /// The JSON lines of `stderr`.
     static func lines(_ stderr: String) throws -> [ProgressLine] {

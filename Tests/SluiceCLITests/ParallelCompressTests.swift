@@ -6,7 +6,7 @@ import SluiceTestSupport
 import Testing
 
 /// `sluice compress -p N -b SIZE`: the block format on N threads, the same bytes for every N.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct ParallelCompressTests {
     @Test func outputIsTheSameForEveryThreadCountAndChunkSize() async throws {
         let sandbox = try Sandbox()

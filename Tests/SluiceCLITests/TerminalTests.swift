@@ -21,7 +21,7 @@ func redraws(_ text: String) -> [String] {
 }
 
 /// C37: the bar fits the terminal, whatever the file name, and draws only in the foreground.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct TerminalBarTests {
     static let wideName = "データファイルの名前-とても長い名前のテスト.bin"
 

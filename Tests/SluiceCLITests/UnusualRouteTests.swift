@@ -8,7 +8,7 @@ import Testing
 /// Round three, trees and destinations reached by unusual routes: an append-only or immutable
 /// directory (C41), a symbolic link operand with a trailing slash (C42), a destination that is
 /// one of the process's own descriptors (C43), and the hints `cp` users expect.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct UnusualRouteTests {
     /// Runs `script` in a new sandbox whose `chattr` flags the script's trap clears on every
     /// exit; cancels the test (skipped, with the reason) where `chattr +a` is refused (not root,
@@ -166,7 +166,7 @@ struct UnusualRouteTests {
 /// access ACL) and directories (with an access ACL, with a default ACL), each into a directory
 /// with and without a default ACL, with `-p`/`-a` and without, entry by entry as `getfacl` shows
 /// `cp`'s copies.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct PreservedACLTests {
     @Test func theACLMatrixEqualsCps() async throws {
         let sandbox = try Sandbox()

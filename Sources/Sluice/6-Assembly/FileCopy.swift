@@ -66,8 +66,11 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     /// Assembles a copy.
     ///
     /// - Parameters:
-    ///   - source: the chunks to copy, pulled one at a time (``FileChunks``, a ``PushBuffer``,
-    ///     any `AsyncSequence` of ``Chunk``).
+    ///   - source: the chunks to copy, pulled one at a time (a ``PushBuffer``, any
+    ///     `AsyncSequence` of ``Chunk``). A source whose static type is ``FileChunks`` gets the
+    ///     initializer for files, with its reads on the file's thread and a verification that
+    ///     reads the file again; through this one (in code generic over the source) it is a
+    ///     sequence like any other.
     ///   - sink: where they go; committed only if every stage succeeds.
     ///   - totalBytes: the source's size in bytes when known, for progress; `nil` otherwise.
     ///   - options: channel capacity and byte budget, CRC-32.

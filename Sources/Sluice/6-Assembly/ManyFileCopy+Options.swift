@@ -16,8 +16,9 @@ extension ManyFileCopy {
         /// The longest a sealed durable file waits for its batch's `syncfs(2)`, in
         /// milliseconds (``ManyFileCopy/SyncBatch``): 50; tests that fix a batch set more.
         var syncBatchWaitMilliseconds = 50
-        /// Paths, holes, CRC-32 and rate of each file, as for one file
-        /// (``RegularFileCopy/Options``); its pipeline capacity and byte budget are set per file.
+        /// Paths, holes, CRC-32, rate and verification of each file, as for one file
+        /// (``RegularFileCopy/Options``; the verification unless a job sets its own); its
+        /// pipeline capacity and byte budget are set per file.
         /// A job's own (``Job/copyOptions``, ``Job/chunkSize``) replace it and ``chunkSize``
         /// for that file.
         public var copy: RegularFileCopy.Options

@@ -89,8 +89,9 @@ extension ManyFileCopy {
                 do { try source.seek(to: 0) } catch { throw FileError.lseek(path: job.source, errno: error) }
             }
         }
-        // The chain ends with the pipeline, which never gives way (not --reflink=always).
-        preconditionFailure("a chain without the pipeline")
+        // Not reached: the chain ends with the pipeline, which never gives way (this route
+        // takes no --reflink=always).
+        throw plan.exhausted()
     }
 
     /// Whether a file is copied by ``copySmallFile(_:share:on:)``: regular, not empty, at most

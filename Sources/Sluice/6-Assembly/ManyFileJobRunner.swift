@@ -50,16 +50,19 @@ package final class ManyFileJobRunner: FileJobRunner {
             onOutcome: onOutcome)
     }
 
-    /// The seam for tests: an engine made with `options` (of which the width, the byte budget
-    /// and the batch's wait are used), with the system calls of the engine's files.
+    /// An engine made with `options` (of which the width, the byte budget and the batch's wait
+    /// are used), with the system calls of the engine's files (the seam for tests).
+    /// `ownsProgress`: whether the engine finishes `progress` (a ``TreeCopy``'s own, made
+    /// before the copy runs); `nil`: only when it made the progress itself.
     init(
-        options: ManyFileCopy.Options, progress: ManyFilesProgress? = nil, completesTotal: Bool = false, system: SystemCalls,
-        onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void
+        options: ManyFileCopy.Options, progress: ManyFilesProgress? = nil, ownsProgress: Bool? = nil,
+        completesTotal: Bool = false, system: SystemCalls, onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void
     ) {
+        let ownsProgress = ownsProgress ?? (progress == nil)
         engine = ManyFileCopy(
-            options: options, progress: progress ?? ManyFilesProgress(isTotalGrowing: true), ownsProgress: progress == nil,
+            options: options, progress: progress ?? ManyFilesProgress(isTotalGrowing: true), ownsProgress: ownsProgress,
             system: system)
-        self.completesTotal = completesTotal || progress == nil
+        self.completesTotal = completesTotal || ownsProgress
         self.onOutcome = onOutcome
     }
 
@@ -80,7 +83,7 @@ package final class ManyFileJobRunner: FileJobRunner {
         engine.addToTotal(bytes: job.status.kind == .regular ? job.status.size : 0, files: 1)
         var file = ManyFileCopy.Job(
             source: job.source, destination: job.destination, sourceStatus: job.status, followsLinks: job.followsLinks,
-            sinkOptions: job.options.fileSinkOptions, verification: job.options.file.pipeline.verification,
+            sinkOptions: job.options.fileSinkOptions,
             completion: { [onOutcome] outcome in
                 onOutcome(outcome)
                 completion(outcome.result.map(\.report))

@@ -114,8 +114,8 @@ public struct TreeCopy: Sendable {
     /// ``run(onFailure:)``. A copy's own progress ends when the run returns; a shared one
     /// (passed to the initializer), when its owner finishes it.
     public let progress: ProgressHub
-    /// What copies the regular files.
-    let runner: any FileJobRunner
+    /// Makes what copies the regular files, when the copy runs: nothing is started before.
+    let makeRunner: @Sendable () -> any FileJobRunner
     /// The system calls of the walk's and the copy's directories (the seam for tests; the
     /// files' own calls are the runner's): real by default.
     var system: SystemCalls = .live
@@ -140,20 +140,31 @@ public struct TreeCopy: Sendable {
         progress: ManyFilesProgress? = nil, completesTotal: Bool = false,
         onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
     ) {
-        let runner = ManyFileJobRunner(
-            width: options.width, byteBudget: options.byteBudget, progress: progress, completesTotal: completesTotal,
-            onOutcome: onOutcome)
-        self.init(from: source, to: destination, options: options, runner: runner)
+        let tracker = progress ?? ManyFilesProgress(isTotalGrowing: true)
+        let ownsProgress = progress == nil
+        self.init(from: source, to: destination, options: options, progress: tracker.hub) {
+            ManyFileJobRunner(
+                options: .init(width: options.width, byteBudget: options.byteBudget), progress: tracker,
+                ownsProgress: ownsProgress, completesTotal: completesTotal || ownsProgress, system: .live, onOutcome: onOutcome)
+        }
     }
 
     /// The same, with the regular files copied by `runner` (the seam for tests: one at a
-    /// time, an engine with other system calls).
+    /// time, an engine with other system calls). ``progress`` is the runner's engine's; a
+    /// runner without one (one at a time) publishes none, so nothing should subscribe.
     package init(from source: Pathname, to destination: Pathname, options: Options = Options(), runner: any FileJobRunner) {
+        self.init(from: source, to: destination, options: options, progress: runner.progress?.hub ?? ProgressHub()) { runner }
+    }
+
+    private init(
+        from source: Pathname, to destination: Pathname, options: Options, progress: ProgressHub,
+        makeRunner: @escaping @Sendable () -> any FileJobRunner
+    ) {
         self.source = source
         self.target = Self.target(source: source, destination: destination)
         self.options = options
-        self.runner = runner
-        progress = runner.progress?.hub ?? ProgressHub()
+        self.progress = progress
+        self.makeRunner = makeRunner
     }
 
     /// Where `cp -R source destination` puts the copy: `destination/<source's last component>`
@@ -173,10 +184,11 @@ public struct TreeCopy: Sendable {
     ///   or the target is inside the source (`FileError.copyIntoItself(source:destination:file:line:)`).
     public func run(onFailure: @escaping @Sendable (any Error) -> Void = { _ in }) async throws -> TreeCopyReport {
         let executor = BlockingIOExecutor(label: "sluice.tree-copy")
+        let runner = makeRunner()
         return try await withTaskExecutorPreference(executor) {
             let run: TreeCopyRun
             do {
-                run = try TreeCopyRun(copy: self, onFailure: onFailure)
+                run = try TreeCopyRun(copy: self, runner: runner, onFailure: onFailure)
                 try await run.walk()
             } catch {
                 await runner.waitForAll()  // the files handed over wind down (or finish) first

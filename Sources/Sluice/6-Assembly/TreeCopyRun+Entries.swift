@@ -58,7 +58,7 @@ extension TreeCopyRun {
         let tally = self.tally
         let onFailure = self.onFailure
         let copiedIdentities = self.copiedIdentities
-        try await copy.runner.submit(job) { [identity] result in
+        try await runner.submit(job) { [identity] result in
             switch result {
             case .success(let report):
                 if let identity { _ = copiedIdentities.withLock { $0.insert(identity) } }

@@ -84,12 +84,12 @@ extension TreeCopyRun {
         while common < min(chain.count, wanted.count) && chain[common] == wanted[common] { common += 1 }
         while chain.count > common {
             chain.removeLast()
-            try destination!.pop(releasingDescriptors: copy.runner.waitForReleasedDescriptors)
+            try destination!.pop(releasingDescriptors: runner.waitForReleasedDescriptors)
         }
         for record in wanted[common...] {
             let (top, name, path) = (destination!.top, records[record].name, records[record].path)
             let opened = Result { () throws(FileError) in
-                try DescriptorBudget.retrying(whileReleasing: copy.runner.waitForReleasedDescriptors) { () throws(FileError) in
+                try DescriptorBudget.retrying(whileReleasing: runner.waitForReleasedDescriptors) { () throws(FileError) in
                     try top.openDirectory(name, path: path)
                 }
             }

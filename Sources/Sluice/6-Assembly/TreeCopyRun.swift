@@ -42,6 +42,8 @@ final class TreeCopyRun {
     }
 
     let copy: TreeCopy
+    /// What copies the regular files, made for this run.
+    let runner: any FileJobRunner
     let options: TreeCopy.Options
     let onFailure: @Sendable (any Error) -> Void
     let warnings = PreservationWarnings()
@@ -71,14 +73,14 @@ final class TreeCopyRun {
     /// passed over: the first, and how many.
     var leftovers: (first: Pathname?, count: Int) = (nil, 0)
 
-    init(copy: TreeCopy, onFailure: @escaping @Sendable (any Error) -> Void) throws {
+    init(copy: TreeCopy, runner: any FileJobRunner, onFailure: @escaping @Sendable (any Error) -> Void) throws {
         self.copy = copy
+        self.runner = runner
         self.options = copy.options
         self.onFailure = onFailure
         self.umask = Self.currentUmask()
         self.walker = TreeWalker(root: copy.source, links: options.links, maximumOpenDirectories: options.maximumOpenDirectories)
         // Out of descriptors, the walk waits while the runner releases some of its own.
-        let runner = copy.runner
         walker.releasesDescriptors = { runner.waitForReleasedDescriptors() }
         walker.system = copy.system
         if DescriptorBudget.current.copiesOneFileAtATime {
@@ -170,7 +172,7 @@ final class TreeCopyRun {
         let path = destinationPath(of: entry)
         do {
             let existed = try Self.makeDirectory(name, in: directory, permissions: entry.status.permissions, path: path, source: entry.path)
-            let handle = try DescriptorBudget.retrying(whileReleasing: copy.runner.waitForReleasedDescriptors) {
+            let handle = try DescriptorBudget.retrying(whileReleasing: runner.waitForReleasedDescriptors) {
                 try directory.openDirectory(name, path: path)
             }
             // The copy's own directory: never walked as a part of the source.
@@ -224,7 +226,7 @@ final class TreeCopyRun {
     private func leaveDirectory(_ entry: TreeWalker.Entry) {
         let frame = frames.removeLast()
         guard frame != nil, entry.depth > 0 else { return }
-        do { try destination!.pop(releasingDescriptors: copy.runner.waitForReleasedDescriptors) } catch {
+        do { try destination!.pop(releasingDescriptors: runner.waitForReleasedDescriptors) } catch {
             // The stack is one level up all the same (that level closed): the parent's own
             // leave still pops it. Its remaining entries cannot be placed: skipped.
             fail(error)

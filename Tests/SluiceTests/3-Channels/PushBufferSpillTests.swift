@@ -10,13 +10,18 @@ import SluiceTestSupport
 struct PushBufferSpillTests {
     struct Boom: Error {}
 
-    /// A 4 KiB chunk whose first 8 bytes are `sequence` and the rest one byte derived from it.
+    /// A 4 KiB chunk whose first, middle and last 8 bytes are `sequence` and the rest one byte
+    /// derived from it.
     static func chunk(_ sequence: Int, size: Int = 4096) -> Chunk {
         Chunk(capacity: size) { buffer in
             // Filled at memory speed: a test makes 100,000 of them, and a loop per byte in a
-            // debug build kept a core busy for most of a minute.
+            // debug build kept a core busy for most of a minute. The sequence number at the
+            // start, the middle and the end, so a shifted or torn chunk shows.
             buffer.initializeMemory(as: UInt8.self, repeating: UInt8(truncatingIfNeeded: sequence &* 31 &+ 7))
-            buffer.storeBytes(of: UInt64(sequence).littleEndian, as: UInt64.self)
+            let stamp = UInt64(sequence).littleEndian
+            for offset in Set([0, (size / 2 - 4) & ~7, size - 8]) where offset >= 0 && offset + 8 <= size {
+                buffer.storeBytes(of: stamp, toByteOffset: offset, as: UInt64.self)
+            }
             return size
         }
     }

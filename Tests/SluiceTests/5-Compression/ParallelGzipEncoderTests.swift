@@ -25,7 +25,7 @@ private func makeEncoder(
     ParallelGzipEncoder(level: level, threadCount: threads, blockSize: blockSize, outputChunkSize: outputChunkSize)
 }
 
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct ParallelGzipEncoderTests {
     /// The output depends on the input, the level and the block size only.
     @Test(arguments: [1, 6, 9])

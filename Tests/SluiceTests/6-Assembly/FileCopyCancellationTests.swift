@@ -9,7 +9,7 @@ import SluiceTestSupport
 /// each point, a new run cancels its own task exactly there (from the hook, in the stage that
 /// reached it: an event, not a time) and must end with `CancellationError`, having committed
 /// nothing and left nothing behind: no temporary file, no descriptor, no stage still running.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct FileCopyCancellationTests {
     enum Operation: String, CaseIterable, CustomStringConvertible {
         case copy, compress, parallelCompress, decompress

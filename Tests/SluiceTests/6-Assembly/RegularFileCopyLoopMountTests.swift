@@ -10,7 +10,7 @@ import SluiceTestSupport
 /// ``RegularFileCopy`` on real XFS (with reflink) and Btrfs file systems, loop-mounted for the
 /// test: the clone shares the source's extents (no new space), `--reflink=never` does not.
 /// Skipped, with the reason, where loop mounts are not possible.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(4)))
 struct RegularFileCopyLoopMountTests {
     static let size = 32 << 20
 

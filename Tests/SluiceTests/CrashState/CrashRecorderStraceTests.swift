@@ -6,7 +6,7 @@ import SluiceTestSupport
 /// The recorder sees every call that changes the disk: the same operation, recorded through the
 /// seam in this process and run by `sluice` under `strace -f`, shows the same kinds of mutating
 /// calls on the files under the scenario's directory (strace's no more than the recorder's).
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(4)))
 struct CrashRecorderStraceTests {
     /// The calls strace is asked for: every one that can change what is on disk (`?`: a name
     /// this strace does not know, such as `fchmodat2` before strace 6.6, is left out).
