@@ -90,8 +90,8 @@ extension ManyFileCopy {
     private func copy(_ item: Indexed, share: PipelineShare, on executor: BlockingIOExecutor) async throws -> Copied {
         let (job, index) = (item.job, item.progressIndex)
         try Task.checkCancellation()
-        if let copied = try copySmallFile(item, share: share, on: executor) { return copied }
         let copyOptions = copyOptions(of: job, share: share)
+        if let copied = try copySmallFile(item, copyOptions: copyOptions, share: share, on: executor) { return copied }
         // Out of descriptors, a file waits while the engine releases some of its own.
         let chunks = try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
             try await FileChunks.open(

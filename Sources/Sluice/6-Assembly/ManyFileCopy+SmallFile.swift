@@ -12,16 +12,18 @@ extension ManyFileCopy {
     /// reads written by the sink), the same sink and commit point; a destination written in
     /// place (a device, a FIFO) gets the reads written to it.
     ///
-    /// Runs on `executor`'s thread (the file's slot), where the sink is created and called
-    /// synchronously. A file that changed since the walk saw it (no longer regular, larger
+    /// `copyOptions` are the file's (``copyOptions(of:share:)``), computed once by the caller for
+    /// either route. Runs on `executor`'s thread (the file's slot), where the sink is created
+    /// and called synchronously. A file that changed since the walk saw it (no longer regular, larger
     /// than a chunk, sparse) takes the general path instead.
     ///
     /// - Returns: the commit or the sealed file, or `nil` when the file does not qualify
     ///   (nothing was created).
     /// - Throws: as the general path: ``FileError``, `CancellationError` (nothing left).
-    func copySmallFile(_ item: Indexed, share: PipelineShare, on executor: BlockingIOExecutor) throws -> Copied? {
+    func copySmallFile(
+        _ item: Indexed, copyOptions: RegularFileCopy.Options, share: PipelineShare, on executor: BlockingIOExecutor
+    ) throws -> Copied? {
         let job = item.job
-        let copyOptions = copyOptions(of: job, share: share)
         guard job.transform == nil, copyOptions.pipeline.verification == nil, copyOptions.pipeline.rateLimit == nil,
             !copyOptions.forcesPipeline, copyOptions.sparse == .auto, copyOptions.reflink != .always,
             let known = job.sourceStatus, Self.fitsInOneStep(known, chunkSize: share.chunkSize)
@@ -94,7 +96,7 @@ extension ManyFileCopy {
         throw plan.exhausted()
     }
 
-    /// Whether a file is copied by ``copySmallFile(_:share:on:)``: regular, not empty, at most
+    /// Whether a file is copied by ``copySmallFile(_:copyOptions:share:on:)``: regular, not empty, at most
     /// one chunk, with as many bytes allocated as its size (no hole to keep).
     private static func fitsInOneStep(_ status: FileStatus, chunkSize: Int) -> Bool {
         status.kind == .regular && status.size > 0 && status.size <= Int64(chunkSize) && status.allocatedBytes >= status.size

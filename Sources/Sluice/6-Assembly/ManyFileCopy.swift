@@ -83,7 +83,7 @@ public final class ManyFileCopy: Sendable {
         var batch: SyncBatch?
         /// Set by ``cancel()``: ``submit(_:)`` refuses from then on.
         var isCancelled = false
-        /// Files copied by ``copySmallFile(_:share:on:)`` (for tests).
+        /// Files copied by ``copySmallFile(_:copyOptions:share:on:)`` (for tests).
         var filesInOneStep = 0
         /// Files on their slots' threads now.
         var running = 0
