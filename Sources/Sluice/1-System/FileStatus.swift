@@ -34,6 +34,11 @@ public struct FileStatus: Sendable, Hashable {
     public var kind: Kind
     /// The permission bits, including set-user-ID, set-group-ID and sticky (`st_mode & 07777`).
     public var permissions: UInt32
+
+    /// ``permissions`` without the set-user-ID and set-group-ID bits: what a copy gets when it
+    /// is not the same program (a compressed or decompressed output) or when its owner could
+    /// not be kept (as `cp -p` drops them, and as `chown(2)` clears them).
+    package var permissionsWithoutSetID: UInt32 { permissions & ~0o6000 }
     /// The size in bytes that the kernel reports (`st_size`). Not to be trusted as the amount of
     /// data: files in /proc report 0, files in /sys report 4096, and files grow and shrink.
     public var size: Int64

@@ -176,7 +176,7 @@ extension FileSink {
                     warnings.append(StageWarning("'\(destination)': its ACL is not the source's: \(error)"))
                 }
             }
-            let permissions = ownerKept ? model.permissions : model.permissions & ~0o6000
+            let permissions = ownerKept ? model.permissions : model.permissionsWithoutSetID
             if case .failure(let error) = ErrorNumber.retryingInterrupts({ system.setPermissions(descriptor.rawValue, mode_t(permissions)) }) {
                 throw FileError.fchmod(path: destination, errno: error)
             }

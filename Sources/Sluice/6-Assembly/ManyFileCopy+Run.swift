@@ -100,7 +100,7 @@ extension ManyFileCopy {
         }
         var status = chunks.status
         // A compressed or decompressed file is data, never a set-ID program.
-        if job.transform != nil { status.permissions &= ~0o6000 }
+        if job.transform != nil { status.permissions = status.permissionsWithoutSetID }
         let sink = try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
             try await FileSink.create(
                 at: job.destinationLocation, source: status, options: sinkOptions(of: job), system: system, executor: executor)

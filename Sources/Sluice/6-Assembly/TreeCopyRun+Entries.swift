@@ -157,7 +157,7 @@ extension TreeCopyRun {
                 warnings.record(attribute.kind, error)
             }
         }
-        let permissions = ownerKept ? status.permissions : status.permissions & ~0o6000
+        let permissions = ownerKept ? status.permissions : status.permissionsWithoutSetID
         switch target {
         case .entry(let name, let directory):
             if status.kind != .symbolicLink { try directory.setPermissions(of: name, to: permissions) }

@@ -185,7 +185,7 @@ struct Transfer {
             if let refusal = createdFileRefusal(path) { throw refusal }
             var sourceStatus = chunks.status
             // A compressed or decompressed file is data, never a set-ID program.
-            if transform != nil { sourceStatus.permissions &= ~0o6000 }
+            if transform != nil { sourceStatus.permissions = sourceStatus.permissionsWithoutSetID }
             var sinkOptions = options.sinkOptions
             sinkOptions.preservesModificationTime = keepsModificationTime
             let sink = try await openFileSink(path, sourceStatus, sinkOptions)
