@@ -104,7 +104,7 @@ extension ChannelStorage {
     /// Suspends the consumer as `id` until an element, the end, or the cancellation of its task.
     @inlinable
     func suspendConsumer(id: Int) async -> ConsumerWake<Machine.Element> {
-        await withTaskCancellationHandler {
+        let wake = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: ConsumerContinuation) in
                 switch machine.withLock({ $0.consumerSuspended(id: id, consumer: continuation) }) {
                 case .wait:
@@ -116,6 +116,14 @@ extension ChannelStorage {
         } onCancel: {
             act(machine.withLock { $0.consumerCancelled(id: id) })
         }
+        // Every wake was decided under the machine's lock and resumed after its release. Taking
+        // the lock once more orders what the producer did before (the element's bytes) before
+        // what the consumer does next, as ThreadSanitizer sees it: a continuation resumed before
+        // its task reached the await hands over through an atomic of the Swift runtime that
+        // ThreadSanitizer does not see (swiftlang/swift#57803), and it reported the element's
+        // bytes as a race. One uncontended lock per wake-up, beside the thread wake-up itself.
+        machine.withLock { _ in }
+        return wake
     }
 
     /// The consumer's iterator is gone, or its task was cancelled: release the producers.
