@@ -277,8 +277,7 @@ extension FileCopy where Source == FileChunks {
         transform: TransformFactory? = nil
     ) {
         self.init(
-            from: source, to: sink, totalBytes: totalBytes, options: options, transform: transform, progress: ProgressHub(),
-            file: source)
+            from: source, to: sink, totalBytes: totalBytes, options: options, transform: transform, progress: ProgressHub())
     }
 
     /// The same, publishing to `progress`: a ``RegularFileCopy`` that falls back to the

@@ -42,8 +42,8 @@ package final class ManyFileJobRunner: FileJobRunner {
     ///     (the last tree of the operation); an own progress is always completed then.
     /// - Precondition: `width` and `byteBudget` >= 1.
     package convenience init(
-        width: Int = ManyFileCopy.Options.defaultWidth, byteBudget: Int = 32 << 20, progress: ManyFilesProgress? = nil,
-        completesTotal: Bool = false, onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
+        width: Int = ManyFileCopy.Options.defaultWidth, byteBudget: Int = ManyFileCopy.Options().byteBudget,
+        progress: ManyFilesProgress? = nil, completesTotal: Bool = false, onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
     ) {
         self.init(
             options: .init(width: width, byteBudget: byteBudget), progress: progress, completesTotal: completesTotal, system: .live,

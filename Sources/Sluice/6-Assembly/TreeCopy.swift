@@ -78,7 +78,7 @@ public struct TreeCopy: Sendable {
             sink: FileSink.Options = .init(), file: RegularFileCopy.Options = .init(),
             chunkSize: Int = FileChunks.defaultChunkSize,
             maximumOpenDirectories: Int = Options.defaultMaximumOpenDirectories,
-            width: Int = ManyFileCopy.Options.defaultWidth, byteBudget: Int = 32 << 20
+            width: Int = ManyFileCopy.Options.defaultWidth, byteBudget: Int = ManyFileCopy.Options().byteBudget
         ) {
             precondition(width >= 1 && byteBudget >= 1, "width and byteBudget must be at least 1")
             self.width = width
