@@ -130,7 +130,7 @@ public struct Descriptor: Sendable, Hashable {
     /// set `O_NONBLOCK` on) answers `EAGAIN` while it is full: the write then waits in
     /// `poll(2)` until it can take more, as a blocking write would, instead of failing.
     ///
-    /// - Throws: the ``ErrorNumber`` of a failed `write(2)` or `poll(2)` (``ErrorNumber/ioError`` for a
+    /// - Throws: the ``ErrorNumber`` of a failed `write(2)` or `poll(2)` (`EIO` for a
     ///   write that made no progress and reported nothing); bytes before it were written.
     package func write(contentsOf buffer: UnsafeRawBufferPointer, system: SystemCalls = .live) throws(ErrorNumber) {
         var written = 0
@@ -212,7 +212,7 @@ public struct Descriptor: Sendable, Hashable {
     /// - Parameters:
     ///   - offset: where in the file to write, in bytes from its start.
     ///   - buffer: the bytes to write.
-    /// - Throws: the ``ErrorNumber`` of a failed `pwrite(2)` (``ErrorNumber/ioError`` for a write that made
+    /// - Throws: the ``ErrorNumber`` of a failed `pwrite(2)` (`EIO` for a write that made
     ///   no progress and reported nothing); bytes before it were written.
     public func write(toAbsoluteOffset offset: Int64, _ buffer: UnsafeRawBufferPointer) throws(ErrorNumber) {
         guard let base = buffer.baseAddress else { return }

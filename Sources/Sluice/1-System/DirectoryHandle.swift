@@ -6,7 +6,7 @@ import Musl
 #endif
 
 /// An open directory to name files in, for a caller that reaches files deep in a tree or in a
-/// directory that may be renamed meanwhile (a ``FileLocation``, a ``TreeWalker``'s entries): a
+/// directory that may be renamed meanwhile (a `FileLocation`, a `TreeWalker`'s entries): a
 /// descriptor that closes itself when the last reference goes away, and the `*at` system calls
 /// relative to it.
 ///
@@ -16,18 +16,18 @@ import Musl
 /// The descriptor is opened with `O_DIRECTORY | O_CLOEXEC` (and `O_NOFOLLOW` unless links are
 /// followed), read-only (`O_RDONLY`): enough for listing it, `fsync(2)` and every `*at` call.
 ///
-/// A class so that whoever still works in the directory (a ``FileLocation`` in a sink in
+/// A class so that whoever still works in the directory (a `FileLocation` in a sink in
 /// flight) keeps the descriptor open: it is closed by `deinit`, after the last reference.
 ///
 /// Concurrency contract: immutable and `Sendable`; the calls block, so run them on a
 /// `BlockingIOExecutor`, never on the cooperative pool. Calls from several threads at once
 /// are safe (the kernel serializes them per directory).
-public final class DirectoryHandle: Sendable {
+package final class DirectoryHandle: Sendable {
     /// The descriptor (`O_RDONLY | O_DIRECTORY | O_CLOEXEC`).
-    public let descriptor: Descriptor
+    package let descriptor: Descriptor
     /// The path messages use for the directory (what the user named plus the components
     /// below it): it may be longer than `PATH_MAX` and is never given to a system call.
-    public let path: Pathname
+    package let path: Pathname
     /// The calls that open, make, name and remove entries (`openat`, `mkdirat`, `linkat`,
     /// `renameat2`, `unlinkat`): real unless a test gave its own; every directory opened from
     /// this one uses them too.
@@ -50,7 +50,7 @@ public final class DirectoryHandle: Sendable {
     ///   - followsLinks: whether a symbolic link at `path` itself is followed (`O_NOFOLLOW`
     ///     when not: a link then fails with `ELOOP` or `ENOTDIR`).
     /// - Throws: ``FileError`` (operation `openat`; `ENOTDIR` for a file that is not a directory).
-    public static func open(_ path: Pathname, followsLinks: Bool = true) throws(FileError) -> DirectoryHandle {
+    package static func open(_ path: Pathname, followsLinks: Bool = true) throws(FileError) -> DirectoryHandle {
         try open(path, followsLinks: followsLinks, system: .live)
     }
 
@@ -68,7 +68,7 @@ public final class DirectoryHandle: Sendable {
     ///   - path: the path messages use for the new directory; by default this one's joined with `name`.
     ///   - followsLinks: whether a symbolic link named `name` is followed.
     /// - Throws: ``FileError`` (operation `openat`) with the new directory's path and errno.
-    public func openDirectory(
+    package func openDirectory(
         _ name: Pathname, path: Pathname? = nil, followsLinks: Bool = false
     ) throws(FileError) -> DirectoryHandle {
         try Self.open(in: self, name: name, path: path ?? self.path.appending(name), followsLinks: followsLinks, system: system)
@@ -88,7 +88,7 @@ public final class DirectoryHandle: Sendable {
     /// `fstat(2)` of the directory itself.
     ///
     /// - Throws: ``FileError`` (operation `fstat`).
-    public func status() throws(FileError) -> FileStatus {
+    package func status() throws(FileError) -> FileStatus {
         do { return try descriptor.status() } catch { throw FileError.fstat(path: path, errno: error) }
     }
 
@@ -96,7 +96,7 @@ public final class DirectoryHandle: Sendable {
     ///
     /// - Throws: ``FileError`` (operation `fstatat`) with the entry's path; `ENOENT` for an
     ///   entry that vanished since it was listed.
-    public func status(of name: Pathname, followsLinks: Bool = false) throws(FileError) -> FileStatus {
+    package func status(of name: Pathname, followsLinks: Bool = false) throws(FileError) -> FileStatus {
         var raw = stat()
         let flags = followsLinks ? 0 : CSluiceShims_AT_SYMLINK_NOFOLLOW
         do throws(ErrorNumber) {
@@ -115,7 +115,7 @@ public final class DirectoryHandle: Sendable {
     /// names of one directory, as `fts(3)` keeps them.
     ///
     /// - Throws: ``FileError`` (operation `getdents`) with the directory's path.
-    public func entryNames() throws(FileError) -> [Pathname] {
+    package func entryNames() throws(FileError) -> [Pathname] {
         let raw: CInt
         switch ErrorNumber.retryingInterrupts({ system.openAt(descriptor.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }) {
         case .success(let opened): raw = opened

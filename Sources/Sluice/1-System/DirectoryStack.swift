@@ -28,7 +28,7 @@ package struct DirectoryStack: Sendable {
     /// Starts at `root`, which stays open until the stack goes away.
     ///
     /// - Parameters:
-    ///   - root: the top of the chain; its ``DirectoryHandle/path`` names the levels below.
+    ///   - root: the top of the chain; its `DirectoryHandle/path` names the levels below.
     ///   - maximumOpen: the bound on open descriptors; default 32.
     /// - Throws: ``FileError`` from `fstat(2)` of the root.
     package init(root: DirectoryHandle, maximumOpen: Int = 32) throws(FileError) {

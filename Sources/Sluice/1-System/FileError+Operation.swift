@@ -1,9 +1,9 @@
 extension FileError {
     /// The system call (or step of Sluice's own) that a ``FileError`` reports as failed.
     ///
-    /// A closed set, so a misspelt operation does not compile; its ``description`` is the
-    /// system call's name (`open`, `fsync`, `posix_spawn`). Extensible: switch with a `default`
-    /// case.
+    /// Its ``description`` is the system call's name (`open`, `fsync`, `posix_spawn`), for
+    /// messages and logs; handle an error by its ``FileError/code``. Inside Sluice it is a
+    /// closed set, so a misspelt operation does not compile.
     public struct Operation: Hashable, Sendable, CustomStringConvertible {
         private enum Call: String, Hashable, Sendable {
             case open, create, read, write, fsync, close, rename, stat, lstat, fstat
@@ -52,85 +52,85 @@ extension FileError {
         }
 
         /// `open(2)` of an existing file (or of a directory to sync).
-        public static let open = Operation(.open)
+        package static let open = Operation(.open)
         /// `open(2)` with `O_CREAT | O_EXCL`: a new file, such as the temporary file of a
         /// destination.
-        public static let create = Operation(.create)
+        package static let create = Operation(.create)
         /// `read(2)` or `pread(2)`.
-        public static let read = Operation(.read)
+        package static let read = Operation(.read)
         /// `write(2)` or `pwrite(2)`.
-        public static let write = Operation(.write)
+        package static let write = Operation(.write)
         /// `fsync(2)`.
-        public static let fsync = Operation(.fsync)
+        package static let fsync = Operation(.fsync)
         /// `close(2)`.
-        public static let close = Operation(.close)
+        package static let close = Operation(.close)
         /// `rename(2)` or `renameat2(2)`.
-        public static let rename = Operation(.rename)
+        package static let rename = Operation(.rename)
         /// `stat(2)`.
-        public static let stat = Operation(.stat)
+        package static let stat = Operation(.stat)
         /// `lstat(2)`.
-        public static let lstat = Operation(.lstat)
+        package static let lstat = Operation(.lstat)
         /// `fstat(2)`.
-        public static let fstat = Operation(.fstat)
+        package static let fstat = Operation(.fstat)
         /// `fchmod(2)`.
-        public static let fchmod = Operation(.fchmod)
+        package static let fchmod = Operation(.fchmod)
         /// `futimens(3)`.
-        public static let futimens = Operation(.futimens)
+        package static let futimens = Operation(.futimens)
         /// `fsetxattr(2)`.
-        public static let fsetxattr = Operation(.fsetxattr)
+        package static let fsetxattr = Operation(.fsetxattr)
         /// `fremovexattr(2)`.
-        public static let fremovexattr = Operation(.fremovexattr)
+        package static let fremovexattr = Operation(.fremovexattr)
         /// `pipe2(2)`.
-        public static let pipe2 = Operation(.pipe2)
+        package static let pipe2 = Operation(.pipe2)
         /// `mkdir(2)`.
-        public static let mkdir = Operation(.mkdir)
+        package static let mkdir = Operation(.mkdir)
         /// `mkdtemp(3)`.
-        public static let mkdtemp = Operation(.mkdtemp)
+        package static let mkdtemp = Operation(.mkdtemp)
         /// `opendir(3)`.
-        public static let opendir = Operation(.opendir)
+        package static let opendir = Operation(.opendir)
         /// `posix_spawn(3)`.
-        public static let posixSpawn = Operation(.posixSpawn)
+        package static let posixSpawn = Operation(.posixSpawn)
         /// `wait4(2)`.
-        public static let wait4 = Operation(.wait4)
+        package static let wait4 = Operation(.wait4)
         /// `ioctl(2)` `FICLONE` (ioctl_ficlone(2)), or a clone refused by Sluice's path table.
-        public static let clone = Operation(.clone)
+        package static let clone = Operation(.clone)
         /// `copy_file_range(2)`.
-        public static let copyFileRange = Operation(.copyFileRange)
+        package static let copyFileRange = Operation(.copyFileRange)
         /// `lseek(2)`, also with `SEEK_DATA` and `SEEK_HOLE`.
-        public static let lseek = Operation(.lseek)
+        package static let lseek = Operation(.lseek)
         /// `ftruncate(2)`.
-        public static let ftruncate = Operation(.ftruncate)
+        package static let ftruncate = Operation(.ftruncate)
         /// `fstatfs(2)`.
-        public static let fstatfs = Operation(.fstatfs)
+        package static let fstatfs = Operation(.fstatfs)
         /// `openat(2)`, relative to a directory descriptor.
-        public static let openat = Operation(.openat)
+        package static let openat = Operation(.openat)
         /// `fstatat(2)`, relative to a directory descriptor.
-        public static let fstatat = Operation(.fstatat)
+        package static let fstatat = Operation(.fstatat)
         /// `mkdirat(2)`.
-        public static let mkdirat = Operation(.mkdirat)
+        package static let mkdirat = Operation(.mkdirat)
         /// `symlinkat(2)`.
-        public static let symlinkat = Operation(.symlinkat)
+        package static let symlinkat = Operation(.symlinkat)
         /// `readlinkat(2)`.
-        public static let readlinkat = Operation(.readlinkat)
+        package static let readlinkat = Operation(.readlinkat)
         /// `linkat(2)`.
-        public static let linkat = Operation(.linkat)
+        package static let linkat = Operation(.linkat)
         /// `mknodat(2)` (also a FIFO's `mkfifoat(3)`).
-        public static let mknodat = Operation(.mknodat)
+        package static let mknodat = Operation(.mknodat)
         /// `unlinkat(2)`.
-        public static let unlinkat = Operation(.unlinkat)
+        package static let unlinkat = Operation(.unlinkat)
         /// `fchmodat(2)`.
-        public static let fchmodat = Operation(.fchmodat)
+        package static let fchmodat = Operation(.fchmodat)
         /// `utimensat(2)`.
-        public static let utimensat = Operation(.utimensat)
+        package static let utimensat = Operation(.utimensat)
         /// `fchownat(2)`.
-        public static let fchownat = Operation(.fchownat)
+        package static let fchownat = Operation(.fchownat)
         /// `getdents64(2)`, through `readdir(3)`: listing a directory.
-        public static let getdents = Operation(.getdents)
+        package static let getdents = Operation(.getdents)
         /// `flistxattr(2)` or `llistxattr(2)`.
-        public static let listxattr = Operation(.listxattr)
+        package static let listxattr = Operation(.listxattr)
         /// `fgetxattr(2)` or `lgetxattr(2)`.
-        public static let getxattr = Operation(.getxattr)
+        package static let getxattr = Operation(.getxattr)
         /// `fsetxattr(2)` or `lsetxattr(2)`.
-        public static let setxattr = Operation(.setxattr)
+        package static let setxattr = Operation(.setxattr)
     }
 }

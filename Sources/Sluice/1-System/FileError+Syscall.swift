@@ -1,5 +1,5 @@
 /// One factory per system call: a ``FileError`` whose ``FileError/code`` is derived from the
-/// `errno` (``FileError/code(for:)``) and whose ``FileError/location`` is the caller's.
+/// `errno` (``FileError/code(for:)``) and whose `FileError/location` is the caller's.
 extension FileError {
     /// `open(2)` of `path` failed.
     package static func open(path: Pathname, errno: ErrorNumber, file: String = #fileID, line: Int = #line) -> FileError {
@@ -13,8 +13,8 @@ extension FileError {
     ///   - errno: what `open(2)` reported.
     ///   - cause: the error of the call on the file actually created, when the message names
     ///     another path (a temporary file is reported under its destination's name).
-    ///   - file: the caller's `#fileID`, for ``FileError/location``.
-    ///   - line: the caller's line, for ``FileError/location``.
+    ///   - file: the caller's `#fileID`, for `FileError/location`.
+    ///   - line: the caller's line, for `FileError/location`.
     package static func create(
         path: Pathname, errno: ErrorNumber, cause: (any Error)? = nil, file: String = #fileID, line: Int = #line
     ) -> FileError {

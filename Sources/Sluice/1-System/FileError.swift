@@ -2,8 +2,8 @@
 ///
 /// Modelled on NIOFS's `FileSystemError`: a broad ``code`` to switch on, the system call that
 /// failed (``operation``), the ``path`` it was given, the underlying ``errno`` when there is
-/// one, the error that led to this one (``cause``) when there is one, and the place in Sluice
-/// that threw it (``location``). Its ``description`` is one line without a program prefix:
+/// one, and the error that led to this one (``cause``) when there is one. Handle it by its
+/// ``code``; ``operation`` and ``errno`` are for messages and logs. Its ``description`` is one line without a program prefix:
 /// `cannot open 'x': No such file or directory`.
 ///
 /// Errors are made by factories: one per system call (`FileError+Syscall.swift`, such as
@@ -43,13 +43,13 @@ public struct FileError: Error, Sendable, CustomStringConvertible {
     }
 
     /// Where in Sluice an error was thrown (captured by default arguments).
-    public struct Location: Hashable, Sendable, CustomStringConvertible {
+    package struct Location: Hashable, Sendable, CustomStringConvertible {
         /// The source file, as `#fileID`.
-        public var file: String
+        package var file: String
         /// The line in ``file``.
-        public var line: Int
+        package var line: Int
         /// `file:line`.
-        public var description: String { "\(file):\(line)" }
+        package var description: String { "\(file):\(line)" }
     }
 
     /// The broad classification.
@@ -67,10 +67,10 @@ public struct FileError: Error, Sendable, CustomStringConvertible {
     /// file that this error reports under its destination's name. The ``description`` shows it
     /// only when there is neither ``reason`` nor ``errno``.
     public var cause: (any Error)?
-    /// The place that threw it.
-    public var location: Location
+    /// The place in Sluice that threw it (for Sluice's own tests and bug reports).
+    package var location: Location
 
-    /// Creates an error. Prefer the factories (`FileError+Syscall.swift`,
+    /// Creates an error. Sluice's own code uses the factories (`FileError+Syscall.swift`,
     /// `FileError+Refusal.swift`), which derive ``code`` from ``errno``.
     ///
     /// - Parameters:
@@ -82,7 +82,7 @@ public struct FileError: Error, Sendable, CustomStringConvertible {
     ///   - cause: the error that led to this one, if any.
     ///   - file: the caller's `#fileID`, for ``location``.
     ///   - line: the caller's line, for ``location``.
-    public init(
+    package init(
         code: Code, operation: Operation, path: Pathname?, errno: ErrorNumber? = nil, reason: String? = nil,
         cause: (any Error)? = nil, file: String = #fileID, line: Int = #line
     ) {

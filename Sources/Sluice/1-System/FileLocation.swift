@@ -7,7 +7,7 @@ import Musl
 
 /// Where a file to read or write is, for a caller that opens sources and sinks in a tree it
 /// walks (``FileChunks/open(at:followsLinks:chunkSize:findsHoles:)``, a ``FileSink``): a name
-/// relative to an open directory (``DirectoryHandle``), or a plain path relative to the
+/// relative to an open directory (`DirectoryHandle`), or a plain path relative to the
 /// current directory (`AT_FDCWD`).
 ///
 /// The system calls on a location are the `*at` ones with the directory's descriptor, so a
@@ -17,16 +17,16 @@ import Musl
 ///
 /// Concurrency contract: an immutable `Sendable` value; its calls block (run them on a
 /// `BlockingIOExecutor`).
-public struct FileLocation: Sendable, CustomStringConvertible {
+package struct FileLocation: Sendable, CustomStringConvertible {
     /// The directory ``name`` is relative to; `nil` for the current directory.
-    public let directory: DirectoryHandle?
+    package let directory: DirectoryHandle?
     /// The name given to the system calls: one component in ``directory``, or a whole path.
-    public let name: Pathname
+    package let name: Pathname
     /// The path messages use: the directory's path joined with the name, or the plain path.
-    public let path: Pathname
+    package let path: Pathname
 
     /// A plain path, relative to the current directory or absolute.
-    public init(path: Pathname) {
+    package init(path: Pathname) {
         self.directory = nil
         self.name = path
         self.path = path
@@ -38,14 +38,14 @@ public struct FileLocation: Sendable, CustomStringConvertible {
     ///   - name: one component.
     ///   - directory: the open directory that holds it.
     ///   - path: what messages say; by default the directory's path joined with `name`.
-    public init(name: Pathname, in directory: DirectoryHandle, path: Pathname? = nil) {
+    package init(name: Pathname, in directory: DirectoryHandle, path: Pathname? = nil) {
         self.directory = directory
         self.name = name
         self.path = path ?? directory.path.appending(name)
     }
 
     /// The ``path``.
-    public var description: String { path.description }
+    package var description: String { path.description }
 
     /// The descriptor the `*at` calls take: the directory's, or `AT_FDCWD`.
     var directoryDescriptor: CInt { directory?.descriptor.rawValue ?? CSluiceShims_AT_FDCWD }
@@ -59,7 +59,7 @@ public struct FileLocation: Sendable, CustomStringConvertible {
     /// `fstatat(2)` (`stat(2)` or `lstat(2)` for a plain path).
     ///
     /// - Throws: ``FileError`` (operation `stat` or `lstat`) with ``path``.
-    public func status(followsLinks: Bool = true) throws(FileError) -> FileStatus {
+    package func status(followsLinks: Bool = true) throws(FileError) -> FileStatus {
         var raw = stat()
         let flags = followsLinks ? 0 : CSluiceShims_AT_SYMLINK_NOFOLLOW
         let directory = directoryDescriptor

@@ -120,13 +120,13 @@ public struct FileChunks: AsyncSequence, Sendable {
     /// longer than `PATH_MAX`.
     ///
     /// - Parameters:
-    ///   - location: the file; messages name its ``FileLocation/path``.
+    ///   - location: the file; messages name its `FileLocation/path`.
     ///   - followsLinks: whether a symbolic link at the location is followed; `false` adds
     ///     `O_NOFOLLOW` (a link then fails with `ELOOP`), as a tree's walk needs.
     ///   - chunkSize: the largest chunk in bytes; at least 1.
     ///   - findsHoles: as for ``open(_:chunkSize:findsHoles:)``.
     /// - Throws: ``FileError`` (`open`, `fstat`; `isDirectory` for a directory).
-    public static func open(
+    package static func open(
         at location: FileLocation, followsLinks: Bool = true, chunkSize: Int = defaultChunkSize, findsHoles: Bool = true
     ) async throws -> FileChunks {
         try await open(at: location, followsLinks: followsLinks, chunkSize: chunkSize, findsHoles: findsHoles, executor: nil)
@@ -143,7 +143,7 @@ public struct FileChunks: AsyncSequence, Sendable {
             system: .live)
     }
 
-    /// The seam for tests, at a ``FileLocation``: the same, with the system calls to use.
+    /// The seam for tests, at a `FileLocation`: the same, with the system calls to use.
     static func open(
         at location: FileLocation, followsLinks: Bool, chunkSize: Int, findsHoles: Bool, executor: BlockingIOExecutor?,
         system: SystemCalls

@@ -1,35 +1,39 @@
-/// What a ``TreeWalker`` reports.
+/// Which symbolic links a tree copy follows, as `cp`'s `-P`, `-H` and `-L`
+/// (``TreeCopy/Options/links``).
+public enum SymbolicLinkPolicy: Sendable, Hashable {
+    /// None: every link is an entry of its own (`-P`, the default of `cp -r`).
+    case never
+    /// The root only, when it is a link (`-H`).
+    case root
+    /// All: a link is walked as what it leads to (`-L`); a link back to a directory being
+    /// walked is reported as a cycle, never followed (as a bind mount back to one is,
+    /// whatever the policy).
+    case all
+}
+
+/// What a `TreeWalker` reports.
 extension TreeWalker {
-    /// Which symbolic links a walk follows, as `cp`'s `-P`, `-H` and `-L`.
-    public enum LinkPolicy: Sendable, Hashable {
-        /// None: every link is an entry of its own (`-P`, the default of `cp -r`).
-        case never
-        /// The root only, when it is a link (`-H`).
-        case root
-        /// All: a link is walked as what it leads to (`-L`); a link back to a directory being
-        /// walked is reported as a cycle, never followed (as a bind mount back to one is,
-        /// whatever the policy).
-        case all
-    }
+    /// Which symbolic links a walk follows.
+    package typealias LinkPolicy = SymbolicLinkPolicy
 
     /// One entry of the tree.
-    public struct Entry: Sendable {
+    package struct Entry: Sendable {
         /// The directory that holds the entry (for the root, the directory of the path given).
-        public let parent: DirectoryHandle
+        package let parent: DirectoryHandle
         /// The entry's name in ``parent``: one component, as bytes.
-        public let name: Pathname
+        package let name: Pathname
         /// The path messages use: the root as given joined with ``relativePath``. It may be
         /// longer than `PATH_MAX`; no system call is given it.
-        public let path: Pathname
+        package let path: Pathname
         /// The path below the root: empty for the root itself.
-        public let relativePath: Pathname
+        package let relativePath: Pathname
         /// What `fstatat(2)` said of it (of a link itself unless the policy follows it).
-        public let status: FileStatus
+        package let status: FileStatus
         /// Levels below the root: 0 for the root.
-        public let depth: Int
+        package let depth: Int
 
-        /// The entry as a ``FileLocation``: its name in ``parent``.
-        public var location: FileLocation { FileLocation(name: name, in: parent, path: path) }
+        /// The entry as a `FileLocation`: its name in ``parent``.
+        package var location: FileLocation { FileLocation(name: name, in: parent, path: path) }
 
         /// Whether the entry is a regular file named as Sluice names its temporary files
         /// (`.sluice-<12 lowercase letters and digits>.tmp`, or `.sluice-spill-<12>.tmp` for a
@@ -41,7 +45,7 @@ extension TreeWalker {
 
     /// One step of the walk, in order: a directory's ``enterDirectory(_:_:)``, then its entries,
     /// then its ``leaveDirectory(_:)``.
-    public enum Event: Sendable {
+    package enum Event: Sendable {
         /// Anything but a directory: a regular file, a symbolic link, a FIFO, a device, a socket.
         case file(Entry)
         /// A directory, opened; its entries follow. The handle is open for as long as the

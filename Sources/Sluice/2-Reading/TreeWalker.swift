@@ -27,7 +27,7 @@
 ///
 /// Concurrency contract: a value for one task; ``next()`` blocks on system calls, so run it
 /// on a `BlockingIOExecutor`, never on the cooperative pool.
-public struct TreeWalker: Sendable {
+package struct TreeWalker: Sendable {
     /// A directory being walked. It keeps no descriptor of its own: its ``Entry``'s parent is
     /// taken from the stack when it is left, so the directories above it can be closed.
     private struct Frame: Sendable {
@@ -52,11 +52,11 @@ public struct TreeWalker: Sendable {
     }
 
     /// The path the walk starts at, as given.
-    public let root: Pathname
+    package let root: Pathname
     /// Which symbolic links are followed.
-    public let links: LinkPolicy
+    package let links: LinkPolicy
     /// The most directory descriptors the walk holds open (at least 2).
-    public let maximumOpenDirectories: Int
+    package let maximumOpenDirectories: Int
 
     /// A directory's device and inode.
     private struct Identity: Hashable, Sendable {
@@ -94,7 +94,7 @@ public struct TreeWalker: Sendable {
     ///   - root: the directory (or single file) to walk.
     ///   - links: which symbolic links to follow; default none.
     ///   - maximumOpenDirectories: the bound on open descriptors; default 32.
-    public init(root: Pathname, links: LinkPolicy = .never, maximumOpenDirectories: Int = 32) {
+    package init(root: Pathname, links: LinkPolicy = .never, maximumOpenDirectories: Int = 32) {
         precondition(maximumOpenDirectories >= 2, "a walk needs at least 2 directory descriptors")
         self.root = root
         self.links = links
@@ -115,7 +115,7 @@ public struct TreeWalker: Sendable {
     /// Skips the remaining entries of the directory entered last: its ``Event/leaveDirectory(_:)``
     /// comes next. For a caller that cannot copy a directory's contents (its copy could not be
     /// created).
-    public mutating func skipCurrentDirectory() {
+    package mutating func skipCurrentDirectory() {
         guard !frames.isEmpty else { return }
         frames[frames.count - 1].skipsRest = true
     }
@@ -136,7 +136,7 @@ public struct TreeWalker: Sendable {
     }
 
     /// The next event, or `nil` once the walk is over.
-    public mutating func next() -> Event? {
+    package mutating func next() -> Event? {
         if !pending.isEmpty { return pending.removeFirst() }
         if !started {
             started = true

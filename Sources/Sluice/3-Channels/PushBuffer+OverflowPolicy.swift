@@ -34,7 +34,9 @@ extension PushBuffer.OverflowPolicy where Element: SpillCodable {
     /// own.
     ///
     /// The file's failures reach the consumer as ``FileError``s whose path is `directory`
-    /// (`create`, `write`, `read`); see ``spill(to:limit:)`` for the rest.
+    /// (`create`, `write`, `read`), after every element accepted before; a
+    /// ``SpillCodingError`` when the element type's ``SpillCodable`` conversion fails;
+    /// ``CapacityExceededError`` past `limit`.
     ///
     /// - Parameters:
     ///   - directory: where the spill file is created; it must be writable. A directory on the
@@ -48,10 +50,10 @@ extension PushBuffer.OverflowPolicy where Element: SpillCodable {
 
     /// Past capacity, append elements to `store` and read them back in order.
     ///
-    /// As ``spill(directory:limit:)``, with a store of the caller's (see ``SpillStore`` for what
+    /// As ``spill(directory:limit:)``, with a store of the caller's (see `SpillStore` for what
     /// it must do, and on which threads). Appends run on the yielding thread inside
     /// ``PushBuffer/yield(_:)``, under the spill writer's lock; reads on the buffer's blocking-I/O
-    /// thread. The buffer calls ``SpillStore/close()`` once its stream has ended.
+    /// thread. The buffer calls `SpillStore/close()` once its stream has ended.
     ///
     /// What the consumer's `next()` throws, after every element accepted before: the store's own
     /// errors as they are; a ``SpillCodingError`` when the element type's ``SpillCodable``
@@ -62,7 +64,7 @@ extension PushBuffer.OverflowPolicy where Element: SpillCodable {
     ///   - limit: the most bytes the store may hold, each record counted as its bytes plus 16
     ///     (its length and weight); the yield that would pass it is rejected and the stream fails
     ///     with ``CapacityExceededError`` (``CapacityExceededError/spillLimit`` set).
-    public static func spill(to store: some SpillStore, limit: Int64) -> Self {
+    package static func spill(to store: some SpillStore, limit: Int64) -> Self {
         spill(limit: limit) { store }
     }
 

@@ -27,8 +27,7 @@
 ///   on the buffer's own thread; later yields are rejected.
 /// - ``OverflowPolicy/spill(directory:limit:)`` (for ``SpillCodable`` elements such as
 ///   ``Chunk``): past capacity, elements go to a spill file and come back in order; memory stays
-///   bounded; past the limit the stream fails as with `fail`. ``OverflowPolicy/spill(to:limit:)``
-///   does the same with any ``SpillStore``.
+///   bounded; past the limit the stream fails as with `fail`.
 ///
 /// **Ending.** The source calls ``finish()`` or ``fail(_:)``: the consumer receives every
 /// accepted element, then the end or the error. The consumer going away (its task cancelled,

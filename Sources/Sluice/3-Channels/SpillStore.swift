@@ -4,13 +4,13 @@
 /// A record is the bytes an element presents (``SpillCodable``) with the element's weight, kept
 /// beside them so that read-back admits records by weight before decoding them. Records are read
 /// back from position 0 (the first record after the store was made or ``reset()``), each one
-/// saying where the next starts (``SpillRecord/nextPosition``); positions are the store's own
+/// saying where the next starts (`SpillRecord/nextPosition`); positions are the store's own
 /// (byte offsets in a file, indices in an array). Once the consumer has read every record, the
 /// buffer calls ``reset()`` before its next append, so a store holds at most the backlog's peak.
 ///
 /// ``PushBuffer/OverflowPolicy/spill(directory:limit:)`` uses a store of its own: an unlinked
 /// file in the directory, created at the first append. Give
-/// ``PushBuffer/OverflowPolicy/spill(to:limit:)`` any other store, for example one in memory in
+/// `PushBuffer/OverflowPolicy/spill(to:limit:)` any other store, for example one in memory in
 /// a test, or one that encrypts or compresses.
 ///
 /// **Concurrency contract.** A store serves one buffer. ``append(_:weight:)``, ``reset()`` and
@@ -27,7 +27,7 @@
 /// spilled (its element is handed back) and stops the source; an error of ``record(at:)`` or
 /// ``read(_:into:)`` discards the records still in the store and stops the source unless it had
 /// ended the stream itself.
-public protocol SpillStore: Sendable {
+package protocol SpillStore: Sendable {
     /// Appends a record: `bytes`, with the element's `weight` beside them.
     ///
     /// - Parameters:
@@ -38,7 +38,7 @@ public protocol SpillStore: Sendable {
 
     /// Describes the record at `position`.
     ///
-    /// - Parameter position: 0 for the first record, or the ``SpillRecord/nextPosition`` of the
+    /// - Parameter position: 0 for the first record, or the `SpillRecord/nextPosition` of the
     ///   record before.
     /// - Returns: the record's length, weight and the position of the next one.
     /// - Throws: the store's error when the record cannot be read.
@@ -48,7 +48,7 @@ public protocol SpillStore: Sendable {
     ///
     /// - Parameters:
     ///   - record: what ``record(at:)`` returned.
-    ///   - buffer: exactly ``SpillRecord/byteCount`` bytes to fill.
+    ///   - buffer: exactly `SpillRecord/byteCount` bytes to fill.
     /// - Throws: the store's error when the bytes cannot be read.
     func read(_ record: SpillRecord, into buffer: UnsafeMutableRawBufferPointer) throws
 
@@ -64,17 +64,17 @@ public protocol SpillStore: Sendable {
     func close()
 }
 
-/// Where one spilled element is, for a caller that writes its own ``SpillStore``: its
-/// position and length, as ``SpillStore/record(at:)`` returns them.
-public struct SpillRecord: Sendable, Hashable {
+/// Where one spilled element is, for a caller that writes its own `SpillStore`: its
+/// position and length, as `SpillStore/record(at:)` returns them.
+package struct SpillRecord: Sendable, Hashable {
     /// Where the record is, in the store's positions.
-    public var position: Int64
+    package var position: Int64
     /// The length of the record's bytes.
-    public var byteCount: Int
+    package var byteCount: Int
     /// The weight stored with the record: the element's weight in bytes.
-    public var weight: Int
+    package var weight: Int
     /// Where the next record starts, in the store's positions.
-    public var nextPosition: Int64
+    package var nextPosition: Int64
 
     /// Describes a record.
     ///
@@ -83,7 +83,7 @@ public struct SpillRecord: Sendable, Hashable {
     ///   - byteCount: the length of its bytes (>= 0).
     ///   - weight: the weight appended with it.
     ///   - nextPosition: where the next record starts.
-    public init(position: Int64, byteCount: Int, weight: Int, nextPosition: Int64) {
+    package init(position: Int64, byteCount: Int, weight: Int, nextPosition: Int64) {
         self.position = position
         self.byteCount = byteCount
         self.weight = weight

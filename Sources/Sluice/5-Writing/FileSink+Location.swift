@@ -9,7 +9,7 @@ import Musl
 /// extended attributes are reached by.
 extension FileSink {
     /// Whether `/proc/self/fd` names this process's descriptors (`/proc` is mounted), so that an
-    /// unnamed file can be given a name by it (``FileLocation/link(descriptor:system:)``).
+    /// unnamed file can be given a name by it (`FileLocation/link(descriptor:system:)`).
     static let procNamesDescriptors: Bool = access("/proc/self/fd", X_OK) == 0
 
     /// Creates the file the data goes to until the commit point, in the destination's

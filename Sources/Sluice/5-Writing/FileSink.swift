@@ -77,7 +77,7 @@ public actor FileSink: ChunkSink {
     public nonisolated let destination: Pathname
     /// Where the data ends up, for the system calls: ``destination`` itself, or a name in an
     /// open directory (which the sink keeps open until it is gone).
-    public nonisolated let location: FileLocation
+    package nonisolated let location: FileLocation
     let source: FileStatus?
     let options: Options
     let system: SystemCalls
@@ -191,7 +191,7 @@ public actor FileSink: ChunkSink {
     /// Opens a destination by the rules above at `location`: for the entry of an open directory,
     /// the temporary file is created, renamed and synced relative to that directory's
     /// descriptor (`openat(2)`, `renameat2(2)`, `fsync(2)` of the descriptor), so the
-    /// destination's path may be longer than `PATH_MAX`. Messages name ``FileLocation/path``.
+    /// destination's path may be longer than `PATH_MAX`. Messages name `FileLocation/path`.
     ///
     /// - Parameters:
     ///   - location: where the data ends up.
@@ -199,7 +199,7 @@ public actor FileSink: ChunkSink {
     ///   - options: as for a path.
     /// - Throws: as for a path: ``FileError`` (`sameFile`, `isDirectory`, `alreadyExists`, or
     ///   the errno of `fstatat`, `openat`).
-    public static func create(
+    package static func create(
         location: FileLocation, source: FileStatus? = nil, options: Options = Options()
     ) async throws -> FileSink {
         try await create(location: location, source: source, options: options, gate: .shared, executor: nil)
@@ -224,7 +224,7 @@ public actor FileSink: ChunkSink {
             executor: executor)
     }
 
-    /// The seam for tests, at a ``FileLocation``.
+    /// The seam for tests, at a `FileLocation`.
     static func create(
         at location: FileLocation, source: FileStatus?, options: Options, system: SystemCalls,
         gate: CommitGate = .shared, executor: BlockingIOExecutor? = nil

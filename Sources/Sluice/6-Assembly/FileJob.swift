@@ -1,6 +1,6 @@
 /// One regular file of a tree to copy: what ``TreeCopy`` hands to a ``FileJobRunner``.
 ///
-/// The source and the destination are ``FileLocation``s (a name in an open directory), which
+/// The source and the destination are `FileLocation`s (a name in an open directory), which
 /// keep their directories' descriptors open for as long as the job exists. ``run()`` is
 /// the whole copy of the file, with the single-file guarantees (temporary file, commit point,
 /// clone, kernel copy or pipeline by ``RegularFileCopy``); a runner may run many at once.

@@ -33,7 +33,7 @@ extension ManyFileCopy {
         /// on an engine thread and must not block.
         public var completion: @Sendable (Outcome) -> Void
         /// Where the source is opened: ``source`` as a plain path unless a walk gave a name in
-        /// an open directory (``FileLocation``), which reaches any depth.
+        /// an open directory (`FileLocation`), which reaches any depth.
         package var sourceLocation: FileLocation
         /// Where the destination is created: ``destination`` as a plain path unless a walk gave
         /// a name in an open directory.

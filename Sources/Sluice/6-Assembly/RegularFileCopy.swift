@@ -118,7 +118,7 @@ public struct RegularFileCopy: Sendable {
     /// - Returns: the ``CopyReport`` once the sink has committed, with the path taken.
     /// - Throws: ``FileError``: of the source, the sink or the commit; with ``ReflinkMode/always``
     ///   where no clone is possible, code ``FileError/Code/unsupported``, operation
-    ///   ``FileError/Operation/clone`` (the kernel's errno when it refused). `CancellationError`
+    ///   `FICLONE` (the kernel's errno when it refused). `CancellationError`
     ///   when the calling task was cancelled. The sink is aborted first: nothing is left.
     public func run() async throws -> CopyReport {
         let start = ContinuousClock.now

@@ -13,12 +13,12 @@ import Musl
 /// to ``Options/width`` files at once (each file with the single-file guarantees: temporary
 /// file, commit point, clone or kernel copy), a symbolic
 /// link is recreated with its target as bytes (never followed inside the tree, unless
-/// ``TreeWalker/LinkPolicy/all``), a FIFO, a device or a socket is recreated with `mknodat(2)`
+/// ``SymbolicLinkPolicy/all``), a FIFO, a device or a socket is recreated with `mknodat(2)`
 /// (never read). Hard links within the tree stay hard links with
 /// ``Options/keepsHardLinks``. Directory attributes are applied after everything inside
 /// them, deepest first, so read-only directories copy and their times are kept.
 ///
-/// Everything happens relative to directory descriptors (``TreeWalker``, `DirectoryStack`):
+/// Everything happens relative to directory descriptors (`TreeWalker`, `DirectoryStack`):
 /// depth is not bounded by `PATH_MAX`, and open descriptors are bounded by
 /// ``Options/maximumOpenDirectories`` on each side (plus those the files in flight hold).
 ///
@@ -46,7 +46,7 @@ public struct TreeCopy: Sendable {
         /// becomes a file of its own, as `cp -r`.
         public var keepsHardLinks: Bool
         /// Which symbolic links are followed: none (`-P`, default), the root (`-H`), all (`-L`).
-        public var links: TreeWalker.LinkPolicy
+        public var links: SymbolicLinkPolicy
         /// How regular files are committed (overwrite, fsync); its `preservesAttributes` is
         /// set from ``preservesAttributes`` and its `sparse` from `file.sparse`.
         public var sink: FileSink.Options
@@ -74,7 +74,7 @@ public struct TreeCopy: Sendable {
         ///
         /// - Precondition: `width` and `byteBudget` >= 1.
         public init(
-            preservesAttributes: Bool = false, keepsHardLinks: Bool = false, links: TreeWalker.LinkPolicy = .never,
+            preservesAttributes: Bool = false, keepsHardLinks: Bool = false, links: SymbolicLinkPolicy = .never,
             sink: FileSink.Options = .init(), file: RegularFileCopy.Options = .init(),
             chunkSize: Int = FileChunks.defaultChunkSize,
             maximumOpenDirectories: Int = Options.defaultMaximumOpenDirectories,

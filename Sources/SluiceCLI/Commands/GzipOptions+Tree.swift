@@ -2,7 +2,7 @@ import Sluice
 
 extension GzipOptions {
     /// The operands of `-r`, as `gzip -r` takes them: each directory replaced by the regular
-    /// files in it and below, in the order the walk finds them (``TreeWalker``, symbolic links
+    /// files in it and below, in the order the walk finds them (`TreeWalker`, symbolic links
     /// not followed, names as bytes), other operands as they are.
     ///
     /// Passed over, silently unless `-v`: for compress, names already ending in `.gz` or `.tgz`
