@@ -121,7 +121,7 @@ public struct FileTime: Sendable, Hashable {
     /// Creates a time stamp.
     ///
     /// - Precondition: `nanoseconds` is in 0..<1_000_000_000.
-    public init(seconds: Int64, nanoseconds: Int64) {
+    package init(seconds: Int64, nanoseconds: Int64) {
         precondition((0..<1_000_000_000).contains(nanoseconds), "nanoseconds must be within a second")
         self.seconds = seconds
         self.nanoseconds = nanoseconds

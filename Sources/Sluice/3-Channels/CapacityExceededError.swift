@@ -25,7 +25,8 @@ public struct CapacityExceededError: Error, Hashable, Sendable, CustomStringConv
     ///   - bufferedCount: elements buffered at the overflow.
     ///   - bufferedBytes: bytes buffered at the overflow.
     ///   - spillLimit: the spill limit in bytes if the spill store overflowed, `nil` otherwise.
-    public init(capacity: Int, bufferedCount: Int, bufferedBytes: Int64, spillLimit: Int64? = nil) {
+    @usableFromInline
+    package init(capacity: Int, bufferedCount: Int, bufferedBytes: Int64, spillLimit: Int64? = nil) {
         self.capacity = capacity
         self.bufferedCount = bufferedCount
         self.bufferedBytes = bufferedBytes

@@ -38,7 +38,7 @@ public struct ChannelSendError<Element: Sendable>: Error {
     ///   - reason: why the send failed.
     ///   - element: the element that was not sent.
     @inlinable
-    public init(reason: Reason, element: Element) {
+    package init(reason: Reason, element: Element) {
         self.reason = reason
         self.element = element
     }

@@ -64,7 +64,7 @@ public struct ChannelStatistics: Sendable, Hashable {
 
     /// Creates statistics with every counter at zero.
     @inlinable
-    public init() {
+    package init() {
         elementsAccepted = 0
         bytesAccepted = 0
         elementsDelivered = 0

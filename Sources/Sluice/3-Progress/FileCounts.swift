@@ -20,7 +20,7 @@ public struct FileCounts: Sendable, Hashable {
     public var currentError: String?
 
     /// Creates counts from their fields, as given.
-    public init(
+    package init(
         completed: Int, failed: Int = 0, total: Int, isTotalGrowing: Bool = false, current: Pathname? = nil,
         currentIndex: Int? = nil, currentError: String? = nil
     ) {

@@ -17,7 +17,7 @@
 /// ## Concurrency contract
 /// Every method may be called from any thread; snapshots are published after the lock is
 /// released.
-public final class ManyFilesProgress: Sendable {
+package final class ManyFilesProgress: Sendable {
     private struct State {
         var totalBytes: Int64
         var totalFiles: Int
@@ -49,7 +49,7 @@ public final class ManyFilesProgress: Sendable {
     }
 
     /// Where the snapshots go: subscribe before the first file starts.
-    public let hub = ProgressHub()
+    package let hub = ProgressHub()
     private let state: LockedValue<State>
     private let start = ContinuousClock.now
     private let measure = LockedValue(Measure(read: { (0, 0) }))
@@ -60,13 +60,13 @@ public final class ManyFilesProgress: Sendable {
     ///   - totalBytes: the bytes known to be copied, summed over the files known.
     ///   - totalFiles: the files known.
     ///   - isTotalGrowing: whether more may come (``addToTotal(bytes:files:)``).
-    public init(totalBytes: Int64 = 0, totalFiles: Int = 0, isTotalGrowing: Bool = false) {
+    package init(totalBytes: Int64 = 0, totalFiles: Int = 0, isTotalGrowing: Bool = false) {
         state = LockedValue(State(totalBytes: totalBytes, totalFiles: totalFiles, isTotalGrowing: isTotalGrowing))
     }
 
     /// The index of a file about to be handed over: 0, then one more at each call, so files of
     /// several engines sharing this progress never share an index.
-    public func reserveIndex() -> Int {
+    package func reserveIndex() -> Int {
         state.withLock { state in
             defer { state.nextIndex += 1 }
             return state.nextIndex
@@ -85,7 +85,7 @@ public final class ManyFilesProgress: Sendable {
     }
 
     /// Adds files found by a walk, and their bytes, to the totals.
-    public func addToTotal(bytes: Int64, files: Int) {
+    package func addToTotal(bytes: Int64, files: Int) {
         state.withLock { state in
             state.totalBytes += bytes
             state.totalFiles += files
@@ -93,12 +93,12 @@ public final class ManyFilesProgress: Sendable {
     }
 
     /// Says the totals will not grow any more.
-    public func totalIsComplete() {
+    package func totalIsComplete() {
         state.withLock { $0.isTotalGrowing = false }
     }
 
     /// File `index` starts: publishes a snapshot about it.
-    public func started(index: Int, file: Pathname) {
+    package func started(index: Int, file: Pathname) {
         let flow = buffered()
         let snapshot = state.withLock { state in
             state.inFlight[index] = (0, 0)
@@ -110,7 +110,7 @@ public final class ManyFilesProgress: Sendable {
 
     /// File `index` has completed `bytesCompleted` bytes so far and written `bytesWritten`
     /// (cumulative; `nil`: as many as completed).
-    public func advanced(index: Int, bytesCompleted: Int64, bytesWritten: Int64? = nil) {
+    package func advanced(index: Int, bytesCompleted: Int64, bytesWritten: Int64? = nil) {
         let flow = buffered()
         let snapshot = state.withLock { state -> ProgressSnapshot? in
             guard state.inFlight[index] != nil else { return nil }
@@ -128,7 +128,7 @@ public final class ManyFilesProgress: Sendable {
     ///
     /// - Returns: the snapshot published about it (for a line per file, `--progress=json`).
     @discardableResult
-    public func finished(index: Int, file: Pathname, bytes: Int64, written: Int64? = nil, error: String?) -> ProgressSnapshot {
+    package func finished(index: Int, file: Pathname, bytes: Int64, written: Int64? = nil, error: String?) -> ProgressSnapshot {
         let flow = buffered()
         let snapshot = state.withLock { state in
             let reported = state.inFlight.removeValue(forKey: index)?.written ?? 0
@@ -157,7 +157,7 @@ public final class ManyFilesProgress: Sendable {
     /// - Parameter interrupted: whether the operation stopped before all its files were handed
     ///   over (a signal, a cancelled walk): files a walk never found are missing from the totals.
     @discardableResult
-    public func finish(interrupted: Bool = false) -> ProgressSnapshot {
+    package func finish(interrupted: Bool = false) -> ProgressSnapshot {
         let flow = buffered()
         let (last, complete) = state.withLock { state in
             state.isTotalGrowing = false
@@ -175,7 +175,7 @@ public final class ManyFilesProgress: Sendable {
     }
 
     /// A snapshot now; `latest` without publishing.
-    public var latest: ProgressSnapshot {
+    package var latest: ProgressSnapshot {
         let flow = buffered()
         return state.withLock { makeSnapshot(&$0, flow: flow, current: nil, index: nil) }
     }

@@ -28,7 +28,7 @@ extension ProgressSnapshot {
     ///     `"error":"<message>"`, implies `done`, and writes a `fraction` of 1 as `0.999` (an
     ///     operation that did not complete never reads as complete).
     /// - Returns: the JSON object, without a trailing newline.
-    public func jsonLine(done: Bool = false, error: String? = nil) -> String {
+    package func jsonLine(done: Bool = false, error: String? = nil) -> String {
         var out = "{"
         out.reserveCapacity(256)
         out += "\"bytesCompleted\":\(bytesCompleted)"

@@ -9,7 +9,7 @@
 /// that spends most of its time suspended on backpressure is waiting for a slow sink, not a slow
 /// source.
 ///
-/// The snapshots a ``FileCopy``, a ``RegularFileCopy`` or a ``ManyFilesProgress`` publishes
+/// The snapshots a ``FileCopy``, a ``RegularFileCopy`` or a `ManyFilesProgress` publishes
 /// follow the rules documented on each property (clamping, monotonic fraction, the final
 /// snapshot's truth).
 ///
@@ -101,7 +101,7 @@ public struct ProgressSnapshot: Sendable, Hashable {
     ///   - peakBufferedBytes: the largest `bufferedBytes` so far.
     ///   - producerSuspended: total time the producer waited on backpressure.
     ///   - isFinal: whether this is the last snapshot.
-    public init(
+    package init(
         bytesCompleted: Int64,
         bytesWritten: Int64,
         totalBytes: Int64?,

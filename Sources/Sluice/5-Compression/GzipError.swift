@@ -56,7 +56,7 @@ public struct GzipError: Error, Sendable, Hashable, CustomStringConvertible {
     ///   - kind: what went wrong.
     ///   - offset: the byte offset in the compressed input (see ``offset``).
     ///   - zlibMessage: zlib's message, if any.
-    public init(_ kind: Kind, offset: Int64, zlibMessage: String? = nil) {
+    package init(_ kind: Kind, offset: Int64, zlibMessage: String? = nil) {
         self.kind = kind
         self.offset = offset
         self.zlibMessage = zlibMessage

@@ -39,7 +39,7 @@ public enum CopyMethod: String, Sendable, Hashable, CaseIterable, CustomStringCo
         public var errno: ErrorNumber?
 
         /// Creates a refusal.
-        public init(method: CopyMethod, errno: ErrorNumber?) {
+        package init(method: CopyMethod, errno: ErrorNumber?) {
             self.method = method
             self.errno = errno
         }

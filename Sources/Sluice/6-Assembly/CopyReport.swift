@@ -31,7 +31,7 @@ public struct CopyReport: Sendable, Hashable {
     public var refusals: [CopyMethod.Refusal]
 
     /// Creates a report.
-    public init(
+    package init(
         bytesRead: Int64, bytesWritten: Int64, crc32: UInt32?, duration: Duration,
         peakBufferedBytes: Int64, producerSuspended: Duration, warnings: [StageWarning],
         verification: VerificationOutcome? = nil,
@@ -58,18 +58,6 @@ public struct CopyReport: Sendable, Hashable {
 
 // The spellings of 0.1, for one release.
 extension CopyReport {
-    @available(*, unavailable, renamed: "init(bytesRead:bytesWritten:crc32:duration:peakBufferedBytes:producerSuspended:warnings:verification:method:refusals:)")
-    public init(
-        bytesRead: Int64, bytesWritten: Int64, crc32: UInt32?, duration: Duration,
-        peakBufferedBytes: Int64, producerSuspended: Duration, warnings: [StageWarning],
-        verification: VerificationOutcome? = nil, path: CopyMethod, refusals: [CopyMethod.Refusal] = []
-    ) {
-        self.init(
-            bytesRead: bytesRead, bytesWritten: bytesWritten, crc32: crc32, duration: duration,
-            peakBufferedBytes: peakBufferedBytes, producerSuspended: producerSuspended, warnings: warnings,
-            verification: verification, method: path, refusals: refusals)
-    }
-
     @available(*, unavailable, renamed: "method")
     public var path: CopyMethod { get { method } set { method = newValue } }
 }

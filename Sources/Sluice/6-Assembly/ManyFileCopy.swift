@@ -153,7 +153,7 @@ public final class ManyFileCopy: Sendable {
     ///   - options: files in flight, byte budget, per-file copy options.
     ///   - progress: the operation's progress; its totals are the owner's (or grow by
     ///     ``addToTotal(bytes:files:)``).
-    public convenience init(options: Options = Options(), progress: ManyFilesProgress) {
+    package convenience init(options: Options = Options(), progress: ManyFilesProgress) {
         self.init(options: options, progress: progress, ownsProgress: false, system: .live)
     }
 

@@ -127,17 +127,24 @@ public struct TreeCopy: Sendable {
     ///   - destination: an existing directory (the copy goes inside it, under the source's
     ///     name), or the path the copy is created at.
     ///   - options: what is kept and followed, and how many files are copied at once.
-    ///   - progress: the operation's progress, shared with other copies (several trees of
-    ///     one command; created with `isTotalGrowing`; its owner finishes it); `nil`: the
-    ///     copy's own, finished when ``run(onFailure:)`` returns.
-    ///   - completesTotal: whether this tree's walk completes the totals of a shared
-    ///     `progress` (the last tree of the operation); an own progress is always completed.
     ///   - onOutcome: called with each regular file's outcome (its index, paths, result and
     ///     the progress snapshot about it, for a line per file) as it ends, on an engine
     ///     thread; it must not block.
     public init(
         from source: Pathname, to destination: Pathname, options: Options = Options(),
-        progress: ManyFilesProgress? = nil, completesTotal: Bool = false,
+        onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
+    ) {
+        self.init(from: source, to: destination, options: options, progress: nil, completesTotal: true, onOutcome: onOutcome)
+    }
+
+    /// The same, reporting to `progress`: the operation's progress, shared with other copies
+    /// (several trees of one command; created with `isTotalGrowing`; its owner finishes it);
+    /// `nil`: the copy's own, finished when ``run(onFailure:)`` returns. `completesTotal`:
+    /// whether this tree's walk completes the totals of a shared `progress` (the last tree of
+    /// the operation); an own progress is always completed.
+    package init(
+        from source: Pathname, to destination: Pathname, options: Options = Options(),
+        progress: ManyFilesProgress?, completesTotal: Bool = false,
         onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
     ) {
         let tracker = progress ?? ManyFilesProgress(isTotalGrowing: true)

@@ -23,5 +23,5 @@ public struct TreeCopyReport: Sendable {
     public var unsyncedDirectories: [Pathname: FileError] = [:]
 
     /// Creates an empty report.
-    public init() {}
+    package init() {}
 }

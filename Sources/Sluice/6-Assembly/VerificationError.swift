@@ -37,7 +37,7 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
     public var actualSize: Int64?
 
     /// Creates an error from its parts.
-    public init(
+    package init(
         _ kind: Kind, destination: Pathname, verification: CopyVerification, expectedCRC32: UInt32,
         expectedSize: Int64, actualCRC32: UInt32?, actualSize: Int64?
     ) {

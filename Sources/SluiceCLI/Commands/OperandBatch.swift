@@ -7,7 +7,7 @@ import Musl
 
 /// Several operands of one command at once: every file-to-file operand goes to one
 /// ``ManyFileCopy`` (files in flight within one byte budget, one directory `fsync(2)` per
-/// directory), with one progress for all of them: the command's ``ManyFilesProgress``, which
+/// directory), with one progress for all of them: the command's `ManyFilesProgress`, which
 /// every segment's engine and every operand run alone report to, and which ends once, after
 /// the last operand (one bar, one last `--progress=json` line).
 ///
