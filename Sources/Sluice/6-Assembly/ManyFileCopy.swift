@@ -66,7 +66,7 @@ import Musl
 public final class ManyFileCopy: Sendable {
     struct Indexed: Sendable {
         var index: Int
-        /// The file's index in the progress (``ManyFilesProgress/reserveIndex()``): the engine's
+        /// The file's index in the progress (`ManyFilesProgress/reserveIndex()`): the engine's
         /// own index, unless the progress is shared with other engines or copies.
         var progressIndex: Int
         var job: Job
@@ -122,7 +122,7 @@ public final class ManyFileCopy: Sendable {
     /// One progress for all the files: subscribe before the first ``submit(_:)``. Each
     /// snapshot's ``ProgressSnapshot/files`` says the files done of the total and the file it
     /// is about; the last comes from ``finish()`` (or, for a progress the engine was handed,
-    /// from its owner's ``ManyFilesProgress/finish(interrupted:)``).
+    /// from its owner's `ManyFilesProgress/finish(interrupted:)`).
     public var progress: ProgressHub { tracker.hub }
 
     /// Creates an engine and starts its worker.
@@ -145,9 +145,9 @@ public final class ManyFileCopy: Sendable {
     /// Creates an engine and starts its worker, reporting to an operation's `progress`: the
     /// progress of a command whose files go through several engines one after another (a
     /// segment of operands, each tree of several) or beside copies of their own. The engine
-    /// adds its files to it (each under an index from ``ManyFilesProgress/reserveIndex()``)
+    /// adds its files to it (each under an index from `ManyFilesProgress/reserveIndex()`)
     /// and its bytes buffered, and never finishes it: its owner calls
-    /// ``ManyFilesProgress/finish(interrupted:)`` once the operation is over.
+    /// `ManyFilesProgress/finish(interrupted:)` once the operation is over.
     ///
     /// - Parameters:
     ///   - options: files in flight, byte budget, per-file copy options.
@@ -397,9 +397,13 @@ extension ManyFileCopy {
     /// that asked, sealed files waiting for their batch, directories waiting for their sync),
     /// and if so, makes it release them (the batch committed now, the directories synced
     /// early) and waits until it has (a file finished or sealed, a batch committed), checking
-    /// every millisecond; files that wait here themselves count for nothing, and a wait with no
-    /// release for 10 s, or a cancelled engine, ends it. Blocks: call it from a thread of the caller's own, never the
-    /// cooperative pool.
+    /// every millisecond. Files that wait here themselves count for nothing: the wait ends
+    /// (`false`) once no other file is running and no batch is pending, or the engine is
+    /// cancelled. It has no deadline of its own: a file still running releases its descriptors
+    /// when it ends, however long its `fsync(2)` or a batch's `syncfs(2)` takes on a busy disk
+    /// (a fixed 10 s once failed a file of a tree while the disk was busy with other writers),
+    /// and the engine's ``finish()`` waits for that file anyway. Blocks: call it from a thread of
+    /// the caller's own, never the cooperative pool.
     ///
     /// - Returns: `true` once descriptors were released (try again); `false` when the engine
     ///   holds none it would release (the open fails for good).
@@ -415,11 +419,9 @@ extension ManyFileCopy {
         let committing = batch?.commitNow() ?? false
         if directories.releaseOpenDirectories() { return true }
         guard active > 0 || committing || (batch?.pendingCount ?? 0) > 0 else { return false }
-        // A release comes when a file finishes or a batch is committed; none for 10 s (every
-        // file stuck, or descriptors held outside the engine): the open fails.
-        let deadline = ContinuousClock.now + .seconds(10)
+        // A release comes when a file finishes or a batch is committed; once nothing is left
+        // that would release (descriptors held outside the engine), the open fails.
         while state.withLock({ $0.releases == start && !$0.isCancelled }) {
-            if ContinuousClock.now > deadline { return false }
             if state.withLock({ others($0) <= 0 }) && (batch?.pendingCount ?? 0) == 0 { return false }
             usleep(1_000)
         }

@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Dispatch
 import Testing
 @testable import Sluice
 import SluiceTestSupport
@@ -168,6 +169,43 @@ struct DescriptorBudgetTests {
         let totals = await engine.finish()
         #expect(totals.failed == 2)
         #expect(try entries(in: directory.appending("out")) == [])
+    }
+
+    /// `EMFILE` for one file while another is still at work, for longer than any fixed wait:
+    /// the file waits as long as the other runs (here its creation is held 11 s, past the 10 s
+    /// after which the wait once gave up on a busy disk) and is copied once it has ended.
+    @Test func emfileWaitsAsLongAsAnotherFileIsAtWork() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sources = try ManyFileCopyTests.makeSources([10_000, 20_000], in: directory)
+        let held = DispatchSemaphore(value: 0)
+        var calls = SystemCalls.live
+        let creations = LockedValue(0)
+        let open = calls.open
+        calls.open = { path, flags, mode in
+            guard SystemCalls.asksForUnnamedFile(flags) else { return open(path, flags, mode) }
+            let index = creations.withLock { count in
+                count += 1
+                return count
+            }
+            if index == 1 { held.wait() }  // the first file is at work until the test lets it go
+            if index == 2 { return .failure(ErrorNumber(rawValue: EMFILE)) }
+            return open(path, flags, mode)
+        }
+        let engine = ManyFileCopy(
+            options: .init(width: 2, chunkSize: 4096), progress: ManyFilesProgress(), ownsProgress: true, system: calls)
+        for (index, source) in sources.enumerated() {
+            try await engine.submit(.init(
+                source: source, destination: directory.appending(Pathname("out/f\(index)")),
+                sourceStatus: try FileStatus.of(source), sinkOptions: .init(synchronizes: false)))
+        }
+        while engine.state.withLock({ $0.waitingForDescriptors }) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try await Task.sleep(for: .seconds(11))
+        held.signal()
+        let totals = await engine.finish()
+        #expect(totals.committed == 2)
+        #expect(try readFile(directory.appending("out/f1")) == ManyFileCopyTests.content(1, size: 20_000))
+        #expect(try readFile(directory.appending("out/f0")) == ManyFileCopyTests.content(0, size: 10_000))
     }
 
     /// The timed wait that replaced the batch's Dispatch timer: work runs after its delay, in
