@@ -24,7 +24,7 @@ public enum SparseMode: String, Sendable, Hashable, CaseIterable {
     /// and not when the copy is `verifying` it (the CRC-32 a verification checks is then of the
     /// bytes `read(2)` gave, never of a map's holes, which may hide data; the copy finds its holes
     /// as whole zero blocks instead). The `findsHoles` to open a source with.
-    public func findsHoles(verifying: Bool) -> Bool {
+    package func findsHoles(verifying: Bool) -> Bool {
         self != .never && !verifying
     }
 }

@@ -2,27 +2,28 @@ import Synchronization
 
 /// Fans an operation's ``ProgressSnapshot`` values out to any number of independent subscribers.
 ///
-/// The hub is owned by the operation and created before it starts. Each call to ``subscribe()``
+/// A copy or a pipeline has one (``FileCopy/progress``, ``TreeCopy/progress``,
+/// ``ManyFileCopy/progress``), made before it starts and published to by it alone. Each call to ``subscribe()``
 /// registers a subscriber synchronously and returns its own `AsyncStream`, buffered
 /// `.bufferingNewest(1)`: a slow subscriber skips stale snapshots (a snapshot is complete, so
 /// nothing is lost) and the data path never waits for it. Throttling a display (a 10 Hz redraw,
 /// say) is the subscriber's concern, not a buffer setting.
 ///
 /// ```swift
-/// let hub = ProgressHub()
-/// let updates = hub.subscribe()          // register before the operation can publish
+/// let copy = TreeCopy(from: "photos", to: "backup")
+/// let updates = copy.progress.subscribe()   // register before the copy can publish
 /// let display = Task {
 ///     for await snapshot in updates { render(snapshot) }   // ends after the final snapshot
 /// }
-/// // ... the operation calls hub.publish(_:) as it goes, then hub.finish(with:)
+/// _ = try await copy.run()
 /// ```
 ///
 /// ## Delivery guarantees
 /// - A subscriber that registers after a snapshot was published starts with the latest one.
-/// - The final snapshot given to ``finish(with:)`` is always the last element a subscriber
+/// - The final snapshot given to `finish(with:)` is always the last element a subscriber
 ///   receives before its stream ends, also when the subscriber starts iterating late, and also
 ///   when it subscribes after the hub finished (it then gets exactly the final snapshot).
-/// - Every subscriber's stream ends after ``finish(with:)``, so every `for await` loop ends.
+/// - Every subscriber's stream ends after `finish(with:)`, so every `for await` loop ends.
 ///   If the hub is deallocated without finishing, the remaining streams end without a final
 ///   snapshot.
 ///
@@ -36,7 +37,7 @@ import Synchronization
 /// delivery is serialised by a "deliverer" role: the caller that finds no delivery in progress
 /// becomes the deliverer and, outside the lock, yields the newest snapshot to every subscriber
 /// that has not seen it, looping until nothing is pending; concurrent callers only record their
-/// snapshot and return. A caller never waits for another, so ``publish(_:)`` never blocks the data
+/// snapshot and return. A caller never waits for another, so `publish(_:)` never blocks the data
 /// path; at most it performs a bounded amount of delivery work for other callers.
 public final class ProgressHub: Sendable {
     /// One registered subscriber.
@@ -69,7 +70,7 @@ public final class ProgressHub: Sendable {
     private let nextSubscriberID = Atomic<Int>(0)
 
     /// Creates a hub with no subscribers and no snapshot.
-    public init() {}
+    package init() {}
 
     deinit {
         // Weak references to `self` are already nil here, so `onTermination` handlers do nothing.
@@ -122,10 +123,10 @@ public final class ProgressHub: Sendable {
     ///
     /// Never blocks and never suspends. Each subscriber's buffer keeps only the newest snapshot,
     /// so a subscriber that is not iterating does not slow the caller. Ignored after
-    /// ``finish(with:)``.
+    /// `finish(with:)`.
     ///
     /// - Parameter snapshot: the newest complete reading; becomes ``latest``.
-    public func publish(_ snapshot: ProgressSnapshot) {
+    package func publish(_ snapshot: ProgressSnapshot) {
         let accepted = state.withLock { state -> Bool in
             guard !state.isFinished else { return false }
             state.latest = snapshot
@@ -138,12 +139,12 @@ public final class ProgressHub: Sendable {
     /// Publishes the final snapshot and ends every subscriber's stream.
     ///
     /// Every subscriber receives `finalSnapshot` as its last element, then the end of its stream.
-    /// Idempotent: the first call wins; later calls to ``finish(with:)`` and ``publish(_:)`` are
+    /// Idempotent: the first call wins; later calls to `finish(with:)` and `publish(_:)` are
     /// ignored. Never blocks and never suspends.
     ///
     /// - Parameter finalSnapshot: the operation's last snapshot (normally with `isFinal == true`,
     ///   published after the destination is committed).
-    public func finish(with finalSnapshot: ProgressSnapshot) {
+    package func finish(with finalSnapshot: ProgressSnapshot) {
         let accepted = state.withLock { state -> Bool in
             guard !state.isFinished else { return false }
             state.latest = finalSnapshot

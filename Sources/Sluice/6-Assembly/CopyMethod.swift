@@ -28,7 +28,7 @@ public enum CopyMethod: String, Sendable, Hashable, CaseIterable, CustomStringCo
 
     /// Whether the data passes through Sluice's memory, so that a CRC-32 of it can be
     /// computed (``CopyReport/crc32``).
-    public var passesThroughUserSpace: Bool { self == .pipeline }
+    package var passesThroughUserSpace: Bool { self == .pipeline }
 
     /// A path that was tried and gave way to the next: the kernel refused it.
     public struct Refusal: Sendable, Hashable, CustomStringConvertible {
