@@ -89,7 +89,9 @@ public struct FileChunks: AsyncSequence, Sendable {
     ///     hold no memory), found with `lseek(2)`'s `SEEK_DATA` and `SEEK_HOLE`
     ///     (``SparseMode/auto`` and ``SparseMode/always``), or as zeros read with `read(2)`
     ///     (``SparseMode/never``). Default `true`. A file that reports size 0 (/proc) and a
-    ///     file system that does not answer `SEEK_DATA` are read plainly either way.
+    ///     file system that does not answer `SEEK_DATA` are read plainly either way. Pass
+    ///     `false` for a copy that verifies its output (``PipelineOptions/verification``): it
+    ///     must read every byte, not believe the map.
     ///
     /// Every `open(2)`, `lseek(2)` and `read(2)` of the file runs on a thread of its own that
     /// the sequence starts, never on the cooperative pool.

@@ -43,6 +43,10 @@ actor FileReader {
     /// Set by ``open()`` when the file's hole map disagrees with its allocated blocks
     /// (``HoleMap``): the file is read as data, whatever the map says.
     nonisolated(unsafe) var distrustsHoleMap = false
+    /// The data extents of the hole map ``open()`` read and trusted (``HoleMap/dataExtents``),
+    /// for a kernel copy to follow; `nil` when there was no map, it was distrusted, or it had
+    /// too many extents to keep, or when the reader does not look for holes.
+    nonisolated(unsafe) var dataExtents: [Range<Int64>]?
 
     nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
@@ -95,7 +99,10 @@ actor FileReader {
                 // A map that hides data is not followed: all is read, zero blocks become holes.
                 distrustsHoleMap = map.map { !$0.agrees(withAllocated: status.allocatedBytes) } ?? false
                 // From where the descriptor stands: 0 for a file opened here.
-                if findsHoles && !distrustsHoleMap { extents = ExtentCursor(offset: offset) }
+                if findsHoles && !distrustsHoleMap {
+                    extents = ExtentCursor(offset: offset)
+                    dataExtents = map?.dataExtents
+                }
                 _ = system.seek(descriptor!.rawValue, offset, SEEK_SET)
             }
             return status

@@ -13,6 +13,13 @@ struct HoleMap: Sendable, Hashable {
     var extents: Int
     /// Whether the map reported data at or past the end of the file.
     var reachesPastEnd: Bool
+    /// The data extents, up to the size, in order, when there are at most
+    /// ``maximumRecordedExtents`` (a kernel copy follows them instead of asking `lseek(2)`
+    /// again, two calls per extent); `nil` for more.
+    var dataExtents: [Range<Int64>]? = []
+
+    /// The most extents ``dataExtents`` keeps: 64 Ki, 1 MiB of ranges.
+    static let maximumRecordedExtents = 1 << 16
 
     /// What allocation may hold beyond the data a map claims: each extent rounded up to a 4 KiB
     /// block, and 64 KiB more for metadata (indirect and extent blocks) and preallocation at
@@ -46,6 +53,11 @@ struct HoleMap: Sendable, Hashable {
             if end > size { map.reachesPastEnd = true }
             map.dataBytes += min(end, size) - data
             map.extents += 1
+            if map.extents > maximumRecordedExtents {
+                map.dataExtents = nil
+            } else if end > data {
+                map.dataExtents?.append(data..<min(end, size))
+            }
             guard end > data else { break }
             offset = end
         }

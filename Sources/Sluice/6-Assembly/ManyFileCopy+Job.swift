@@ -122,9 +122,9 @@ extension ManyFileCopy {
         /// Directories whose `fsync(2)` failed: the files renamed into them are in place but not
         /// known to be durable.
         public var unsyncedDirectories: [Pathname: FileError] = [:]
-        /// The last progress snapshot: the final one (``ProgressSnapshot/isFinal``) of an engine's
-        /// own progress; for a progress the engine was handed, the latest when it finished (its
-        /// owner publishes the final one).
+        /// The last progress snapshot: the final one (``ProgressSnapshot/isFinal``), published by
+        /// ``ManyFileCopy/finish()`` (for the `sluice` command's engines that share one
+        /// operation's progress, the latest when the engine finished).
         public var progress: ProgressSnapshot?
     }
 }

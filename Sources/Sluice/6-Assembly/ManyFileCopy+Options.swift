@@ -16,6 +16,10 @@ extension ManyFileCopy {
         /// The longest a sealed durable file waits for its batch's `syncfs(2)`, in
         /// milliseconds (``ManyFileCopy/SyncBatch``): 50; tests that fix a batch set more.
         var syncBatchWaitMilliseconds = 50
+        /// The longest a file that met `EMFILE` waits for descriptors while the files running
+        /// move no byte and no batch is pending, in milliseconds
+        /// (``ManyFileCopy/waitForReleasedDescriptors(holding:)``): 10,000; tests set less.
+        var descriptorWaitMilliseconds = 10_000
         /// Paths, holes, CRC-32, rate and verification of each file, as for one file
         /// (``RegularFileCopy/Options``; the verification unless a job sets its own); its
         /// pipeline capacity and byte budget are set per file.

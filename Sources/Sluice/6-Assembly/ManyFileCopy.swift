@@ -93,8 +93,8 @@ public final class ManyFileCopy: Sendable {
         /// Counts the events that release descriptors (a file finished or sealed, a batch
         /// committed): ``waitForReleasedDescriptors(holding:)`` waits for it to move.
         var releases = 0
-        /// Callers inside ``waitForReleasedDescriptors(holding:)`` now.
-        var waitingForDescriptors = 0
+        /// Files (not the walk) inside ``waitForReleasedDescriptors(holding:)`` now.
+        var filesWaitingForDescriptors = 0
     }
 
     /// The options the engine was made with.
@@ -121,8 +121,8 @@ public final class ManyFileCopy: Sendable {
 
     /// One progress for all the files: subscribe before the first ``submit(_:)``. Each
     /// snapshot's ``ProgressSnapshot/files`` says the files done of the total and the file it
-    /// is about; the last comes from ``finish()`` (or, for a progress the engine was handed,
-    /// from its owner's `ManyFilesProgress/finish(interrupted:)`).
+    /// is about; the last comes from ``finish()`` (for the `sluice` command's engines that
+    /// share one operation's progress, from the command when the operation ends).
     public var progress: ProgressHub { tracker.hub }
 
     /// Creates an engine and starts its worker.
@@ -388,53 +388,5 @@ public final class ManyFileCopy: Sendable {
         let snapshot = tracker.finished(index: item.progressIndex, file: item.job.source, bytes: bytes, written: written, error: error)
         item.job.completion(
             Outcome(index: item.index, source: item.job.source, destination: item.job.destination, result: result, progress: snapshot))
-    }
-}
-
-extension ManyFileCopy {
-    /// After an open failed for want of descriptors (`EMFILE`, `ENFILE`): whether the engine
-    /// itself holds descriptors it will release (files on their threads besides the `holding`
-    /// that asked, sealed files waiting for their batch, directories waiting for their sync),
-    /// and if so, makes it release them (the batch committed now, the directories synced
-    /// early) and waits until it has (a file finished or sealed, a batch committed), checking
-    /// every millisecond. Files that wait here themselves count for nothing: the wait ends
-    /// (`false`) once no other file is running and no batch is pending, or the engine is
-    /// cancelled. It has no deadline of its own: a file still running releases its descriptors
-    /// when it ends, however long its `fsync(2)` or a batch's `syncfs(2)` takes on a busy disk
-    /// (a fixed 10 s once failed a file of a tree while the disk was busy with other writers),
-    /// and the engine's ``finish()`` waits for that file anyway. Blocks: call it from a thread of
-    /// the caller's own, never the cooperative pool.
-    ///
-    /// - Returns: `true` once descriptors were released (try again); `false` when the engine
-    ///   holds none it would release (the open fails for good).
-    func waitForReleasedDescriptors(holding: Int) -> Bool {
-        // The files on their threads that are not waiting here too (a file that waits releases
-        // nothing until it is let go); `holding` 1 is a file itself, counted in `running`.
-        let others = { (state: State) in state.running - state.waitingForDescriptors + (holding > 0 ? 0 : 1) }
-        let (start, active, batch) = state.withLock { state in
-            state.waitingForDescriptors += 1
-            return (state.releases, others(state), state.batch)
-        }
-        defer { state.withLock { $0.waitingForDescriptors -= 1 } }
-        let committing = batch?.commitNow() ?? false
-        if directories.releaseOpenDirectories() { return true }
-        guard active > 0 || committing || (batch?.pendingCount ?? 0) > 0 else { return false }
-        // A release comes when a file finishes or a batch is committed; once nothing is left
-        // that would release (descriptors held outside the engine), the open fails.
-        while state.withLock({ $0.releases == start && !$0.isCancelled }) {
-            if state.withLock({ others($0) <= 0 }) && (batch?.pendingCount ?? 0) == 0 { return false }
-            usleep(1_000)
-        }
-        return !state.withLock { $0.isCancelled }
-    }
-
-    /// Waits until no file handed over holds descriptors: none waiting to start, none being
-    /// started, none on its thread (a sealed file's are its batch's, released on demand by
-    /// ``waitForReleasedDescriptors(holding:)``), or the engine is cancelled. Checks every
-    /// 100 µs. Blocks: call it from a thread of the caller's own, never the cooperative pool.
-    func waitUntilNoFileHoldsDescriptors() {
-        while state.withLock({ ($0.running > 0 || $0.isDispatching || !$0.waiting.isEmpty) && !$0.isCancelled }) {
-            usleep(100)
-        }
     }
 }

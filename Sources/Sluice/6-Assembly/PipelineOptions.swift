@@ -25,7 +25,9 @@ public struct PipelineOptions: Sendable, Hashable {
     /// How to check the output before committing it, or `nil` (default) not to
     /// (``CopyVerification``, `--verify`). It needs a ``ReadBackSink`` (``FileSink``); any
     /// other sink, or a file written in place, is committed unverified, and the report says
-    /// why (``CopyReport/verification``).
+    /// why (``CopyReport/verification``). Open its source with `findsHoles: false`
+    /// (``FileChunks/open(_:chunkSize:findsHoles:)``): a verified copy reads every byte rather
+    /// than believe the file's hole map.
     public var verification: CopyVerification?
 
     /// The capacity, in chunks, that buffers about 4 MiB per channel for chunks of

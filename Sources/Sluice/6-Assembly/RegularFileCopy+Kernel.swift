@@ -72,11 +72,14 @@ extension RegularFileCopy {
         let (sourcePath, destination, sourceSystem) = (source.path, sink.destination, source.system)
         let sliceSize = Int64(options.sliceSize)
         let findsHoles = options.sparse != .never
+        // The map the reader walked and checked at its open, if it kept it: not walked twice.
+        let knownExtents = findsHoles ? source.reader.dataExtents : nil
         let startsWriteBack = sink.options.synchronizes
         try await sink.withTemporaryFile { target, system in
             try Self.copyExtents(
-                of: descriptor, to: target, size: size, findsHoles: findsHoles, sliceSize: sliceSize,
-                sourceSystem: sourceSystem, system: system, sourcePath: sourcePath, destination: destination
+                of: descriptor, to: target, size: size, findsHoles: findsHoles, knownExtents: knownExtents,
+                sliceSize: sliceSize, sourceSystem: sourceSystem, system: system, sourcePath: sourcePath,
+                destination: destination
             ) { done in
                 Self.record(done, in: recorder)
                 if startsWriteBack && done > 0 { Self.startWriteBack(of: target, system: system) }
@@ -88,7 +91,9 @@ extension RegularFileCopy {
     /// `target` (`SEEK_DATA`, `SEEK_HOLE` when `findsHoles`; otherwise, or where the file
     /// system does not answer them, all of it as one extent), in slices of at most `sliceSize`
     /// bytes; then, when the data reaches `size`, on to the end of file (a file that grew);
-    /// when the file ends in a hole, `ftruncate(2)` to `size`. `record` is given
+    /// when the file ends in a hole, `ftruncate(2)` to `size`. With `knownExtents` (the data
+    /// extents of the map the reader walked at its open, ``HoleMap/dataExtents``), those are
+    /// copied instead of asking `lseek(2)` again, as `cp` walks a file's map once. `record` is given
     /// the bytes done after each slice (holes count with the slice after them). Blocks: call
     /// it on a thread of a ``BlockingIOExecutor``.
     ///
@@ -96,11 +101,13 @@ extension RegularFileCopy {
     ///   an older kernel, a file that shrank); ``FileError`` of the calls; `CancellationError`
     ///   between slices.
     static func copyExtents(
-        of descriptor: Descriptor, to target: Descriptor, size: Int64, findsHoles: Bool, sliceSize: Int64,
-        sourceSystem: SystemCalls, system: SystemCalls, sourcePath: Pathname, destination: Pathname,
-        record: (Int64) -> Void
+        of descriptor: Descriptor, to target: Descriptor, size: Int64, findsHoles: Bool,
+        knownExtents: [Range<Int64>]? = nil, sliceSize: Int64, sourceSystem: SystemCalls, system: SystemCalls,
+        sourcePath: Pathname, destination: Pathname, record: (Int64) -> Void
     ) throws {
-        var findsHoles = findsHoles
+        var extents = DataExtents(
+            descriptor: descriptor, size: size, findsHoles: findsHoles && knownExtents == nil,
+            known: knownExtents.map { $0[...] }, system: sourceSystem, path: sourcePath)
         var offset: Int64 = 0
         var done: Int64 = 0  // counted in progress
         // One slice at `offset`, at most `count` bytes: what it copied (0 at the end of file).
@@ -114,19 +121,7 @@ extension RegularFileCopy {
         }
         while offset < size {
             try Task.checkCancellation()
-            var extent = offset..<size
-            if findsHoles {
-                do throws(ErrorNumber) {
-                    guard let data = try descriptor.nextData(from: offset, system: sourceSystem) else { break }
-                    let end = try descriptor.nextHole(from: data, system: sourceSystem) ?? size
-                    extent = min(data, size)..<min(end, size)
-                } catch where CopyMethod.givesWay(on: error) {
-                    findsHoles = false  // a file system that does not know: all data
-                    continue
-                } catch {
-                    throw FileError.lseek(path: sourcePath, errno: error)
-                }
-            }
+            guard let extent = try extents.next(from: offset) else { break }
             offset = extent.lowerBound  // past the hole before the extent
             while offset < extent.upperBound {
                 let copied = try copySlice(min(sliceSize, extent.upperBound - offset))
@@ -166,5 +161,40 @@ extension RegularFileCopy {
         guard count > 0 else { return }
         recorder.recordRead(Int(count))
         recorder.recordWritten(Int(count))
+    }
+}
+
+/// The data extents of a kernel copy's source, in order: those of the map its reader kept
+/// (`known`), else asked of `lseek(2)` (`SEEK_DATA`, `SEEK_HOLE`) when `findsHoles`, else all
+/// of the file as one.
+private struct DataExtents {
+    let descriptor: Descriptor
+    let size: Int64
+    var findsHoles: Bool
+    var known: ArraySlice<Range<Int64>>?
+    let system: SystemCalls
+    let path: Pathname
+
+    /// The next data extent at or after `offset`, clipped to the size; `nil` once no data is
+    /// left before the size.
+    ///
+    /// - Throws: ``FileError`` (`lseek`) when the file system fails a probe it knows.
+    mutating func next(from offset: Int64) throws(FileError) -> Range<Int64>? {
+        while known != nil {
+            guard let next = known?.popFirst() else { return nil }
+            let (start, end) = (max(next.lowerBound, offset), min(next.upperBound, size))
+            if start < end { return start..<end }
+        }
+        guard findsHoles else { return offset..<size }
+        do throws(ErrorNumber) {
+            guard let data = try descriptor.nextData(from: offset, system: system) else { return nil }
+            let end = try descriptor.nextHole(from: data, system: system) ?? size
+            return min(data, size)..<min(end, size)
+        } catch where CopyMethod.givesWay(on: error) {
+            findsHoles = false  // a file system that does not know: all data
+            return offset..<size
+        } catch {
+            throw FileError.lseek(path: path, errno: error)
+        }
     }
 }

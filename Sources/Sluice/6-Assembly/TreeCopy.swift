@@ -111,8 +111,8 @@ public struct TreeCopy: Sendable {
     public let options: Options
     /// The operation's progress: bytes and files done of totals that grow while the walk
     /// finds files (each snapshot's ``ProgressSnapshot/files``). Subscribe before
-    /// ``run(onFailure:)``. A copy's own progress ends when the run returns; a shared one
-    /// (passed to the initializer), when its owner finishes it.
+    /// ``run(onFailure:)``. It ends when the run returns (the `sluice` command's copies of
+    /// several trees share one, which it ends after the last).
     public let progress: ProgressHub
     /// Makes what copies the regular files, when the copy runs: nothing is started before.
     let makeRunner: @Sendable () -> any FileJobRunner

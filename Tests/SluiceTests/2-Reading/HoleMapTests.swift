@@ -132,6 +132,30 @@ struct HoleMapTests {
         }
     }
 
+    /// The kernel copy follows the map the reader walked and checked at its open, as `cp`
+    /// walks a file's map once: no `SEEK_DATA` or `SEEK_HOLE` beyond that walk's (for two
+    /// extents: data at 0, its end, data at 3 MiB, its end, no data after), and the copy is
+    /// exact and sparse.
+    @Test func theKernelCopyFollowsTheMapReadAtTheOpen() async throws {
+        try await withScratchDirectory { directory in
+            try writeSparseFile(directory.appending("in"), size: Self.size, extents: Self.extents)
+            let seeks = LockedValue((data: 0, hole: 0))
+            var system = SystemCalls.live
+            system.seek = { descriptor, offset, whence in
+                if whence == CSluiceShims_SEEK_DATA { seeks.withLock { $0.data += 1 } }
+                if whence == CSluiceShims_SEEK_HOLE { seeks.withLock { $0.hole += 1 } }
+                return SystemCalls.liveSeek(descriptor, offset, whence)
+            }
+            var options = RegularFileCopy.Options()
+            options.kernelCopyLimit = 1 << 30
+            let copied = try await Self.copy(in: directory, system: system, options: options)
+            #expect(copied.report.method == .kernelCopy)
+            #expect(copied.allocated < 2_097_152)
+            let counted = seeks.withLock { $0 }
+            #expect(counted.data == 3 && counted.hole == 2, "\(counted)")
+        }
+    }
+
     /// A source opened without its holes (for `--verify`) still has its map checked at open,
     /// which the kernel copy would follow: a lying one is not.
     @Test func theMapIsCheckedAlsoWhenItsHolesAreNotRead() async throws {

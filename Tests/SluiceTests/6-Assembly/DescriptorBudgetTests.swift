@@ -171,41 +171,114 @@ struct DescriptorBudgetTests {
         #expect(try entries(in: directory.appending("out")) == [])
     }
 
-    /// `EMFILE` for one file while another is still at work, for longer than any fixed wait:
-    /// the file waits as long as the other runs (here its creation is held 11 s, past the 10 s
-    /// after which the wait once gave up on a busy disk) and is copied once it has ended.
-    @Test func emfileWaitsAsLongAsAnotherFileIsAtWork() async throws {
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
-        let sources = try ManyFileCopyTests.makeSources([10_000, 20_000], in: directory)
-        let held = DispatchSemaphore(value: 0)
+    /// System calls whose second unnamed-file creation fails with `EMFILE` (the time of the
+    /// failure in `failed`, that of the next creation in `retried`), whose first waits for
+    /// `held` when given, and whose reads take 20 ms each while a file waits for descriptors
+    /// in `engine`.
+    static func secondCreationFails(
+        failed: LockedValue<ContinuousClock.Instant?>, retried: LockedValue<ContinuousClock.Instant?>,
+        held: DispatchSemaphore? = nil, slowReadsWhileWaiting engine: LockedValue<ManyFileCopy?>? = nil
+    ) -> SystemCalls {
         var calls = SystemCalls.live
         let creations = LockedValue(0)
-        let open = calls.open
+        let (open, read) = (calls.open, calls.read)
         calls.open = { path, flags, mode in
             guard SystemCalls.asksForUnnamedFile(flags) else { return open(path, flags, mode) }
             let index = creations.withLock { count in
                 count += 1
                 return count
             }
-            if index == 1 { held.wait() }  // the first file is at work until the test lets it go
-            if index == 2 { return .failure(ErrorNumber(rawValue: EMFILE)) }
+            if index == 1 { held?.wait() }
+            if index == 2 {
+                failed.withLock { $0 = .now }
+                return .failure(ErrorNumber(rawValue: EMFILE))
+            }
+            if index == 3 { retried.withLock { $0 = .now } }
             return open(path, flags, mode)
         }
+        calls.read = { descriptor, buffer, count in
+            let waiting = engine?.withLock { $0?.state.withLock { $0.filesWaitingForDescriptors } ?? 0 } ?? 0
+            if waiting > 0 { usleep(20_000) }
+            return read(descriptor, buffer, count)
+        }
+        return calls
+    }
+
+    /// `EMFILE` for one file while another moves bytes: the file waits past the engine's
+    /// patience (2 s here), for as long as the other's bytes move (its reads slowed to 20 ms
+    /// each while a file waits: 200 of them), and is copied once the other has ended.
+    @Test func emfileWaitsAsLongAsAnotherFileMovesBytes() async throws {
+        guard DescriptorBudget.current.filesInFlightWithoutSync >= 2 else {
+            try Test.cancel("the open-file limit here is too low for two files in flight")
+        }
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sources = try ManyFileCopyTests.makeSources([800_000, 800_000], in: directory)
+        let (failed, retried) = (LockedValue<ContinuousClock.Instant?>(nil), LockedValue<ContinuousClock.Instant?>(nil))
+        let current = LockedValue<ManyFileCopy?>(nil)
+        var options = ManyFileCopy.Options(width: 2, chunkSize: 4096, copy: .init(forcesPipeline: true))  // by read(2)
+        options.descriptorWaitMilliseconds = 2_000
         let engine = ManyFileCopy(
-            options: .init(width: 2, chunkSize: 4096), progress: ManyFilesProgress(), ownsProgress: true, system: calls)
+            options: options, progress: ManyFilesProgress(), ownsProgress: true,
+            system: Self.secondCreationFails(failed: failed, retried: retried, slowReadsWhileWaiting: current))
+        current.withLock { $0 = engine }
+        defer { current.withLock { $0 = nil } }
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
                 source: source, destination: directory.appending(Pathname("out/f\(index)")),
                 sourceStatus: try FileStatus.of(source), sinkOptions: .init(synchronizes: false)))
         }
-        while engine.state.withLock({ $0.waitingForDescriptors }) == 0 { try await Task.sleep(for: .milliseconds(10)) }
-        try await Task.sleep(for: .seconds(11))
-        held.signal()
         let totals = await engine.finish()
         #expect(totals.committed == 2)
-        #expect(try readFile(directory.appending("out/f1")) == ManyFileCopyTests.content(1, size: 20_000))
-        #expect(try readFile(directory.appending("out/f0")) == ManyFileCopyTests.content(0, size: 10_000))
+        let waited = try #require(retried.withLock { $0 }) - (try #require(failed.withLock { $0 }))
+        #expect(waited > .seconds(2), "\(waited)")
+        #expect(try readFile(directory.appending("out/f0")) == ManyFileCopyTests.content(0, size: 800_000))
+        #expect(try readFile(directory.appending("out/f1")) == ManyFileCopyTests.content(1, size: 800_000))
+    }
+
+    /// `EMFILE` for one file while the other is stuck (its creation held until the test lets
+    /// it go): no byte moves, so after the engine's patience (300 ms here) the waiting file fails
+    /// with the message, and the stuck one, let go, is still copied.
+    @Test func emfileWhileTheOtherFileIsStuckFailsAfterThePatience() async throws {
+        guard DescriptorBudget.current.filesInFlightWithoutSync >= 2 else {
+            try Test.cancel("the open-file limit here is too low for two files in flight")
+        }
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sources = try ManyFileCopyTests.makeSources([10_000, 20_000], in: directory)
+        let held = DispatchSemaphore(value: 0)
+        let (failed, retried) = (LockedValue<ContinuousClock.Instant?>(nil), LockedValue<ContinuousClock.Instant?>(nil))
+        var options = ManyFileCopy.Options(width: 2, chunkSize: 4096)
+        options.descriptorWaitMilliseconds = 300
+        let engine = ManyFileCopy(
+            options: options, progress: ManyFilesProgress(), ownsProgress: true,
+            system: Self.secondCreationFails(failed: failed, retried: retried, held: held))
+        let failedFile = Latch()
+        let outcomes = ManyFileCopyTests.Outcomes()
+        for (index, source) in sources.enumerated() {
+            try await engine.submit(.init(
+                source: source, destination: directory.appending(Pathname("out/f\(index)")),
+                sourceStatus: try FileStatus.of(source), sinkOptions: .init(synchronizes: false),
+                completion: { outcome in
+                    outcomes.add(outcome)
+                    if case .failure = outcome.result { failedFile.open() }
+                }))
+        }
+        let hangGuard = Task {
+            try? await Task.sleep(for: .seconds(60))
+            failedFile.open()  // then the expectations below fail instead of the suite hanging
+        }
+        await failedFile.wait()
+        hangGuard.cancel()
+        held.signal()
+        let totals = await engine.finish()
+        #expect(totals.committed == 1 && totals.failed == 1)
+        #expect(retried.withLock { $0 } == nil)
+        let error = try #require(outcomes.all.compactMap { outcome -> FileError? in
+            if case .failure(let error) = outcome.result { return error as? FileError }
+            return nil
+        }.first)
+        #expect(error.description.hasSuffix("': Too many open files"), "\(error)")
     }
 
     /// The timed wait that replaced the batch's Dispatch timer: work runs after its delay, in
