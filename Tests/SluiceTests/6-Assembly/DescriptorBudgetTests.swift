@@ -205,19 +205,20 @@ struct DescriptorBudgetTests {
     }
 
     /// `EMFILE` for one file while another moves bytes: the file waits past the engine's
-    /// patience (2 s here), for as long as the other's bytes move (its reads slowed to 20 ms
-    /// each while a file waits: 200 of them), and is copied once the other has ended.
+    /// patience (3 s here, long beside the gaps between two snapshots of a loaded suite), for as
+    /// long as the other's bytes move (its reads slowed to 20 ms each while a file waits: about
+    /// 400 of them, twice the patience), and is copied once the other has ended.
     @Test func emfileWaitsAsLongAsAnotherFileMovesBytes() async throws {
         guard DescriptorBudget.current.filesInFlightWithoutSync >= 2 else {
             try Test.cancel("the open-file limit here is too low for two files in flight")
         }
         let directory = try ScratchDirectory()
         defer { directory.remove() }
-        let sources = try ManyFileCopyTests.makeSources([800_000, 800_000], in: directory)
+        let sources = try ManyFileCopyTests.makeSources([1_600_000, 1_600_000], in: directory)
         let (failed, retried) = (LockedValue<ContinuousClock.Instant?>(nil), LockedValue<ContinuousClock.Instant?>(nil))
         let current = LockedValue<ManyFileCopy?>(nil)
         var options = ManyFileCopy.Options(width: 2, chunkSize: 4096, copy: .init(forcesPipeline: true))  // by read(2)
-        options.descriptorWaitMilliseconds = 2_000
+        options.descriptorWaitMilliseconds = 3_000
         let engine = ManyFileCopy(
             options: options, progress: ManyFilesProgress(), ownsProgress: true,
             system: Self.secondCreationFails(failed: failed, retried: retried, slowReadsWhileWaiting: current))
@@ -231,9 +232,9 @@ struct DescriptorBudgetTests {
         let totals = await engine.finish()
         #expect(totals.committed == 2)
         let waited = try #require(retried.withLock { $0 }) - (try #require(failed.withLock { $0 }))
-        #expect(waited > .seconds(2), "\(waited)")
-        #expect(try readFile(directory.appending("out/f0")) == ManyFileCopyTests.content(0, size: 800_000))
-        #expect(try readFile(directory.appending("out/f1")) == ManyFileCopyTests.content(1, size: 800_000))
+        #expect(waited > .seconds(3), "\(waited)")
+        #expect(try readFile(directory.appending("out/f0")) == ManyFileCopyTests.content(0, size: 1_600_000))
+        #expect(try readFile(directory.appending("out/f1")) == ManyFileCopyTests.content(1, size: 1_600_000))
     }
 
     /// `EMFILE` for one file while the other is stuck (its creation held until the test lets
