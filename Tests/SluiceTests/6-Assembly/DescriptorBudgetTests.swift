@@ -76,8 +76,11 @@ struct DescriptorBudgetTests {
     }
 
     /// System calls whose `n`th unnamed-file creation fails with `EMFILE` (every one from the
-    /// `n`th on, with `always`).
-    static func failingCreation(at n: Int, always: Bool = false) -> SystemCalls {
+    /// `n`th on, with `always`). `observe` is called with each creation's number (from 1)
+    /// before it is made or failed.
+    static func failingCreation(
+        at n: Int, always: Bool = false, observe: @escaping @Sendable (Int) -> Void = { _ in }
+    ) -> SystemCalls {
         var calls = SystemCalls.live
         let count = LockedValue(0)
         let open = calls.open
@@ -87,6 +90,7 @@ struct DescriptorBudgetTests {
                     count += 1
                     return count
                 }
+                observe(index)
                 if index == n || (always && index >= n) { return .failure(ErrorNumber(rawValue: EMFILE)) }
             }
             return open(path, flags, mode)
@@ -179,23 +183,12 @@ struct DescriptorBudgetTests {
         failed: LockedValue<ContinuousClock.Instant?>, retried: LockedValue<ContinuousClock.Instant?>,
         held: DispatchSemaphore? = nil, slowReadsWhileWaiting engine: LockedValue<ManyFileCopy?>? = nil
     ) -> SystemCalls {
-        var calls = SystemCalls.live
-        let creations = LockedValue(0)
-        let (open, read) = (calls.open, calls.read)
-        calls.open = { path, flags, mode in
-            guard SystemCalls.asksForUnnamedFile(flags) else { return open(path, flags, mode) }
-            let index = creations.withLock { count in
-                count += 1
-                return count
-            }
+        var calls = failingCreation(at: 2) { index in
             if index == 1 { held?.wait() }
-            if index == 2 {
-                failed.withLock { $0 = .now }
-                return .failure(ErrorNumber(rawValue: EMFILE))
-            }
+            if index == 2 { failed.withLock { $0 = .now } }
             if index == 3 { retried.withLock { $0 = .now } }
-            return open(path, flags, mode)
         }
+        let read = calls.read
         calls.read = { descriptor, buffer, count in
             let waiting = engine?.withLock { $0?.state.withLock { $0.filesWaitingForDescriptors } ?? 0 } ?? 0
             if waiting > 0 { usleep(20_000) }
