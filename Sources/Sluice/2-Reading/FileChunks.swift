@@ -106,7 +106,7 @@ public struct FileChunks: AsyncSequence, Sendable {
 
     /// The same, on `executor`: the thread every `open(2)`, `lseek(2)` and `read(2)` of the file
     /// runs on; `nil` starts one of its own. Given one (shared with the file's ``FileSink``, say,
-    /// as ``ManyFileCopy`` does), everything of the file that runs on it runs serially: a read
+    /// as ``Copier`` does), everything of the file that runs on it runs serially: a read
     /// that waits (a FIFO without a writer) holds up every other job of that executor, so give
     /// one only to a regular file, or to no one else meanwhile.
     package static func open(

@@ -8,7 +8,7 @@
 /// ``advanced(index:bytesCompleted:bytesWritten:)``; a snapshot's bytes are those of the files finished plus
 /// those of the files in flight. Memory: one entry per file in flight, none per file finished.
 ///
-/// One progress may be handed to several ``ManyFileCopy`` engines (one per segment of a
+/// One progress may be handed to several ``Copier`` engines (one per segment of a
 /// command, or per tree of several), and to files copied on their own beside them: each takes
 /// its files' indices from ``reserveIndex()``, adds to the totals and never finishes it; the
 /// operation's owner calls ``finish(interrupted:)`` once, at its end. The bytes buffered the

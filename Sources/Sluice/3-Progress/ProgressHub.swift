@@ -3,7 +3,7 @@ import Synchronization
 /// Fans an operation's ``ProgressSnapshot`` values out to any number of independent subscribers.
 ///
 /// A copy or a pipeline has one (``FileCopy/progress``, ``TreeCopy/progress``,
-/// ``ManyFileCopy/progress``), made before it starts and published to by it alone. Each call to ``subscribe()``
+/// ``Copier/progress``), made before it starts and published to by it alone. Each call to ``subscribe()``
 /// registers a subscriber synchronously and returns its own `AsyncStream`, buffered
 /// `.bufferingNewest(1)`: a slow subscriber skips stale snapshots (a snapshot is complete, so
 /// nothing is lost) and the data path never waits for it. Throttling a display (a 10 Hz redraw,

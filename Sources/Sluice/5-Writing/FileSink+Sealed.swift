@@ -8,7 +8,7 @@ import Musl
 /// A sink's temporary file whose data and attributes are complete, before its commit point:
 /// what ``FileSink/takeSealed()`` hands over when the rename was deferred
 /// (``FileSink/deferRename()``), so that a batch of files is made durable by one `syncfs(2)`
-/// and named afterwards (``ManyFileCopy``), and what the sink's own ``FileSink/commit()`` names.
+/// and named afterwards (``Copier``), and what the sink's own ``FileSink/commit()`` names.
 /// It keeps the temporary file's descriptor open (an unnamed `O_TMPFILE` file is named through
 /// it, and would be gone once closed): ``makeDurable(fsyncs:)`` first checks that this file's
 /// data was written without error (one `syncfs(2)` may have reported the error for another

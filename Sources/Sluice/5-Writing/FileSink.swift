@@ -176,7 +176,7 @@ public actor FileSink: ChunkSink {
     }
 
     /// The same, on `executor`: the thread the sink's methods (every system call) run on; `nil`
-    /// starts one of its own. Given one (shared with the file's reader, as ``ManyFileCopy``
+    /// starts one of its own. Given one (shared with the file's reader, as ``Copier``
     /// does), the sink and everything else on that executor run serially, one job at a time: a
     /// hand-off between them wakes no other thread, and a call that waits (a write to a full
     /// pipe, `fsync(2)`) holds up the others. The executor must outlive the sink.
@@ -238,7 +238,7 @@ public actor FileSink: ChunkSink {
     /// Creates a sink on `executor` and prepares it (the destination checked, the temporary
     /// file created) at once on the calling thread, which must be `executor`'s: the sink's
     /// isolation is checked (`assumeIsolated`), not reached by a hop. For a caller that runs on
-    /// that thread already and then calls the sink the same way (``ManyFileCopy``'s files of one
+    /// that thread already and then calls the sink the same way (``Copier``'s files of one
     /// chunk).
     ///
     /// - Throws: as ``create(location:source:options:gate:executor:)``.

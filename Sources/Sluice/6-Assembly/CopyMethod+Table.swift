@@ -48,7 +48,7 @@ extension CopyMethod {
     /// - A source of at most `kernelCopyLimit` bytes on any other file system, the same on
     ///   both sides, with ``SparseMode/auto``: ``kernelCopy``, then ``pipeline``. One call
     ///   instead of a reader, a channel and a sink: what a small file of many costs
-    ///   (``ManyFileCopy`` sets the limit to its chunk size; one file alone keeps 0).
+    ///   (``Copier`` sets the limit to its chunk size; one file alone keeps 0).
     /// - Anything else (two different file systems, /proc and /sys, a file system not named
     ///   here, a clone or a hole that the options forbid): ``pipeline``.
     ///

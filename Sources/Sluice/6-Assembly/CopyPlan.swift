@@ -1,6 +1,6 @@
 /// The methods a copy of one file tries, in order, and what each attempt came to: the one
 /// planner and the one attempt loop's bookkeeping for every route that copies a file without a
-/// transform (``RegularFileCopy``, a file of ``ManyFileCopy`` through the pipeline, and its file of
+/// transform (``RegularFileCopy``, a file of ``Copier`` through the pipeline, and its file of
 /// one chunk copied in one step on its thread).
 ///
 /// The plan follows from the options, the source and the destination alone, never from trying

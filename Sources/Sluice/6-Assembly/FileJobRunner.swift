@@ -39,13 +39,13 @@ package protocol FileJobRunner: Sendable {
 
     /// The engine's totals once ``waitForAll()`` returned; `nil` (the default) for a runner
     /// without an engine.
-    var totals: ManyFileCopy.Totals? { get }
+    var totals: Copier.Totals? { get }
 }
 
 extension FileJobRunner {
     package var progress: ManyFilesProgress? { nil }
 
-    package var totals: ManyFileCopy.Totals? { nil }
+    package var totals: Copier.Totals? { nil }
 
     /// A runner that holds no descriptors between its jobs releases none: `false`.
     package func waitForReleasedDescriptors() -> Bool { false }

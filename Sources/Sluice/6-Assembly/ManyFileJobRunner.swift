@@ -1,13 +1,13 @@
-/// Runs a ``TreeCopy``'s regular files through a ``ManyFileCopy``: many files at once, within
+/// Runs a ``TreeCopy``'s regular files through a ``Copier``: many files at once, within
 /// one byte budget, each directory synced once for the batch instead of once per file.
 ///
-/// Each ``FileJob`` becomes a ``ManyFileCopy/Job`` at the job's locations (names in open
+/// Each ``FileJob`` becomes a ``Copier/Job`` at the job's locations (names in open
 /// directories, so any depth), with the tree's sink options, per-file copy options and chunk
 /// size (``TreeCopy/Options/file``, ``TreeCopy/Options/chunkSize``); with
 /// ``TreeCopy/Options/preservesAttributes``, each file gets the source's extended attributes
 /// (and ACLs) on its open temporary, before its commit point. Every file found adds
 /// itself and its bytes to the engine's totals, which grow while the walk runs
-/// (``ManyFileCopy/addToTotal(bytes:files:)``); ``waitForAll()`` marks them complete and
+/// (``Copier/addToTotal(bytes:files:)``); ``waitForAll()`` marks them complete and
 /// finishes the engine, after which every rename is durable (unless `--no-fsync`) and
 /// ``totals`` holds the engine's counts. Several trees of one operation (`copy -r a b dest/`)
 /// share one progress when each runner is handed it: the totals then grow over every tree, and
@@ -17,21 +17,21 @@
 /// (it suspends while the engine's files in flight are at its width), ``waitForAll()`` once,
 /// after the last submit. Cancelling the submitting task cancels the engine.
 package final class ManyFileJobRunner: FileJobRunner {
-    /// The engine the files go through; subscribe to its ``ManyFileCopy/progress`` before the
+    /// The engine the files go through; subscribe to its ``Copier/progress`` before the
     /// copy starts.
-    package let engine: ManyFileCopy
-    private let finished = LockedValue<ManyFileCopy.Totals?>(nil)
-    private let onOutcome: @Sendable (ManyFileCopy.Outcome) -> Void
+    package let engine: Copier
+    private let finished = LockedValue<Copier.Totals?>(nil)
+    private let onOutcome: @Sendable (Copier.Outcome) -> Void
 
     /// Creates a runner over a new engine; its totals start at zero and grow with each file
     /// submitted. How each file is copied is the tree's (``TreeCopy/Options/file``,
     /// ``TreeCopy/Options/chunkSize``): the engine's own copy options are never used.
     ///
     /// - Parameters:
-    ///   - width: the most files in flight at once (``ManyFileCopy/Options/width``), within the
-    ///     process's `DescriptorBudget`; default ``ManyFileCopy/Options/defaultWidth``.
+    ///   - width: the most files in flight at once (``Copier/Options/width``), within the
+    ///     process's `DescriptorBudget`; default ``Copier/Options/defaultWidth``.
     ///   - byteBudget: the most bytes the files' channels hold at once, in bytes
-    ///     (``ManyFileCopy/Options/byteBudget``); default 32 MiB.
+    ///     (``Copier/Options/byteBudget``); default 32 MiB.
     ///   - onOutcome: called with each file's outcome (its index, paths, result and the
     ///     progress snapshot about it, for a line per file), before the job's completion, on an
     ///     engine thread; it must not block.
@@ -42,8 +42,8 @@ package final class ManyFileJobRunner: FileJobRunner {
     ///     (the last tree of the operation); an own progress is always completed then.
     /// - Precondition: `width` and `byteBudget` >= 1.
     package convenience init(
-        width: Int = ManyFileCopy.Options.defaultWidth, byteBudget: Int = ManyFileCopy.Options().byteBudget,
-        progress: ManyFilesProgress? = nil, completesTotal: Bool = false, onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
+        width: Int = Copier.Options.defaultWidth, byteBudget: Int = Copier.Options().byteBudget,
+        progress: ManyFilesProgress? = nil, completesTotal: Bool = false, onOutcome: @escaping @Sendable (Copier.Outcome) -> Void = { _ in }
     ) {
         self.init(
             options: .init(width: width, byteBudget: byteBudget), progress: progress, completesTotal: completesTotal, system: .live,
@@ -55,11 +55,11 @@ package final class ManyFileJobRunner: FileJobRunner {
     /// `ownsProgress`: whether the engine finishes `progress` (a ``TreeCopy``'s own, made
     /// before the copy runs); `nil`: only when it made the progress itself.
     init(
-        options: ManyFileCopy.Options, progress: ManyFilesProgress? = nil, ownsProgress: Bool? = nil,
-        completesTotal: Bool = false, system: SystemCalls, onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void
+        options: Copier.Options, progress: ManyFilesProgress? = nil, ownsProgress: Bool? = nil,
+        completesTotal: Bool = false, system: SystemCalls, onOutcome: @escaping @Sendable (Copier.Outcome) -> Void
     ) {
         let ownsProgress = ownsProgress ?? (progress == nil)
-        engine = ManyFileCopy(
+        engine = Copier(
             options: options, progress: progress ?? ManyFilesProgress(isTotalGrowing: true), ownsProgress: ownsProgress,
             system: system)
         self.completesTotal = completesTotal || ownsProgress
@@ -70,7 +70,7 @@ package final class ManyFileJobRunner: FileJobRunner {
     private let completesTotal: Bool
 
     /// The engine's totals once ``waitForAll()`` returned; `nil` before.
-    package var totals: ManyFileCopy.Totals? { finished.withLock { $0 } }
+    package var totals: Copier.Totals? { finished.withLock { $0 } }
 
     /// The engine's progress.
     package var progress: ManyFilesProgress? { engine.tracker }
@@ -81,7 +81,7 @@ package final class ManyFileJobRunner: FileJobRunner {
     ///   `completion` is not called).
     package func submit(_ job: FileJob, completion: @escaping @Sendable (Result<CopyReport, any Error>) -> Void) async throws {
         engine.addToTotal(bytes: job.status.kind == .regular ? job.status.size : 0, files: 1)
-        var file = ManyFileCopy.Job(
+        var file = Copier.Job(
             source: job.source, destination: job.destination, sourceStatus: job.status, followsLinks: job.followsLinks,
             sinkOptions: job.options.fileSinkOptions,
             completion: { [onOutcome] outcome in
@@ -95,7 +95,7 @@ package final class ManyFileJobRunner: FileJobRunner {
     }
 
     /// Makes the engine release what it holds and waits until it has
-    /// (``ManyFileCopy``'s files in flight, sealed files, directories to sync).
+    /// (``Copier``'s files in flight, sealed files, directories to sync).
     ///
     /// - Returns: whether descriptors were released.
     package func waitForReleasedDescriptors() -> Bool {
@@ -103,7 +103,7 @@ package final class ManyFileJobRunner: FileJobRunner {
     }
 
     /// Waits until every file handed over has ended or is sealed for its batch
-    /// (``ManyFileCopy``'s files in flight and waiting to start).
+    /// (``Copier``'s files in flight and waiting to start).
     package func waitUntilNoFileHoldsDescriptors() {
         engine.waitUntilNoFileHoldsDescriptors()
     }

@@ -51,7 +51,7 @@ public struct RegularFileCopy: Sendable {
         /// The largest source, in bytes, copied by `copy_file_range(2)` on one file system
         /// where the table would take the pipeline (a file system it does not name): see
         /// `CopyMethod.chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)`.
-        /// Default 0 (the table alone); ``ManyFileCopy`` raises it to its chunk size.
+        /// Default 0 (the table alone); ``Copier`` raises it to its chunk size.
         public var kernelCopyLimit: Int64 = 0
 
         /// Creates options.

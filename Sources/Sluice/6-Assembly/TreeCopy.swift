@@ -9,7 +9,7 @@ import Musl
 /// The source may be a directory or any single file. The destination is
 /// ``target(source:destination:)``: inside an existing directory under the source's name, else
 /// the destination itself. Entries are copied as they are: a directory is created (owner-
-/// writable first: `0700 | mode`), a regular file goes to the copy's ``ManyFileCopy`` engine, up
+/// writable first: `0700 | mode`), a regular file goes to the copy's ``Copier`` engine, up
 /// to ``Options/width`` files at once (each file with the single-file guarantees: temporary
 /// file, commit point, clone or kernel copy), a symbolic
 /// link is recreated with its target as bytes (never followed inside the tree, unless
@@ -57,7 +57,7 @@ public struct TreeCopy: Sendable {
         /// The chunk size of files copied through the pipeline, in bytes.
         public var chunkSize: Int
         /// The most regular files copied at once (`--jobs`), within the process's limit on open
-        /// files. Default ``ManyFileCopy/Options/defaultWidth``.
+        /// files. Default ``Copier/Options/defaultWidth``.
         public var width: Int
         /// The most bytes the channels of the files in flight hold at once, in bytes. Default
         /// 32 MiB.
@@ -78,7 +78,7 @@ public struct TreeCopy: Sendable {
             sink: FileSink.Options = .init(), file: RegularFileCopy.Options = .init(),
             chunkSize: Int = FileChunks.defaultChunkSize,
             maximumOpenDirectories: Int = Options.defaultMaximumOpenDirectories,
-            width: Int = ManyFileCopy.Options.defaultWidth, byteBudget: Int = ManyFileCopy.Options().byteBudget
+            width: Int = Copier.Options.defaultWidth, byteBudget: Int = Copier.Options().byteBudget
         ) {
             precondition(width >= 1 && byteBudget >= 1, "width and byteBudget must be at least 1")
             self.width = width
@@ -132,7 +132,7 @@ public struct TreeCopy: Sendable {
     ///     thread; it must not block.
     public init(
         from source: Pathname, to destination: Pathname, options: Options = Options(),
-        onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
+        onOutcome: @escaping @Sendable (Copier.Outcome) -> Void = { _ in }
     ) {
         self.init(from: source, to: destination, options: options, progress: nil, completesTotal: true, onOutcome: onOutcome)
     }
@@ -145,7 +145,7 @@ public struct TreeCopy: Sendable {
     package init(
         from source: Pathname, to destination: Pathname, options: Options = Options(),
         progress: ManyFilesProgress?, completesTotal: Bool = false,
-        onOutcome: @escaping @Sendable (ManyFileCopy.Outcome) -> Void = { _ in }
+        onOutcome: @escaping @Sendable (Copier.Outcome) -> Void = { _ in }
     ) {
         let tracker = progress ?? ManyFilesProgress(isTotalGrowing: true)
         let ownsProgress = progress == nil

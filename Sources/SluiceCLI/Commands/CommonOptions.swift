@@ -10,7 +10,7 @@ struct CommonOptions {
     /// `--capacity`, or the pipeline's default for the chunk size (4 MiB of chunks, 4...1024).
     var capacity = PipelineOptions.defaultCapacity(chunkSize: FileChunks.defaultChunkSize)
     /// `--jobs`: files in flight at once with several operands.
-    var jobs = ManyFileCopy.Options.defaultWidth
+    var jobs = Copier.Options.defaultWidth
     var progress = ProgressMode.none
     var quiet = false
     var verbose = false

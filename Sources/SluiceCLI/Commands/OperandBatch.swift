@@ -6,7 +6,7 @@ import Musl
 #endif
 
 /// Several operands of one command at once: every file-to-file operand goes to one
-/// ``ManyFileCopy`` (files in flight within one byte budget, one directory `fsync(2)` per
+/// ``Copier`` (files in flight within one byte budget, one directory `fsync(2)` per
 /// directory), with one progress for all of them: the command's `ManyFilesProgress`, which
 /// every segment's engine and every operand run alone report to, and which ends once, after
 /// the last operand (one bar, one last `--progress=json` line).
@@ -26,7 +26,7 @@ import Musl
 final class OperandBatch {
     private enum Slot {
         case skipped(message: String?, isFailure: Bool)
-        case finished(Transfer, ManyFileCopy.Outcome)
+        case finished(Transfer, Copier.Outcome)
         case refused(Transfer, FileError)
     }
 
@@ -46,7 +46,7 @@ final class OperandBatch {
     /// The files of the segments ended so far that were committed and that failed.
     private var filesCommitted = 0
     private var filesFailed = 0
-    private var engine: ManyFileCopy?
+    private var engine: Copier?
     /// Operands in flight, by engine index: their position and transfer.
     private var inFlight: [Int: (position: Int, transfer: Transfer)] = [:]
     /// Operands done and not yet reported, by position.
@@ -54,7 +54,7 @@ final class OperandBatch {
     private var nextToReport = 0
     private var destinations: Set<EntryKey> = []
     /// `--rm` candidates, until the directories are synced.
-    private var removals: [(transfer: Transfer, committed: ManyFileCopy.Committed, hasWarnings: Bool)] = []
+    private var removals: [(transfer: Transfer, committed: Copier.Committed, hasWarnings: Bool)] = []
     private let finished = FinishedOutcomes()
     /// Rung by each completion, so the command's thread reports while it waits for the engine.
     private var bell: (stream: AsyncStream<Void>, ring: AsyncStream<Void>.Continuation)?
@@ -150,13 +150,13 @@ final class OperandBatch {
         collect()
     }
 
-    private func startSegment() -> ManyFileCopy {
+    private func startSegment() -> Copier {
         if let engine { return engine }
         var copy = RegularFileCopy.Options(
             reflink: options.reflink, sparse: options.sparse, forcesPipeline: options.forcesPipeline)
         copy.pipeline.computesCRC32 = options.verbose
         copy.pipeline.rateLimit = options.rateLimit
-        let engine = ManyFileCopy(
+        let engine = Copier(
             options: .init(width: options.jobs, chunkSize: options.chunkSize, capacity: options.capacity, copy: copy),
             progress: progress)
         let (stream, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -170,7 +170,7 @@ final class OperandBatch {
     fileprivate func endSegment() async {
         guard let engine, let bell else { return }
         // Reports each file as it finishes while the engine winds down.
-        async let finishing: ManyFileCopy.Totals = {
+        async let finishing: Copier.Totals = {
             let totals = await engine.finish()
             bell.ring.finish()
             return totals
@@ -267,7 +267,7 @@ final class OperandBatch {
 private final class FinishedOutcomes: @unchecked Sendable {
     // @unchecked: `outcomes` is read and written only with `mutex` held.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private var outcomes: [ManyFileCopy.Outcome] = []
+    private var outcomes: [Copier.Outcome] = []
 
     init() {
         pthread_mutex_init(mutex, nil)
@@ -278,13 +278,13 @@ private final class FinishedOutcomes: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func append(_ outcome: ManyFileCopy.Outcome) {
+    func append(_ outcome: Copier.Outcome) {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         outcomes.append(outcome)
     }
 
-    func take() -> [ManyFileCopy.Outcome] {
+    func take() -> [Copier.Outcome] {
         pthread_mutex_lock(mutex)
         defer {
             outcomes.removeAll()

@@ -10,11 +10,11 @@ extension Transfer {
     }
 
     /// The engine's job for this transfer.
-    func job(options: CommonOptions, completion: @escaping @Sendable (ManyFileCopy.Outcome) -> Void) -> ManyFileCopy.Job? {
+    func job(options: CommonOptions, completion: @escaping @Sendable (Copier.Outcome) -> Void) -> Copier.Job? {
         guard let (source, destination) = filePaths else { return nil }
         var sinkOptions = options.sinkOptions
         sinkOptions.preservesModificationTime = keepsModificationTime
-        return ManyFileCopy.Job(
+        return Copier.Job(
             source: source, destination: destination, sourceStatus: try? FileStatus.of(source), sinkOptions: sinkOptions,
             transform: transform, verification: options.verify ? verification : nil, completion: completion)
     }
@@ -22,8 +22,8 @@ extension Transfer {
     /// Reports a file the engine finished, as ``run(options:)`` reports one it ran: remembers
     /// the file created, prints the warnings, the failure or the `--verbose` report. `--rm` is
     /// left for ``removeSource(isDurable:hasWarnings:options:removals:)``, once the directories are synced.
-    func report(_ outcome: ManyFileCopy.Outcome, options: CommonOptions) -> Outcome {
-        let committed: ManyFileCopy.Committed
+    func report(_ outcome: Copier.Outcome, options: CommonOptions) -> Outcome {
+        let committed: Copier.Committed
         switch outcome.result {
         case .failure(let error):
             let (result, message) = classify(error)

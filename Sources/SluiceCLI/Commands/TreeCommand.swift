@@ -1,7 +1,7 @@
 import Sluice
 
 /// `sluice copy -r` / `-a`: each source copied as a tree (``TreeCopy``), its regular files many
-/// at once through one ``ManyFileCopy`` per source, its failures named
+/// at once through one ``Copier`` per source, its failures named
 /// one by one and the rest copied. One progress (one bar, one last JSON line) covers every
 /// source.
 enum TreeCommand {

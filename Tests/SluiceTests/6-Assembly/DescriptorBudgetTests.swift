@@ -105,15 +105,15 @@ struct DescriptorBudgetTests {
     @Test func emfileWaitsWhileTheEngineReleasesItsSealedFiles() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
-        let sources = try ManyFileCopyTests.makeSources([10_000, 20_000], in: directory)
+        let sources = try CopierTests.makeSources([10_000, 20_000], in: directory)
         guard DescriptorBudget.current.sealedFiles > 0 else {
             try Test.cancel("the open-file limit here is too low for sealed files to wait in a batch")
         }
-        var options = ManyFileCopy.Options(width: 1, chunkSize: 4096)
+        var options = Copier.Options(width: 1, chunkSize: 4096)
         options.syncBatchWaitMilliseconds = 600_000
-        let engine = ManyFileCopy(
+        let engine = Copier(
             options: options, progress: ManyFilesProgress(), ownsProgress: true, system: Self.failingCreation(at: 2))
-        let outcomes = ManyFileCopyTests.Outcomes()
+        let outcomes = CopierTests.Outcomes()
         let firstCommitted = Latch()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
@@ -129,7 +129,7 @@ struct DescriptorBudgetTests {
         let totals = await engine.finish()
         #expect(totals.committed == 2)
         #expect(outcomes.all.allSatisfy { (try? $0.result.get()) != nil })
-        #expect(try readFile(directory.appending("out/f1")) == ManyFileCopyTests.content(1, size: 20_000))
+        #expect(try readFile(directory.appending("out/f1")) == CopierTests.content(1, size: 20_000))
     }
 
     /// `EMFILE` when the engine holds nothing it would release: the file fails with the
@@ -137,11 +137,11 @@ struct DescriptorBudgetTests {
     @Test func emfileWithNothingToReleaseFailsTheFile() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
-        let sources = try ManyFileCopyTests.makeSources([10_000], in: directory)
-        let engine = ManyFileCopy(
+        let sources = try CopierTests.makeSources([10_000], in: directory)
+        let engine = Copier(
             options: .init(width: 1, chunkSize: 4096), progress: ManyFilesProgress(), ownsProgress: true,
             system: Self.failingCreation(at: 1, always: true))
-        let outcomes = ManyFileCopyTests.Outcomes()
+        let outcomes = CopierTests.Outcomes()
         let destination = directory.appending("out/f0")
         try await engine.submit(.init(
             source: sources[0], destination: destination, sourceStatus: try FileStatus.of(sources[0]), completion: outcomes.add))
@@ -161,8 +161,8 @@ struct DescriptorBudgetTests {
     @Test func filesThatAllWaitForDescriptorsFailInsteadOfWaitingOnEachOther() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
-        let sources = try ManyFileCopyTests.makeSources([10_000, 20_000], in: directory)
-        let engine = ManyFileCopy(
+        let sources = try CopierTests.makeSources([10_000, 20_000], in: directory)
+        let engine = Copier(
             options: .init(width: 2, chunkSize: 4096, copy: .init(forcesPipeline: true)), progress: ManyFilesProgress(),
             ownsProgress: true, system: Self.failingCreation(at: 1, always: true))
         for (index, source) in sources.enumerated() {
@@ -181,7 +181,7 @@ struct DescriptorBudgetTests {
     /// in `engine`.
     static func secondCreationFails(
         failed: LockedValue<ContinuousClock.Instant?>, retried: LockedValue<ContinuousClock.Instant?>,
-        held: DispatchSemaphore? = nil, slowReadsWhileWaiting engine: LockedValue<ManyFileCopy?>? = nil
+        held: DispatchSemaphore? = nil, slowReadsWhileWaiting engine: LockedValue<Copier?>? = nil
     ) -> SystemCalls {
         var calls = failingCreation(at: 2) { index in
             if index == 1 { held?.wait() }
@@ -207,12 +207,12 @@ struct DescriptorBudgetTests {
         }
         let directory = try ScratchDirectory()
         defer { directory.remove() }
-        let sources = try ManyFileCopyTests.makeSources([1_600_000, 1_600_000], in: directory)
+        let sources = try CopierTests.makeSources([1_600_000, 1_600_000], in: directory)
         let (failed, retried) = (LockedValue<ContinuousClock.Instant?>(nil), LockedValue<ContinuousClock.Instant?>(nil))
-        let current = LockedValue<ManyFileCopy?>(nil)
-        var options = ManyFileCopy.Options(width: 2, chunkSize: 4096, copy: .init(forcesPipeline: true))  // by read(2)
+        let current = LockedValue<Copier?>(nil)
+        var options = Copier.Options(width: 2, chunkSize: 4096, copy: .init(forcesPipeline: true))  // by read(2)
         options.descriptorWaitMilliseconds = 3_000
-        let engine = ManyFileCopy(
+        let engine = Copier(
             options: options, progress: ManyFilesProgress(), ownsProgress: true,
             system: Self.secondCreationFails(failed: failed, retried: retried, slowReadsWhileWaiting: current))
         current.withLock { $0 = engine }
@@ -226,8 +226,8 @@ struct DescriptorBudgetTests {
         #expect(totals.committed == 2)
         let waited = try #require(retried.withLock { $0 }) - (try #require(failed.withLock { $0 }))
         #expect(waited > .seconds(3), "\(waited)")
-        #expect(try readFile(directory.appending("out/f0")) == ManyFileCopyTests.content(0, size: 1_600_000))
-        #expect(try readFile(directory.appending("out/f1")) == ManyFileCopyTests.content(1, size: 1_600_000))
+        #expect(try readFile(directory.appending("out/f0")) == CopierTests.content(0, size: 1_600_000))
+        #expect(try readFile(directory.appending("out/f1")) == CopierTests.content(1, size: 1_600_000))
     }
 
     /// `EMFILE` for one file while the other is stuck (its creation held until the test lets
@@ -239,16 +239,16 @@ struct DescriptorBudgetTests {
         }
         let directory = try ScratchDirectory()
         defer { directory.remove() }
-        let sources = try ManyFileCopyTests.makeSources([10_000, 20_000], in: directory)
+        let sources = try CopierTests.makeSources([10_000, 20_000], in: directory)
         let held = DispatchSemaphore(value: 0)
         let (failed, retried) = (LockedValue<ContinuousClock.Instant?>(nil), LockedValue<ContinuousClock.Instant?>(nil))
-        var options = ManyFileCopy.Options(width: 2, chunkSize: 4096)
+        var options = Copier.Options(width: 2, chunkSize: 4096)
         options.descriptorWaitMilliseconds = 300
-        let engine = ManyFileCopy(
+        let engine = Copier(
             options: options, progress: ManyFilesProgress(), ownsProgress: true,
             system: Self.secondCreationFails(failed: failed, retried: retried, held: held))
         let failedFile = Latch()
-        let outcomes = ManyFileCopyTests.Outcomes()
+        let outcomes = CopierTests.Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
                 source: source, destination: directory.appending(Pathname("out/f\(index)")),

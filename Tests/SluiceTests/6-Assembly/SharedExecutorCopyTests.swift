@@ -2,7 +2,7 @@ import Testing
 @testable import Sluice
 import SluiceTestSupport
 
-/// A file's reader and sink given one ``BlockingIOExecutor`` (as ``ManyFileCopy`` gives each
+/// A file's reader and sink given one ``BlockingIOExecutor`` (as ``Copier`` gives each
 /// file in flight): both run on it, and the copy is the same as with threads of their own.
 @Suite(.timeLimit(.minutes(3)))
 struct SharedExecutorCopyTests {

@@ -17,16 +17,16 @@ struct SharedProgressTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let sizes = [10_000, 200_000, 5_000]
-        let sources = try ManyFileCopyTests.makeSources(sizes, in: directory)
+        let sources = try CopierTests.makeSources(sizes, in: directory)
         let progress = ManyFilesProgress(totalBytes: Int64(sizes.reduce(0, +)), totalFiles: sizes.count)
         // Subscribed before the first engine starts; read only at the end, so it keeps the
         // newest snapshot: the final one if and only if nothing was published after it.
         let updates = progress.hub.subscribe()
-        let outcomes = ManyFileCopyTests.Outcomes()
-        let options = ManyFileCopy.Options(width: 2, byteBudget: 1 << 20, chunkSize: 4096, copy: .init(forcesPipeline: true))
+        let outcomes = CopierTests.Outcomes()
+        let options = Copier.Options(width: 2, byteBudget: 1 << 20, chunkSize: 4096, copy: .init(forcesPipeline: true))
         var peaks: [Int] = []
         for segment in [0..<2, 2..<3] {
-            let engine = ManyFileCopy(options: options, progress: progress)
+            let engine = Copier(options: options, progress: progress)
             for index in segment {
                 try await engine.submit(.init(
                     source: sources[index], destination: directory.appending(Pathname("out/f\(index)")),
@@ -65,9 +65,9 @@ struct SharedProgressTests {
             try handle.makeDirectory("a", permissions: 0o755)
             try handle.makeDirectory("b", permissions: 0o755)
             try handle.makeDirectory("t", permissions: 0o755)
-            try writeFile(scratch.appending("a/f0"), ManyFileCopyTests.content(0, size: 30_000))
-            try writeFile(scratch.appending("a/f1"), ManyFileCopyTests.content(1, size: 1))
-            try writeFile(scratch.appending("b/f2"), ManyFileCopyTests.content(2, size: 70_000))
+            try writeFile(scratch.appending("a/f0"), CopierTests.content(0, size: 30_000))
+            try writeFile(scratch.appending("a/f1"), CopierTests.content(1, size: 1))
+            try writeFile(scratch.appending("b/f2"), CopierTests.content(2, size: 70_000))
             let progress = ManyFilesProgress(isTotalGrowing: true)
             let indices = LockedValue<[Int]>([])
             for tree in ["a", "b"] {
@@ -91,7 +91,7 @@ struct SharedProgressTests {
             #expect(last.totalBytes == 100_001)
             #expect(last.fraction == 1)
             #expect(indices.withLock { $0 }.sorted() == [0, 1, 2])
-            #expect(try readFile(scratch.appending("t/b/f2")) == ManyFileCopyTests.content(2, size: 70_000))
+            #expect(try readFile(scratch.appending("t/b/f2")) == CopierTests.content(2, size: 70_000))
         }
     }
 

@@ -219,8 +219,8 @@ struct TreeCopyOptionsTests {
 
     /// The engine fits a job's own capacity and chunk size into its share, in place of its own.
     @Test func aJobsOwnCapacityAndChunkSizeSizeItsShare() async {
-        let engine = ManyFileCopy(options: .init(width: 1))
-        var job = ManyFileCopy.Job(source: "a", destination: "b", sourceStatus: nil)
+        let engine = Copier(options: .init(width: 1))
+        var job = Copier.Job(source: "a", destination: "b", sourceStatus: nil)
         #expect(engine.share(of: job, within: 32 << 20).chunkSize == FileChunks.defaultChunkSize)
         job.copyOptions = .init(pipeline: .init(capacity: 2))
         job.chunkSize = 8192

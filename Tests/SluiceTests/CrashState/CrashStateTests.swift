@@ -342,9 +342,9 @@ struct CrashStateTests {
             mkdir(scratch.appending("out").description, 0o755)
             for index in 0..<3 { try writeFile(scratch.appending(Pathname("in\(index)")), bytes(3000 + 2000 * index, seed: UInt8(index))) }
         }) { scratch, system in
-            var options = ManyFileCopy.Options(width: 2, chunkSize: chunkSize, copy: .init(forcesPipeline: true))
+            var options = Copier.Options(width: 2, chunkSize: chunkSize, copy: .init(forcesPipeline: true))
             options.syncBatchWaitMilliseconds = 600_000
-            let engine = ManyFileCopy(options: options, progress: ManyFilesProgress(), ownsProgress: true, system: system)
+            let engine = Copier(options: options, progress: ManyFilesProgress(), ownsProgress: true, system: system)
             for index in 0..<3 {
                 let source = scratch.appending(Pathname("in\(index)"))
                 try await engine.submit(.init(
@@ -379,7 +379,7 @@ struct CrashStateTests {
             // Read-only once copied: its bits come last, after its entries.
             chmod(source.appending("d").description, 0o550)
         }) { scratch, system in
-            var options = ManyFileCopy.Options(width: 2)
+            var options = Copier.Options(width: 2)
             options.syncBatchWaitMilliseconds = 600_000
             let runner = ManyFileJobRunner(options: options, system: system, onOutcome: { _ in })
             var copy = TreeCopy(

@@ -4,7 +4,8 @@ import Glibc
 import Musl
 #endif
 
-/// Copies (or compresses, or decompresses) many regular files at once, each atomically, all
+/// Sluice's copier: copies (or compresses, or decompresses) one regular file (``copy(_:)``) or
+/// many at once (``submit(_:)``, then ``finish()``), each atomically, all
 /// within one bound on the bytes buffered, made durable by one `syncfs(2)` per batch of files
 /// and one directory `fsync(2)` per directory instead of two `fsync(2)`s per file
 /// (<doc:DurabilityOfManyFiles>).
@@ -50,7 +51,7 @@ import Musl
 /// completion but the distinct directories renamed into (one path each).
 ///
 /// ```swift
-/// let engine = ManyFileCopy(totalBytes: sizes, totalFiles: paths.count)
+/// let engine = Copier(totalBytes: sizes, totalFiles: paths.count)
 /// for path in paths {
 ///     try await engine.submit(.init(source: path, destination: "out/" + path.lastComponent))
 /// }
@@ -63,7 +64,7 @@ import Musl
 /// durable in a batch, in the order files end. ``finish()`` is
 /// called once, after the last ``submit(_:)``; an engine must be finished (or cancelled and
 /// finished) or its worker task waits for ever.
-public final class ManyFileCopy: Sendable {
+public final class Copier: Sendable {
     struct Indexed: Sendable {
         var index: Int
         /// The file's index in the progress (`ManyFilesProgress/reserveIndex()`): the engine's
@@ -390,3 +391,7 @@ public final class ManyFileCopy: Sendable {
             Outcome(index: item.index, source: item.job.source, destination: item.job.destination, result: result, progress: snapshot))
     }
 }
+
+/// The 0.1 name of ``Copier``.
+@available(*, unavailable, renamed: "Copier")
+public typealias ManyFileCopy = Copier

@@ -1,4 +1,4 @@
-extension ManyFileCopy {
+extension Copier {
     /// How many files move at once, and the bound on what they buffer together.
     public struct Options: Sendable, Hashable {
         /// The most files in flight (>= 1), within the process's
@@ -14,11 +14,11 @@ extension ManyFileCopy {
         /// holds fewer. Default ``PipelineOptions/defaultCapacity(chunkSize:)``.
         public var capacity: Int
         /// The longest a sealed durable file waits for its batch's `syncfs(2)`, in
-        /// milliseconds (``ManyFileCopy/SyncBatch``): 50; tests that fix a batch set more.
+        /// milliseconds (``Copier/SyncBatch``): 50; tests that fix a batch set more.
         var syncBatchWaitMilliseconds = 50
         /// The longest a file that met `EMFILE` waits for descriptors while the files running
         /// move no byte and no batch is pending, in milliseconds
-        /// (``ManyFileCopy/waitForReleasedDescriptors(holding:)``): 10,000; tests set less.
+        /// (``Copier/waitForReleasedDescriptors(holding:)``): 10,000; tests set less.
         var descriptorWaitMilliseconds = 10_000
         /// Paths, holes, CRC-32, rate and verification of each file, as for one file
         /// (``RegularFileCopy/Options``; the verification unless a job sets its own); its

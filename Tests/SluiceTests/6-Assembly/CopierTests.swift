@@ -7,10 +7,10 @@ import Testing
 @testable import Sluice
 import SluiceTestSupport
 
-/// ``ManyFileCopy``: many files at once within one byte budget, each atomic, a failure per file,
+/// ``Copier``: many files at once within one byte budget, each atomic, a failure per file,
 /// one progress, cancellation of all; and ``PipelineShare``'s arithmetic.
 @Suite(.timeLimit(.minutes(3)))
-struct ManyFileCopyTests {
+struct CopierTests {
     /// Bytes that differ per file.
     static func content(_ index: Int, size: Int) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
@@ -36,9 +36,9 @@ struct ManyFileCopyTests {
 
     /// A collector of outcomes, in the order they come.
     final class Outcomes: @unchecked Sendable {
-        private let lock = LockedValue<[ManyFileCopy.Outcome]>([])
-        func add(_ outcome: ManyFileCopy.Outcome) { lock.withLock { $0.append(outcome) } }
-        var all: [ManyFileCopy.Outcome] { lock.withLock { $0 } }
+        private let lock = LockedValue<[Copier.Outcome]>([])
+        func add(_ outcome: Copier.Outcome) { lock.withLock { $0.append(outcome) } }
+        var all: [Copier.Outcome] { lock.withLock { $0 } }
     }
 
     @Test func copiesEveryFileAndSyncsTheirDirectoryOnce() async throws {
@@ -46,7 +46,7 @@ struct ManyFileCopyTests {
         defer { directory.remove() }
         let sizes = [0, 1, 4095, 4096, 70_000, 300_000, 1 << 20, 3 << 20]
         let sources = try Self.makeSources(sizes, in: directory)
-        let engine = ManyFileCopy(
+        let engine = Copier(
             options: .init(width: 3, byteBudget: 1 << 20, chunkSize: 64 << 10, capacity: 8,
                            copy: .init(forcesPipeline: true)),
             totalBytes: Int64(sizes.reduce(0, +)), totalFiles: sizes.count)
@@ -84,7 +84,7 @@ struct ManyFileCopyTests {
         let sources = try Self.makeSources([10, 20, 30], in: directory)
         // The second destination exists: without overwrite, that file fails.
         try writeFile(directory.appending("out/f1"), [1, 2, 3])
-        let engine = ManyFileCopy(options: .init(width: 2))
+        let engine = Copier(options: .init(width: 2))
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
@@ -104,7 +104,7 @@ struct ManyFileCopyTests {
     }
 
     /// A verification set in the copy options (the engine's, or a job's own) is kept, not
-    /// dropped for the job's unset ``ManyFileCopy/Job/verification``: every file, of one chunk
+    /// dropped for the job's unset ``Copier/Job/verification``: every file, of one chunk
     /// or many, is read back before its commit.
     @Test func aVerificationInTheCopyOptionsIsKept() async throws {
         let directory = try ScratchDirectory()
@@ -112,12 +112,12 @@ struct ManyFileCopyTests {
         let sizes = [100, 300_000]
         let sources = try Self.makeSources(sizes, in: directory)
         let verified = RegularFileCopy.Options(pipeline: .init(verification: .sameBytes))
-        let engine = ManyFileCopy(options: .init(width: 2, chunkSize: 64 << 10, copy: verified))
+        let engine = Copier(options: .init(width: 2, chunkSize: 64 << 10, copy: verified))
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
                 source: source, destination: directory.appending(Pathname("out/engine\(index)")), completion: outcomes.add))
-            var job = ManyFileCopy.Job(
+            var job = Copier.Job(
                 source: source, destination: directory.appending(Pathname("out/job\(index)")), completion: outcomes.add)
             job.copyOptions = verified
             try await engine.submit(job)
@@ -137,7 +137,7 @@ struct ManyFileCopyTests {
         defer { directory.remove() }
         let sizes = Array(repeating: 200_000, count: 12)
         let sources = try Self.makeSources(sizes, in: directory)
-        let engine = ManyFileCopy(options: .init(width: 2, copy: .init(forcesPipeline: true)))
+        let engine = Copier(options: .init(width: 2, copy: .init(forcesPipeline: true)))
         let outcomes = Outcomes()
         var accepted = 0
         for (index, source) in sources.enumerated() {
@@ -175,13 +175,13 @@ struct ManyFileCopyTests {
 
 /// Cancellation reaches a file that waits: a FIFO source with no writer.
 @Suite(.timeLimit(.minutes(3)))
-struct ManyFileCopyCancellationTests {
+struct CopierCancellationTests {
     @Test func cancellingWhileAFIFOWaitsForAWriterEndsIt() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let fifo = directory.appending("p")
         #expect(mkfifo(fifo.description, 0o600) == 0)
-        let engine = ManyFileCopy()
+        let engine = Copier()
         let started = AsyncStream<Void>.makeStream()
         let progress = engine.progress.subscribe()
         Task {
@@ -198,4 +198,47 @@ struct ManyFileCopyCancellationTests {
         #expect(totals.failed == 1)
         #expect(!exists(directory.appending("out")))
     }
+
+    @Test func copyReturnsTheCommitOfOneFileAfterItsJobsCompletion() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sources = try CopierTests.makeSources([300_000], in: directory)
+        let destination = directory.appending(Pathname("out/f0"))
+        let copier = Copier()
+        let outcomes = CopierTests.Outcomes()
+        let committed = try await copier.copy(.init(source: sources[0], destination: destination, completion: outcomes.add))
+        #expect(committed.report.bytesWritten == 300_000)
+        #expect(outcomes.all.count == 1)
+        #expect(try readFile(destination) == CopierTests.content(0, size: 300_000))
+        let totals = await copier.finish()
+        #expect(totals.committed == 1 && totals.failed == 0)
+    }
+
+    @Test func copyOfAMissingSourceThrowsItsFileErrorAndLeavesNothing() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        _ = try CopierTests.makeSources([], in: directory)
+        let destination = directory.appending(Pathname("out/f0"))
+        let copier = Copier()
+        await #expect(throws: FileError.self) {
+            try await copier.copy(.init(source: directory.appending(Pathname("in/missing")), destination: destination))
+        }
+        let totals = await copier.finish()
+        #expect(totals.failed == 1)
+        #expect(try entries(in: directory.appending("out")).isEmpty)
+    }
+
+    @Test func copyAfterTheCopierWasCancelledThrowsCancellationError() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sources = try CopierTests.makeSources([10], in: directory)
+        let copier = Copier()
+        copier.cancel()
+        await #expect(throws: CancellationError.self) {
+            try await copier.copy(.init(source: sources[0], destination: directory.appending(Pathname("out/f0"))))
+        }
+        _ = await copier.finish()
+        #expect(try entries(in: directory.appending("out")).isEmpty)
+    }
+
 }

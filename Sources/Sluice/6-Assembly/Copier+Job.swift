@@ -1,4 +1,4 @@
-extension ManyFileCopy {
+extension Copier {
     /// One regular file to copy (or compress, or decompress) to one destination.
     public struct Job: Sendable {
         /// The file to read.
@@ -93,7 +93,7 @@ extension ManyFileCopy {
 
     /// What became of one job.
     public struct Outcome: Sendable {
-        /// The job's index: the order of ``ManyFileCopy/submit(_:)`` calls, from 0.
+        /// The job's index: the order of ``Copier/submit(_:)`` calls, from 0.
         public var index: Int
         /// The job's source.
         public var source: Pathname
@@ -107,7 +107,7 @@ extension ManyFileCopy {
         public var progress: ProgressSnapshot
     }
 
-    /// What the engine did, once ``ManyFileCopy/finish()`` returns.
+    /// What the engine did, once ``Copier/finish()`` returns.
     public struct Totals: Sendable {
         /// Jobs committed.
         public var committed = 0
@@ -123,8 +123,78 @@ extension ManyFileCopy {
         /// known to be durable.
         public var unsyncedDirectories: [Pathname: FileError] = [:]
         /// The last progress snapshot: the final one (``ProgressSnapshot/isFinal``), published by
-        /// ``ManyFileCopy/finish()`` (for the `sluice` command's engines that share one
+        /// ``Copier/finish()`` (for the `sluice` command's engines that share one
         /// operation's progress, the latest when the engine finished).
         public var progress: ProgressSnapshot?
+    }
+}
+
+extension Copier {
+    /// Copies one file and returns once it is committed (renamed into place) or failed: the
+    /// job goes in as with ``submit(_:)`` (its ``Job/completion`` is called too, first), beside
+    /// any other files in flight, by the same path choice, budget and batch.
+    ///
+    /// The file is durable once ``finish()`` has synced its directory, as every file of the
+    /// copier is (a `syncfs(2)` per batch, a directory `fsync(2)` once for many files).
+    ///
+    /// ```swift
+    /// let copier = Copier()
+    /// let committed = try await copier.copy(.init(source: "in.img", destination: "out.img"))
+    /// _ = await copier.finish()
+    /// print(committed.report.method)  // clone, copy_file_range or pipeline
+    /// ```
+    ///
+    /// - Returns: the commit: the copy's report (path taken, bytes, CRC-32) and its warnings.
+    /// - Throws: what the file's ``Outcome/result`` holds (``FileError``, ``GzipError``,
+    ///   ``VerificationError``); `CancellationError` if the copier was cancelled or finished,
+    ///   or the calling task was cancelled, which cancels the copier as it does in
+    ///   ``submit(_:)`` (the file, if taken, is aborted: nothing of it is left).
+    public func copy(_ job: Job) async throws -> Committed {
+        let delivery = OutcomeDelivery()
+        var job = job
+        job.completion = { [completion = job.completion] outcome in
+            completion(outcome)
+            delivery.deliver(outcome)
+        }
+        try await submit(job)
+        let outcome = await withTaskCancellationHandler {
+            await delivery.wait()
+        } onCancel: {
+            self.cancel()
+        }
+        return try outcome.result.get()
+    }
+
+    /// One job's outcome, handed from the thread that completes it to the task that waits.
+    private final class OutcomeDelivery: Sendable {
+        private enum State {
+            case waiting(CheckedContinuation<Outcome, Never>?)
+            case delivered(Outcome)
+        }
+
+        private let state = LockedValue(State.waiting(nil))
+
+        /// Resumes the waiter, or keeps `outcome` for it. Called once.
+        func deliver(_ outcome: Outcome) {
+            let waiter = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
+                defer { state = .delivered(outcome) }
+                if case .waiting(let waiter) = state { return waiter }
+                return nil
+            }
+            waiter?.resume(returning: outcome)
+        }
+
+        /// Returns the outcome, at once if it was delivered already. Called once.
+        func wait() async -> Outcome {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Outcome, Never>) in
+                let delivered = state.withLock { state -> Outcome? in
+                    switch state {
+                    case .delivered(let outcome): return outcome
+                    case .waiting: state = .waiting(waiter); return nil
+                    }
+                }
+                if let delivered { waiter.resume(returning: delivered) }
+            }
+        }
     }
 }

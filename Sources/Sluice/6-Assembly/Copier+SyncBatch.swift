@@ -6,14 +6,14 @@ import Glibc
 import Musl
 #endif
 
-extension ManyFileCopy {
+extension Copier {
     /// Files whose copies are done but not yet durable nor renamed: their temporary files hold
     /// their data and attributes, still open. The engine makes them durable together, by one
     /// `syncfs(2)` per file system instead of one `fsync(2)` per file (each of which, on a
     /// journaled file system, waits for a commit of the journal and a flush of the device's
     /// cache), then checks each file's own write-back with `sync_file_range(2)` (which writes
     /// nothing more by then, and flushes no cache; an `fsync(2)` on FUSE), closes and renames
-    /// it (``ManyFileCopy/commit(_:of:)``), on a thread of the batch's own while the next files
+    /// it (``Copier/commit(_:of:)``), on a thread of the batch's own while the next files
     /// copy.
     ///
     /// A batch is committed once it holds ``maximumFiles`` files or ``maximumBytes`` bytes,
@@ -77,7 +77,7 @@ extension ManyFileCopy {
         private let state = LockedValue(State())
         private let executor = BlockingIOExecutor(label: "sluice.sync-batch")
         /// Makes a batch durable and renames it, or, after ``cancel()``, removes it
-        /// (``ManyFileCopy/commit(_:of:)``): on the batch's thread.
+        /// (``Copier/commit(_:of:)``): on the batch's thread.
         private let commit: @Sendable (_ entries: [Entry], _ batch: SyncBatch) -> Void
 
         init(

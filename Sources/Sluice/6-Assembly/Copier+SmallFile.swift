@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 
-extension ManyFileCopy {
+extension Copier {
     /// Copies a dense regular file of at most one chunk in one step on its thread: no reader,
     /// channel, progress task or hop to an actor, which are most of what a small file of many
     /// costs. The same paths as ``RegularFileCopy`` (a clone, then `copy_file_range(2)`, on the

@@ -6,7 +6,7 @@ import Musl
 
 /// What the engine does when the process runs out of descriptors (`EMFILE`, `ENFILE`): it
 /// releases its own and waits for its files to release theirs (`DescriptorBudget`).
-extension ManyFileCopy {
+extension Copier {
     /// After an open failed for want of descriptors (`EMFILE`, `ENFILE`): whether the engine
     /// itself holds descriptors it will release (files on their threads besides the one that
     /// asked, sealed files waiting for their batch, directories waiting for their sync), and if

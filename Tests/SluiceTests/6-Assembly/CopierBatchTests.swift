@@ -7,20 +7,20 @@ import Testing
 @testable import Sluice
 import SluiceTestSupport
 
-/// ``ManyFileCopy``'s cheap paths for many files: a file of one chunk copied in one step (by
+/// ``Copier``'s cheap paths for many files: a file of one chunk copied in one step (by
 /// the kernel where the table allows), and durable files made durable as one batch by
 /// `syncfs(2)` before any of them is renamed.
 @Suite(.timeLimit(.minutes(3)))
-struct ManyFileCopyBatchTests {
-    typealias Outcomes = ManyFileCopyTests.Outcomes
+struct CopierBatchTests {
+    typealias Outcomes = CopierTests.Outcomes
 
     @Test func aFileOfOneChunkIsCopiedInOneStepByTheKernel() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let chunk = 64 << 10
         let sizes = [1, 4096, chunk, chunk + 1]
-        let sources = try ManyFileCopyTests.makeSources(sizes, in: directory)
-        let engine = ManyFileCopy(options: .init(width: 2, chunkSize: chunk))
+        let sources = try CopierTests.makeSources(sizes, in: directory)
+        let engine = Copier(options: .init(width: 2, chunkSize: chunk))
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
@@ -40,7 +40,7 @@ struct ManyFileCopyBatchTests {
             #expect(path == (clones ? .clone : small || copiesInTheKernel ? .kernelCopy : .pipeline), "\(outcome.index) on \(type)")
         }
         for (index, size) in sizes.enumerated() {
-            #expect(try readFile(directory.appending(Pathname("out/f\(index)"))) == ManyFileCopyTests.content(index, size: size))
+            #expect(try readFile(directory.appending(Pathname("out/f\(index)"))) == CopierTests.content(index, size: size))
         }
         #expect(try temporaryFiles(in: directory.appending("out")).isEmpty)
     }
@@ -49,12 +49,12 @@ struct ManyFileCopyBatchTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let sizes = [10, 5000, 70_000, 300_000, 3]
-        let sources = try ManyFileCopyTests.makeSources(sizes, in: directory)
+        let sources = try CopierTests.makeSources(sizes, in: directory)
         let out = directory.appending("out")
         // Width for all: every file is copied before the batch is committed, at the end.
-        var options = ManyFileCopy.Options(width: sizes.count, chunkSize: 64 << 10)
+        var options = Copier.Options(width: sizes.count, chunkSize: 64 << 10)
         options.syncBatchWaitMilliseconds = 600_000  // one batch, committed at the end
-        let engine = ManyFileCopy(options: options)
+        let engine = Copier(options: options)
         let seen = LockedValue<[(renamed: Int, waiting: Int)]>([])
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
@@ -74,7 +74,7 @@ struct ManyFileCopyBatchTests {
         #expect(steps.map(\.renamed) == Array(1...sizes.count))
         #expect(steps.map(\.waiting) == Array((0..<sizes.count).reversed()))
         for (index, size) in sizes.enumerated() {
-            #expect(try readFile(out.appending(Pathname("f\(index)"))) == ManyFileCopyTests.content(index, size: size))
+            #expect(try readFile(out.appending(Pathname("f\(index)"))) == CopierTests.content(index, size: size))
         }
     }
 
@@ -82,8 +82,8 @@ struct ManyFileCopyBatchTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let sizes = [10, 70_000]
-        let sources = try ManyFileCopyTests.makeSources(sizes, in: directory)
-        let engine = ManyFileCopy(options: .init(width: 2, chunkSize: 64 << 10))
+        let sources = try CopierTests.makeSources(sizes, in: directory)
+        let engine = Copier(options: .init(width: 2, chunkSize: 64 << 10))
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
@@ -102,10 +102,10 @@ struct ManyFileCopyBatchTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let sizes = [10, 20, 30]
-        let sources = try ManyFileCopyTests.makeSources(sizes, in: directory)
-        var options = ManyFileCopy.Options(width: sizes.count)
+        let sources = try CopierTests.makeSources(sizes, in: directory)
+        var options = Copier.Options(width: sizes.count)
         options.syncBatchWaitMilliseconds = 600_000  // one batch, committed at the end
-        let engine = ManyFileCopy(options: options)
+        let engine = Copier(options: options)
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(

@@ -1,4 +1,4 @@
-extension ManyFileCopy {
+extension Copier {
     /// How a file's copy ended on its thread.
     enum Step {
         /// Renamed into place (or failed): completed.
