@@ -229,7 +229,7 @@ func readUpTo(_ count: Int, from descriptor: Int32) -> Int {
     @Test func anIncompleteEndingShowsWhatWasCommitted() {
         var snapshot = Self.snapshot(bytes: 100 << 20, seconds: 3, isFinal: true)
         snapshot.bytesCommitted = 25 << 20
-        snapshot.files = FileCounts(completed: 4, failed: 1, total: 4)
+        snapshot.files = ProgressSnapshot.FileCounts(completed: 4, failed: 1, total: 4)
         snapshot.filesCommitted = 1
         let failed = ProgressDisplay.bar(snapshot, rate: 1, label: "copy 4 files", columns: 120, ending: .failed("x"))
         #expect(failed == "copy 4 files  [======>                 ]  25%  1/4 files (1 failed)  25.0 MiB / 100.0 MiB committed  failed")

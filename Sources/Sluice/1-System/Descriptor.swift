@@ -229,7 +229,7 @@ public struct Descriptor: Sendable, Hashable {
     /// `fstat(2)`.
     ///
     /// - Throws: the call's ``ErrorNumber``.
-    public func status() throws(ErrorNumber) -> FileStatus {
+    package func status() throws(ErrorNumber) -> FileStatus {
         var raw = stat()
         guard fstat(rawValue, &raw) == 0 else { throw ErrorNumber.current }
         return FileStatus(raw)

@@ -5,9 +5,9 @@ import Musl
 #endif
 
 /// What `stat(2)` says of a file: identity, kind, size, permissions, owner and times.
-public struct FileStatus: Sendable, Hashable {
+package struct FileStatus: Sendable, Hashable {
     /// The kind of file, from the `S_IFMT` bits of `st_mode`.
-    public enum Kind: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// A regular file (`S_IFREG`).
         case regular
         /// A directory (`S_IFDIR`).
@@ -27,13 +27,13 @@ public struct FileStatus: Sendable, Hashable {
     }
 
     /// The device that holds the file (`st_dev`); with ``inode``, the file's identity.
-    public var device: UInt64
+    package var device: UInt64
     /// The inode number (`st_ino`).
-    public var inode: UInt64
+    package var inode: UInt64
     /// The kind of file.
-    public var kind: Kind
+    package var kind: Kind
     /// The permission bits, including set-user-ID, set-group-ID and sticky (`st_mode & 07777`).
-    public var permissions: UInt32
+    package var permissions: UInt32
 
     /// ``permissions`` without the set-user-ID and set-group-ID bits: what a copy gets when it
     /// is not the same program (a compressed or decompressed output) or when its owner could
@@ -41,25 +41,25 @@ public struct FileStatus: Sendable, Hashable {
     package var permissionsWithoutSetID: UInt32 { permissions & ~0o6000 }
     /// The size in bytes that the kernel reports (`st_size`). Not to be trusted as the amount of
     /// data: files in /proc report 0, files in /sys report 4096, and files grow and shrink.
-    public var size: Int64
+    package var size: Int64
     /// The bytes the file has on the disk (`st_blocks` × 512, what `du` counts): less than
     /// ``size`` for a sparse file, whose holes have no blocks.
-    public var allocatedBytes: Int64
+    package var allocatedBytes: Int64
     /// The file system's preferred size of a write, in bytes (`st_blksize`): its block size,
     /// the least a hole covers.
-    public var blockSize: Int
+    package var blockSize: Int
     /// The count of hard links (`st_nlink`).
-    public var linkCount: UInt64
+    package var linkCount: UInt64
     /// The owner's user ID.
-    public var userID: UInt32
+    package var userID: UInt32
     /// The owner's group ID.
-    public var groupID: UInt32
+    package var groupID: UInt32
     /// Last access time (`st_atim`).
-    public var accessTime: FileTime
+    package var accessTime: FileTime
     /// Last modification time (`st_mtim`).
-    public var modificationTime: FileTime
+    package var modificationTime: FileTime
     /// The device a character or block device file stands for (`st_rdev`); 0 for other kinds.
-    public var representedDevice: UInt64
+    package var representedDevice: UInt64
 
     init(_ raw: stat) {
         device = UInt64(raw.st_dev)
@@ -87,14 +87,14 @@ public struct FileStatus: Sendable, Hashable {
     }
 
     /// Whether `other` is the same file (same device and inode).
-    public func isSameFile(as other: FileStatus) -> Bool {
+    package func isSameFile(as other: FileStatus) -> Bool {
         device == other.device && inode == other.inode
     }
 
     /// `stat(2)` (follows symbolic links) or `lstat(2)` (does not), retried on `EINTR`.
     ///
     /// - Throws: ``FileError`` with the call's errno.
-    public static func of(_ path: Pathname, followsLinks: Bool = true) throws(FileError) -> FileStatus {
+    package static func of(_ path: Pathname, followsLinks: Bool = true) throws(FileError) -> FileStatus {
         var raw = stat()
         do throws(ErrorNumber) {
             _ = try ErrorNumber.retryingInterrupts { path.withCString { followsLinks ? stat($0, &raw) : lstat($0, &raw) } }
@@ -105,18 +105,18 @@ public struct FileStatus: Sendable, Hashable {
     }
 
     @available(*, unavailable, renamed: "of(_:followsLinks:)")
-    public static func of(_ path: Pathname, followingSymlinks: Bool) throws(FileError) -> FileStatus {
+    package static func of(_ path: Pathname, followingSymlinks: Bool) throws(FileError) -> FileStatus {
         try of(path, followsLinks: followingSymlinks)
     }
 }
 
-/// When a file was last modified or accessed (``FileStatus/modificationTime``), to the
+/// When a file was last modified or accessed (`FileStatus.modificationTime`), to the
 /// nanosecond, as `struct timespec`: what a caller compares or keeps (`cp -p`).
-public struct FileTime: Sendable, Hashable {
+package struct FileTime: Sendable, Hashable {
     /// Seconds since the Unix epoch.
-    public var seconds: Int64
+    package var seconds: Int64
     /// Nanoseconds within the second (0..<1_000_000_000).
-    public var nanoseconds: Int64
+    package var nanoseconds: Int64
 
     /// Creates a time stamp.
     ///

@@ -47,7 +47,7 @@ public struct FileChunks: AsyncSequence, Sendable {
     /// `next()` then reads on the thread it is already on, with no thread hand-off.
     public var preferredExecutor: any TaskExecutor { reader.executor }
     /// What `fstat(2)` said when the file was opened.
-    public let status: FileStatus
+    package let status: FileStatus
 
     /// The source's size in bytes when it is meaningful (a regular file with a non-zero size),
     /// for progress; `nil` for pipes, devices and files that report 0.
@@ -69,7 +69,7 @@ public struct FileChunks: AsyncSequence, Sendable {
     /// Whether a file whose blocks say it has holes is read as data: its holes are not looked
     /// for (`findsHoles` off, as for `--verify`), or its map was distrusted (``HoleMap``). A copy
     /// through the pipeline then finds its holes again as whole zero blocks (as
-    /// ``SparseMode/always``); a distrusted map is not followed by `copy_file_range(2)` either.
+    /// ``FileChunks/SparseMode/always``); a distrusted map is not followed by `copy_file_range(2)` either.
     let readsHolesAsData: Bool
 
     private init(reader: FileReader, status: FileStatus) {
@@ -87,8 +87,8 @@ public struct FileChunks: AsyncSequence, Sendable {
     ///   - findsHoles: whether a regular file's holes come out as hole chunks
     ///     (``Chunk/hole(count:)``, up to 64 MiB or `chunkSize` each, whichever is larger: they
     ///     hold no memory), found with `lseek(2)`'s `SEEK_DATA` and `SEEK_HOLE`
-    ///     (``SparseMode/auto`` and ``SparseMode/always``), or as zeros read with `read(2)`
-    ///     (``SparseMode/never``). Default `true`. A file that reports size 0 (/proc) and a
+    ///     (``FileChunks/SparseMode/auto`` and ``FileChunks/SparseMode/always``), or as zeros read with `read(2)`
+    ///     (``FileChunks/SparseMode/never``). Default `true`. A file that reports size 0 (/proc) and a
     ///     file system that does not answer `SEEK_DATA` are read plainly either way. Pass
     ///     `false` for a copy that verifies its output (``PipelineOptions/verification``): it
     ///     must read every byte, not believe the map.

@@ -1,21 +1,5 @@
-/// Which symbolic links a tree copy follows, as `cp`'s `-P`, `-H` and `-L`
-/// (``TreeCopy/Options/links``).
-public enum SymbolicLinkPolicy: Sendable, Hashable {
-    /// None: every link is an entry of its own (`-P`, the default of `cp -r`).
-    case never
-    /// The root only, when it is a link (`-H`).
-    case root
-    /// All: a link is walked as what it leads to (`-L`); a link back to a directory being
-    /// walked is reported as a cycle, never followed (as a bind mount back to one is,
-    /// whatever the policy).
-    case all
-}
-
 /// What a `TreeWalker` reports.
 extension TreeWalker {
-    /// Which symbolic links a walk follows.
-    package typealias LinkPolicy = SymbolicLinkPolicy
-
     /// One entry of the tree.
     package struct Entry: Sendable {
         /// The directory that holds the entry (for the root, the directory of the path given).

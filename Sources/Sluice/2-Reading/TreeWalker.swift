@@ -53,8 +53,11 @@ package struct TreeWalker: Sendable {
 
     /// The path the walk starts at, as given.
     package let root: Pathname
-    /// Which symbolic links are followed.
-    package let links: LinkPolicy
+    /// Whether every symbolic link is walked as what it leads to (`-L`).
+    package let followsLinks: Bool
+    /// Whether a root that is a symbolic link is walked as what it leads to (`-H`; implied by
+    /// ``followsLinks``).
+    package let followsRootLink: Bool
     /// The most directory descriptors the walk holds open (at least 2).
     package let maximumOpenDirectories: Int
 
@@ -92,22 +95,24 @@ package struct TreeWalker: Sendable {
     ///
     /// - Parameters:
     ///   - root: the directory (or single file) to walk.
-    ///   - links: which symbolic links to follow; default none.
+    ///   - followsLinks: whether every symbolic link is followed (`-L`); default none.
+    ///   - followsRootLink: whether a root that is a link is followed (`-H`); default no.
     ///   - maximumOpenDirectories: the bound on open descriptors; default 32.
-    package init(root: Pathname, links: LinkPolicy = .never, maximumOpenDirectories: Int = 32) {
+    package init(root: Pathname, followsLinks: Bool = false, followsRootLink: Bool = false, maximumOpenDirectories: Int = 32) {
         precondition(maximumOpenDirectories >= 2, "a walk needs at least 2 directory descriptors")
         self.root = root
-        self.links = links
+        self.followsLinks = followsLinks
+        self.followsRootLink = followsRootLink || followsLinks
         self.maximumOpenDirectories = maximumOpenDirectories
     }
 
     /// The system calls of the walk's directories (the seam for tests): real by default.
     var system: SystemCalls = .live
 
-    /// Whether a root that is a symbolic link is followed: with ``LinkPolicy/root`` or
-    /// ``LinkPolicy/all``, and whenever the root ends in a slash (`link/`), which POSIX path
+    /// Whether a root that is a symbolic link is followed: with ``followsRootLink`` or
+    /// ``followsLinks``, and whenever the root ends in a slash (`link/`), which POSIX path
     /// resolution resolves through the link, as `cp -r link/ x` and `rsync -r link/ x` do.
-    private var followsRoot: Bool { links != .never || root.bytes.last == UInt8(ascii: "/") }
+    private var followsRoot: Bool { followsRootLink || root.bytes.last == UInt8(ascii: "/") }
 
     /// The count of directory descriptors the walk holds now (the root's parent excepted).
     package var openDirectoryCount: Int { stack?.openCount ?? 0 }
@@ -183,7 +188,7 @@ package struct TreeWalker: Sendable {
         let parent = stack!.top
         let path = directory.path.appending(name)
         let status: FileStatus
-        do { status = try parent.status(of: name, followsLinks: links == .all) } catch { return .failure(error) }
+        do { status = try parent.status(of: name, followsLinks: followsLinks) } catch { return .failure(error) }
         let entry = Entry(
             parent: parent, name: name, path: path, relativePath: directory.relativePath.appending(name), status: status,
             depth: directory.depth + 1)
@@ -203,7 +208,7 @@ package struct TreeWalker: Sendable {
 
     private mutating func enter(_ entry: Entry) -> Event {
         if let refusal = refusal(of: entry) { return .failure(refusal) }
-        let follows = entry.depth == 0 ? followsRoot : links == .all
+        let follows = entry.depth == 0 ? followsRoot : followsLinks
         let handle: DirectoryHandle
         let names: [Pathname]
         beforeOpeningDirectory?()

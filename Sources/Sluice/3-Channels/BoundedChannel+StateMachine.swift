@@ -13,7 +13,7 @@ extension BoundedChannel {
     /// consumer and waiting senders never coexist; a registered sender is a waiting one.
     @usableFromInline
     struct StateMachine<Sender, Consumer>: ChannelMachine {
-        @usableFromInline typealias SendFailure = ChannelSendError<Element>
+        @usableFromInline typealias SendFailure = BoundedChannel<Element>.SendError
         @usableFromInline typealias SendResult = Result<Void, SendFailure>
         @usableFromInline typealias Effect = [SenderResumption]
         @usableFromInline typealias Refill = Never
@@ -149,7 +149,7 @@ extension BoundedChannel {
         enum SenderCancelledAction {
             /// Nothing: the send was already resolved, or the answer waits for registration.
             case none
-            /// Resume these senders: the cancelled one with ``ChannelSendError/Reason/cancelled``
+            /// Resume these senders: the cancelled one with ``BoundedChannel/SendError/Reason/cancelled``
             /// (if registered), and any later senders that fit now that it left the queue.
             case resumeSenders([SenderResumption])
         }

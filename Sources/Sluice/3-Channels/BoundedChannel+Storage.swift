@@ -26,7 +26,7 @@ extension BoundedChannel {
     /// consumer's side comes from ``ChannelStorage``, the senders' side is here.
     @usableFromInline
     final class Storage: ChannelStorage {
-        @usableFromInline typealias SenderContinuation = CheckedContinuation<Result<Void, ChannelSendError<Element>>, Never>
+        @usableFromInline typealias SenderContinuation = CheckedContinuation<Result<Void, BoundedChannel<Element>.SendError>, Never>
         @usableFromInline typealias Machine = StateMachine<SenderContinuation, CheckedContinuation<ConsumerWake<Element>, Never>>
 
         @usableFromInline let machine: LockedValue<Machine>
@@ -48,7 +48,7 @@ extension BoundedChannel {
         // MARK: Sender side
 
         @inlinable
-        func send(_ element: Element) async throws(ChannelSendError<Element>) {
+        func send(_ element: Element) async throws(BoundedChannel<Element>.SendError) {
             let weight = self.weight(element)
             precondition(weight >= 0, "BoundedChannel weight must not be negative, got \(weight)")
             switch machine.withLock({ $0.send(element, weight: weight) }) {
@@ -59,7 +59,7 @@ extension BoundedChannel {
             case .wakeConsumer(let consumer):
                 consumer.resume(returning: .retry)
             case .throwError(let reason):
-                throw ChannelSendError(reason: reason, element: element)
+                throw SendError(reason: reason, element: element)
             case .suspend(let id, let consumer):
                 consumer?.resume(returning: .retry)
                 try await suspendSender(id: id).get()
@@ -69,7 +69,7 @@ extension BoundedChannel {
         /// Suspends the sender `id`, whose element the machine holds, until it is enqueued or
         /// handed back; measures the suspension.
         @inlinable
-        func suspendSender(id: Int) async -> Result<Void, ChannelSendError<Element>> {
+        func suspendSender(id: Int) async -> Result<Void, BoundedChannel<Element>.SendError> {
             let start = ContinuousClock.now
             let result = await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: SenderContinuation) in

@@ -9,19 +9,19 @@
 /// **Senders.** ``send(_:)`` enqueues the element when there is room and returns; otherwise
 /// it suspends until the consumer has taken enough. Waiting senders are served first come,
 /// first served: a later, smaller element never overtakes a suspended one. Any number of
-/// tasks may send concurrently. A send that fails throws ``ChannelSendError`` with the
+/// tasks may send concurrently. A send that fails throws ``BoundedChannel/SendError`` with the
 /// element handed back, so nothing vanishes silently.
 ///
 /// **Ending.** ``finish()`` or ``fail(_:)`` (the first call wins; later calls do nothing):
 /// the consumer receives every element already buffered, then `nil` or the error. Senders
 /// suspended at that moment, and every later send, fail with
-/// ``ChannelSendError/Reason/finished``.
+/// ``BoundedChannel/SendError/Reason/finished``.
 ///
 /// **One consumer.** A channel has a single consumer: calling ``makeAsyncIterator()`` twice
 /// is a programming error and stops the program. The consumer goes away when its task is
 /// cancelled while it waits in `next()` or before it calls `next()`, or when it stops
 /// iterating (breaks out of `for try await`, throws out of it, or drops the iterator). Then
-/// every suspended sender resumes with ``ChannelSendError/Reason/consumerTerminated`` and its
+/// every suspended sender resumes with ``BoundedChannel/SendError/Reason/consumerTerminated`` and its
 /// element, later sends fail the same way, and the elements still in the buffer are dropped
 /// with it (counted in ``ChannelStatistics/elementsDiscarded``), as with any consumer that
 /// stops reading. A cancelled consumer's `next()` throws `CancellationError`, never `nil`, so
@@ -49,7 +49,7 @@ public final class BoundedChannel<Element: Sendable>: AsyncSequence, Sendable {
     public typealias Failure = any Error
 
     /// The consumer's iterator: one per channel, made by ``makeAsyncIterator()``.
-    public typealias AsyncIterator = ChannelIterator<Element>
+    public typealias AsyncIterator = BoundedChannel<Element>.Iterator
 
     @usableFromInline let storage: Storage
 
@@ -102,22 +102,22 @@ public final class BoundedChannel<Element: Sendable>: AsyncSequence, Sendable {
     /// Concurrency: may be called from any task, by several tasks at once.
     /// Cancellation: a send that finds room enqueues without checking cancellation; a send
     /// that must wait, in a task that is cancelled before or during the wait, fails with
-    /// ``ChannelSendError/Reason/cancelled`` (unless room came first, then it succeeds).
+    /// ``BoundedChannel/SendError/Reason/cancelled`` (unless room came first, then it succeeds).
     ///
     /// - Parameter element: the element to send; its weight is computed once, here.
-    /// - Throws: ``ChannelSendError`` holding `element`, with reason
-    ///   ``ChannelSendError/Reason/cancelled`` if the task was cancelled while waiting,
-    ///   ``ChannelSendError/Reason/finished`` if ``finish()`` or ``fail(_:)`` was called
+    /// - Throws: ``BoundedChannel/SendError`` holding `element`, with reason
+    ///   ``BoundedChannel/SendError/Reason/cancelled`` if the task was cancelled while waiting,
+    ///   ``BoundedChannel/SendError/Reason/finished`` if ``finish()`` or ``fail(_:)`` was called
     ///   before or during the send (thrown at once if before), or
-    ///   ``ChannelSendError/Reason/consumerTerminated`` if the consumer went away.
+    ///   ``BoundedChannel/SendError/Reason/consumerTerminated`` if the consumer went away.
     @inlinable
-    public func send(_ element: Element) async throws(ChannelSendError<Element>) {
+    public func send(_ element: Element) async throws(BoundedChannel<Element>.SendError) {
         try await storage.send(element)
     }
 
     /// Ends the channel: the consumer receives the buffered elements, then `nil`.
     ///
-    /// Senders suspended now resume with ``ChannelSendError/Reason/finished`` and their
+    /// Senders suspended now resume with ``BoundedChannel/SendError/Reason/finished`` and their
     /// elements; later sends fail the same way at once. Does nothing if the channel already
     /// ended (by ``finish()`` or ``fail(_:)``) or its consumer went away. Callable from any
     /// task; never suspends.
@@ -128,7 +128,7 @@ public final class BoundedChannel<Element: Sendable>: AsyncSequence, Sendable {
 
     /// Fails the channel: the consumer receives the buffered elements, then `error`.
     ///
-    /// Senders suspended now resume with ``ChannelSendError/Reason/finished`` and their
+    /// Senders suspended now resume with ``BoundedChannel/SendError/Reason/finished`` and their
     /// elements; later sends fail the same way at once. After the buffered elements, the
     /// consumer's `next()` throws `error`, and rethrows it on every later call. Does nothing
     /// if the channel already ended or its consumer went away. Callable from any task; never

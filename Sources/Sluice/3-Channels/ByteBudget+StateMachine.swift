@@ -3,7 +3,7 @@ extension ByteBudget {
     /// drive it with plain tokens): what is held, who waits, in arrival order. Each event
     /// returns what to do once the lock is released (resume a waiter, or several).
     struct StateMachine<Resumption> {
-        /// A suspended ``ByteBudget/acquire(_:)``: its id, the bytes it asks for, and how to resume it.
+        /// A suspended `ByteBudget.acquire(_:)`: its id, the bytes it asks for, and how to resume it.
         struct Waiter {
             var id: Int
             var bytes: Int

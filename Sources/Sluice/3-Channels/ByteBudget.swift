@@ -22,37 +22,37 @@
 /// released. A cancelled ``acquire(_:)`` either throws `CancellationError` holding nothing (also
 /// when the task was cancelled before it registered) or, if its grant came first, returns
 /// holding its bytes: the caller then releases them as usual.
-public final class ByteBudget: Sendable {
+package final class ByteBudget: Sendable {
     typealias Continuation = UnsafeContinuation<Void, any Error>
 
     private let state: LockedValue<StateMachine<Continuation>>
 
     /// The bound, in bytes.
-    public let limit: Int
+    package let limit: Int
 
     /// Creates a budget of `limit` bytes.
     ///
     /// - Precondition: `limit >= 1`.
-    public init(limit: Int) {
+    package init(limit: Int) {
         self.limit = limit
         state = LockedValue(StateMachine(limit: limit))
     }
 
     /// The bytes granted and not yet released.
-    public var held: Int { state.withLock { $0.held } }
+    package var held: Int { state.withLock { $0.held } }
 
     /// The most bytes held at once since the budget was made.
-    public var peakHeld: Int { state.withLock { $0.peakHeld } }
+    package var peakHeld: Int { state.withLock { $0.peakHeld } }
 
     /// The count of acquires waiting for room.
-    public var waiting: Int { state.withLock { $0.waiters.count } }
+    package var waiting: Int { state.withLock { $0.waiters.count } }
 
     /// Takes `bytes` of the budget, waiting (suspended, in arrival order) until they fit.
     ///
     /// - Parameter bytes: the share to hold, >= 0; more than ``limit`` waits until nothing is
     ///   held, then is granted whole.
     /// - Throws: `CancellationError` if the task is cancelled before the grant; nothing is held then.
-    public func acquire(_ bytes: Int) async throws(CancellationError) {
+    package func acquire(_ bytes: Int) async throws(CancellationError) {
         precondition(bytes >= 0, "cannot acquire a negative count of bytes")
         if Task.isCancelled { throw CancellationError() }
         if state.withLock({ $0.tryAcquire(bytes: bytes) }) { return }
@@ -81,7 +81,7 @@ public final class ByteBudget: Sendable {
     /// in arrival order.
     ///
     /// - Precondition: at most ``held`` bytes are released.
-    public func release(_ bytes: Int) {
+    package func release(_ bytes: Int) {
         let granted = state.withLock { $0.release(bytes: bytes) }
         for waiter in granted { waiter.resume() }
     }

@@ -13,7 +13,7 @@
 ///
 /// - Note: These counters describe the channel, not the callers' view of it. To check that
 ///   nothing was lost, count on the callers' side: elements offered = delivered + discarded +
-///   handed back (by a ``ChannelSendError``, or by a `.rejected` or `.terminated` yield).
+///   handed back (by a ``BoundedChannel/SendError``, or by a `.rejected` or `.terminated` yield).
 public struct ChannelStatistics: Sendable, Hashable {
     /// Elements taken in: sends that returned (into the buffer, or handed straight to a waiting
     /// consumer), yields answered `.enqueued` or `.spilled`. Elements handed back are not counted.

@@ -2,7 +2,7 @@
 /// channel, and how the channel learns that its consumer went away.
 ///
 /// Made by ``ChannelStorage/makeConsumer()`` with two closures over the channel's storage, formed
-/// where the storage's type is known, so that ``ChannelIterator`` can be one type for both
+/// where the storage's type is known, so that ``BoundedChannel/Iterator`` can be one type for both
 /// channels while each `next()` still runs code specialised for its channel and element. When the
 /// iterator (and every copy of it) is gone, `deinit` tells the storage
 /// (``ChannelStorage/consumerTerminated()``), which releases the producers (suspended senders

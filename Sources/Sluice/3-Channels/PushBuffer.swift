@@ -68,7 +68,7 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     public typealias Failure = any Error
 
     /// The consumer's iterator: one per buffer, made by ``makeAsyncIterator()``.
-    public typealias AsyncIterator = ChannelIterator<Element>
+    public typealias AsyncIterator = BoundedChannel<Element>.Iterator
 
     /// Whether the source should go on producing.
     public enum Demand: Sendable, Hashable {

@@ -3,7 +3,7 @@
 /// says which file each is about.
 ///
 /// The totals are known up front (the sizes of the operands) or grow while a walk finds files
-/// (``addToTotal(bytes:files:)`` with ``FileCounts/isTotalGrowing`` until
+/// (``addToTotal(bytes:files:)`` with ``ProgressSnapshot/FileCounts/isTotalGrowing`` until
 /// ``totalIsComplete()``). Each file in flight reports its own bytes with
 /// ``advanced(index:bytesCompleted:bytesWritten:)``; a snapshot's bytes are those of the files finished plus
 /// those of the files in flight. Memory: one entry per file in flight, none per file finished.
@@ -198,7 +198,7 @@ package final class ManyFilesProgress: Sendable {
             peakBufferedBytes: peak, producerSuspended: .zero, isFinal: false)
         snapshot.bytesCommitted = state.committedBytes
         snapshot.filesCommitted = state.committed
-        snapshot.files = FileCounts(
+        snapshot.files = ProgressSnapshot.FileCounts(
             completed: state.completed, failed: state.failed, total: max(state.totalFiles, state.completed),
             isTotalGrowing: state.isTotalGrowing, current: current, currentIndex: index)
         return snapshot

@@ -2,7 +2,7 @@ import Synchronization
 
 /// Fans an operation's ``ProgressSnapshot`` values out to any number of independent subscribers.
 ///
-/// A copy or a pipeline has one (``FileCopy/progress``, ``TreeCopy/progress``,
+/// A copy or a pipeline has one (``FileCopy/progress``, `TreeCopy.progress`,
 /// ``Copier/progress``), made before it starts and published to by it alone. Each call to ``subscribe()``
 /// registers a subscriber synchronously and returns its own `AsyncStream`, buffered
 /// `.bufferingNewest(1)`: a slow subscriber skips stale snapshots (a snapshot is complete, so
@@ -91,7 +91,7 @@ public final class ProgressHub: Sendable {
     /// - If the hub already finished, the stream yields the final snapshot and then ends.
     ///
     /// Cancelling the task that iterates the stream, or ending the iteration early, terminates the
-    /// stream and removes the subscriber (see ``subscriberCount``); other subscribers are unaffected.
+    /// stream and removes the subscriber (see `subscriberCount`); other subscribers are unaffected.
     ///
     /// - Returns: a stream for a single consumer that ends after the final snapshot.
     public func subscribe() -> AsyncStream<ProgressSnapshot> {
@@ -164,7 +164,7 @@ public final class ProgressHub: Sendable {
     ///
     /// A subscriber is removed when its stream terminates (its task is cancelled or its iteration
     /// ends) and when the hub finishes.
-    public var subscriberCount: Int {
+    package var subscriberCount: Int {
         state.withLock { $0.subscribers.count }
     }
 

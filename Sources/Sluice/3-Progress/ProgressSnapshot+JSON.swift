@@ -125,8 +125,8 @@ extension ProgressSnapshot {
         }
     }
 
-    /// The keys of ``FileCounts``, in their fixed order.
-    private func appendFiles(_ files: FileCounts, to out: inout String) {
+    /// The keys of ``ProgressSnapshot/FileCounts``, in their fixed order.
+    private func appendFiles(_ files: ProgressSnapshot.FileCounts, to out: inout String) {
         out += ",\"filesCompleted\":\(files.completed),\"filesFailed\":\(files.failed)"
         out += ",\"totalFiles\":\(files.total),\"totalGrowing\":\(files.isTotalGrowing)"
         if let index = files.currentIndex { out += ",\"fileIndex\":\(index)" }

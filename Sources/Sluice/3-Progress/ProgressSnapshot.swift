@@ -9,7 +9,7 @@
 /// that spends most of its time suspended on backpressure is waiting for a slow sink, not a slow
 /// source.
 ///
-/// The snapshots a ``FileCopy``, a ``RegularFileCopy`` or a `ManyFilesProgress` publishes
+/// The snapshots a ``FileCopy``, a `RegularFileCopy` or a `ManyFilesProgress` publishes
 /// follow the rules documented on each property (clamping, monotonic fraction, the final
 /// snapshot's truth).
 ///
@@ -78,12 +78,12 @@ public struct ProgressSnapshot: Sendable, Hashable {
     public var bytesCommitted: Int64 = 0
 
     /// Files committed so far (for one file: 1 in the final snapshot of a success, else 0).
-    /// Over many files, ``FileCounts/completed`` counts the failed ones too; this does not.
+    /// Over many files, ``ProgressSnapshot/FileCounts/completed`` counts the failed ones too; this does not.
     public var filesCommitted: Int = 0
 
     /// For an operation over many files, its files done of the total and the file this snapshot
     /// is about; `nil` for one file. The byte counts are then the sums over all the files.
-    public var files: FileCounts? = nil
+    public var files: ProgressSnapshot.FileCounts? = nil
 
     /// Creates a snapshot from its fields, as given.
     ///

@@ -22,20 +22,20 @@
 /// the cooperative pool or of any executor; cancelling the consuming task ends a wait with
 /// `CancellationError`. The limiter's clock is injectable (a test clock that advances when slept
 /// on makes tests deterministic, with no real sleep).
-public struct PacedChunks<Base: AsyncSequence>: AsyncSequence where Base.Element == Chunk {
+package struct PacedChunks<Base: AsyncSequence>: AsyncSequence where Base.Element == Chunk {
     /// Each element is the base sequence's next chunk, unchanged.
-    public typealias Element = Chunk
+    package typealias Element = Chunk
 
     private let base: Base
     /// The rate the chunks are held to, shared with whatever else it is given to.
-    public let limiter: RateLimiter
+    package let limiter: RateLimiter
 
     /// Paces `base` by `limiter`.
     ///
     /// - Parameters:
     ///   - base: the chunks to pace.
     ///   - limiter: the rate; one limiter given to several sequences holds them all to it.
-    public init(_ base: Base, limiter: RateLimiter) {
+    package init(_ base: Base, limiter: RateLimiter) {
         self.base = base
         self.limiter = limiter
     }
@@ -46,20 +46,20 @@ public struct PacedChunks<Base: AsyncSequence>: AsyncSequence where Base.Element
     ///   - base: the chunks to pace.
     ///   - bytesPerSecond: the rate, in bytes per second (>= 1).
     /// - Precondition: `bytesPerSecond >= 1`.
-    public init(_ base: Base, bytesPerSecond: Int64) {
+    package init(_ base: Base, bytesPerSecond: Int64) {
         self.init(base, limiter: RateLimiter(bytesPerSecond: bytesPerSecond))
     }
 
     /// The rate, in bytes per second.
-    public var bytesPerSecond: Int64 { limiter.bytesPerSecond }
+    package var bytesPerSecond: Int64 { limiter.bytesPerSecond }
 
     /// Makes the iterator; the pacing starts with its first `next()`.
-    public func makeAsyncIterator() -> AsyncIterator {
+    package func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(base: base.makeAsyncIterator(), limiter: limiter)
     }
 
     /// Takes each chunk from the base iterator and holds it back until the limiter lets it go.
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    package struct AsyncIterator: AsyncIteratorProtocol {
         var base: Base.AsyncIterator
         let limiter: RateLimiter
 
@@ -67,7 +67,7 @@ public struct PacedChunks<Base: AsyncSequence>: AsyncSequence where Base.Element
         ///
         /// - Throws: what the base throws; `CancellationError` when the task is cancelled while
         ///   it waits.
-        public mutating func next() async throws -> Chunk? {
+        package mutating func next() async throws -> Chunk? {
             guard let chunk = try await base.next() else { return nil }
             try await limiter.admit(chunk.count)
             return chunk

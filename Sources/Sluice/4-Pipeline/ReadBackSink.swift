@@ -8,7 +8,7 @@
 /// usual: a verification that finds a difference aborts, and nothing is committed.
 ///
 /// Concurrency contract: as ``ChunkSink``: one caller, between the last write and the commit.
-public protocol ReadBackSink: ChunkSink {
+package protocol ReadBackSink: ChunkSink {
     /// The path the data is committed to, which messages about it name.
     var destination: Pathname { get }
 

@@ -17,12 +17,12 @@ extension FileSink {
         /// regular source has a time to give; a file written in place (a device, a FIFO) keeps
         /// its own. Default `false` (as `cp` without `-p`); implied by ``preservesAttributes``.
         public var preservesModificationTime: Bool
-        /// Whether the file gets holes: for ``SparseMode/auto`` the holes that come as hole
-        /// chunks (``Chunk/isHole``); for ``SparseMode/always`` also every run of zeros that
+        /// Whether the file gets holes: for ``FileChunks/SparseMode/auto`` the holes that come as hole
+        /// chunks (``Chunk/isHole``); for ``FileChunks/SparseMode/always`` also every run of zeros that
         /// covers a whole block of the file system (`st_blksize`, at a multiple of it); for
-        /// ``SparseMode/never`` none, every hole written as zeros. A destination written in
-        /// place (a device, a FIFO) always gets zeros. Default ``SparseMode/auto``.
-        public var sparse: SparseMode
+        /// ``FileChunks/SparseMode/never`` none, every hole written as zeros. A destination written in
+        /// place (a device, a FIFO) always gets zeros. Default ``FileChunks/SparseMode/auto``.
+        public var sparse: FileChunks.SparseMode
         /// Whether ``FileSink/commit()`` also `fsync(2)`s the destination's directory after the
         /// rename. Default `true`. `false` is for a caller that commits many files into a few
         /// directories and syncs each directory once for all of them (`DirectorySyncBatch`):
@@ -44,7 +44,7 @@ extension FileSink {
         /// source's attributes but its permission bits.
         public init(
             replacesExisting: Bool = false, synchronizes: Bool = true, preservesAttributes: Bool = false,
-            preservesModificationTime: Bool = false, sparse: SparseMode = .auto
+            preservesModificationTime: Bool = false, sparse: FileChunks.SparseMode = .auto
         ) {
             self.replacesExisting = replacesExisting
             self.synchronizes = synchronizes
@@ -74,7 +74,7 @@ extension FileSink.Options {
         renamed: "init(replacesExisting:synchronizes:preservesAttributes:preservesModificationTime:sparse:)")
     public init(
         overwrite: Bool = false, synchronize: Bool = true, preserveAttributes: Bool = false,
-        preserveModificationTime: Bool = false, sparse: SparseMode = .auto
+        preserveModificationTime: Bool = false, sparse: FileChunks.SparseMode = .auto
     ) {
         self.init(
             replacesExisting: overwrite, synchronizes: synchronize, preservesAttributes: preserveAttributes,

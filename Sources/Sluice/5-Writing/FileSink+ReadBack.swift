@@ -21,7 +21,7 @@ extension FileSink: ReadBackSink {
     ///   cannot be read back.
     /// - Throws: ``FileError`` with the destination's path: the `fsync` (as `EIO` after a
     ///   failed write-back), the `open`, or `io` when the temporary file was replaced.
-    public func openForReadBack() throws -> Descriptor? {
+    package func openForReadBack() throws -> Descriptor? {
         guard case .open(let descriptor, let mode) = state, descriptor.rawValue >= 0 else {
             preconditionFailure("FileSink.openForReadBack after commit or abort")
         }

@@ -89,7 +89,7 @@ public actor FileSink: ChunkSink {
     /// end makes no size by itself); `nil` when it ends in data.
     var sizeAfterHole: Int64?
     /// The temporary file's block size (`st_blksize`, 4096 where `fstat(2)` fails): the least
-    /// run of zeros that ``SparseMode/always`` turns into a hole. Read at its first use, so a
+    /// run of zeros that ``FileChunks/SparseMode/always`` turns into a hole. Read at its first use, so a
     /// sink that never makes holes makes no `fstat(2)` for it.
     var blockSize: Int {
         if let knownBlockSize { return knownBlockSize }
@@ -160,9 +160,9 @@ public actor FileSink: ChunkSink {
     ///
     /// - Parameters:
     ///   - destination: the final path.
-    ///   - source: the source's status, for same-file detection, permission bits and
-    ///     `--preserve`; `nil` for a source that is not a file (standard input is given as its
-    ///     `fstat(2)`; a pipe's permission bits are not kept: new files get `0666 & ~umask`).
+    ///   - source: the file being copied, opened: its status (`fstat(2)` at the open) gives
+    ///     same-file detection, the permission bits and `--preserve`'s attributes; `nil` for
+    ///     data that does not come from a file (new files get `0666 & ~umask`).
     ///   - options: overwrite, durability and attribute preservation.
     ///
     /// Its commit point is decided by the process's one gate, which the `sluice` command's
@@ -170,7 +170,14 @@ public actor FileSink: ChunkSink {
     /// - Throws: ``FileError``: `sameFile`, `isDirectory`, `alreadyExists` (without
     ///   `overwrite`), or the errno of `stat`, `open` (for example `permissionDenied`).
     public static func create(
-        at destination: Pathname, source: FileStatus? = nil, options: Options = Options()
+        at destination: Pathname, source: FileChunks? = nil, options: Options = Options()
+    ) async throws -> FileSink {
+        try await create(at: destination, source: source?.status, options: options, gate: .shared, executor: nil)
+    }
+
+    /// The same, with the source's status as the caller has it (an operand's `stat(2)`).
+    package static func create(
+        at destination: Pathname, source: FileStatus?, options: Options = Options()
     ) async throws -> FileSink {
         try await create(at: destination, source: source, options: options, gate: .shared, executor: nil)
     }
@@ -334,7 +341,7 @@ public actor FileSink: ChunkSink {
     }
 
     /// Writes every byte of `chunk` (`write(2)`, retried on `EINTR` and short writes); a hole
-    /// chunk, and with ``SparseMode/always`` a run of zero blocks, becomes a hole of the
+    /// chunk, and with ``FileChunks/SparseMode/always`` a run of zero blocks, becomes a hole of the
     /// temporary file (see ``Options/sparse``).
     ///
     /// - Throws: ``FileError`` (operation `write`) with the destination path and errno, e.g.
@@ -353,7 +360,7 @@ public actor FileSink: ChunkSink {
     }
 
     /// Writes every byte of `chunks` to the temporary file, in order, with as few `writev(2)`
-    /// calls as they allow; hole chunks (and with ``SparseMode/always`` runs of zero blocks)
+    /// calls as they allow; hole chunks (and with ``FileChunks/SparseMode/always`` runs of zero blocks)
     /// become `lseek(2)` past them, the final size set by `ftruncate(2)` at the commit (see
     /// ``Options/sparse``). A destination written in place gets zeros.
     ///

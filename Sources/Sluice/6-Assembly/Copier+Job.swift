@@ -8,24 +8,24 @@ extension Copier {
         /// The source's status when the caller has it (an operand's `stat(2)`, a walk's
         /// `fstatat(2)`): its size sizes the file's share of the budget and counts towards the
         /// totals of progress. `nil`: the share is the largest.
-        public var sourceStatus: FileStatus?
+        package var sourceStatus: FileStatus?
         /// How the destination is written; ``FileSink/Options/synchronizesDirectory`` is
         /// ignored: the engine syncs each directory once for the batch.
         public var sinkOptions: FileSink.Options
         /// Makes the transform stage (gzip, gunzip); `nil` copies, by the cheapest path
-        /// (``RegularFileCopy``). With a transform, set-user-ID and set-group-ID bits are not
+        /// (clone, kernel copy or pipeline). With a transform, set-user-ID and set-group-ID bits are not
         /// given to the output.
         public var transform: FileCopy<FileChunks, FileSink>.TransformFactory?
         /// How to check the output before committing it (`--verify`), or `nil`: then the
         /// verification of the file's copy options (``copyOptions``, else the engine's
         /// ``Options/copy``), if any.
-        public var verification: CopyVerification?
+        public var verification: PipelineOptions.Verification?
         /// How this file is copied (reflink, holes, pipeline, CRC-32, rate), in place of the
         /// engine's ``Options/copy``; `nil` (default): the engine's. Its pipeline's capacity is
-        /// the most this file's channels hold (its share of the budget may give fewer), as
-        /// ``Options/capacity`` is; its ``PipelineOptions/verification`` applies unless
+        /// the most this file's channels hold (its share of the budget may give fewer); its
+        /// ``PipelineOptions/verification`` applies unless
         /// ``verification`` is set.
-        public var copyOptions: RegularFileCopy.Options?
+        public var copyOptions: FileOptions?
         /// The largest chunk of this file's pipeline, in place of the engine's
         /// ``Options/chunkSize``; `nil` (default): the engine's.
         public var chunkSize: Int?
@@ -46,10 +46,30 @@ extension Copier {
         var preservationWarnings: PreservationWarnings?
 
         /// Creates a job.
+        ///
+        /// - Parameters:
+        ///   - source: the file to read.
+        ///   - destination: the final path of the output.
+        ///   - sinkOptions: how the destination is written (overwrite, `fsync`, attributes, holes).
+        ///   - transform: makes the transform stage (gzip, gunzip); `nil` copies.
+        ///   - verification: how to check the output before committing it, or `nil`.
+        ///   - completion: called once when the file is done, on an engine thread; must not block.
         public init(
-            source: Pathname, destination: Pathname, sourceStatus: FileStatus? = nil,
+            source: Pathname, destination: Pathname, sinkOptions: FileSink.Options = .init(),
+            transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil, verification: PipelineOptions.Verification? = nil,
+            completion: @escaping @Sendable (Outcome) -> Void = { _ in }
+        ) {
+            self.init(
+                source: source, destination: destination, sourceStatus: nil, sinkOptions: sinkOptions, transform: transform,
+                verification: verification, completion: completion)
+        }
+
+        /// The same, with the source's status the caller has (an operand's `stat(2)`): the
+        /// engine sizes the file's share of the budget by it and counts it in the totals.
+        package init(
+            source: Pathname, destination: Pathname, sourceStatus: FileStatus?,
             sinkOptions: FileSink.Options = .init(), transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil,
-            verification: CopyVerification? = nil, completion: @escaping @Sendable (Outcome) -> Void = { _ in }
+            verification: PipelineOptions.Verification? = nil, completion: @escaping @Sendable (Outcome) -> Void = { _ in }
         ) {
             self.source = source
             self.destination = destination
@@ -66,7 +86,7 @@ extension Copier {
         /// ``source`` and ``destination`` are the locations' user-visible paths.
         package init(
             source: FileLocation, destination: FileLocation, sourceStatus: FileStatus?, followsLinks: Bool,
-            sinkOptions: FileSink.Options, verification: CopyVerification? = nil,
+            sinkOptions: FileSink.Options, verification: PipelineOptions.Verification? = nil,
             completion: @escaping @Sendable (Outcome) -> Void
         ) {
             self.init(

@@ -10,9 +10,6 @@ extension Copier {
         /// The largest chunk of a file's pipeline; a smaller file reads in chunks of its own
         /// size (rounded up to 4 KiB). Default ``FileChunks/defaultChunkSize``.
         public var chunkSize: Int
-        /// The most chunks per channel of a file's pipeline; fewer when its share of the budget
-        /// holds fewer. Default ``PipelineOptions/defaultCapacity(chunkSize:)``.
-        public var capacity: Int
         /// The longest a sealed durable file waits for its batch's `syncfs(2)`, in
         /// milliseconds (``Copier/SyncBatch``): 50; tests that fix a batch set more.
         var syncBatchWaitMilliseconds = 50
@@ -20,12 +17,13 @@ extension Copier {
         /// move no byte and no batch is pending, in milliseconds
         /// (``Copier/waitForReleasedDescriptors(holding:)``): 10,000; tests set less.
         var descriptorWaitMilliseconds = 10_000
-        /// Paths, holes, CRC-32, rate and verification of each file, as for one file
-        /// (``RegularFileCopy/Options``; the verification unless a job sets its own); its
-        /// pipeline capacity and byte budget are set per file.
+        /// Paths, holes, CRC-32, rate and verification of each file (``FileOptions``; the
+        /// verification unless a job sets its own). Its pipeline's capacity is the most chunks
+        /// per channel of a file (fewer when the file's share of ``byteBudget`` holds fewer;
+        /// default 4); its pipeline's byte budget is set per file, from that share.
         /// A job's own (``Job/copyOptions``, ``Job/chunkSize``) replace it and ``chunkSize``
         /// for that file.
-        public var copy: RegularFileCopy.Options
+        public var copy: FileOptions
 
         /// Four times the processors this process may run on, from 4 to 64.
         ///
@@ -40,18 +38,61 @@ extension Copier {
 
         /// Creates options.
         ///
-        /// - Precondition: `width`, `byteBudget`, `chunkSize` and `capacity` >= 1.
+        /// - Precondition: `width`, `byteBudget` and `chunkSize` >= 1.
         public init(
             width: Int = defaultWidth, byteBudget: Int = 32 << 20, chunkSize: Int = FileChunks.defaultChunkSize,
-            capacity: Int = PipelineOptions.defaultCapacity(chunkSize: FileChunks.defaultChunkSize),
-            copy: RegularFileCopy.Options = .init()
+            copy: FileOptions = .init()
         ) {
-            precondition(width >= 1 && byteBudget >= 1 && chunkSize >= 1 && capacity >= 1, "sizes must be at least 1")
+            precondition(width >= 1 && byteBudget >= 1 && chunkSize >= 1, "sizes must be at least 1")
             self.width = width
             self.byteBudget = byteBudget
             self.chunkSize = chunkSize
-            self.capacity = capacity
             self.copy = copy
+        }
+
+        /// 0.1's per-file capacity, now the copy options' own (each setting in one place).
+        @available(*, unavailable, message: "set copy.pipeline.capacity")
+        public var capacity: Int { get { copy.pipeline.capacity } set { copy.pipeline.capacity = newValue } }
+    }
+}
+
+extension Copier {
+    /// How each file is copied: which paths it may take (a clone, a copy in the kernel, the
+    /// pipeline), how its holes are kept, and the pipeline's sizes, CRC-32, rate and
+    /// verification when it runs (``Copier/Options/copy``, ``Job/copyOptions``).
+    public struct FileOptions: Sendable, Hashable {
+        /// Whether the destination may share the source's extents (`--reflink`). Default ``Copier/ReflinkMode/auto``.
+        public var reflink: Copier.ReflinkMode
+        /// Whether the destination gets holes (`--sparse`). Default ``FileChunks/SparseMode/auto``. It must
+        /// match the sink's ``FileSink/Options/sparse`` and how the source was opened.
+        public var sparse: FileChunks.SparseMode
+        /// Copy through the pipeline whatever the table says (`--pipeline`; an explicit
+        /// `--chunk-size` or `--capacity` implies it). Default `false`.
+        public var forcesPipeline: Bool
+        /// How the pipeline is sized, when it runs.
+        public var pipeline: PipelineOptions
+        /// The most bytes one `copy_file_range(2)` is asked for: the step of progress and of
+        /// cancellation on the kernel path. Default 4 MiB.
+        public var sliceSize: Int
+        /// The largest source, in bytes, copied by `copy_file_range(2)` on one file system
+        /// where the table would take the pipeline (a file system it does not name): see
+        /// `CopyMethod.chain`.
+        /// Default 0 (the table alone); ``Copier`` raises it to its chunk size.
+        package var kernelCopyLimit: Int64 = 0
+
+        /// Creates options.
+        ///
+        /// - Precondition: `sliceSize >= 1`.
+        public init(
+            reflink: Copier.ReflinkMode = .auto, sparse: FileChunks.SparseMode = .auto, forcesPipeline: Bool = false,
+            pipeline: PipelineOptions = .init(), sliceSize: Int = 4 << 20
+        ) {
+            precondition(sliceSize >= 1, "sliceSize must be at least 1 byte")
+            self.reflink = reflink
+            self.sparse = sparse
+            self.forcesPipeline = forcesPipeline
+            self.pipeline = pipeline
+            self.sliceSize = sliceSize
         }
     }
 }

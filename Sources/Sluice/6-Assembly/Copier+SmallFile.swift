@@ -7,7 +7,7 @@ import Musl
 extension Copier {
     /// Copies a dense regular file of at most one chunk in one step on its thread: no reader,
     /// channel, progress task or hop to an actor, which are most of what a small file of many
-    /// costs. The same paths as ``RegularFileCopy`` (a clone, then `copy_file_range(2)`, on the
+    /// costs. The same paths as `RegularFileCopy` (a clone, then `copy_file_range(2)`, on the
     /// file systems the table names, a kernel copy up to the chunk size on the others; else
     /// reads written by the sink), the same sink and commit point; a destination written in
     /// place (a device, a FIFO) gets the reads written to it.
@@ -110,7 +110,7 @@ extension Copier {
     /// `sliceSize` bytes.
     ///
     /// - Returns: the bytes copied, and the CRC-32 of the pipeline's.
-    /// - Throws: ``RegularFileCopy/GaveWay`` when the kernel refuses the path; ``FileError``.
+    /// - Throws: `RegularFileCopy.GaveWay` when the kernel refuses the path; ``FileError``.
     private static func copy(
         _ source: Descriptor, size: Int64, by path: CopyMethod, into sink: isolated FileSink, sourcePath: Pathname,
         chunkSize: Int, sliceSize: Int, computesCRC32: Bool

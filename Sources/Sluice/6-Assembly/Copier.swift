@@ -14,10 +14,10 @@ import Musl
 /// and as many more wait (backpressure: never an unbounded queue of jobs; a submitter resumes
 /// once half of those were taken, one thread wake-up per half a width of files). A dispatcher
 /// on a thread of its own hands them to the files' threads. Each file then:
-/// 1. takes its share of the ``ByteBudget`` (its chunk size and channel
+/// 1. takes its share of the `ByteBudget` (its chunk size and channel
 ///    capacity fit its share, so the bytes buffered by all files in flight stay within
 ///    ``Options/byteBudget``, whatever their count and sizes);
-/// 2. is copied as one file is: ``RegularFileCopy`` (clone, kernel copy or pipeline) without a
+/// 2. is copied as one file is: `RegularFileCopy` (clone, kernel copy or pipeline) without a
 ///    transform, ``FileCopy`` with one, to a ``FileSink``: a temporary file, with its
 ///    attributes. Durable files (``FileSink/Options/synchronizes``, without
 ///    verification) then wait in a batch, sealed, while the slot takes the next file: once it
@@ -34,7 +34,7 @@ import Musl
 ///    step on that thread instead: the sink is called there without a hop, no reader, channel
 ///    or progress task is made, and on one file system it goes by `copy_file_range(2)` where
 ///    one file would take the pipeline
-///    (``RegularFileCopy/Options/kernelCopyLimit``);
+///    (`RegularFileCopy.Options.kernelCopyLimit`);
 /// 3. gives its share back; its job's completion (``Outcome``) is called once it is renamed
 ///    (or failed).
 ///
@@ -354,7 +354,7 @@ public final class Copier: Sendable {
 
     /// How `job`'s file is checked: the job's ``Job/verification``, else that of its copy
     /// options (its own, else the engine's), so a verification set in either place is kept.
-    func verification(of job: Job) -> CopyVerification? {
+    func verification(of job: Job) -> PipelineOptions.Verification? {
         job.verification ?? (job.copyOptions ?? options.copy).pipeline.verification
     }
 
@@ -363,7 +363,7 @@ public final class Copier: Sendable {
     func share(of job: Job, within share: Int) -> PipelineShare {
         PipelineShare(
             fileSize: job.sourceStatus.flatMap { $0.kind == .regular ? $0.size : nil }, chunkSize: job.chunkSize ?? options.chunkSize,
-            capacity: job.copyOptions?.pipeline.capacity ?? options.capacity, channels: job.transform == nil ? 1 : 2,
+            capacity: (job.copyOptions ?? options.copy).pipeline.capacity, channels: job.transform == nil ? 1 : 2,
             share: share)
     }
 

@@ -17,7 +17,7 @@ extension CopyMethod {
     package static let kernelCopyFileSystems: Set<FileSystemType> = [.nfs, .ext4, .tmpfs]
 
     /// File systems where a kernel copy passes the data through this machine's memory (a splice
-    /// through the page cache): there a verified copy (``CopyVerification/sameBytes``) of a dense
+    /// through the page cache): there a verified copy (``PipelineOptions/Verification/sameBytes``) of a dense
     /// file takes the pipeline, which checks what it wrote against what it read, instead of a
     /// kernel copy that must read the source a second time for its CRC-32 (measured: 1 GiB
     /// `--verify`, the pipeline 3.6 s, the kernel copy 4.4 s).
@@ -33,20 +33,20 @@ extension CopyMethod {
     /// kernel refuses it (`EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`, `ENOTTY`, `EPERM`, `ETXTBSY`, or a
     /// `copy_file_range(2)` that copies nothing before the source's reported size).
     ///
-    /// - ``ReflinkMode/always``: ``clone`` alone (and nothing at all where the file system
-    ///   cannot clone, or `sparse` is not ``SparseMode/auto``: a clone keeps the source's
+    /// - ``Copier/ReflinkMode/always``: ``clone`` alone (and nothing at all where the file system
+    ///   cannot clone, or `sparse` is not ``FileChunks/SparseMode/auto``: a clone keeps the source's
     ///   holes and zeros exactly as they are).
-    /// - A cloning file system on both sides, with ``ReflinkMode/auto`` and
-    ///   ``SparseMode/auto``: ``clone``, then ``kernelCopy``, then ``pipeline``.
-    /// - ``kernelCopyFileSystems`` (ext4, tmpfs, NFS) on both sides, with ``SparseMode/auto``:
+    /// - A cloning file system on both sides, with ``Copier/ReflinkMode/auto`` and
+    ///   ``FileChunks/SparseMode/auto``: ``clone``, then ``kernelCopy``, then ``pipeline``.
+    /// - ``kernelCopyFileSystems`` (ext4, tmpfs, NFS) on both sides, with ``FileChunks/SparseMode/auto``:
     ///   ``kernelCopy``, then ``pipeline``; but a dense source `verified` on
     ///   ``localKernelCopyFileSystems`` (ext4, tmpfs): ``pipeline``.
-    /// - A sparse source (fewer bytes allocated than its size, ``FileStatus/allocatedBytes``)
-    ///   on any other file system, the same on both sides, with ``SparseMode/auto``:
+    /// - A sparse source (fewer bytes allocated than its size, `FileStatus.allocatedBytes`)
+    ///   on any other file system, the same on both sides, with ``FileChunks/SparseMode/auto``:
     ///   ``kernelCopy`` (the data extents alone, one `copy_file_range(2)` each, as `cp` copies
     ///   them; the pipeline pays two chunks per extent), then ``pipeline``.
     /// - A source of at most `kernelCopyLimit` bytes on any other file system, the same on
-    ///   both sides, with ``SparseMode/auto``: ``kernelCopy``, then ``pipeline``. One call
+    ///   both sides, with ``FileChunks/SparseMode/auto``: ``kernelCopy``, then ``pipeline``. One call
     ///   instead of a reader, a channel and a sink: what a small file of many costs
     ///   (``Copier`` sets the limit to its chunk size; one file alone keeps 0).
     /// - Anything else (two different file systems, /proc and /sys, a file system not named
@@ -60,12 +60,12 @@ extension CopyMethod {
     ///   - sparse: whether the destination gets holes.
     ///   - kernelCopyLimit: the largest file, in bytes, that goes by `copy_file_range(2)` where
     ///     the pipeline would be taken; 0 (default): none.
-    ///   - verified: whether the copy is read back and checked (``CopyVerification/sameBytes``).
-    /// - Returns: the paths in order; empty when `reflink` is ``ReflinkMode/always`` and no
+    ///   - verified: whether the copy is read back and checked (``PipelineOptions/Verification/sameBytes``).
+    /// - Returns: the paths in order; empty when `reflink` is ``Copier/ReflinkMode/always`` and no
     ///   clone is possible.
     package static func chain(
         source: FileStatus, sourceFileSystem: FileSystemType, destinationFileSystem: FileSystemType,
-        reflink: ReflinkMode, sparse: SparseMode, kernelCopyLimit: Int64 = 0, verified: Bool = false
+        reflink: Copier.ReflinkMode, sparse: FileChunks.SparseMode, kernelCopyLimit: Int64 = 0, verified: Bool = false
     ) -> [CopyMethod] {
         let sameType = sourceFileSystem == destinationFileSystem && !pseudoFileSystems.contains(sourceFileSystem)
         let canClone = source.kind == .regular && sameType && sparse == .auto

@@ -1,12 +1,12 @@
 /// The methods a copy of one file tries, in order, and what each attempt came to: the one
 /// planner and the one attempt loop's bookkeeping for every route that copies a file without a
-/// transform (``RegularFileCopy``, a file of ``Copier`` through the pipeline, and its file of
+/// transform (`RegularFileCopy`, a file of ``Copier`` through the pipeline, and its file of
 /// one chunk copied in one step on its thread).
 ///
 /// The plan follows from the options, the source and the destination alone, never from trying
 /// (the table is `CopyMethod.chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)`).
 /// A route walks it with ``nextMethod()`` and hands every failure to ``record(_:)``, which keeps a
-/// refusal (``RegularFileCopy/GaveWay``: the kernel said "not here") and rethrows anything else:
+/// refusal (`RegularFileCopy.GaveWay`: the kernel said "not here") and rethrows anything else:
 ///
 /// ```swift
 /// while let method = plan.nextMethod() {
@@ -43,7 +43,7 @@ package struct CopyPlan: Sendable {
     /// Runs on the sink's thread (`fstatfs(2)` is a system call).
     ///
     /// - Throws: ``FileError``: `fstatfs` of either side (the source named `sourcePath`);
-    ///   with ``ReflinkMode/always`` where no clone can be made (code
+    ///   with ``Copier/ReflinkMode/always`` where no clone can be made (code
     ///   ``FileError/Code/unsupported``, operation ``FileError/Operation/clone``, the reason in
     ///   words), before anything is written.
     package static func make(
@@ -95,7 +95,7 @@ package struct CopyPlan: Sendable {
     }
 
     /// Takes the failure of the method last returned by ``nextMethod()``: a refusal
-    /// (``RegularFileCopy/GaveWay``) is kept, and the caller tries the next method once it has
+    /// (`RegularFileCopy.GaveWay`) is kept, and the caller tries the next method once it has
     /// emptied the destination and rewound the source; anything else is rethrown.
     ///
     /// - Throws: `error` when it is not a refusal.
@@ -104,7 +104,7 @@ package struct CopyPlan: Sendable {
         refusals.append(gaveWay.refusal)
     }
 
-    /// The error of a plan whose every method the kernel refused (only ``ReflinkMode/always``
+    /// The error of a plan whose every method the kernel refused (only ``Copier/ReflinkMode/always``
     /// has no pipeline at its end): code ``FileError/Code/unsupported``, operation
     /// ``FileError/Operation/clone``, the last refusal's errno.
     package func exhausted() -> FileError {

@@ -23,9 +23,9 @@ public struct CopyReport: Sendable, Hashable {
     public var warnings: [StageWarning]
     /// What the check of the output found, when one was asked for
     /// (``PipelineOptions/verification``); `nil` otherwise.
-    public var verification: VerificationOutcome?
+    public var verification: CopyReport.VerificationOutcome?
     /// How the data was copied: ``CopyMethod/pipeline`` for every ``FileCopy``; what the table
-    /// chose for a ``RegularFileCopy``.
+    /// chose for a `RegularFileCopy`.
     public var method: CopyMethod
     /// The methods tried before ``method`` that the kernel refused, in order, with why.
     public var refusals: [CopyMethod.Refusal]
@@ -34,7 +34,7 @@ public struct CopyReport: Sendable, Hashable {
     package init(
         bytesRead: Int64, bytesWritten: Int64, crc32: UInt32?, duration: Duration,
         peakBufferedBytes: Int64, producerSuspended: Duration, warnings: [StageWarning],
-        verification: VerificationOutcome? = nil,
+        verification: CopyReport.VerificationOutcome? = nil,
         method: CopyMethod = .pipeline, refusals: [CopyMethod.Refusal] = []
     ) {
         self.bytesRead = bytesRead

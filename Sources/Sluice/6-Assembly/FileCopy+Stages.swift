@@ -106,10 +106,10 @@ extension FileCopy {
     /// sink's commit.
     func verifyAndCommit(
         results: [StageResult], recorder: ProgressRecorder, fileSource: FileChunks?
-    ) async throws -> VerificationOutcome? {
+    ) async throws -> CopyReport.VerificationOutcome? {
         try Task.checkCancellation()
         let sink = self.sink
-        var verification: VerificationOutcome?
+        var verification: CopyReport.VerificationOutcome?
         if let wanted = options.verification {
             verification = try await Self.verify(wanted, of: sink, results: results, recorder: recorder, fileSource: fileSource)
         }

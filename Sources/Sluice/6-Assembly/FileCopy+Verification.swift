@@ -2,17 +2,17 @@ extension FileCopy {
     /// Checks the output before the commit (``Options/verification``), on a thread of its own.
     ///
     /// The CRC-32 to match is the one the copy computed: the reading stage's for
-    /// ``CopyVerification/sameBytes``, the transform's otherwise (the input's for a compression,
+    /// ``PipelineOptions/Verification/sameBytes``, the transform's otherwise (the input's for a compression,
     /// the output's for a decompression). The size is the bytes read, or for
-    /// ``CopyVerification/decodedSource`` the bytes written.
+    /// ``PipelineOptions/Verification/decodedSource`` the bytes written.
     ///
-    /// - Returns: the outcome, ``VerificationOutcome/notVerified(reason:)`` for a sink that is not
-    ///   a ``ReadBackSink`` or a transform that reports no CRC-32.
+    /// - Returns: the outcome, ``CopyReport/VerificationOutcome/notVerified(reason:)`` for a sink that is not
+    ///   a `ReadBackSink` or a transform that reports no CRC-32.
     /// - Throws: ``VerificationError`` on a difference; the errors of the reads.
     static func verify(
-        _ verification: CopyVerification, of sink: Sink, results: [StageResult], recorder: ProgressRecorder,
+        _ verification: PipelineOptions.Verification, of sink: Sink, results: [StageResult], recorder: ProgressRecorder,
         fileSource: FileChunks?
-    ) async throws -> VerificationOutcome {
+    ) async throws -> CopyReport.VerificationOutcome {
         guard let readable = sink as? any ReadBackSink else {
             return .notVerified(reason: "the destination cannot be read back")
         }

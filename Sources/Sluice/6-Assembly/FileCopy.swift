@@ -29,7 +29,7 @@
 ///
 /// A ``FileCopy`` always runs this pipeline (``CopyReport/method`` is ``CopyMethod/pipeline``), so
 /// `sluice bench` measures the channel whatever the file system. A regular file copied to a
-/// ``FileSink`` with no transform may go by a cheaper path: ``RegularFileCopy`` picks it (a
+/// ``FileSink`` with no transform may go by a cheaper path: `RegularFileCopy` picks it (a
 /// clone, `copy_file_range(2)`) and falls back to this pipeline.
 ///
 /// Concurrency contract: ``run()`` may be called once, from any task. Cancelling that task
@@ -134,7 +134,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         var (results, errors) = await runStages(
             input: input, output: output, recorder: recorder, readExecutor: file?.preferredExecutor,
             batches: batches)
-        var verification: VerificationOutcome?
+        var verification: CopyReport.VerificationOutcome?
         if errors.isEmpty {
             do {
                 verification = try await verifyAndCommit(results: results, recorder: recorder, fileSource: file)
@@ -169,10 +169,10 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
 
     /// The error to report: the first that is not a consequence of another stage stopping
     /// (a cancellation, or a send refused because the consumer went away); when every error
-    /// is such a consequence, `CancellationError`. A ``ChannelSendError`` is internal to the
+    /// is such a consequence, `CancellationError`. A ``BoundedChannel/SendError`` is internal to the
     /// pipeline and never leaves ``run()``.
     static func primaryError(_ errors: [any Error]) -> (any Error)? {
-        errors.first { !($0 is CancellationError) && !($0 is ChannelSendError<Chunk>) }
+        errors.first { !($0 is CancellationError) && !($0 is BoundedChannel<Chunk>.SendError) }
             ?? (errors.isEmpty ? nil : CancellationError())
     }
 
@@ -280,7 +280,7 @@ extension FileCopy where Source == FileChunks {
             from: source, to: sink, totalBytes: totalBytes, options: options, transform: transform, progress: ProgressHub())
     }
 
-    /// The same, publishing to `progress`: a ``RegularFileCopy`` that falls back to the
+    /// The same, publishing to `progress`: a `RegularFileCopy` that falls back to the
     /// pipeline keeps the hub its caller subscribed to.
     init(
         from source: FileChunks, to sink: Sink, totalBytes: Int64?, options: PipelineOptions, transform: TransformFactory?,

@@ -1,9 +1,9 @@
-/// One regular file of a tree to copy: what ``TreeCopy`` hands to a ``FileJobRunner``.
+/// One regular file of a tree to copy: what `TreeCopy` hands to a ``FileJobRunner``.
 ///
 /// The source and the destination are `FileLocation`s (a name in an open directory), which
 /// keep their directories' descriptors open for as long as the job exists. ``run()`` is
 /// the whole copy of the file, with the single-file guarantees (temporary file, commit point,
-/// clone, kernel copy or pipeline by ``RegularFileCopy``); a runner may run many at once.
+/// clone, kernel copy or pipeline by `RegularFileCopy`); a runner may run many at once.
 package struct FileJob: Sendable {
     /// The source file: its name in its directory.
     package let source: FileLocation
@@ -32,8 +32,8 @@ package struct FileJob: Sendable {
     }
 
     /// Copies the file: opens the source (`O_NOFOLLOW` unless links are followed), creates the
-    /// sink at the destination and runs ``RegularFileCopy`` to its commit; with
-    /// ``TreeCopy/Options/preservesAttributes``, the file gets the source's extended attributes
+    /// sink at the destination and runs `RegularFileCopy` to its commit; with
+    /// `TreeCopy.Options.preservesAttributes`, the file gets the source's extended attributes
     /// (and so its ACLs) before the commit point where the destination accepts them
     /// (``warnings`` otherwise).
     ///

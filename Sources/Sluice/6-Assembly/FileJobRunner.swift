@@ -1,8 +1,8 @@
-/// Runs the regular files of a ``TreeCopy``: the seam between the walk and an engine that
+/// Runs the regular files of a `TreeCopy`: the seam between the walk and an engine that
 /// copies many files at once.
 ///
 /// ``submit(_:completion:)`` may return before the job has run (an engine queues it); the job's
-/// outcome comes through `completion`, called exactly once, from any thread. ``TreeCopy``
+/// outcome comes through `completion`, called exactly once, from any thread. `TreeCopy`
 /// applies directory attributes and makes hard links to regular files only after
 /// ``waitForAll()`` returned, so a runner never has to order jobs.
 package protocol FileJobRunner: Sendable {

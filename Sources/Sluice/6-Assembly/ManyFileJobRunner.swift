@@ -1,10 +1,10 @@
-/// Runs a ``TreeCopy``'s regular files through a ``Copier``: many files at once, within
+/// Runs a `TreeCopy`'s regular files through a ``Copier``: many files at once, within
 /// one byte budget, each directory synced once for the batch instead of once per file.
 ///
 /// Each ``FileJob`` becomes a ``Copier/Job`` at the job's locations (names in open
 /// directories, so any depth), with the tree's sink options, per-file copy options and chunk
-/// size (``TreeCopy/Options/file``, ``TreeCopy/Options/chunkSize``); with
-/// ``TreeCopy/Options/preservesAttributes``, each file gets the source's extended attributes
+/// size (`TreeCopy.Options.file`, `TreeCopy.Options.chunkSize`); with
+/// `TreeCopy.Options.preservesAttributes`, each file gets the source's extended attributes
 /// (and ACLs) on its open temporary, before its commit point. Every file found adds
 /// itself and its bytes to the engine's totals, which grow while the walk runs
 /// (``Copier/addToTotal(bytes:files:)``); ``waitForAll()`` marks them complete and
@@ -24,8 +24,8 @@ package final class ManyFileJobRunner: FileJobRunner {
     private let onOutcome: @Sendable (Copier.Outcome) -> Void
 
     /// Creates a runner over a new engine; its totals start at zero and grow with each file
-    /// submitted. How each file is copied is the tree's (``TreeCopy/Options/file``,
-    /// ``TreeCopy/Options/chunkSize``): the engine's own copy options are never used.
+    /// submitted. How each file is copied is the tree's (`TreeCopy.Options.file`,
+    /// `TreeCopy.Options.chunkSize`): the engine's own copy options are never used.
     ///
     /// - Parameters:
     ///   - width: the most files in flight at once (``Copier/Options/width``), within the
@@ -52,7 +52,7 @@ package final class ManyFileJobRunner: FileJobRunner {
 
     /// An engine made with `options` (of which the width, the byte budget and the batch's wait
     /// are used), with the system calls of the engine's files (the seam for tests).
-    /// `ownsProgress`: whether the engine finishes `progress` (a ``TreeCopy``'s own, made
+    /// `ownsProgress`: whether the engine finishes `progress` (a `TreeCopy`'s own, made
     /// before the copy runs); `nil`: only when it made the progress itself.
     init(
         options: Copier.Options, progress: ManyFilesProgress? = nil, ownsProgress: Bool? = nil,
@@ -63,11 +63,27 @@ package final class ManyFileJobRunner: FileJobRunner {
             options: options, progress: progress ?? ManyFilesProgress(isTotalGrowing: true), ownsProgress: ownsProgress,
             system: system)
         self.completesTotal = completesTotal || ownsProgress
+        self.ownsEngine = true
+        self.onOutcome = onOutcome
+    }
+
+    /// A runner over `engine`, a copier its owner finishes: ``waitForAll()`` waits for the
+    /// jobs handed over by this runner alone, and neither completes the totals nor finishes
+    /// the engine (``Copier/copyTree(from:to:options:onOutcome:onFailure:)``).
+    init(borrowing engine: Copier, onOutcome: @escaping @Sendable (Copier.Outcome) -> Void) {
+        self.engine = engine
+        self.completesTotal = false
+        self.ownsEngine = false
         self.onOutcome = onOutcome
     }
 
     /// Whether ``waitForAll()`` completes the progress's totals.
     private let completesTotal: Bool
+    /// Whether ``waitForAll()`` finishes the engine (it made it) or only waits for the jobs
+    /// handed over here (it borrowed it).
+    private let ownsEngine: Bool
+    /// The jobs handed over and not completed yet, and the task waiting for them to end.
+    private let pending = LockedValue((count: 0, waiter: CheckedContinuation<Void, Never>?.none))
 
     /// The engine's totals once ``waitForAll()`` returned; `nil` before.
     package var totals: Copier.Totals? { finished.withLock { $0 } }
@@ -87,11 +103,29 @@ package final class ManyFileJobRunner: FileJobRunner {
             completion: { [onOutcome] outcome in
                 onOutcome(outcome)
                 completion(outcome.result.map(\.report))
+                self.jobEnded()
             })
         file.preservationWarnings = job.warnings
         file.copyOptions = job.options.file
         file.chunkSize = job.options.chunkSize
-        try await engine.submit(file)
+        pending.withLock { $0.count += 1 }
+        do {
+            try await engine.submit(file)
+        } catch {
+            jobEnded()  // not taken: its completion is never called
+            throw error
+        }
+    }
+
+    /// Counts a job handed over as ended, and resumes ``waitForAll()`` after the last.
+    private func jobEnded() {
+        let waiter = pending.withLock { pending -> CheckedContinuation<Void, Never>? in
+            pending.count -= 1
+            guard pending.count == 0 else { return nil }
+            defer { pending.waiter = nil }
+            return pending.waiter
+        }
+        waiter?.resume()
     }
 
     /// Makes the engine release what it holds and waits until it has
@@ -111,7 +145,20 @@ package final class ManyFileJobRunner: FileJobRunner {
     /// Finishes the engine: waits for every file, syncs each directory renamed into once. The
     /// walk is over: the totals are complete (of a shared progress, only with `completesTotal`).
     /// The engine's own progress ends here; a shared one when its owner finishes it.
+    /// A borrowed engine is not finished: the wait ends once every job handed over here has
+    /// completed, and ``totals`` stays `nil` (the owner's ``Copier/finish()`` has them).
     package func waitForAll() async {
+        guard ownsEngine else {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let done = pending.withLock { pending -> Bool in
+                    if pending.count == 0 { return true }
+                    pending.waiter = waiter
+                    return false
+                }
+                if done { waiter.resume() }
+            }
+            return
+        }
         if completesTotal { engine.totalIsComplete() }
         let totals = await engine.finish()
         finished.withLock { $0 = totals }

@@ -5,7 +5,7 @@ import Musl
 #endif
 
 /// Reads back what a ``FileCopy`` wrote, before the commit, and checks it against the CRC-32
-/// and size the copy computed while it ran (``CopyVerification``).
+/// and size the copy computed while it ran (``PipelineOptions/Verification``).
 ///
 /// The check costs one read of the output (decoded for a compression), in chunks, through a
 /// bounded channel: a few chunks in memory whatever the size. Only on a mismatch does a second
@@ -16,7 +16,7 @@ import Musl
 /// Runs its reads and decoding on the files' own threads (``BlockingIOExecutor``) and its CRC-32
 /// in the calling task, which ``FileCopy`` puts on a thread of its own.
 struct OutputVerifier: Sendable {
-    let verification: CopyVerification
+    let verification: PipelineOptions.Verification
     /// The path messages name: the destination.
     let destination: Pathname
     /// The source, when it is a regular file that can be opened again by its path.
@@ -24,17 +24,17 @@ struct OutputVerifier: Sendable {
     let expectedCRC32: UInt32
     let expectedSize: Int64
     let chunkSize: Int
-    /// Opens the written data for reading from its start (``ReadBackSink/openForReadBack()``);
+    /// Opens the written data for reading from its start (`ReadBackSink.openForReadBack()`);
     /// `nil` when it cannot be read back.
     let openWritten: @Sendable () async throws -> Descriptor?
 
     /// Reads the output back and compares.
     ///
-    /// - Returns: ``VerificationOutcome/verified``, or ``VerificationOutcome/notVerified(reason:)``
+    /// - Returns: ``CopyReport/VerificationOutcome/verified``, or ``CopyReport/VerificationOutcome/notVerified(reason:)``
     ///   for an output that cannot be read back.
     /// - Throws: ``VerificationError`` when the output differs or does not decode; the
     ///   ``FileError`` of a read, `fsync` or `open`; `CancellationError`.
-    func run() async throws -> VerificationOutcome {
+    func run() async throws -> CopyReport.VerificationOutcome {
         guard let written = try await openWritten() else {
             return .notVerified(reason: "'\(destination)' is written in place (not a regular file) and cannot be read back")
         }

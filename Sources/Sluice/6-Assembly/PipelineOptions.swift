@@ -2,7 +2,7 @@
 /// copy: the channels' capacity and byte budget, the CRC-32, a rate limit, a verification.
 ///
 /// One type for every pipeline, whatever its source and sink: a ``FileCopy`` takes it, and
-/// ``RegularFileCopy/Options/pipeline`` holds it for a copy that takes the pipeline. (Before
+/// `RegularFileCopy.Options.pipeline` holds it for a copy that takes the pipeline. (Before
 /// 0.2 it was `FileCopy.Options`, a type of its own for each source and sink.)
 public struct PipelineOptions: Sendable, Hashable {
     /// The count of chunks each channel buffers (>= 1). Default 4.
@@ -23,12 +23,12 @@ public struct PipelineOptions: Sendable, Hashable {
     /// an asynchronous sleep: no thread is blocked.
     public var rateLimit: RateLimiter?
     /// How to check the output before committing it, or `nil` (default) not to
-    /// (``CopyVerification``, `--verify`). It needs a ``ReadBackSink`` (``FileSink``); any
+    /// (``PipelineOptions/Verification``, `--verify`). It needs a `ReadBackSink` (``FileSink``); any
     /// other sink, or a file written in place, is committed unverified, and the report says
     /// why (``CopyReport/verification``). Open its source with `findsHoles: false`
     /// (``FileChunks/open(_:chunkSize:findsHoles:)``): a verified copy reads every byte rather
     /// than believe the file's hole map.
-    public var verification: CopyVerification?
+    public var verification: PipelineOptions.Verification?
 
     /// The capacity, in chunks, that buffers about 4 MiB per channel for chunks of
     /// `chunkSize` bytes: 4 chunks of 1 MiB (and more), up to 1,024 chunks of 4 KiB (and less).
@@ -51,7 +51,7 @@ public struct PipelineOptions: Sendable, Hashable {
     /// - Precondition: `capacity >= 1`; `byteBudget`, when given, >= 1.
     public init(
         capacity: Int = 4, byteBudget: Int? = nil, computesCRC32: Bool = true, rateLimit: RateLimiter? = nil,
-        verification: CopyVerification? = nil
+        verification: PipelineOptions.Verification? = nil
     ) {
         precondition(capacity >= 1, "capacity must be at least 1 chunk")
         precondition(byteBudget.map { $0 >= 1 } ?? true, "byteBudget must be at least 1 byte")

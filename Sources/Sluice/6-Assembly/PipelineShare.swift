@@ -1,4 +1,4 @@
-/// The part of a shared ``ByteBudget`` one file's pipeline is given, and the chunk size and
+/// The part of a shared `ByteBudget` one file's pipeline is given, and the chunk size and
 /// channel capacity that keep the pipeline within it.
 ///
 /// A pipeline holds at most, in chunks of `chunkSize` bytes: each channel full (`capacity`; a

@@ -5,7 +5,7 @@ extension RegularFileCopy {
     /// Copies by ``CopyMethod/clone`` or ``CopyMethod/kernelCopy`` and commits the sink.
     ///
     /// Runs on the sink's thread, so no blocking call reaches the cooperative pool. With a
-    /// verification, a clone is reported as ``VerificationOutcome/sharedExtents`` and a kernel
+    /// verification, a clone is reported as ``CopyReport/VerificationOutcome/sharedExtents`` and a kernel
     /// copy is checked by ``verifyKernelCopy(size:)`` before the commit.
     ///
     /// - Throws: ``GaveWay`` when the kernel refused the path (the temporary file is emptied
@@ -16,7 +16,7 @@ extension RegularFileCopy {
         let size = source.status.size
         let recorder = ProgressRecorder(hub: progress, totalBytes: source.expectedSize, start: start, statistics: Self.noFlow)
         recorder.recordWritten(0)
-        var verification: VerificationOutcome?
+        var verification: CopyReport.VerificationOutcome?
         var crc32: UInt32?
         do {
             do {

@@ -13,7 +13,7 @@ extension RegularFileCopy {
     /// - Returns: the outcome and the source's CRC-32.
     /// - Throws: ``VerificationError`` on a difference (with the first differing offset);
     ///   ``FileError`` of the reads, or `io` when the source was replaced; `CancellationError`.
-    func verifyKernelCopy(size: Int64) async throws -> (VerificationOutcome, UInt32) {
+    func verifyKernelCopy(size: Int64) async throws -> (CopyReport.VerificationOutcome, UInt32) {
         let again = try await FileChunks.open(source.path, chunkSize: source.chunkSize, findsHoles: false)
         guard again.status.isSameFile(as: source.status) else {
             throw FileError(

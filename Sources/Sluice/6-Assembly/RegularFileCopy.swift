@@ -15,12 +15,12 @@
 /// ``CopyReport/crc32`` is `nil` unless the data passed through the pipeline or was verified.
 ///
 /// A rate limit (``PipelineOptions/rateLimit``) takes the pipeline: a kernel copy cannot be
-/// paced. A verification (``PipelineOptions/verification``, ``CopyVerification/sameBytes``)
+/// paced. A verification (``PipelineOptions/verification``, ``PipelineOptions/Verification/sameBytes``)
 /// takes the path that is faster end to end: the pipeline checks what it wrote against the
 /// CRC-32 of what it read, so on ext4 and tmpfs, where a kernel copy passes the data through
 /// memory as well, a dense file goes by the pipeline; elsewhere (NFS, a sparse file) a kernel
 /// copy reads the source a second time for its CRC-32, then reads the output back; a clone
-/// shares the source's extents and is not read back (``VerificationOutcome/sharedExtents``).
+/// shares the source's extents and is not read back (``CopyReport/VerificationOutcome/sharedExtents``).
 ///
 /// ```swift
 /// let source = try await FileChunks.open("in.img")
@@ -32,43 +32,9 @@
 /// Concurrency contract: ``run()`` may be called once, from any task; the source must not have
 /// been read. Cancelling that task stops the copy between two slices (a clone is one short
 /// call), aborts the sink and throws `CancellationError`.
-public struct RegularFileCopy: Sendable {
-    /// What the copy may do.
-    public struct Options: Sendable, Hashable {
-        /// Whether the destination may share the source's extents (`--reflink`). Default ``ReflinkMode/auto``.
-        public var reflink: ReflinkMode
-        /// Whether the destination gets holes (`--sparse`). Default ``SparseMode/auto``. It must
-        /// match the sink's ``FileSink/Options/sparse`` and how the source was opened.
-        public var sparse: SparseMode
-        /// Copy through the pipeline whatever the table says (`--pipeline`; an explicit
-        /// `--chunk-size` or `--capacity` implies it). Default `false`.
-        public var forcesPipeline: Bool
-        /// How the pipeline is sized, when it runs.
-        public var pipeline: PipelineOptions
-        /// The most bytes one `copy_file_range(2)` is asked for: the step of progress and of
-        /// cancellation on the kernel path. Default 4 MiB.
-        public var sliceSize: Int
-        /// The largest source, in bytes, copied by `copy_file_range(2)` on one file system
-        /// where the table would take the pipeline (a file system it does not name): see
-        /// `CopyMethod.chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)`.
-        /// Default 0 (the table alone); ``Copier`` raises it to its chunk size.
-        public var kernelCopyLimit: Int64 = 0
-
-        /// Creates options.
-        ///
-        /// - Precondition: `sliceSize >= 1`.
-        public init(
-            reflink: ReflinkMode = .auto, sparse: SparseMode = .auto, forcesPipeline: Bool = false,
-            pipeline: PipelineOptions = .init(), sliceSize: Int = 4 << 20
-        ) {
-            precondition(sliceSize >= 1, "sliceSize must be at least 1 byte")
-            self.reflink = reflink
-            self.sparse = sparse
-            self.forcesPipeline = forcesPipeline
-            self.pipeline = pipeline
-            self.sliceSize = sliceSize
-        }
-    }
+package struct RegularFileCopy: Sendable {
+    /// What the copy may do: ``Copier/FileOptions``.
+    package typealias Options = Copier.FileOptions
 
     let source: FileChunks
     let sink: FileSink
@@ -78,7 +44,7 @@ public struct RegularFileCopy: Sendable {
     /// the sink committed (or failed); then every subscriber's stream ends. After a kernel copy
     /// that gave way half-way (rare: the kernel refuses at the first call), the pipeline's
     /// snapshots start again from 0.
-    public let progress = ProgressHub()
+    package let progress = ProgressHub()
 
     /// Assembles a copy.
     ///
@@ -88,7 +54,7 @@ public struct RegularFileCopy: Sendable {
     ///     the pipeline from its offset.
     ///   - sink: the destination; committed only if the copy succeeds.
     ///   - options: reflink, holes, the pipeline's sizes.
-    public init(from source: FileChunks, to sink: FileSink, options: Options = Options()) {
+    package init(from source: FileChunks, to sink: FileSink, options: Options = Options()) {
         self.source = source
         self.sink = sink
         self.options = options
@@ -116,11 +82,11 @@ public struct RegularFileCopy: Sendable {
     /// Runs the copy to the end.
     ///
     /// - Returns: the ``CopyReport`` once the sink has committed, with the path taken.
-    /// - Throws: ``FileError``: of the source, the sink or the commit; with ``ReflinkMode/always``
+    /// - Throws: ``FileError``: of the source, the sink or the commit; with ``Copier/ReflinkMode/always``
     ///   where no clone is possible, code ``FileError/Code/unsupported``, operation
     ///   `FICLONE` (the kernel's errno when it refused). `CancellationError`
     ///   when the calling task was cancelled. The sink is aborted first: nothing is left.
-    public func run() async throws -> CopyReport {
+    package func run() async throws -> CopyReport {
         let start = ContinuousClock.now
         if sink.options.preservesAttributes, let descriptor = source.kernelCopySource {
             // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its descriptor.

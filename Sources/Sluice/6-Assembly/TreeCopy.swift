@@ -13,7 +13,7 @@ import Musl
 /// to ``Options/width`` files at once (each file with the single-file guarantees: temporary
 /// file, commit point, clone or kernel copy), a symbolic
 /// link is recreated with its target as bytes (never followed inside the tree, unless
-/// ``SymbolicLinkPolicy/all``), a FIFO, a device or a socket is recreated with `mknodat(2)`
+/// ``Copier/SymbolicLinkPolicy/all``), a FIFO, a device or a socket is recreated with `mknodat(2)`
 /// (never read). Hard links within the tree stay hard links with
 /// ``Options/keepsHardLinks``. Directory attributes are applied after everything inside
 /// them, deepest first, so read-only directories copy and their times are kept.
@@ -34,86 +34,77 @@ import Musl
 /// system calls run on a `BlockingIOExecutor` of its own. Cancelling the task stops the walk:
 /// files committed stay, files in flight leave nothing (their sinks abort), directories keep
 /// their provisional modes.
-public struct TreeCopy: Sendable {
-    /// What a tree copy keeps and follows.
-    public struct Options: Sendable {
-        /// `--preserve`: permission bits, access and modification times (nanoseconds), owner
-        /// and group where permitted, extended attributes and ACLs, for every entry; refusals
-        /// are one warning per kind (``TreeCopyReport/warnings``). Default `false`: new entries get
-        /// the source's permission bits narrowed by the umask, as `cp -r` gives them.
-        public var preservesAttributes: Bool
-        /// Keep hard links within the tree as hard links (`-a`). Default `false`: each name
-        /// becomes a file of its own, as `cp -r`.
-        public var keepsHardLinks: Bool
-        /// Which symbolic links are followed: none (`-P`, default), the root (`-H`), all (`-L`).
-        public var links: SymbolicLinkPolicy
-        /// How regular files are committed (overwrite, fsync); its `preservesAttributes` is
-        /// set from ``preservesAttributes`` and its `sparse` from `file.sparse`.
-        public var sink: FileSink.Options
+package struct TreeCopy: Sendable {
+    /// What a tree copy keeps and follows (``Copier/TreeOptions``), and how its regular files
+    /// are copied (the engine's options, which ``Copier/copyTree(from:to:options:onOutcome:onFailure:)``
+    /// takes from its copier).
+    package struct Options: Sendable {
+        /// What is kept and followed.
+        package var tree: Copier.TreeOptions
         /// How each regular file is copied: reflink, holes, a forced pipeline, the pipeline's
         /// capacity, CRC-32, rate limit and verification, slice size, kernel-copy limit (the
         /// capacity fitted to ``byteBudget``).
-        public var file: RegularFileCopy.Options
+        package var file: Copier.FileOptions
         /// The chunk size of files copied through the pipeline, in bytes.
-        public var chunkSize: Int
+        package var chunkSize: Int
         /// The most regular files copied at once (`--jobs`), within the process's limit on open
         /// files. Default ``Copier/Options/defaultWidth``.
-        public var width: Int
+        package var width: Int
         /// The most bytes the channels of the files in flight hold at once, in bytes. Default
         /// 32 MiB.
-        public var byteBudget: Int
-        /// The most directory descriptors each side of the walk keeps open (at least 2).
-        /// Default ``defaultMaximumOpenDirectories``.
-        public var maximumOpenDirectories: Int
-
-        /// The process's share of directory descriptors for each side of a walk: 32 under the
-        /// usual `ulimit -n` 1,024, fewer under a lower limit (read once, at the first use).
-        public static var defaultMaximumOpenDirectories: Int { DescriptorBudget.current.directoriesPerSide }
+        package var byteBudget: Int
 
         /// Creates options; the defaults are `cp -r`'s.
         ///
         /// - Precondition: `width` and `byteBudget` >= 1.
-        public init(
-            preservesAttributes: Bool = false, keepsHardLinks: Bool = false, links: SymbolicLinkPolicy = .never,
-            sink: FileSink.Options = .init(), file: RegularFileCopy.Options = .init(),
+        package init(
+            preservesAttributes: Bool = false, keepsHardLinks: Bool = false, links: Copier.SymbolicLinkPolicy = .never,
+            sink: FileSink.Options = .init(), file: Copier.FileOptions = .init(),
             chunkSize: Int = FileChunks.defaultChunkSize,
-            maximumOpenDirectories: Int = Options.defaultMaximumOpenDirectories,
+            maximumOpenDirectories: Int = Copier.TreeOptions.defaultMaximumOpenDirectories,
             width: Int = Copier.Options.defaultWidth, byteBudget: Int = Copier.Options().byteBudget
         ) {
-            precondition(width >= 1 && byteBudget >= 1, "width and byteBudget must be at least 1")
-            self.width = width
-            self.byteBudget = byteBudget
-            self.preservesAttributes = preservesAttributes
-            self.keepsHardLinks = keepsHardLinks
-            self.links = links
-            self.sink = sink
-            self.file = file
-            self.chunkSize = chunkSize
-            self.maximumOpenDirectories = maximumOpenDirectories
+            self.init(
+                tree: .init(
+                    preservesAttributes: preservesAttributes, keepsHardLinks: keepsHardLinks, links: links, sink: sink,
+                    maximumOpenDirectories: maximumOpenDirectories),
+                file: file, chunkSize: chunkSize, width: width, byteBudget: byteBudget)
         }
 
-        /// The sink options of each regular file: ``sink`` with ``preservesAttributes`` and
-        /// `file.sparse`.
+        /// Creates options from a tree's and an engine's.
+        ///
+        /// - Precondition: `width` and `byteBudget` >= 1.
+        package init(tree: Copier.TreeOptions, file: Copier.FileOptions, chunkSize: Int, width: Int, byteBudget: Int) {
+            precondition(width >= 1 && byteBudget >= 1, "width and byteBudget must be at least 1")
+            self.tree = tree
+            self.file = file
+            self.chunkSize = chunkSize
+            self.width = width
+            self.byteBudget = byteBudget
+        }
+
+        /// The sink options of each regular file: the tree's ``Copier/TreeOptions/sink`` with
+        /// its ``Copier/TreeOptions/preservesAttributes`` and `file.sparse`.
         var fileSinkOptions: FileSink.Options {
-            var options = sink
-            options.preservesAttributes = preservesAttributes
-            options.preservesExtendedAttributes = preservesAttributes
+            var options = tree.sink
+            options.preservesAttributes = tree.preservesAttributes
+            options.preservesExtendedAttributes = tree.preservesAttributes
             options.sparse = file.sparse
             return options
         }
     }
 
     /// The tree (or single file) copied, as given.
-    public let source: Pathname
+    package let source: Pathname
     /// Where it goes: ``target(source:destination:)`` of the destination given.
-    public let target: Pathname
+    package let target: Pathname
     /// What is kept and followed.
-    public let options: Options
+    package let options: Options
     /// The operation's progress: bytes and files done of totals that grow while the walk
     /// finds files (each snapshot's ``ProgressSnapshot/files``). Subscribe before
     /// ``run(onFailure:)``. It ends when the run returns (the `sluice` command's copies of
     /// several trees share one, which it ends after the last).
-    public let progress: ProgressHub
+    package let progress: ProgressHub
     /// Makes what copies the regular files, when the copy runs: nothing is started before.
     let makeRunner: @Sendable () -> any FileJobRunner
     /// The system calls of the walk's and the copy's directories (the seam for tests; the
@@ -130,7 +121,7 @@ public struct TreeCopy: Sendable {
     ///   - onOutcome: called with each regular file's outcome (its index, paths, result and
     ///     the progress snapshot about it, for a line per file) as it ends, on an engine
     ///     thread; it must not block.
-    public init(
+    package init(
         from source: Pathname, to destination: Pathname, options: Options = Options(),
         onOutcome: @escaping @Sendable (Copier.Outcome) -> Void = { _ in }
     ) {
@@ -176,7 +167,7 @@ public struct TreeCopy: Sendable {
 
     /// Where `cp -R source destination` puts the copy: `destination/<source's last component>`
     /// when `destination` is an existing directory (symbolic links followed), else `destination`.
-    public static func target(source: Pathname, destination: Pathname) -> Pathname {
+    package static func target(source: Pathname, destination: Pathname) -> Pathname {
         if (try? FileStatus.of(destination))?.kind == .directory { return destination.appending(source.lastComponent) }
         return destination
     }
@@ -189,7 +180,7 @@ public struct TreeCopy: Sendable {
     /// - Throws: `CancellationError` when the task was cancelled; ``FileError`` when nothing
     ///   could be copied: the source cannot be read, the target's directory cannot be opened,
     ///   or the target is inside the source (`FileError.copyIntoItself(source:destination:file:line:)`).
-    public func run(onFailure: @escaping @Sendable (any Error) -> Void = { _ in }) async throws -> TreeCopyReport {
+    package func run(onFailure: @escaping @Sendable (any Error) -> Void = { _ in }) async throws -> Copier.TreeReport {
         let executor = BlockingIOExecutor(label: "sluice.tree-copy")
         let runner = makeRunner()
         return try await withTaskExecutorPreference(executor) {

@@ -11,7 +11,7 @@ extension TreeCopyRun {
         let path = destinationPath(of: entry)
         let status = entry.status
         var identity: Identity?
-        if options.keepsHardLinks, status.linkCount > 1, let record {
+        if options.tree.keepsHardLinks, status.linkCount > 1, let record {
             let linked = Identity(device: status.device, inode: status.inode)
             if let first = firstNames[linked] {
                 pendingLinks.append(PendingLink(identity: linked, first: first, directory: record, name: name, path: path))
@@ -51,7 +51,7 @@ extension TreeCopyRun {
     /// Hands a regular file to the runner, which reports its outcome to the tally; `identity`,
     /// with `-a`, is the inode its other hard links are made from once it is copied.
     private func submitFile(_ entry: TreeWalker.Entry, to destination: FileLocation, identity: Identity?) async throws {
-        let follows = options.links == .all || (entry.depth == 0 && options.links == .root)
+        let follows = options.tree.links == .all || (entry.depth == 0 && options.tree.links == .root)
         let job = FileJob(
             source: entry.location, destination: destination, status: entry.status,
             followsLinks: follows, options: options, warnings: warnings)
@@ -83,7 +83,7 @@ extension TreeCopyRun {
     func replacingExisting(_ name: Pathname, in directory: DirectoryHandle, _ make: () throws -> Void) throws {
         do {
             try make()
-        } catch let error as FileError where error.errno == .fileExists && options.sink.replacesExisting {
+        } catch let error as FileError where error.errno == .fileExists && options.tree.sink.replacesExisting {
             guard try directory.status(of: name, followsLinks: false).kind != .directory else { throw error }
             try directory.removeEntry(name, isDirectory: false)
             try make()
@@ -102,7 +102,7 @@ extension TreeCopyRun {
 
     /// With `--preserve`, gives the new entry `name` the source's attributes (see ``apply(_:attributes:to:)``).
     private func applyAttributes(_ status: FileStatus, of entry: TreeWalker.Entry, to name: Pathname, in directory: DirectoryHandle) throws {
-        guard options.preservesAttributes else { return }
+        guard options.tree.preservesAttributes else { return }
         var attributes: ExtendedAttributes?
         do { attributes = try ExtendedAttributes.read(of: entry.name, in: entry.parent) } catch {
             warnings.record("extended attributes", error)

@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 
-/// The state of one ``TreeCopy/run(onFailure:)``: the walk of the source, the chain of
+/// The state of one `TreeCopy.run(onFailure:)`: the walk of the source, the chain of
 /// destination directories beside it, and the records the final pass needs.
 ///
 /// Used by one task, on the copy's executor. What the runner's completions touch (counts) is
@@ -47,7 +47,7 @@ final class TreeCopyRun {
     let options: TreeCopy.Options
     let onFailure: @Sendable (any Error) -> Void
     let warnings = PreservationWarnings()
-    let tally = LockedValue(TreeCopyReport())
+    let tally = LockedValue(Copier.TreeReport())
     let umask: UInt32
     let targetParent: DirectoryHandle
     let targetName: Pathname
@@ -79,7 +79,9 @@ final class TreeCopyRun {
         self.options = copy.options
         self.onFailure = onFailure
         self.umask = Self.currentUmask()
-        self.walker = TreeWalker(root: copy.source, links: options.links, maximumOpenDirectories: options.maximumOpenDirectories)
+        self.walker = TreeWalker(
+            root: copy.source, followsLinks: options.tree.links == .all, followsRootLink: options.tree.links == .root,
+            maximumOpenDirectories: options.tree.maximumOpenDirectories)
         // Out of descriptors, the walk waits while the runner releases some of its own.
         walker.releasesDescriptors = { runner.waitForReleasedDescriptors() }
         walker.system = copy.system
@@ -88,7 +90,7 @@ final class TreeCopyRun {
             // walk's own: the walk opens a directory only once no file holds descriptors.
             walker.beforeOpeningDirectory = { runner.waitUntilNoFileHoldsDescriptors() }
         }
-        let rootStatus = try FileStatus.of(copy.source, followsLinks: options.links != .never)
+        let rootStatus = try FileStatus.of(copy.source, followsLinks: options.tree.links != .never)
         targetParent = try DirectoryHandle.open(copy.target.directory, system: copy.system)
         targetName = copy.target.lastComponent
         if rootStatus.kind == .directory { try refuseCopyIntoItself(rootStatus) }
@@ -179,12 +181,12 @@ final class TreeCopyRun {
             let made = try handle.status()
             walker.refuseToEnter(device: made.device, inode: made.inode, as: path)
             if entry.depth == 0 {
-                destination = try DirectoryStack(root: handle, maximumOpen: options.maximumOpenDirectories)
+                destination = try DirectoryStack(root: handle, maximumOpen: options.tree.maximumOpenDirectories)
             } else {
                 try destination!.push(handle, name: name)
             }
             var attributes: ExtendedAttributes?
-            if options.preservesAttributes {
+            if options.tree.preservesAttributes {
                 do { attributes = try ExtendedAttributes.read(of: entry.name, in: entry.parent) } catch {
                     warnings.record("extended attributes", error)
                 }

@@ -1,5 +1,5 @@
 /// The output of a ``FileCopy`` did not read back as it was written: the copy was aborted and
-/// nothing was committed (``CopyVerification``).
+/// nothing was committed (``PipelineOptions/Verification``).
 ///
 /// Its ``description`` is one line without a program prefix, naming the destination and, when
 /// it was found, the offset of the first byte that differs:
@@ -9,13 +9,13 @@
 public struct VerificationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What did not match.
     public enum Kind: Sendable, Hashable {
-        /// The output read back (decoded for ``CopyVerification/gzipOfSource``) has another
+        /// The output read back (decoded for ``PipelineOptions/Verification/gzipOfSource``) has another
         /// CRC-32 or size than expected. `firstDifference` is the offset (from 0, in the
         /// uncompressed data) of the first byte that differs between the source (decoded for
-        /// ``CopyVerification/decodedSource``) and the output, or of the end of the shorter of
+        /// ``PipelineOptions/Verification/decodedSource``) and the output, or of the end of the shorter of
         /// them; `nil` when it could not be found, for the reason in `unlocatedReason`.
         case mismatch(firstDifference: Int64?, unlocatedReason: String?)
-        /// The written gzip member does not decode (``CopyVerification/gzipOfSource``).
+        /// The written gzip member does not decode (``PipelineOptions/Verification/gzipOfSource``).
         case undecodable(GzipError)
     }
 
@@ -24,7 +24,7 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
     /// The destination whose data was read back.
     public var destination: Pathname
     /// How the output was checked.
-    public var verification: CopyVerification
+    public var verification: PipelineOptions.Verification
     /// The CRC-32 and size, in bytes, the copy computed while it ran.
     public var expectedCRC32: UInt32
     /// The uncompressed size in bytes the copy computed while it ran.
@@ -38,7 +38,7 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
 
     /// Creates an error from its parts.
     package init(
-        _ kind: Kind, destination: Pathname, verification: CopyVerification, expectedCRC32: UInt32,
+        _ kind: Kind, destination: Pathname, verification: PipelineOptions.Verification, expectedCRC32: UInt32,
         expectedSize: Int64, actualCRC32: UInt32?, actualSize: Int64?
     ) {
         self.kind = kind

@@ -20,9 +20,9 @@ struct CommonOptions {
     /// `--verify`: read each output back before committing it.
     var verify = false
     /// `--reflink` (`copy`); `--reflink` alone is `always`, as cp.
-    var reflink = ReflinkMode.auto
+    var reflink = Copier.ReflinkMode.auto
     /// `--sparse` (`copy`, `decompress`).
-    var sparse = SparseMode.auto
+    var sparse = FileChunks.SparseMode.auto
     /// `--pipeline`, or an explicit `--chunk-size` or `--capacity`: the copy goes through the
     /// pipeline, whatever the path table says.
     var forcesPipeline = false
@@ -48,9 +48,9 @@ struct CommonOptions {
         verbose = arguments.has(.verbose)
         verify = arguments.has(.verify)
         if arguments.has(.reflink) {
-            reflink = arguments.choice(.reflink).flatMap(ReflinkMode.init(rawValue:)) ?? .always
+            reflink = arguments.choice(.reflink).flatMap(Copier.ReflinkMode.init(rawValue:)) ?? .always
         }
-        sparse = arguments.choice(.sparse).flatMap(SparseMode.init(rawValue:)) ?? .auto
+        sparse = arguments.choice(.sparse).flatMap(FileChunks.SparseMode.init(rawValue:)) ?? .auto
         // A rate limit takes the pipeline by itself (RegularFileCopy: a kernel copy cannot be
         // paced); a verification takes the table's verified row (CopyMethod.chain).
         forcesPipeline = arguments.has(.pipeline) || arguments.has(.chunkSize) || arguments.has(.capacity)

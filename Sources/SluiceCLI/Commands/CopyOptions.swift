@@ -18,7 +18,7 @@ struct CopyOptions {
     /// `-a`: hard links within a tree are kept.
     var archive: Bool
     /// `-H`, `-L` or `-P` (the default): which symbolic links a tree copy follows.
-    var links: SymbolicLinkPolicy
+    var links: Copier.SymbolicLinkPolicy
     /// Whether `-H`, `-L` or `-P` was given.
     private var linkOptionGiven: Bool
 

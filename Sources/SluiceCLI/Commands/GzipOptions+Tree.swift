@@ -24,7 +24,7 @@ extension GzipOptions {
                     sources.append(operand)
                     continue
                 }
-                var walker = TreeWalker(root: operand, links: .root)
+                var walker = TreeWalker(root: operand, followsRootLink: true)
                 while let event = walker.next() {
                     if CommitGate.shared.interruption != nil { return (sources, failed) }
                     switch event {

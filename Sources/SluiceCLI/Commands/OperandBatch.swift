@@ -156,8 +156,9 @@ final class OperandBatch {
             reflink: options.reflink, sparse: options.sparse, forcesPipeline: options.forcesPipeline)
         copy.pipeline.computesCRC32 = options.verbose
         copy.pipeline.rateLimit = options.rateLimit
+        copy.pipeline.capacity = options.capacity
         let engine = Copier(
-            options: .init(width: options.jobs, chunkSize: options.chunkSize, capacity: options.capacity, copy: copy),
+            options: .init(width: options.jobs, chunkSize: options.chunkSize, copy: copy),
             progress: progress)
         let (stream, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         bell = (stream, ring)

@@ -65,7 +65,7 @@ struct Transfer {
     var compressionThreads: Int? = nil
     /// How `--verify` checks the output: the source's bytes (copy), gzip of them (compress),
     /// or the source decoded (decompress).
-    var verification = CopyVerification.sameBytes
+    var verification = PipelineOptions.Verification.sameBytes
     /// Opens a file destination (the seam through which tests give the sink other system calls).
     var openFileSink: @Sendable (Pathname, FileStatus, FileSink.Options) async throws -> FileSink = {
         try await FileSink.create(at: $0, source: $1, options: $2)

@@ -76,7 +76,7 @@ enum TreeCommand {
 
     /// The warnings of one tree, the directories whose sync failed, and with `-v` its counts.
     private static func printReport(
-        _ report: TreeCopyReport, of copy: TreeCopy, common: CommonOptions
+        _ report: Copier.TreeReport, of copy: TreeCopy, common: CommonOptions
     ) {
         if !common.quiet {
             for warning in report.warnings { Console.message("copy '\(copy.source)': \(warning)") }

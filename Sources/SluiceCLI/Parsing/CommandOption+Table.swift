@@ -127,13 +127,13 @@ extension CommandOption {
     // MARK: copy paths and holes
 
     static let reflink = CommandOption(
-        long: "reflink", value: .attached(choices: ReflinkMode.allCases.map(\.rawValue)),
+        long: "reflink", value: .attached(choices: Copier.ReflinkMode.allCases.map(\.rawValue)),
         abstract: "whether the copy may share the source's blocks (a clone, where the file system can: XFS, "
             + "Btrfs), as cp: auto clones where it can, always (or --reflink alone) clones or fails, never "
             + "does not",
         defaultValue: CommonOptions().reflink.rawValue, commands: [.copy])
     static let sparse = CommandOption(
-        long: "sparse", value: .required(name: "when", kind: .choice(SparseMode.allCases.map(\.rawValue))),
+        long: "sparse", value: .required(name: "when", kind: .choice(FileChunks.SparseMode.allCases.map(\.rawValue))),
         abstract: "holes in the output, as cp: auto keeps the source's holes, always also turns runs of zeros "
             + "of a file-system block or more into holes, never writes every block",
         defaultValue: CommonOptions().sparse.rawValue, commands: [.copy, .decompress])

@@ -383,7 +383,7 @@ struct ProgressDisplay {
     /// `3/10 files` committed of the total; `3/10+ files` while a walk may still find more;
     /// `3/10 files (1 failed)` once one failed (not said once interrupted: the files a signal
     /// stopped count as failed).
-    static func filesText(_ files: FileCounts, committed: Int, interrupted: Bool = false) -> String {
+    static func filesText(_ files: ProgressSnapshot.FileCounts, committed: Int, interrupted: Bool = false) -> String {
         "\(committed)/\(files.total)" + (files.isTotalGrowing ? "+" : "") + " file" + (files.total == 1 ? "" : "s")
             + (files.failed > 0 && !interrupted ? " (\(files.failed) failed)" : "")
     }

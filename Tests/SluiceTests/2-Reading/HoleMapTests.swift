@@ -172,9 +172,9 @@ struct HoleMapTests {
     /// `--verify` never reads through the map: a source opened to be verified is read as data,
     /// whatever its map says, and the copy still finds its holes in the zero blocks.
     @Test func aVerifiedCopyReadsThroughReadAlone() async throws {
-        #expect(SparseMode.auto.findsHoles(verifying: true) == false)
-        #expect(SparseMode.auto.findsHoles(verifying: false))
-        #expect(SparseMode.never.findsHoles(verifying: false) == false)
+        #expect(FileChunks.SparseMode.auto.findsHoles(verifying: true) == false)
+        #expect(FileChunks.SparseMode.auto.findsHoles(verifying: false))
+        #expect(FileChunks.SparseMode.never.findsHoles(verifying: false) == false)
         try await withScratchDirectory { directory in
             try writeSparseFile(directory.appending("in"), size: Self.size, extents: Self.extents)
             var options = RegularFileCopy.Options(forcesPipeline: true)
@@ -182,7 +182,7 @@ struct HoleMapTests {
             // A map that says "all hole" is never asked.
             let copied = try await Self.copy(
                 in: directory, system: Self.lying(map: []), options: options,
-                findsHoles: SparseMode.auto.findsHoles(verifying: true))
+                findsHoles: FileChunks.SparseMode.auto.findsHoles(verifying: true))
             #expect(copied.report.verification == .verified)
             #expect(copied.allocated < 2_097_152)
         }

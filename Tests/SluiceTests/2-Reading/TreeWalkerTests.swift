@@ -55,10 +55,10 @@ import Testing
             #expect(symlink("..", directory.appending("real/up").description) == 0)
             var never = TreeWalker(root: directory.appending("top"))
             #expect(Self.events(&never) == [""])
-            var root = TreeWalker(root: directory.appending("top"), links: .root)
+            var root = TreeWalker(root: directory.appending("top"), followsRootLink: true)
             #expect(Set(Self.events(&root)) == ["+", "f", "up", "-"])
             // -L: "up" leads back to an ancestor: a cycle, reported, never followed.
-            var all = TreeWalker(root: directory.appending("real"), links: .all)
+            var all = TreeWalker(root: directory.appending("real"), followsLinks: true)
             let events = Self.events(&all)
             #expect(events.contains("+up"))
             #expect(events.contains("!real") || events.contains("!up"), "\(events)")

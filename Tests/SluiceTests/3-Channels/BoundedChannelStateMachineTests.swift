@@ -6,16 +6,16 @@ import Testing
 /// events arrive in the hostile orders real tasks can produce.
 @Suite struct BoundedChannelStateMachineTests {
     typealias Machine = BoundedChannel<Int>.StateMachine<Int, Int>
-    typealias Reason = ChannelSendError<Int>.Reason
+    typealias Reason = BoundedChannel<Int>.SendError.Reason
 
     /// A sender resumption, reduced to something `Equatable`.
     struct Outcome: Equatable, CustomStringConvertible {
         var sender: Int
-        var failure: ChannelSendError<Int>?
+        var failure: BoundedChannel<Int>.SendError?
 
         static func sent(_ sender: Int) -> Outcome { Outcome(sender: sender, failure: nil) }
         static func failed(_ sender: Int, _ reason: Reason, _ element: Int) -> Outcome {
-            Outcome(sender: sender, failure: ChannelSendError(reason: reason, element: element))
+            Outcome(sender: sender, failure: BoundedChannel<Int>.SendError(reason: reason, element: element))
         }
 
         var description: String {

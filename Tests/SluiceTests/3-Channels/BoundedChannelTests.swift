@@ -61,8 +61,8 @@ struct BoundedChannelTests {
     }
 
     /// Sends and returns the error, if any.
-    static func send<Element>(_ element: Element, to channel: BoundedChannel<Element>) async -> ChannelSendError<Element>? {
-        do throws(ChannelSendError<Element>) {
+    static func send<Element>(_ element: Element, to channel: BoundedChannel<Element>) async -> BoundedChannel<Element>.SendError? {
+        do throws(BoundedChannel<Element>.SendError) {
             try await channel.send(element)
             return nil
         } catch {
@@ -200,7 +200,7 @@ struct BoundedChannelTests {
         let sender = Task { await Self.send(2, to: channel) }
         await sendersParked.wait(untilAtLeast: 1)
         sender.cancel()
-        #expect(await sender.value == ChannelSendError(reason: .cancelled, element: 2))
+        #expect(await sender.value == BoundedChannel<Int>.SendError(reason: .cancelled, element: 2))
 
         channel.finish()
         var iterator = channel.makeAsyncIterator()
@@ -216,7 +216,7 @@ struct BoundedChannelTests {
             return (await Self.send(1, to: channel), await Self.send(2, to: channel))
         }.value
         #expect(outcomes.0 == nil)
-        #expect(outcomes.1 == ChannelSendError(reason: .cancelled, element: 2))
+        #expect(outcomes.1 == BoundedChannel<Int>.SendError(reason: .cancelled, element: 2))
         #expect(channel.statistics.elementsAccepted == 1)
     }
 
@@ -224,7 +224,7 @@ struct BoundedChannelTests {
 
     /// Awaits two senders of which, once the consumer took one element and left, exactly one
     /// was admitted (into the buffer it then dropped) and one was handed its element back.
-    static func expectOneAcceptedOneHandedBack(_ senders: [Task<ChannelSendError<Int>?, Never>], channel: BoundedChannel<Int>) async {
+    static func expectOneAcceptedOneHandedBack(_ senders: [Task<BoundedChannel<Int>.SendError?, Never>], channel: BoundedChannel<Int>) async {
         var accepted = 0
         var handedBack: [Int] = []
         for sender in senders {
@@ -238,7 +238,7 @@ struct BoundedChannelTests {
         #expect(accepted == 1 && handedBack.count == 1)
         #expect(channel.statistics.elementsDelivered == 1)
         #expect(channel.statistics.elementsDiscarded == 1)
-        #expect(await send(4, to: channel) == ChannelSendError(reason: .consumerTerminated, element: 4))
+        #expect(await send(4, to: channel) == BoundedChannel<Int>.SendError(reason: .consumerTerminated, element: 4))
     }
 
     @Test func consumerBreakingOutOfItsLoopReleasesSuspendedSenders() async throws {
@@ -274,7 +274,7 @@ struct BoundedChannelTests {
         do {
             _ = channel.makeAsyncIterator()
         }
-        #expect(await sender.value == ChannelSendError(reason: .consumerTerminated, element: 2))
+        #expect(await sender.value == BoundedChannel<Int>.SendError(reason: .consumerTerminated, element: 2))
         #expect(channel.statistics.elementsDiscarded == 1)
     }
 
@@ -309,7 +309,7 @@ struct BoundedChannelTests {
         await consumerParked.wait(untilAtLeast: 1)
         consumer.cancel()
         await #expect(throws: CancellationError.self) { try await consumer.value }
-        #expect(await Self.send(1, to: channel) == ChannelSendError(reason: .consumerTerminated, element: 1))
+        #expect(await Self.send(1, to: channel) == BoundedChannel<Int>.SendError(reason: .consumerTerminated, element: 1))
     }
 
     // MARK: Finish and fail (case C23)
@@ -355,7 +355,7 @@ struct BoundedChannelTests {
     @Test func sendAfterFinishThrowsAtOnceWithTheElement() async {
         let channel = BoundedChannel<Int>(capacity: 4)
         channel.finish()
-        #expect(await Self.send(5, to: channel) == ChannelSendError(reason: .finished, element: 5))
+        #expect(await Self.send(5, to: channel) == BoundedChannel<Int>.SendError(reason: .finished, element: 5))
         #expect(channel.statistics.suspensionCount == 0)
     }
 

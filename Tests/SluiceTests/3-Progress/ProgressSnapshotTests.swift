@@ -78,7 +78,7 @@ import Testing
     /// A snapshot about one file named by `bytes`.
     static func snapshot(naming bytes: [UInt8]) -> ProgressSnapshot {
         var snapshot = snapshot()
-        snapshot.files = FileCounts(completed: 1, total: 2, current: Pathname(bytes: bytes), currentIndex: 0)
+        snapshot.files = ProgressSnapshot.FileCounts(completed: 1, total: 2, current: Pathname(bytes: bytes), currentIndex: 0)
         return snapshot
     }
 

@@ -13,7 +13,7 @@ import SluiceTestSupport
 struct FileSinkHoleTests {
     static let data = randomBytes(count: 10_000, seed: 7)
 
-    static func write(_ chunks: [Chunk], to destination: Pathname, sparse: SparseMode) async throws {
+    static func write(_ chunks: [Chunk], to destination: Pathname, sparse: FileChunks.SparseMode) async throws {
         let sink = try await FileSink.create(at: destination, options: .init(synchronizes: false, sparse: sparse))
         try await sink.write(contentsOf: chunks)
         try await sink.commit()

@@ -47,8 +47,8 @@ struct CopierTests {
         let sizes = [0, 1, 4095, 4096, 70_000, 300_000, 1 << 20, 3 << 20]
         let sources = try Self.makeSources(sizes, in: directory)
         let engine = Copier(
-            options: .init(width: 3, byteBudget: 1 << 20, chunkSize: 64 << 10, capacity: 8,
-                           copy: .init(forcesPipeline: true)),
+            options: .init(width: 3, byteBudget: 1 << 20, chunkSize: 64 << 10,
+                           copy: .init(forcesPipeline: true, pipeline: .init(capacity: 8))),
             totalBytes: Int64(sizes.reduce(0, +)), totalFiles: sizes.count)
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
@@ -124,7 +124,7 @@ struct CopierTests {
         }
         let totals = await engine.finish()
         #expect(totals.committed == 4)
-        let verifications = outcomes.all.map { outcome -> VerificationOutcome? in
+        let verifications = outcomes.all.map { outcome -> CopyReport.VerificationOutcome? in
             guard case .success(let committed) = outcome.result else { return nil }
             return committed.report.verification
         }

@@ -16,8 +16,8 @@ import Testing
     }
 
     static func chain(
-        _ source: FileSystemType, _ destination: FileSystemType, reflink: ReflinkMode = .auto,
-        sparse: SparseMode = .auto, kind: FileStatus.Kind = .regular, size: Int64 = 1 << 20, allocated: Int64? = nil,
+        _ source: FileSystemType, _ destination: FileSystemType, reflink: Copier.ReflinkMode = .auto,
+        sparse: FileChunks.SparseMode = .auto, kind: FileStatus.Kind = .regular, size: Int64 = 1 << 20, allocated: Int64? = nil,
         kernelCopyLimit: Int64 = 0, verified: Bool = false
     ) throws -> [CopyMethod] {
         CopyMethod.chain(
@@ -109,8 +109,8 @@ import Testing
         #expect(try Self.chain(.xfs, .xfs, reflink: .always, kind: .fifo) == [])
     }
 
-    @Test(arguments: [SparseMode.always, .never])
-    func aClonePreservesHolesAndZerosAsTheyAre(sparse: SparseMode) throws {
+    @Test(arguments: [FileChunks.SparseMode.always, .never])
+    func aClonePreservesHolesAndZerosAsTheyAre(sparse: FileChunks.SparseMode) throws {
         #expect(try Self.chain(.xfs, .xfs, sparse: sparse) == [.pipeline])
         #expect(try Self.chain(.xfs, .xfs, reflink: .always, sparse: sparse) == [])
     }

@@ -279,8 +279,8 @@ struct FileCopyTests {
 
     @Test func errorsCausedByStoppingAreNotThePrimaryError() {
         typealias Copy = FileCopy<GeneratedChunks, FileSink>
-        let refused = ChannelSendError(reason: .cancelled, element: Chunk([1]))
-        let gone = ChannelSendError(reason: .consumerTerminated, element: Chunk([1]))
+        let refused = BoundedChannel<Chunk>.SendError(reason: .cancelled, element: Chunk([1]))
+        let gone = BoundedChannel<Chunk>.SendError(reason: .consumerTerminated, element: Chunk([1]))
         let full = FileError.write(path: "out", errno: .fileTooLarge)
 
         #expect(Copy.primaryError([]) == nil)

@@ -13,7 +13,7 @@ struct FileCopyVerificationTests {
     /// Copies `source` to `destination` in `directory` through a sink with `system`, verifying.
     static func copy(
         _ sourcePath: Pathname, to destination: Pathname, system: SystemCalls = .live,
-        verification: CopyVerification = .sameBytes, transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil
+        verification: PipelineOptions.Verification = .sameBytes, transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil
     ) async throws -> CopyReport {
         let source = try await FileChunks.open(sourcePath)
         let sink = try await FileSink.create(

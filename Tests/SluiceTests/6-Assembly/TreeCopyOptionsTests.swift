@@ -77,8 +77,8 @@ struct TreeCopyOptionsTests {
 
     /// `reflink: .never` on a file system that clones (scripted: every descriptor says XFS,
     /// and a clone is a copy): no `FICLONE` tried, the pipeline taken; `.auto` clones.
-    @Test(arguments: [ReflinkMode.never, .auto])
-    func reflinkTakesEffectOnTheManyFilesPath(_ reflink: ReflinkMode) async throws {
+    @Test(arguments: [Copier.ReflinkMode.never, .auto])
+    func reflinkTakesEffectOnTheManyFilesPath(_ reflink: Copier.ReflinkMode) async throws {
         try await withScratchDirectory { scratch in
             let calls = KernelCalls(fileSystem: .xfs, emulatesClone: true)
             let data = Self.pattern(256 << 10)

@@ -60,7 +60,7 @@ struct TreeCopyRaceTests {
     /// A tree copy with `-a`'s attributes, its failures' messages, and its report.
     static func copyTree(
         _ source: Pathname, to target: Pathname, runner: HookedRunner
-    ) async throws -> (TreeCopyReport, [String]) {
+    ) async throws -> (Copier.TreeReport, [String]) {
         let failures = LockedValue<[String]>([])
         let copy = TreeCopy(
             from: source, to: target, options: .init(preservesAttributes: true, sink: .init(synchronizes: false)), runner: runner)

@@ -56,7 +56,7 @@ struct TreeCopySeamTests {
     static func copy(
         in scratch: ScratchDirectory, system: SystemCalls = .live, fileSystem: SystemCalls = .live,
         replacesExisting: Bool = false
-    ) async throws -> (TreeCopyReport, [String]) {
+    ) async throws -> (Copier.TreeReport, [String]) {
         let failures = LockedValue<[String]>([])
         var copy = TreeCopy(
             from: scratch.appending("s"), to: scratch.appending("t"),

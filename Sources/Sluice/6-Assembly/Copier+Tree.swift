@@ -1,0 +1,144 @@
+extension Copier {
+    /// Which symbolic links a tree copy follows, as `cp`'s `-P`, `-H` and `-L`
+    /// (``TreeOptions/links``).
+    public enum SymbolicLinkPolicy: Sendable, Hashable {
+        /// None: every link is an entry of its own (`-P`, the default of `cp -r`).
+        case never
+        /// The root only, when it is a link (`-H`).
+        case root
+        /// All: a link is walked as what it leads to (`-L`); a link back to a directory being
+        /// walked is reported as a cycle, never followed (as a bind mount back to one is,
+        /// whatever the policy).
+        case all
+    }
+
+    /// What a tree copy keeps and follows, with `cp -R`'s meanings (`-a`, `--preserve`, `-P`,
+    /// `-H`, `-L`); how its regular files are copied is the copier's ``Options``.
+    public struct TreeOptions: Sendable, Hashable {
+        /// `--preserve`: permission bits, access and modification times (nanoseconds), owner
+        /// and group where permitted, extended attributes and ACLs, for every entry; refusals
+        /// are one warning per kind (``TreeReport/warnings``). Default `false`: new entries get
+        /// the source's permission bits narrowed by the umask, as `cp -r` gives them.
+        public var preservesAttributes: Bool
+        /// Keep hard links within the tree as hard links (`-a`). Default `false`: each name
+        /// becomes a file of its own, as `cp -r`.
+        public var keepsHardLinks: Bool
+        /// Which symbolic links are followed: none (`-P`, default), the root (`-H`), all (`-L`).
+        public var links: Copier.SymbolicLinkPolicy
+        /// How regular files are committed (overwrite, `fsync`); its `preservesAttributes` is
+        /// ``preservesAttributes`` and its `sparse` the copier's ``FileOptions/sparse``.
+        public var sink: FileSink.Options
+        /// The most directory descriptors each side of the walk keeps open (at least 2).
+        /// Default ``defaultMaximumOpenDirectories``.
+        public var maximumOpenDirectories: Int
+
+        /// The process's share of directory descriptors for each side of a walk: 32 under the
+        /// usual `ulimit -n` 1,024, fewer under a lower limit (read once, at the first use).
+        public static var defaultMaximumOpenDirectories: Int { DescriptorBudget.current.directoriesPerSide }
+
+        /// Creates options; the defaults are `cp -r`'s.
+        ///
+        /// - Precondition: `maximumOpenDirectories` >= 2.
+        public init(
+            preservesAttributes: Bool = false, keepsHardLinks: Bool = false, links: Copier.SymbolicLinkPolicy = .never,
+            sink: FileSink.Options = .init(), maximumOpenDirectories: Int = defaultMaximumOpenDirectories
+        ) {
+            precondition(maximumOpenDirectories >= 2, "a walk needs at least 2 directory descriptors")
+            self.preservesAttributes = preservesAttributes
+            self.keepsHardLinks = keepsHardLinks
+            self.links = links
+            self.sink = sink
+            self.maximumOpenDirectories = maximumOpenDirectories
+        }
+    }
+
+    /// What a tree copy did, for its caller's summary and exit status: the entries of each kind
+    /// made, the bytes, the entries that failed and the attributes that could not be kept.
+    public struct TreeReport: Sendable {
+        /// Regular files committed.
+        public var files = 0
+        /// Directories created (or merged into).
+        public var directories = 0
+        /// Symbolic links created.
+        public var symbolicLinks = 0
+        /// Hard links made to a file copied earlier in the run.
+        public var hardLinks = 0
+        /// FIFOs, devices and sockets created.
+        public var specialFiles = 0
+        /// Bytes of regular files read.
+        public var bytes: Int64 = 0
+        /// The count of entries that failed (each was reported to `onFailure`).
+        public var failures = 0
+        /// The attributes not kept, one message per kind, and other warnings of files.
+        public var warnings: [String] = []
+        /// The directories that regular files were renamed into but that could not be synced
+        /// (`fsync(2)` failed), with the error: those files are complete but may not survive a
+        /// crash. Empty when every file is durable (or syncing is off), and for
+        /// ``Copier/copyTree(from:to:options:onOutcome:onFailure:)``, whose directories are
+        /// synced by ``Copier/finish()`` (``Totals/unsyncedDirectories``).
+        public var unsyncedDirectories: [Pathname: FileError] = [:]
+
+        /// Creates an empty report.
+        package init() {}
+    }
+
+    /// Copies a directory tree (or any single file) with `cp -R`'s meanings, its regular files
+    /// through this copier beside any others in flight: the same width, byte budget, path
+    /// choice, sync batch and ``progress`` (whose totals grow while the walk finds files).
+    ///
+    /// The destination is where `cp -R source destination` puts the copy: inside an existing
+    /// directory under the source's name, else the destination itself. Entries are copied as
+    /// they are: a directory is created (owner-writable first), a regular file is a job of this
+    /// copier (temporary file, commit point, clone or kernel copy), a symbolic link is
+    /// recreated with its target as bytes (never followed inside the tree, unless
+    /// ``Copier/SymbolicLinkPolicy/all``), a FIFO, a device or a socket is recreated with
+    /// `mknodat(2)` (never read). Hard links within the tree stay hard links with
+    /// ``TreeOptions/keepsHardLinks``. Directory attributes are applied after everything
+    /// inside them, deepest first, once the tree's own files are committed, so read-only
+    /// directories copy and their times are kept. Everything happens relative to directory
+    /// descriptors: depth is not bounded by `PATH_MAX`. A directory copied into itself, and a
+    /// directory met again below itself (a bind mount, a followed link), is refused, never
+    /// entered.
+    ///
+    /// The files are durable, as every file of the copier, once ``finish()`` has synced the
+    /// directories they were renamed into (<doc:DurabilityOfManyFiles>).
+    ///
+    /// ```swift
+    /// let copier = Copier()
+    /// let report = try await copier.copyTree(from: "photos", to: "backup/", options: .init(preservesAttributes: true))
+    /// let totals = await copier.finish()
+    /// print(report.files, totals.unsyncedDirectories.isEmpty)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - source: a directory or a file.
+    ///   - destination: an existing directory (the copy goes inside it, under the source's
+    ///     name), or the path the copy is created at.
+    ///   - options: what is kept and followed.
+    ///   - onOutcome: called with each regular file's outcome as it ends, on an engine thread;
+    ///     it must not block.
+    ///   - onFailure: called with each entry that failed (its path in the error), in the order
+    ///     seen; the copy goes on.
+    /// - Returns: the counts, the failures and the warnings, once every entry is done.
+    /// - Throws: `CancellationError` when the task was cancelled (which cancels the copier, as
+    ///   ``copy(_:)`` does: files committed stay, files in flight leave nothing); ``FileError``
+    ///   when nothing could be copied: the source cannot be read, the target's directory cannot
+    ///   be opened, or the target is inside the source (code ``FileError/Code/unsupported``).
+    public func copyTree(
+        from source: Pathname, to destination: Pathname, options: TreeOptions = TreeOptions(),
+        onOutcome: @escaping @Sendable (Outcome) -> Void = { _ in },
+        onFailure: @escaping @Sendable (any Error) -> Void = { _ in }
+    ) async throws -> TreeReport {
+        let tree = TreeCopy.Options(
+            tree: options, file: self.options.copy, chunkSize: self.options.chunkSize, width: self.options.width,
+            byteBudget: self.options.byteBudget)
+        let runner = ManyFileJobRunner(borrowing: self, onOutcome: onOutcome)
+        return try await TreeCopy(from: source, to: destination, options: tree, runner: runner).run(onFailure: onFailure)
+    }
+}
+
+@available(*, unavailable, renamed: "Copier.TreeReport")
+public typealias TreeCopyReport = Copier.TreeReport
+
+@available(*, unavailable, renamed: "Copier.SymbolicLinkPolicy")
+public typealias SymbolicLinkPolicy = Copier.SymbolicLinkPolicy
