@@ -201,7 +201,7 @@ public struct Descriptor: Sendable, Hashable {
     /// - Returns: the count of bytes read (0...buffer.count); 0 means `offset` is at or past
     ///   the end of the file.
     /// - Throws: the call's ``ErrorNumber``.
-    public func read(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(ErrorNumber) -> Int {
+    package func read(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(ErrorNumber) -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         return try ErrorNumber.retryingInterrupts { pread(rawValue, base, buffer.count, off_t(offset)) }
     }
@@ -214,7 +214,7 @@ public struct Descriptor: Sendable, Hashable {
     ///   - buffer: the bytes to write.
     /// - Throws: the ``ErrorNumber`` of a failed `pwrite(2)` (`EIO` for a write that made
     ///   no progress and reported nothing); bytes before it were written.
-    public func write(toAbsoluteOffset offset: Int64, _ buffer: UnsafeRawBufferPointer) throws(ErrorNumber) {
+    package func write(toAbsoluteOffset offset: Int64, _ buffer: UnsafeRawBufferPointer) throws(ErrorNumber) {
         guard let base = buffer.baseAddress else { return }
         var written = 0
         while written < buffer.count {

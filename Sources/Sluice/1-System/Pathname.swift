@@ -68,13 +68,13 @@ public struct Pathname: Hashable, Sendable, CustomStringConvertible, Expressible
     }
 
     /// Whether the last component ends with `suffix` (compared as bytes).
-    public func hasSuffix(_ suffix: String) -> Bool {
+    package func hasSuffix(_ suffix: String) -> Bool {
         let tail = Array(suffix.utf8)
         return bytes.count >= tail.count && Array(bytes.suffix(tail.count)) == tail
     }
 
     /// This path without its last `count` bytes.
-    public func droppingLast(_ count: Int) -> Pathname {
+    package func droppingLast(_ count: Int) -> Pathname {
         Pathname(bytes: Array(bytes.dropLast(count)))
     }
 

@@ -91,7 +91,7 @@ public struct Chunk: @unchecked Sendable, Hashable {
     /// The bytes the chunk holds in memory: ``count``, or 0 for a hole. What a channel's byte
     /// budget weighs.
     @inlinable
-    public var residentCount: Int { isHole ? 0 : count }
+    package var residentCount: Int { isHole ? 0 : count }
 
     /// The number of bytes in the chunk.
     @inlinable

@@ -45,7 +45,7 @@ public struct FileChunks: AsyncSequence, Sendable {
     ///
     /// A consumer that pulls chunks in a loop (a pipeline's read stage) runs best on it: each
     /// `next()` then reads on the thread it is already on, with no thread hand-off.
-    public var preferredExecutor: any TaskExecutor { reader.executor }
+    package var preferredExecutor: any TaskExecutor { reader.executor }
     /// What `fstat(2)` said when the file was opened.
     package let status: FileStatus
 

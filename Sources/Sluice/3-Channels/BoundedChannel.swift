@@ -186,7 +186,7 @@ public final class BoundedChannel<Element: Sendable>: AsyncSequence, Sendable {
 
 extension BoundedChannel where Element == Chunk {
     /// Creates a channel of chunks that weighs each chunk by the bytes it holds in memory
-    /// (``Chunk/residentCount``: a hole weighs nothing).
+    /// (`Chunk.residentCount`: a hole weighs nothing).
     ///
     /// - Parameters:
     ///   - capacity: the most chunks the buffer holds; must be >= 1.

@@ -26,7 +26,7 @@ public struct SpillCodingError: Error, CustomStringConvertible {
     /// - Parameters:
     ///   - direction: which way the conversion failed.
     ///   - cause: what the codec threw.
-    public init(_ direction: Direction, cause: any Error) {
+    package init(_ direction: Direction, cause: any Error) {
         self.direction = direction
         self.cause = cause
     }

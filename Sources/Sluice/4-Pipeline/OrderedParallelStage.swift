@@ -55,10 +55,10 @@ public final class OrderedParallelStage<Input: Sendable, Output: Sendable>: Send
     public typealias WorkerFactory = @Sendable () throws -> Work
 
     /// The count of workers, each with a thread of its own (>= 1).
-    public let workerCount: Int
+    package let workerCount: Int
 
     /// The most blocks in flight at once (>= 1): submitted and not yet handed out.
-    public let maximumInFlight: Int
+    package let maximumInFlight: Int
 
     let storage: Storage
 
@@ -116,7 +116,7 @@ public final class OrderedParallelStage<Input: Sendable, Output: Sendable>: Send
         storage.cancel()
     }
 
-    /// Submits the next block, suspending while ``maximumInFlight`` blocks are in flight.
+    /// Submits the next block, suspending while `maximumInFlight` blocks are in flight.
     ///
     /// Returns once the block is handed to an idle worker or queued for the next one to finish.
     /// A submission that finds room never suspends and does not check cancellation.
@@ -159,14 +159,14 @@ public final class OrderedParallelStage<Input: Sendable, Output: Sendable>: Send
         try storage.nextIfReady()
     }
 
-    /// Whether ``maximumInFlight`` blocks are in flight, so that ``submit(_:)`` would wait.
+    /// Whether `maximumInFlight` blocks are in flight, so that ``submit(_:)`` would wait.
     ///
     /// Exact for a task that is the stage's only producer and consumer (only its own calls
     /// change the count); a snapshot for anyone else.
     public var isFull: Bool { storage.isFull }
 
     /// The most blocks that were in flight at once so far (<= ``maximumInFlight``).
-    public var peakInFlight: Int { storage.peakInFlight }
+    package var peakInFlight: Int { storage.peakInFlight }
 
     /// Stops the stage: blocks not started are dropped, results not handed out are
     /// discarded, and a waiting ``submit(_:)`` or ``next()`` throws `CancellationError`.

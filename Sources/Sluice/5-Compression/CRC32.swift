@@ -23,7 +23,7 @@ public struct CRC32: Sendable, Hashable, CustomStringConvertible {
 
     /// Creates a CRC-32 that continues from `value`: the CRC-32 of bytes already checked, as
     /// a gzip trailer or ``CopyReport/crc32`` gives it.
-    public init(value: UInt32) {
+    package init(value: UInt32) {
         self.value = value
     }
 
@@ -75,7 +75,7 @@ public struct CRC32: Sendable, Hashable, CustomStringConvertible {
     /// (O(log count) steps), then combined with the value so far.
     ///
     /// - Parameter count: how many zeros (>= 0).
-    public mutating func update(zeros count: Int64) {
+    package mutating func update(zeros count: Int64) {
         precondition(count >= 0, "negative count")
         guard count > 0 else { return }
         value = Self.combine(value, Self.zeros(count), secondLength: count)

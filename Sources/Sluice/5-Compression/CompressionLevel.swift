@@ -19,7 +19,7 @@ public struct CompressionLevel: Sendable, Hashable, Comparable, CustomStringConv
     /// accepted: use ``default`` for 6.
     ///
     /// - Parameter value: the level, 1...9.
-    public init?(exactly value: Int) {
+    package init?(exactly value: Int) {
         guard (1...9).contains(value) else { return nil }
         self.value = value
     }

@@ -11,7 +11,7 @@ import CZlib
 /// which are a truncated member. Only gzip is accepted: zlib streams (RFC 1950) and raw deflate
 /// are not in gzip format.
 ///
-/// Output is bounded: the decoder inflates into one chunk of at most ``outputChunkSize``
+/// Output is bounded: the decoder inflates into one chunk of at most `outputChunkSize`
 /// bytes and awaits `emit` before it inflates more, so a member that expands a thousandfold
 /// (a decompression bomb) costs no more memory than any other. Each call to
 /// ``process(_:emit:)`` emits everything its input decodes to, so output is never held back
@@ -32,10 +32,10 @@ import CZlib
 /// throws the same error.
 public final class GzipDecoder: ChunkTransform {
     /// The largest output chunk in bytes.
-    public let outputChunkSize: Int
+    package let outputChunkSize: Int
 
     /// The most decoded bytes the decoder produces over all members, or `nil` for no limit.
-    public let outputLimit: Int64?
+    package let outputLimit: Int64?
 
     /// A member decoded to its end, its trailer checked (RFC 1952 §2.3.1).
     public struct Member: Sendable, Hashable {
@@ -106,7 +106,7 @@ public final class GzipDecoder: ChunkTransform {
     ///
     /// - Parameters:
     ///   - chunk: the next compressed bytes (may be empty; members may span chunks).
-    ///   - emit: receives each output chunk (1...``outputChunkSize`` bytes); suspends under
+    ///   - emit: receives each output chunk (1...`outputChunkSize` bytes); suspends under
     ///     backpressure.
     /// - Throws: ``GzipError``: ``GzipError/Kind/notGzip`` when the input does not start with
     ///   `1f 8b`; ``GzipError/Kind/unknownMethod(_:)`` for a method other than 8;
@@ -114,7 +114,7 @@ public final class GzipDecoder: ChunkTransform {
     ///   deflate data or header flags; ``GzipError/Kind/crc32Mismatch(expected:actual:)`` and
     ///   ``GzipError/Kind/sizeMismatch(expected:actual:)`` for a member whose trailer does not
     ///   match its data; ``GzipError/Kind/outputLimitExceeded(limit:)`` when the output would
-    ///   pass ``outputLimit``; ``GzipError/Kind/zlib(code:)`` when zlib runs out of memory.
+    ///   pass `outputLimit`; ``GzipError/Kind/zlib(code:)`` when zlib runs out of memory.
     ///   Also whatever `emit` throws, unchanged.
     /// - Precondition: ``finish(emit:)`` has not been called.
     public func process(_ chunk: Chunk, emit: (Chunk) async throws -> Void) async throws {

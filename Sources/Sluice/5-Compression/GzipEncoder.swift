@@ -5,7 +5,7 @@ import CZlib
 /// The member's header carries no file name and an MTIME of 0 (RFC 1952 §2.3.1), so equal
 /// input at an equal level always gives equal bytes, as `gzip -n` does; XFL and OS are what
 /// zlib writes (OS 3, Unix). Empty input gives a valid 20-byte member. Output leaves in chunks
-/// of exactly ``outputChunkSize`` bytes, except the last, and each is awaited through `emit`
+/// of exactly `outputChunkSize` bytes, except the last, and each is awaited through `emit`
 /// before more is compressed, so the encoder holds at most one output chunk plus zlib's own
 /// state (about 256 KiB at memory level 8). It runs on one core: ``ParallelGzipEncoder``
 /// compresses on several, in `pigz`'s block format.
@@ -23,10 +23,10 @@ import CZlib
 /// through `emit`, whose error is propagated unchanged.
 public final class GzipEncoder: ChunkTransform {
     /// The compression level the member is written with.
-    public let level: CompressionLevel
+    package let level: CompressionLevel
 
     /// The largest output chunk in bytes; every chunk but the last has exactly this size.
-    public let outputChunkSize: Int
+    package let outputChunkSize: Int
 
     private let stream: ZStream
     private let output: OutputChunkBuffer

@@ -3,9 +3,9 @@ import CZlib
 /// A ``ChunkTransform`` that compresses its input into one gzip member (RFC 1952) on several
 /// threads at once, in the format of `pigz`.
 ///
-/// The input is cut into blocks of exactly ``blockSize`` bytes (the last may be shorter),
+/// The input is cut into blocks of exactly `blockSize` bytes (the last may be shorter),
 /// whatever the sizes of the chunks it arrives in. An ``OrderedParallelStage`` of
-/// ``threadCount`` workers raw-deflates the blocks concurrently, each primed with the last
+/// `threadCount` workers raw-deflates the blocks concurrently, each primed with the last
 /// 32 KiB of the input before it (`deflateSetDictionary`), so that matches reach across block
 /// boundaries as in one stream; each block but the last ends with `Z_SYNC_FLUSH` on a byte
 /// boundary, the last with `Z_FINISH`. The encoder writes the 10-byte header, the blocks' data
@@ -17,7 +17,7 @@ import CZlib
 ///
 /// The header carries no file name and an MTIME of 0 (RFC 1952 §2.3.1), as ``GzipEncoder``'s:
 /// XFL as zlib writes it (2 at level 9, 4 at level 1, else 0), OS 3 (Unix). Empty input gives
-/// a valid 20-byte member. Output leaves in chunks of exactly ``outputChunkSize`` bytes, except
+/// a valid 20-byte member. Output leaves in chunks of exactly `outputChunkSize` bytes, except
 /// the last, each awaited through `emit`.
 ///
 /// **Block size.** The default is 256 KiB (``defaultBlockSize``), twice `pigz`'s 128 KiB,
@@ -35,12 +35,12 @@ import CZlib
 /// shrink"). The choice depends on the block's bytes alone.
 ///
 /// **Memory**, whatever the input's size, in bytes, with `B` the block size, `M` the blocks in
-/// flight (``maximumBlocksInFlight``, default `4 × threadCount`) and `N` the thread count: at
+/// flight (`maximumBlocksInFlight`, default `4 × threadCount`) and `N` the thread count: at
 /// most `M` blocks of input and their outputs (`B` and zlib's bound for `B`, about `B + B/1000`,
 /// each), plus the block before the oldest (its history) and the block being gathered (`B`
 /// each, referencing the input chunks it comes from), plus two zlib deflate states per thread
 /// (about 256 KiB each at memory level 8: the level's, and level 0's for stored blocks, made
-/// when first needed), plus one output chunk (``outputChunkSize``). With the
+/// when first needed), plus one output chunk (`outputChunkSize`). With the
 /// defaults on 2 threads: 8 × 512 KiB + 2 × 256 KiB + 4 × 256 KiB + 1 MiB, about 6.5 MiB.
 ///
 /// ```swift
@@ -54,7 +54,7 @@ import CZlib
 /// input chunk and then ``finish(emit:)`` once, never concurrently. The CPU work runs on the
 /// workers' threads; the calling task only gathers blocks, waits for results (suspending, not
 /// blocking) and copies compressed bytes into output chunks. Backpressure: while `emit`
-/// suspends, no block is submitted, and once ``maximumBlocksInFlight`` blocks are in flight the
+/// suspends, no block is submitted, and once `maximumBlocksInFlight` blocks are in flight the
 /// encoder waits for the oldest before reading on, so a slow sink slows the reader. On any
 /// error (cancellation through `emit`, a worker's error) the encoder stops its workers and waits
 /// for them before it throws: nothing runs on after it. An encoder released without
@@ -66,25 +66,25 @@ public final class ParallelGzipEncoder: ChunkTransform {
 
     /// The smallest block size: 32 KiB, deflate's window, so a block's history is always the
     /// block before it alone.
-    public static let minimumBlockSize = 32 << 10
+    package static let minimumBlockSize = 32 << 10
 
     /// The largest block size: 512 MiB, as `pigz`.
-    public static let maximumBlockSize = 512 << 20
+    package static let maximumBlockSize = 512 << 20
 
     /// The compression level of every block.
-    public let level: CompressionLevel
+    package let level: CompressionLevel
 
     /// The count of threads that compress (>= 1).
-    public let threadCount: Int
+    package let threadCount: Int
 
     /// The uncompressed size of each block but the last, in bytes.
-    public let blockSize: Int
+    package let blockSize: Int
 
     /// The largest output chunk in bytes; every chunk but the last has exactly this size.
-    public let outputChunkSize: Int
+    package let outputChunkSize: Int
 
     /// The most blocks submitted and not yet written out at once (see the memory bound above).
-    public var maximumBlocksInFlight: Int { stage.maximumInFlight }
+    package var maximumBlocksInFlight: Int { stage.maximumInFlight }
 
     private let stage: OrderedParallelStage<Block, CompressedBlock>
     /// The next block, as it is gathered from the input chunks.
@@ -117,7 +117,7 @@ public final class ParallelGzipEncoder: ChunkTransform {
     ///   - level: the deflate level, 1...9; `.default` (6) as `gzip`.
     ///   - threadCount: the threads that compress; must be >= 1. Default
     ///     ``defaultThreadCount``: the processors this process may run on.
-    ///   - blockSize: bytes per block, in ``minimumBlockSize``...``maximumBlockSize``. Default
+    ///   - blockSize: bytes per block, in `minimumBlockSize`...`maximumBlockSize`. Default
     ///     ``defaultBlockSize``. The output depends on it.
     ///   - outputChunkSize: the largest output chunk in bytes; must be > 0. Default 1 MiB.
     ///   - maximumBlocksInFlight: the most blocks in flight, >= 1; `nil` (the default) is four

@@ -10,9 +10,9 @@
 public actor DescriptorSink: ChunkSink {
     nonisolated let executor = BlockingIOExecutor(label: "sluice.descriptor-sink")
     /// The descriptor written to.
-    public nonisolated let descriptor: Descriptor
+    package nonisolated let descriptor: Descriptor
     /// The name messages use (`-` for standard output).
-    public nonisolated let path: Pathname
+    package nonisolated let path: Pathname
     private let system: SystemCalls
 
     /// The sink's own `BlockingIOExecutor`: every method of the actor, so every system call,

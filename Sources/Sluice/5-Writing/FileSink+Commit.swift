@@ -117,7 +117,7 @@ extension FileSink {
     /// Whether ``commit()`` made the data durable at ``destination``: a regular file renamed
     /// into place with both fsyncs. `false` before the commit, for a destination written in
     /// place (a device, a FIFO), or with `synchronizes: false`. `--rm` removes a source only then.
-    public var isDurablyCommitted: Bool {
+    package var isDurablyCommitted: Bool {
         guard case .committed = state else { return false }
         return replacedDestination && options.synchronizes && options.synchronizesDirectory && directorySynchronized
     }

@@ -27,7 +27,7 @@ extension FileSink {
         /// rename. Default `true`. `false` is for a caller that commits many files into a few
         /// directories and syncs each directory once for all of them (`DirectorySyncBatch`):
         /// the data is still synced before the rename, but the rename is durable only once the
-        /// caller has synced the directory, and ``FileSink/isDurablyCommitted`` stays `false`.
+        /// caller has synced the directory, and `FileSink.isDurablyCommitted` stays `false`.
         public var synchronizesDirectory = true
         /// Whether a file whose rename is deferred (``FileSink/deferRename()``) is a named
         /// temporary file, closed once sealed, so that a batch waiting for its `syncfs(2)`

@@ -28,7 +28,7 @@ public struct CopyReport: Sendable, Hashable {
     /// chose for a `RegularFileCopy`.
     public var method: CopyMethod
     /// The methods tried before ``method`` that the kernel refused, in order, with why.
-    public var refusals: [CopyMethod.Refusal]
+    package var refusals: [CopyMethod.Refusal]
 
     /// Creates a report.
     package init(

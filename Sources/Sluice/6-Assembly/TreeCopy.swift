@@ -64,11 +64,11 @@ package struct TreeCopy: Sendable {
             maximumOpenDirectories: Int = Copier.TreeOptions.defaultMaximumOpenDirectories,
             width: Int = Copier.Options.defaultWidth, byteBudget: Int = Copier.Options().byteBudget
         ) {
-            self.init(
-                tree: .init(
-                    preservesAttributes: preservesAttributes, keepsHardLinks: keepsHardLinks, links: links, sink: sink,
-                    maximumOpenDirectories: maximumOpenDirectories),
-                file: file, chunkSize: chunkSize, width: width, byteBudget: byteBudget)
+            precondition(maximumOpenDirectories >= 2, "a walk needs at least 2 directory descriptors")
+            var tree = Copier.TreeOptions(
+                preservesAttributes: preservesAttributes, keepsHardLinks: keepsHardLinks, links: links, sink: sink)
+            tree.maximumOpenDirectories = maximumOpenDirectories
+            self.init(tree: tree, file: file, chunkSize: chunkSize, width: width, byteBudget: byteBudget)
         }
 
         /// Creates options from a tree's and an engine's.

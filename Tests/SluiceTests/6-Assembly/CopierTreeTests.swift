@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+@testable import Sluice
+import SluiceTestSupport
+import Testing
+
+/// ``Copier/copyTree(from:to:options:onOutcome:onFailure:)``: a tree's regular files go through
+/// the copier's own engine, beside its other files, and the call returns once the tree's own
+/// entries are done, before the copier is finished.
+@Suite(.timeLimit(.minutes(3)))
+struct CopierTreeTests {
+    /// A tree `s` of two regular files (one in `sub/`) and a link, and a file `single` beside it.
+    static func makeTree(in scratch: ScratchDirectory) throws -> Pathname {
+        let source = scratch.appending("s")
+        let handle = try DirectoryHandle.open(scratch.path)
+        try handle.makeDirectory("s", permissions: 0o755)
+        let tree = try handle.openDirectory("s")
+        try tree.makeDirectory("sub", permissions: 0o750)
+        try writeFile(source.appending("a"), Array("alpha".utf8))
+        try writeFile(source.appending("sub/b"), Array(repeating: 7, count: 300_000))
+        #expect(symlink("a", source.appending("link").description) == 0)
+        try writeFile(scratch.appending("single"), Array("single".utf8))
+        return source
+    }
+
+    @Test func aTreeGoesThroughTheCopiersEngineBesideItsOtherFiles() async throws {
+        try await withScratchDirectory { scratch in
+            let source = try Self.makeTree(in: scratch)
+            let copier = Copier(options: .init(width: 2))
+            let progress = copier.progress.subscribe()
+            let outcomes = LockedValue<[Pathname]>([])
+            try await copier.submit(.init(source: scratch.appending("single"), destination: scratch.appending("single.copy")))
+            let report = try await copier.copyTree(
+                from: source, to: scratch.appending("t"), options: .init(preservesAttributes: true),
+                onOutcome: { outcome in outcomes.withLock { $0.append(outcome.destination) } })
+            // Returned before finish(): the tree's own files are in place already.
+            #expect(report.files == 2)
+            #expect(report.directories == 2)
+            #expect(report.symbolicLinks == 1)
+            #expect(report.failures == 0)
+            #expect(report.bytes == 300_005)
+            #expect(Set(outcomes.withLock { $0 }) == [scratch.appending("t/a"), scratch.appending("t/sub/b")])
+            #expect(try readFile(scratch.appending("t/a")) == Array("alpha".utf8))
+            #expect(try readFile(scratch.appending("t/sub/b")) == Array(repeating: 7, count: 300_000))
+            #expect(try FileStatus.of(scratch.appending("t/sub")).permissions & 0o7777 == 0o750)
+            #expect(try FileStatus.of(scratch.appending("t/link"), followsLinks: false).kind == .symbolicLink)
+
+            let totals = await copier.finish()
+            #expect(totals.committed == 3)
+            #expect(totals.failed == 0)
+            #expect(totals.unsyncedDirectories.isEmpty)
+            #expect(try readFile(scratch.appending("single.copy")) == Array("single".utf8))
+            var last: ProgressSnapshot?
+            for await snapshot in progress { last = snapshot }
+            #expect(last?.isFinal == true)
+            #expect(last?.files?.completed == 3)
+        }
+    }
+
+    @Test func aTreeCopiedIntoItselfIsRefusedAndTheCopierGoesOn() async throws {
+        try await withScratchDirectory { scratch in
+            let source = try Self.makeTree(in: scratch)
+            let copier = Copier()
+            await #expect(throws: FileError.self) {
+                _ = try await copier.copyTree(from: source, to: source.appending("inner"))
+            }
+            #expect((try? FileStatus.of(source.appending("inner"))) == nil)
+            let committed = try await copier.copy(.init(source: scratch.appending("single"), destination: scratch.appending("again")))
+            #expect(committed.report.bytesWritten == 6)
+            let totals = await copier.finish()
+            #expect(totals.committed == 1)
+        }
+    }
+}
