@@ -4,8 +4,9 @@ import Glibc
 import Musl
 #endif
 
-/// Sluice's copier: copies (or compresses, or decompresses) one regular file (``copy(_:)``) or
-/// many at once (``submit(_:)``, then ``finish()``), each atomically, all
+/// Sluice's copier: copies (or compresses, or decompresses) one regular file (``copy(_:)``),
+/// many at once (``submit(_:)``, then ``finish()``) or a directory tree
+/// (``copyTree(from:to:options:onOutcome:onFailure:)``), each file atomically, all
 /// within one bound on the bytes buffered, made durable by one `syncfs(2)` per batch of files
 /// and one directory `fsync(2)` per directory instead of two `fsync(2)`s per file
 /// (<doc:DurabilityOfManyFiles>).
