@@ -23,7 +23,7 @@ public struct Pathname: Hashable, Sendable, CustomStringConvertible, Expressible
     }
 
     /// Creates a path from a NUL-terminated C string, keeping every byte.
-    public init(cString: UnsafePointer<CChar>) {
+    package init(cString: UnsafePointer<CChar>) {
         var count = 0
         while cString[count] != 0 { count += 1 }
         self.bytes = cString.withMemoryRebound(to: UInt8.self, capacity: count) {
@@ -79,7 +79,7 @@ public struct Pathname: Hashable, Sendable, CustomStringConvertible, Expressible
     }
 
     /// Calls `body` with the path as a NUL-terminated C string, valid only during the call.
-    public func withCString<R, E: Error>(_ body: (UnsafePointer<CChar>) throws(E) -> R) throws(E) -> R {
+    package func withCString<R, E: Error>(_ body: (UnsafePointer<CChar>) throws(E) -> R) throws(E) -> R {
         var terminated = bytes
         terminated.append(0)
         return try terminated.withUnsafeBufferPointer { (buffer) throws(E) -> R in

@@ -2,7 +2,7 @@
 /// the same limiter is charged to it (`--limit-rate`, as `rsync --bwlimit` and `pv -L` limit a
 /// whole transfer).
 ///
-/// ``admit(_:)`` returns once a chunk of that many bytes may go. The rule is a token bucket that
+/// `admit(_:)` returns once a chunk of that many bytes may go. The rule is a token bucket that
 /// fills at ``bytesPerSecond`` and holds one chunk's worth (the largest chunk so far): after a
 /// pause one chunk goes at once, never a burst of the pause's worth, and `n` chunks of `s` bytes
 /// take `(n - 1) × s / rate` from the first to the last, whichever files they belong to. Callers
@@ -16,7 +16,7 @@
 /// options.rateLimit = limit                                   // each copy given these options
 /// ```
 ///
-/// Concurrency contract: a reference shared by any number of tasks; ``admit(_:)`` may be called
+/// Concurrency contract: a reference shared by any number of tasks; `admit(_:)` may be called
 /// from any of them at once. The wait is the clock's `sleep(until:tolerance:)` to the chunk's
 /// instant, an asynchronous suspension that blocks no thread, whichever executor the caller runs on; cancelling the caller ends it
 /// with `CancellationError` (the bytes it reserved stay charged). Two limiters are equal only
@@ -59,7 +59,7 @@ public final class RateLimiter: Sendable {
     ///
     /// - Parameter bytes: the chunk's size (>= 0).
     /// - Throws: `CancellationError` when the calling task is cancelled during the wait.
-    public func admit(_ bytes: Int) async throws {
+    package func admit(_ bytes: Int) async throws {
         let asked = now()
         let goes = bucket.withLock { $0.reserve(bytes, at: asked) }
         if goes > asked { try await sleep(goes) }

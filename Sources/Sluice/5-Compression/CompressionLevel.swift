@@ -5,7 +5,7 @@
 ///
 /// ```swift
 /// let level = try CompressionLevel(6)       // same as .default
-/// let encoder = try GzipEncoder(level: .best)
+/// let encoder = ParallelGzipEncoder(level: .best)
 /// ```
 ///
 /// Concurrency: a plain value; `Sendable`.

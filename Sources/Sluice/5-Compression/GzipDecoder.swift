@@ -38,19 +38,19 @@ public final class GzipDecoder: ChunkTransform {
     package let outputLimit: Int64?
 
     /// A member decoded to its end, its trailer checked (RFC 1952 §2.3.1).
-    public struct Member: Sendable, Hashable {
+    package struct Member: Sendable, Hashable {
         /// The CRC-32 of its data, as its trailer stores it.
-        public var crc32: UInt32
+        package var crc32: UInt32
         /// The bytes its data decoded to: exact, where the trailer's ISIZE is this modulo 2^32.
-        public var size: Int64
+        package var size: Int64
     }
 
     /// The members decoded to their end so far.
-    public private(set) var membersDecoded = 0
+    package private(set) var membersDecoded = 0
 
     /// The last member decoded to its end, `nil` before the first (what `gzip -l` lists: the
     /// last member's CRC-32 and size).
-    public private(set) var lastMember: Member?
+    package private(set) var lastMember: Member?
 
     /// Where the decoder stands in its input.
     private enum Phase {

@@ -1,6 +1,8 @@
 import CZlib
 
-/// A ``ChunkTransform`` that compresses its input into one gzip member (RFC 1952) with zlib.
+/// A ``ChunkTransform`` that compresses its input into one gzip member (RFC 1952) with zlib, as
+/// one deflate stream: the package's own (its tests and benchmarks); a library user compresses
+/// with ``ParallelGzipEncoder``, on one thread or several.
 ///
 /// The member's header carries no file name and an MTIME of 0 (RFC 1952 §2.3.1), so equal
 /// input at an equal level always gives equal bytes, as `gzip -n` does; XFL and OS are what
@@ -21,7 +23,7 @@ import CZlib
 /// synchronous steps of at most one output chunk between suspensions at `emit` (CPU work: give it
 /// to a ``FileCopy`` as its transform, which runs it on a thread of its own). Cancellation is observed
 /// through `emit`, whose error is propagated unchanged.
-public final class GzipEncoder: ChunkTransform {
+package final class GzipEncoder: ChunkTransform {
     /// The compression level the member is written with.
     package let level: CompressionLevel
 
@@ -39,7 +41,7 @@ public final class GzipEncoder: ChunkTransform {
     ///   - outputChunkSize: the largest output chunk in bytes; must be > 0. Default 1 MiB.
     /// - Throws: ``GzipError`` of kind ``GzipError/Kind/zlib(code:)`` when zlib cannot allocate
     ///   its state (`Z_MEM_ERROR`) or is an incompatible version.
-    public convenience init(level: CompressionLevel = .default, outputChunkSize: Int = 1 << 20) throws(GzipError) {
+    package convenience init(level: CompressionLevel = .default, outputChunkSize: Int = 1 << 20) throws(GzipError) {
         try self.init(level: level, outputChunkSize: outputChunkSize, allocator: nil)
     }
 
@@ -61,7 +63,7 @@ public final class GzipEncoder: ChunkTransform {
     ///   - emit: receives each full output chunk; suspends under backpressure.
     /// - Throws: only what `emit` throws (deflate cannot fail on any input).
     /// - Precondition: ``finish(emit:)`` has not been called.
-    public func process(_ chunk: Chunk, emit: (Chunk) async throws -> Void) async throws {
+    package func process(_ chunk: Chunk, emit: (Chunk) async throws -> Void) async throws {
         precondition(!isFinished, "GzipEncoder.process called after finish")
         var position = 0
         while position < chunk.count {
@@ -86,7 +88,7 @@ public final class GzipEncoder: ChunkTransform {
     ///   stored in the trailer); no warnings.
     /// - Throws: only what `emit` throws.
     /// - Precondition: called once.
-    public func finish(emit: (Chunk) async throws -> Void) async throws -> TransformSummary {
+    package func finish(emit: (Chunk) async throws -> Void) async throws -> TransformSummary {
         precondition(!isFinished, "GzipEncoder.finish called twice")
         isFinished = true
         while true {

@@ -15,7 +15,7 @@ import CZlib
 /// **byte-identical for any thread count** (one thread runs the same format) and any input
 /// chunking.
 ///
-/// The header carries no file name and an MTIME of 0 (RFC 1952 §2.3.1), as ``GzipEncoder``'s:
+/// The header carries no file name and an MTIME of 0 (RFC 1952 §2.3.1), as `GzipEncoder`'s:
 /// XFL as zlib writes it (2 at level 9, 4 at level 1, else 0), OS 3 (Unix). Empty input gives
 /// a valid 20-byte member. Output leaves in chunks of exactly `outputChunkSize` bytes, except
 /// the last, each awaited through `emit`.
@@ -117,7 +117,7 @@ public final class ParallelGzipEncoder: ChunkTransform {
     ///   - level: the deflate level, 1...9; `.default` (6) as `gzip`.
     ///   - threadCount: the threads that compress; must be >= 1. Default
     ///     ``defaultThreadCount``: the processors this process may run on.
-    ///   - blockSize: bytes per block, in `minimumBlockSize`...`maximumBlockSize`. Default
+    ///   - blockSize: bytes per block, from 32 KiB to 512 MiB. Default
     ///     ``defaultBlockSize``. The output depends on it.
     ///   - outputChunkSize: the largest output chunk in bytes; must be > 0. Default 1 MiB.
     ///   - maximumBlocksInFlight: the most blocks in flight, >= 1; `nil` (the default) is four

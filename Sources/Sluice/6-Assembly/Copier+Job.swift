@@ -17,7 +17,7 @@ extension Copier {
         /// given to the output.
         public var transform: FileCopy<FileChunks, FileSink>.TransformFactory?
         /// How to check the output before committing it (`--verify`), or `nil`: then the
-        /// verification of the file's copy options (``copyOptions``, else the engine's
+        /// verification of the file's copy options (`copyOptions`, else the engine's
         /// ``Options/copy``), if any.
         public var verification: PipelineOptions.Verification?
         /// How this file is copied (reflink, holes, pipeline, CRC-32, rate), in place of the
@@ -25,10 +25,10 @@ extension Copier {
         /// the most this file's channels hold (its share of the budget may give fewer); its
         /// ``PipelineOptions/verification`` applies unless
         /// ``verification`` is set.
-        public var copyOptions: FileOptions?
+        package var copyOptions: FileOptions?
         /// The largest chunk of this file's pipeline, in place of the engine's
         /// ``Options/chunkSize``; `nil` (default): the engine's.
-        public var chunkSize: Int?
+        package var chunkSize: Int?
         /// Called once when the file is done: committed (renamed into place) or failed. It runs
         /// on an engine thread and must not block.
         public var completion: @Sendable (Outcome) -> Void

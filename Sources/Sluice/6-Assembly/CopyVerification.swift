@@ -12,9 +12,9 @@ extension PipelineOptions {
         /// The output holds the source's bytes (a copy): read back, its CRC-32 and size must be
         /// those of the bytes read from the source.
         case sameBytes
-        /// The output is the gzip compression of the source (``ParallelGzipEncoder``,
-        /// ``GzipEncoder``): read back and decoded, it must have the CRC-32 and size of the input,
-        /// so the check covers the encoder as well as the write.
+        /// The output is the gzip compression of the source (``ParallelGzipEncoder``): read
+        /// back and decoded, it must have the CRC-32 and size of the input, so the check
+        /// covers the encoder as well as the write.
         case gzipOfSource
         /// The source is gzip and the output its decoded data (``GzipDecoder``): read back, the
         /// output must have the CRC-32 the decoder computed while the data was written (which the

@@ -74,7 +74,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     ///   - sink: where they go; committed only if every stage succeeds.
     ///   - totalBytes: the source's size in bytes when known, for progress; `nil` otherwise.
     ///   - options: channel capacity and byte budget, CRC-32.
-    ///   - transform: makes a transform stage (``GzipEncoder``, ``GzipDecoder``); `nil` copies.
+    ///   - transform: makes a transform stage (``ParallelGzipEncoder``, ``GzipDecoder``); `nil` copies.
     public init(
         from source: Source, to sink: Sink, totalBytes: Int64?, options: PipelineOptions = PipelineOptions(),
         transform: TransformFactory? = nil

@@ -146,16 +146,22 @@ package final class ManyFileJobRunner: FileJobRunner {
     /// walk is over: the totals are complete (of a shared progress, only with `completesTotal`).
     /// The engine's own progress ends here; a shared one when its owner finishes it.
     /// A borrowed engine is not finished: the wait ends once every job handed over here has
-    /// completed, and ``totals`` stays `nil` (the owner's ``Copier/finish()`` has them).
+    /// completed, and ``totals`` stays `nil` (the owner's ``Copier/finish()`` has them). A
+    /// cancelled task cancels the engine, as ``Copier/copy(_:)`` does, so the files in flight
+    /// end at once (nothing of them left) and the wait with them. Called once.
     package func waitForAll() async {
         guard ownsEngine else {
-            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                let done = pending.withLock { pending -> Bool in
-                    if pending.count == 0 { return true }
-                    pending.waiter = waiter
-                    return false
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                    let done = pending.withLock { pending -> Bool in
+                        if pending.count == 0 { return true }
+                        pending.waiter = waiter
+                        return false
+                    }
+                    if done { waiter.resume() }
                 }
-                if done { waiter.resume() }
+            } onCancel: {
+                engine.cancel()
             }
             return
         }

@@ -41,7 +41,7 @@ public struct PipelineOptions: Sendable, Hashable {
     ///
     /// - Parameter chunkSize: bytes per chunk (>= 1).
     /// - Returns: `4 MiB / chunkSize`, clamped to 4...1024.
-    public static func defaultCapacity(chunkSize: Int) -> Int {
+    package static func defaultCapacity(chunkSize: Int) -> Int {
         precondition(chunkSize >= 1, "chunkSize must be at least 1 byte")
         return min(1024, max(4, (4 << 20) / chunkSize))
     }

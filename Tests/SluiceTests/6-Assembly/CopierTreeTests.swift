@@ -74,4 +74,25 @@ struct CopierTreeTests {
             #expect(totals.committed == 1)
         }
     }
+
+    /// Cancelled before it starts (the hostile order: the walk sees the cancellation before any
+    /// file is handed over), a tree copy still cancels its copier, as ``Copier/copy(_:)`` does:
+    /// the copier takes no more files.
+    @Test func aCancelledTreeCopyCancelsItsCopier() async throws {
+        try await withScratchDirectory { scratch in
+            let source = try Self.makeTree(in: scratch)
+            let copier = Copier()
+            let tree = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await copier.copyTree(from: source, to: scratch.appending("t"))
+            }
+            await #expect(throws: CancellationError.self) { _ = try await tree.value }
+            await #expect(throws: CancellationError.self) {
+                _ = try await copier.copy(.init(source: scratch.appending("single"), destination: scratch.appending("again")))
+            }
+            #expect((try? FileStatus.of(scratch.appending("again"))) == nil)
+            let totals = await copier.finish()
+            #expect(totals.committed == 0)
+        }
+    }
 }
