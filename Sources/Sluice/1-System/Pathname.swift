@@ -37,7 +37,7 @@ public struct Pathname: Hashable, Sendable, CustomStringConvertible, Expressible
     }
 
     /// Whether the path is empty.
-    public var isEmpty: Bool { bytes.isEmpty }
+    package var isEmpty: Bool { bytes.isEmpty }
 
     /// The last component (`b` for `a/b`, `b` for `a/b/`), or the whole path when it has no slash.
     public var lastComponent: Pathname {

@@ -99,7 +99,7 @@ public struct Chunk: @unchecked Sendable, Hashable {
 
     /// Whether the chunk holds no bytes.
     @inlinable
-    public var isEmpty: Bool { storage.count == 0 }
+    package var isEmpty: Bool { storage.count == 0 }
 
     /// A copy of the chunk's bytes as an array (for tests and small data; the data path uses
     /// ``withUnsafeBytes(_:)``).

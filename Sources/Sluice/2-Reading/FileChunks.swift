@@ -7,7 +7,7 @@ import Musl
 /// A file read as an asynchronous sequence of chunks, pull-based: a chunk is read only when the
 /// consumer asks for it.
 ///
-/// Each call to `next()` performs the reads for at most one chunk of ``chunkSize`` bytes
+/// Each call to `next()` performs the reads for at most one chunk of `chunkSize` bytes
 /// (default 1 MiB) and returns it, or `nil` at end of file. With no call to `next()`, the file
 /// offset does not move: there is no read-ahead, so a slow consumer slows the reads and memory
 /// holds at most the chunk in hand. The end of the file is where `read(2)` returns 0, never
@@ -29,18 +29,15 @@ import Musl
 /// continues where the first iteration stopped. It may be sent to another task before
 /// iteration. Iterators are not `Sendable`.
 public struct FileChunks: AsyncSequence, Sendable {
-    /// Each element is the next chunk of the file, in file order.
-    public typealias Element = Chunk
-
     /// The default chunk size: 1 MiB.
     public static let defaultChunkSize = 1 << 20
 
     let reader: FileReader
 
     /// The path read, or `-` for standard input.
-    public var path: Pathname { reader.path }
+    package var path: Pathname { reader.path }
     /// The largest chunk `next()` returns, in bytes.
-    public var chunkSize: Int { reader.chunkSize }
+    package var chunkSize: Int { reader.chunkSize }
     /// The executor the file's reads run on: its own `BlockingIOExecutor`.
     ///
     /// A consumer that pulls chunks in a loop (a pipeline's read stage) runs best on it: each

@@ -48,9 +48,6 @@ public final class BoundedChannel<Element: Sendable>: AsyncSequence, Sendable {
     /// The error type of iteration: what ``fail(_:)`` was given, or `CancellationError`.
     public typealias Failure = any Error
 
-    /// The consumer's iterator: one per channel, made by ``makeAsyncIterator()``.
-    public typealias AsyncIterator = BoundedChannel<Element>.Iterator
-
     @usableFromInline let storage: Storage
 
     /// Creates an open, empty channel.
@@ -171,7 +168,7 @@ public final class BoundedChannel<Element: Sendable>: AsyncSequence, Sendable {
     /// - Important: Call it once per channel; a second call stops the program. Dropping the
     ///   iterator before the end terminates the channel (see ``BoundedChannel``).
     @inlinable
-    public func makeAsyncIterator() -> AsyncIterator {
+    public func makeAsyncIterator() -> Iterator {
         AsyncIterator(lifetime: storage.makeConsumer())
     }
 

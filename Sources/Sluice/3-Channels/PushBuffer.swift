@@ -67,9 +67,6 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     /// `CancellationError`.
     public typealias Failure = any Error
 
-    /// The consumer's iterator: one per buffer, made by ``makeAsyncIterator()``.
-    public typealias AsyncIterator = BoundedChannel<Element>.Iterator
-
     /// Whether the source should go on producing.
     public enum Demand: Sendable, Hashable {
         /// Below the high watermark (or not yet drained below the low one after a pause).
@@ -218,7 +215,7 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     /// - Important: Call it once per buffer; a second call stops the program. Dropping the
     ///   iterator before the end ends the stream and stops the source (see ``PushBuffer``).
     @inlinable
-    public func makeAsyncIterator() -> AsyncIterator {
+    public func makeAsyncIterator() -> BoundedChannel<Element>.Iterator {
         AsyncIterator(lifetime: storage.makeConsumer())
     }
 }

@@ -190,9 +190,6 @@ public final class OrderedParallelStage<Input: Sendable, Output: Sendable>: Send
 }
 
 extension OrderedParallelStage: AsyncSequence {
-    /// A result, in input order.
-    public typealias Element = Output
-
     /// The error of iteration: a worker's error, or `CancellationError`.
     public typealias Failure = any Error
 

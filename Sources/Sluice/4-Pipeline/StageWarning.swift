@@ -7,13 +7,13 @@
 /// command prints each on standard error and exits with status 2.
 public struct StageWarning: Sendable, Hashable, CustomStringConvertible {
     /// A one-line, human-readable description without a program prefix.
-    public var message: String
+    package var message: String
 
     /// Creates a warning with a one-line message.
     public init(_ message: String) {
         self.message = message
     }
 
-    /// The ``message``.
+    /// The `message`.
     public var description: String { message }
 }

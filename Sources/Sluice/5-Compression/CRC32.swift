@@ -37,7 +37,7 @@ public struct CRC32: Sendable, Hashable, CustomStringConvertible {
     /// Creates a CRC-32 of `bytes`.
     ///
     /// - Parameter bytes: the bytes to checksum.
-    public init(_ bytes: some Sequence<UInt8>) {
+    package init(_ bytes: some Sequence<UInt8>) {
         self.init()
         update(bytes)
     }
@@ -62,7 +62,7 @@ public struct CRC32: Sendable, Hashable, CustomStringConvertible {
     /// Adds `bytes` to the checksum.
     ///
     /// - Parameter bytes: the next bytes, in order.
-    public mutating func update(_ bytes: some Sequence<UInt8>) {
+    package mutating func update(_ bytes: some Sequence<UInt8>) {
         let done: Void? = bytes.withContiguousStorageIfAvailable { self.update(UnsafeRawBufferPointer($0)) }
         if done == nil {
             let copy = Array(bytes)

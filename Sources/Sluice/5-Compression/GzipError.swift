@@ -17,7 +17,7 @@ public struct GzipError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The header's FHCRC field does not match the header (RFC 1952 §2.3.1).
         case headerCRCMismatch
         /// The compressed data is not valid deflate data (RFC 1951), or the header is malformed
-        /// (for example reserved flag bits set); ``GzipError/zlibMessage`` says how.
+        /// (for example reserved flag bits set); the error's description gives zlib's message.
         case corruptData
         /// The CRC-32 stored in a member's trailer (`expected`) differs from the CRC-32 of the
         /// data that decoded (`actual`), RFC 1952 §2.3.1.
@@ -48,7 +48,7 @@ public struct GzipError: Error, Sendable, Hashable, CustomStringConvertible {
     public var offset: Int64
 
     /// zlib's own message (`strm->msg`) when zlib gave one, for example `invalid block type`.
-    public var zlibMessage: String?
+    package var zlibMessage: String?
 
     /// Creates an error.
     ///

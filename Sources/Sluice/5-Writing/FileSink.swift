@@ -74,7 +74,7 @@ public actor FileSink: ChunkSink {
 
     nonisolated let executor: BlockingIOExecutor
     /// The path the data ends up at.
-    public nonisolated let destination: Pathname
+    package nonisolated let destination: Pathname
     /// Where the data ends up, for the system calls: ``destination`` itself, or a name in an
     /// open directory (which the sink keeps open until it is gone).
     package nonisolated let location: FileLocation

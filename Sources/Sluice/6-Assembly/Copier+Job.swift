@@ -145,7 +145,7 @@ extension Copier {
         /// The last progress snapshot: the final one (``ProgressSnapshot/isFinal``), published by
         /// ``Copier/finish()`` (for the `sluice` command's engines that share one
         /// operation's progress, the latest when the engine finished).
-        public var progress: ProgressSnapshot?
+        package var progress: ProgressSnapshot?
     }
 }
 

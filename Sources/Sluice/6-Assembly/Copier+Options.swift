@@ -73,7 +73,7 @@ extension Copier {
         public var pipeline: PipelineOptions
         /// The most bytes one `copy_file_range(2)` is asked for: the step of progress and of
         /// cancellation on the kernel path. Default 4 MiB.
-        public var sliceSize: Int
+        package var sliceSize: Int
         /// The largest source, in bytes, copied by `copy_file_range(2)` on one file system
         /// where the table would take the pipeline (a file system it does not name): see
         /// `CopyMethod.chain`.
@@ -81,11 +81,19 @@ extension Copier {
         package var kernelCopyLimit: Int64 = 0
 
         /// Creates options.
+        public init(
+            reflink: ReflinkMode = .auto, sparse: FileChunks.SparseMode = .auto, forcesPipeline: Bool = false,
+            pipeline: PipelineOptions = .init()
+        ) {
+            self.init(reflink: reflink, sparse: sparse, forcesPipeline: forcesPipeline, pipeline: pipeline, sliceSize: 4 << 20)
+        }
+
+        /// The same, with the slice of a kernel copy (tests set smaller ones).
         ///
         /// - Precondition: `sliceSize >= 1`.
-        public init(
-            reflink: Copier.ReflinkMode = .auto, sparse: FileChunks.SparseMode = .auto, forcesPipeline: Bool = false,
-            pipeline: PipelineOptions = .init(), sliceSize: Int = 4 << 20
+        package init(
+            reflink: ReflinkMode = .auto, sparse: FileChunks.SparseMode = .auto, forcesPipeline: Bool = false,
+            pipeline: PipelineOptions = .init(), sliceSize: Int
         ) {
             precondition(sliceSize >= 1, "sliceSize must be at least 1 byte")
             self.reflink = reflink

@@ -28,27 +28,24 @@ extension Copier {
         /// How regular files are committed (overwrite, `fsync`); its `preservesAttributes` is
         /// ``preservesAttributes`` and its `sparse` the copier's ``FileOptions/sparse``.
         public var sink: FileSink.Options
-        /// The most directory descriptors each side of the walk keeps open (at least 2).
-        /// Default ``defaultMaximumOpenDirectories``.
-        public var maximumOpenDirectories: Int
+        /// The most directory descriptors each side of the walk keeps open (at least 2): the
+        /// process's share, ``defaultMaximumOpenDirectories``, unless a test sets fewer.
+        package var maximumOpenDirectories: Int
 
         /// The process's share of directory descriptors for each side of a walk: 32 under the
         /// usual `ulimit -n` 1,024, fewer under a lower limit (read once, at the first use).
-        public static var defaultMaximumOpenDirectories: Int { DescriptorBudget.current.directoriesPerSide }
+        package static var defaultMaximumOpenDirectories: Int { DescriptorBudget.current.directoriesPerSide }
 
         /// Creates options; the defaults are `cp -r`'s.
-        ///
-        /// - Precondition: `maximumOpenDirectories` >= 2.
         public init(
             preservesAttributes: Bool = false, keepsHardLinks: Bool = false, links: Copier.SymbolicLinkPolicy = .never,
-            sink: FileSink.Options = .init(), maximumOpenDirectories: Int = defaultMaximumOpenDirectories
+            sink: FileSink.Options = .init()
         ) {
-            precondition(maximumOpenDirectories >= 2, "a walk needs at least 2 directory descriptors")
             self.preservesAttributes = preservesAttributes
             self.keepsHardLinks = keepsHardLinks
             self.links = links
             self.sink = sink
-            self.maximumOpenDirectories = maximumOpenDirectories
+            self.maximumOpenDirectories = Self.defaultMaximumOpenDirectories
         }
     }
 
@@ -72,11 +69,10 @@ extension Copier {
         /// The attributes not kept, one message per kind, and other warnings of files.
         public var warnings: [String] = []
         /// The directories that regular files were renamed into but that could not be synced
-        /// (`fsync(2)` failed), with the error: those files are complete but may not survive a
-        /// crash. Empty when every file is durable (or syncing is off), and for
-        /// ``Copier/copyTree(from:to:options:onOutcome:onFailure:)``, whose directories are
-        /// synced by ``Copier/finish()`` (``Totals/unsyncedDirectories``).
-        public var unsyncedDirectories: [Pathname: FileError] = [:]
+        /// (`fsync(2)` failed), with the error, for a tree copied on an engine of its own (the
+        /// `sluice` command's); a copier's trees are synced by ``Copier/finish()``
+        /// (``Totals/unsyncedDirectories``).
+        package var unsyncedDirectories: [Pathname: FileError] = [:]
 
         /// Creates an empty report.
         package init() {}

@@ -100,7 +100,7 @@ public final class Copier: Sendable {
     }
 
     /// The options the engine was made with.
-    public let options: Options
+    package let options: Options
     /// The files in flight at most: ``Options/width``, within the process's
     /// `DescriptorBudget.filesInFlightWithoutSync`.
     let width: Int

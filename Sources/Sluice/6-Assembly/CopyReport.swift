@@ -50,7 +50,7 @@ public struct CopyReport: Sendable, Hashable {
     }
 
     /// Average throughput over ``duration``, in source bytes per second (0 for a zero duration).
-    public var bytesPerSecond: Double {
+    package var bytesPerSecond: Double {
         let seconds = duration.sluiceSeconds
         return seconds > 0 ? Double(bytesRead) / seconds : 0
     }
