@@ -10,7 +10,9 @@ extension Copier {
         /// totals of progress. `nil`: the share is the largest.
         package var sourceStatus: FileStatus?
         /// How the destination is written; ``FileSink/Options/synchronizesDirectory`` is
-        /// ignored: the engine syncs each directory once for the batch.
+        /// ignored (the engine syncs each directory once for the batch), and so is
+        /// ``FileSink/Options/sparse``: a copier's files get their holes as its
+        /// ``FileOptions/sparse`` says, so the reader and the sink agree.
         public var sinkOptions: FileSink.Options
         /// Makes the transform stage (gzip, gunzip); `nil` copies, by the cheapest path
         /// (clone, kernel copy or pipeline). With a transform, set-user-ID and set-group-ID bits are not

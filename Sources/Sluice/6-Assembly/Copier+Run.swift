@@ -50,10 +50,13 @@ extension Copier {
         job.sinkOptions.synchronizes && verification(of: job) == nil
     }
 
-    /// The sink options of `job`'s file: no directory sync (the engine syncs each directory
-    /// once), and no `fsync(2)` of its own when its batch syncs the file system.
+    /// The sink options of `job`'s file: its holes as its copy options say (the one home of
+    /// `sparse` for a copier's files: the reader and the sink must agree), no directory sync
+    /// (the engine syncs each directory once), and no `fsync(2)` of its own when its batch
+    /// syncs the file system.
     func sinkOptions(of job: Job) -> FileSink.Options {
         var options = job.sinkOptions
+        options.sparse = (job.copyOptions ?? self.options.copy).sparse
         options.synchronizesDirectory = false
         if joinsSyncBatch(job) {
             options.synchronizes = false

@@ -1,4 +1,5 @@
-/// What a finished ``FileCopy`` did: bytes, checksum, time and flow-control figures.
+/// What a finished copy did (a ``FileCopy``, or one file of a ``Copier``): bytes, checksum, the
+/// method taken, time and flow-control figures.
 public struct CopyReport: Sendable, Hashable {
     /// Bytes consumed from the source (compressed bytes for decompression).
     public var bytesRead: Int64

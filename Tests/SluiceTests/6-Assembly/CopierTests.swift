@@ -160,6 +160,26 @@ struct CopierTests {
         #expect(try temporaryFiles(in: directory.appending("out")).isEmpty)
     }
 
+    /// A copier's files get their holes as its file options say, whatever a job's sink options
+    /// say (one home for the setting: the reader and the sink must agree). `--sparse=always`
+    /// makes a hole of a run of zeros written as data; a job's default sink options (`auto`)
+    /// used to keep it as data.
+    @Test func aJobsHolesFollowTheCopiersFileOptions() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let data = Array(repeating: UInt8(0x5a), count: 4096)
+        let contents = data + Array(repeating: 0, count: 4 << 20) + data
+        try writeFile(directory.appending("dense"), contents)
+        let copier = Copier(options: .init(copy: .init(sparse: .always)))
+        let committed = try await copier.copy(.init(
+            source: directory.appending("dense"), destination: directory.appending("copy"),
+            sinkOptions: .init(synchronizes: false)))
+        _ = await copier.finish()
+        #expect(committed.report.method == .pipeline)
+        #expect(try readFile(directory.appending("copy")) == contents)
+        #expect(try allocatedBytes(directory.appending("copy")) < 1 << 20)
+    }
+
     @Test func aShareFitsTheFileAndTheBudget() {
         // A small file reads in a chunk of its own size, rounded up to 4 KiB.
         let small = PipelineShare(fileSize: 1000, chunkSize: 1 << 20, capacity: 4, channels: 1, share: 4 << 20)
@@ -240,5 +260,4 @@ struct CopierCancellationTests {
         _ = await copier.finish()
         #expect(try entries(in: directory.appending("out")).isEmpty)
     }
-
 }
