@@ -1,9 +1,10 @@
 import Sluice
 
-/// `sluice copy -r` / `-a`: each source copied as a tree (``TreeCopy``), its regular files many
-/// at once through one ``Copier`` per source, its failures named
-/// one by one and the rest copied. One progress (one bar, one last JSON line) covers every
-/// source.
+/// `sluice copy -r` / `-a`: each source copied as a tree by one ``Copier``
+/// (``Copier/copyTree(from:to:options:onOutcome:onFailure:)``), the regular files of every tree
+/// many at once through its one engine, failures named one by one and the rest copied. One
+/// progress (one bar, one last JSON line) covers every source; the directories are synced once
+/// each, when the copier finishes after the last tree.
 enum TreeCommand {
     /// Copies each source in turn.
     ///
@@ -24,30 +25,25 @@ enum TreeCommand {
         var sourceFailures: [String] = []
         var failedEntries = 0
         var cancelled = false
-        for (position, source) in options.sources.enumerated() {
+        let tree = options.treeOptions
+        let copier = Copier(
+            options: .init(width: tree.width, byteBudget: tree.byteBudget, chunkSize: tree.chunkSize, copy: tree.file),
+            progress: progress)
+        for source in options.sources {
             let verbose = common.verbose
-            // The last tree's walk completes the totals.
-            let copy = TreeCopy(
-                from: source, to: options.destination, options: options.treeOptions, progress: progress,
-                completesTotal: position == options.sources.count - 1,
-                onOutcome: { outcome in
-                    // One line per file as it finishes; its snapshot names the file and its index.
-                    if json { Console.writeError(outcome.progress.jsonLine() + "\n") }
-                    // `-v`: each file copied, as `cp -v` prints it, as it is committed.
-                    if verbose, case .success = outcome.result {
-                        Console.writeError(Transfer.arrowLine(from: outcome.source.description, to: outcome.destination.description))
-                    }
-                })
+            let target = TreeCopy.target(source: source, destination: options.destination)
             do {
-                let report = try await copy.run { error in Console.message(describe(error, source: source)) }
+                let report = try await copier.copyTree(
+                    from: source, to: options.destination, options: tree.tree, onOutcome: fileLine(json: json, verbose: verbose),
+                    onFailure: { error in Console.message(describe(error, source: source)) })
                 if CommitGate.shared.interruption != nil { break }
                 if report.failures > 0 {
                     status = ExitStatus.failure
                     failedEntries += report.failures
-                } else if (!report.warnings.isEmpty || !report.unsyncedDirectories.isEmpty) && status == ExitStatus.success {
+                } else if !report.warnings.isEmpty && status == ExitStatus.success {
                     status = ExitStatus.warning
                 }
-                printReport(report, of: copy, common: common)
+                printReport(report, source: source, target: target, common: common)
             } catch is CancellationError {
                 cancelled = true
                 break
@@ -58,6 +54,12 @@ enum TreeCommand {
                 status = ExitStatus.failure
             }
         }
+        // Every walk is over: the totals are complete; then every directory renamed into is
+        // synced once (a cancelled copier ends its files in flight first).
+        copier.totalIsComplete()
+        let totals = await copier.finish()
+        if !totals.unsyncedDirectories.isEmpty && status == ExitStatus.success { status = ExitStatus.warning }
+        if !common.quiet { printUnsynced(totals.unsyncedDirectories) }
         let interrupted = cancelled || CommitGate.shared.interruption != nil
         let failures = sourceFailures + (failedEntries > 0 ? ["\(failedEntries) entries failed"] : [])
         await operation.end(interrupted ? .interrupted : failures.isEmpty ? .completed : .failed(failures.joined(separator: "; ")))
@@ -74,22 +76,36 @@ enum TreeCommand {
         return false
     }
 
-    /// The warnings of one tree, the directories whose sync failed, and with `-v` its counts.
-    private static func printReport(
-        _ report: Copier.TreeReport, of copy: TreeCopy, common: CommonOptions
-    ) {
-        if !common.quiet {
-            for warning in report.warnings { Console.message("copy '\(copy.source)': \(warning)") }
-            for (directory, error) in report.unsyncedDirectories.sorted(by: { $0.key.description < $1.key.description }) {
-                Console.message("files in '\(directory)' are in place, but \(error)")
+    /// What is printed as each regular file ends: its JSON line (`--progress=json`: its snapshot
+    /// names the file and its index), and with `-v` its `'SRC' -> 'DST'` line, as `cp -v`
+    /// prints it, once it is committed.
+    private static func fileLine(json: Bool, verbose: Bool) -> @Sendable (Copier.Outcome) -> Void {
+        { outcome in
+            if json { Console.writeError(outcome.progress.jsonLine() + "\n") }
+            if verbose, case .success = outcome.result {
+                Console.writeError(Transfer.arrowLine(from: outcome.source.description, to: outcome.destination.description))
             }
+        }
+    }
+
+    /// The warnings of one tree and with `-v` its counts.
+    private static func printReport(_ report: Copier.TreeReport, source: Pathname, target: Pathname, common: CommonOptions) {
+        if !common.quiet {
+            for warning in report.warnings { Console.message("copy '\(source)': \(warning)") }
         }
         if common.verbose {
             Console.message(
-                "copy '\(copy.source)' to '\(copy.target)': \(report.files) files (\(report.bytes) bytes), "
+                "copy '\(source)' to '\(target)': \(report.files) files (\(report.bytes) bytes), "
                     + "\(report.directories) directories, \(report.symbolicLinks) symbolic links, "
                     + "\(report.hardLinks) hard links, \(report.specialFiles) special files, "
                     + "\(report.failures) failed")
+        }
+    }
+
+    /// The directories whose sync failed: their files are in place but may not survive a crash.
+    private static func printUnsynced(_ directories: [Pathname: FileError]) {
+        for (directory, error) in directories.sorted(by: { $0.key.description < $1.key.description }) {
+            Console.message("files in '\(directory)' are in place, but \(error)")
         }
     }
 
