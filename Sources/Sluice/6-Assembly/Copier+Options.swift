@@ -53,6 +53,13 @@ extension Copier {
         /// 0.1's per-file capacity, now the copy options' own (each setting in one place).
         @available(*, unavailable, message: "set copy.pipeline.capacity")
         public var capacity: Int { get { copy.pipeline.capacity } set { copy.pipeline.capacity = newValue } }
+
+        /// 0.1's initializer with the per-file capacity, now the copy options' own.
+        @available(*, unavailable, message: "pass the capacity in copy.pipeline: init(width:byteBudget:chunkSize:copy:)")
+        public init(width: Int, byteBudget: Int, chunkSize: Int, capacity: Int, copy: FileOptions) {
+            self.init(width: width, byteBudget: byteBudget, chunkSize: chunkSize, copy: copy)
+            self.copy.pipeline.capacity = capacity
+        }
     }
 }
 
