@@ -99,6 +99,10 @@ extension Copier {
     /// The files are durable, as every file of the copier, once ``finish()`` has synced the
     /// directories they were renamed into (<doc:DurabilityOfManyFiles>).
     ///
+    /// Concurrency contract: calls may run at once with each other, with ``submit(_:)`` and with
+    /// ``copy(_:)``, all before ``finish()``; the walk's system calls run on a thread of its own,
+    /// never on the cooperative pool.
+    ///
     /// ```swift
     /// let copier = Copier()
     /// let report = try await copier.copyTree(from: "photos", to: "backup/", options: .init(preservesAttributes: true))
