@@ -15,7 +15,7 @@ import Musl
 /// report 4096, files grow and shrink while they are read.
 ///
 /// Works on regular files, pipes, FIFOs and character devices. Reads run on a dedicated thread
-/// (`BlockingIOExecutor`), never on the cooperative pool; a read that waits on an idle pipe
+/// of the reader's own, never on the cooperative pool; a read that waits on an idle pipe
 /// is woken by task cancellation and throws `CancellationError`.
 ///
 /// ```swift

@@ -2,20 +2,22 @@ import Synchronization
 
 /// Fans an operation's ``ProgressSnapshot`` values out to any number of independent subscribers.
 ///
-/// A copy or a pipeline has one (``FileCopy/progress``, `TreeCopy.progress`,
-/// ``Copier/progress``), made before it starts and published to by it alone. Each call to ``subscribe()``
+/// A pipeline or a copier has one (``FileCopy/progress``, ``Copier/progress``), made before it
+/// starts and published to by it alone. Each call to ``subscribe()``
 /// registers a subscriber synchronously and returns its own `AsyncStream`, buffered
 /// `.bufferingNewest(1)`: a slow subscriber skips stale snapshots (a snapshot is complete, so
 /// nothing is lost) and the data path never waits for it. Throttling a display (a 10 Hz redraw,
 /// say) is the subscriber's concern, not a buffer setting.
 ///
 /// ```swift
-/// let copy = TreeCopy(from: "photos", to: "backup")
-/// let updates = copy.progress.subscribe()   // register before the copy can publish
+/// let copier = Copier()
+/// let updates = copier.progress.subscribe()   // register before the copier can publish
 /// let display = Task {
 ///     for await snapshot in updates { render(snapshot) }   // ends after the final snapshot
 /// }
-/// _ = try await copy.run()
+/// _ = try await copier.copyTree(from: "photos", to: "backup")
+/// _ = await copier.finish()                    // publishes the final snapshot
+/// await display.value
 /// ```
 ///
 /// ## Delivery guarantees

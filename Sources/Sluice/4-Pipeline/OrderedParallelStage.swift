@@ -48,11 +48,11 @@
 public final class OrderedParallelStage<Input: Sendable, Output: Sendable>: Sendable {
     /// The per-block function of one worker: called on that worker's thread only, one block at
     /// a time, so it may keep mutable state (a compressor's stream) without a lock.
-    public typealias Work = (Input) throws -> Output
+    package typealias Work = (Input) throws -> Output
 
     /// Makes one worker's per-block function; called once per worker, on the worker's thread,
     /// before its first block. An error it throws fails the stage as the function's would.
-    public typealias WorkerFactory = @Sendable () throws -> Work
+    package typealias WorkerFactory = @Sendable () throws -> Work
 
     /// The count of workers, each with a thread of its own (>= 1).
     package let workerCount: Int
@@ -77,7 +77,7 @@ public final class OrderedParallelStage<Input: Sendable, Output: Sendable>: Send
     ///     first block; state the function captures belongs to that worker alone.
     public convenience init(
         workerCount: Int, maximumInFlight: Int? = nil, label: String = "sluice.worker",
-        makeWorker: @escaping WorkerFactory
+        makeWorker: @escaping @Sendable () throws -> (Input) throws -> Output
     ) {
         self.init(
             workerCount: workerCount, maximumInFlight: maximumInFlight, label: label, makeWorker: makeWorker,

@@ -23,7 +23,7 @@ public struct CRC32: Sendable, Hashable, CustomStringConvertible {
 
     /// Creates a CRC-32 that continues from `value`: the CRC-32 of bytes already checked, as
     /// a gzip trailer or ``CopyReport/crc32`` gives it.
-    package init(value: UInt32) {
+    public init(value: UInt32) {
         self.value = value
     }
 

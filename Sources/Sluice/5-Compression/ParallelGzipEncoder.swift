@@ -15,7 +15,7 @@ import CZlib
 /// **byte-identical for any thread count** (one thread runs the same format) and any input
 /// chunking.
 ///
-/// The header carries no file name and an MTIME of 0 (RFC 1952 §2.3.1), as `GzipEncoder`'s:
+/// The header carries no file name and an MTIME of 0 (RFC 1952 §2.3.1), as `gzip -n` writes it:
 /// XFL as zlib writes it (2 at level 9, 4 at level 1, else 0), OS 3 (Unix). Empty input gives
 /// a valid 20-byte member. Output leaves in chunks of exactly `outputChunkSize` bytes, except
 /// the last, each awaited through `emit`.

@@ -25,9 +25,9 @@ extension FileSink {
         public var sparse: FileChunks.SparseMode
         /// Whether ``FileSink/commit()`` also `fsync(2)`s the destination's directory after the
         /// rename. Default `true`. `false` is for a caller that commits many files into a few
-        /// directories and syncs each directory once for all of them (`DirectorySyncBatch`):
-        /// the data is still synced before the rename, but the rename is durable only once the
-        /// caller has synced the directory, and `FileSink.isDurablyCommitted` stays `false`.
+        /// directories and syncs each directory once for all of them (as ``Copier`` does): the
+        /// data is still synced before the rename, but the rename is durable only once the
+        /// caller has synced the directory.
         public var synchronizesDirectory = true
         /// Whether a file whose rename is deferred (``FileSink/deferRename()``) is a named
         /// temporary file, closed once sealed, so that a batch waiting for its `syncfs(2)`

@@ -22,8 +22,8 @@ import Musl
 /// (an append-only or immutable directory, an append-only or immutable file, read with
 /// `FS_IOC_GETFLAGS`) is refused before anything is made. On any error or cancellation
 /// ``abort()`` removes the temporary file and the destination keeps its old bytes. Naming the
-/// file is the *commit point*, decided through a `CommitGate` as one atomic step with the
-/// intake of interrupting signals: an interruption recorded before it aborts the file, one
+/// file is the *commit point*, decided as one atomic step with the `sluice` command's
+/// intake of interrupting signals (a program that embeds Sluice has none): an interruption recorded before it aborts the file, one
 /// after it finds the file committed.
 ///
 /// Permission bits, never wider than `cp` would make them:
@@ -31,7 +31,7 @@ import Musl
 ///   source's permission bits (`0666` for a source that is not a regular file) as the kernel
 ///   applies them at creation: the directory's default ACL, else the umask. Nothing widens
 ///   them afterwards.
-/// - Over an existing regular file (`overwrite`), the replacement keeps the replaced file's
+/// - Over an existing regular file (``Options/replacesExisting``), the replacement keeps the replaced file's
 ///   permission bits, owner and group (where permitted: as root, or a group the user is in) and
 ///   access ACL, as `cp -f` and `rsync` leave them. Other hard links to the replaced file keep
 ///   its old bytes (the rename gives the name a new inode).
@@ -49,7 +49,7 @@ import Musl
 /// 3. An existing destination that is not a regular file (`/dev/null`, a FIFO, a terminal) is
 ///    written in place, never replaced.
 /// 4. An existing regular file, or a symbolic link (to anything but a directory, dangling or
-///    not), is refused unless `overwrite` is set; then it is replaced atomically: a link is
+///    not), is refused unless ``Options/replacesExisting`` is set; then it is replaced atomically: a link is
 ///    replaced, never written through.
 ///
 /// Every system call runs on a thread of the sink's own (inside the package, one it may share
@@ -163,12 +163,12 @@ public actor FileSink: ChunkSink {
     ///   - source: the file being copied, opened: its status (`fstat(2)` at the open) gives
     ///     same-file detection, the permission bits and `--preserve`'s attributes; `nil` for
     ///     data that does not come from a file (new files get `0666 & ~umask`).
-    ///   - options: overwrite, durability and attribute preservation.
+    ///   - options: replacement, durability and attribute preservation.
     ///
     /// Its commit point is decided by the process's one gate, which the `sluice` command's
     /// signal intake feeds (a program that embeds Sluice has none: its commits are never held).
     /// - Throws: ``FileError``: `sameFile`, `isDirectory`, `alreadyExists` (without
-    ///   `overwrite`), or the errno of `stat`, `open` (for example `permissionDenied`).
+    ///   ``Options/replacesExisting``), or the errno of `stat`, `open` (for example `permissionDenied`).
     public static func create(
         at destination: Pathname, source: FileChunks? = nil, options: Options = Options()
     ) async throws -> FileSink {

@@ -19,8 +19,7 @@ extension Copier {
         /// given to the output.
         public var transform: FileCopy<FileChunks, FileSink>.TransformFactory?
         /// How to check the output before committing it (`--verify`), or `nil`: then the
-        /// verification of the file's copy options (`copyOptions`, else the engine's
-        /// ``Options/copy``), if any.
+        /// verification of the copier's ``Options/copy``, if any.
         public var verification: PipelineOptions.Verification?
         /// How this file is copied (reflink, holes, pipeline, CRC-32, rate), in place of the
         /// engine's ``Options/copy``; `nil` (default): the engine's. Its pipeline's capacity is
@@ -52,7 +51,7 @@ extension Copier {
         /// - Parameters:
         ///   - source: the file to read.
         ///   - destination: the final path of the output.
-        ///   - sinkOptions: how the destination is written (overwrite, `fsync`, attributes, holes).
+        ///   - sinkOptions: how the destination is written (replace, `fsync`, attributes).
         ///   - transform: makes the transform stage (gzip, gunzip); `nil` copies.
         ///   - verification: how to check the output before committing it, or `nil`.
         ///   - completion: called once when the file is done, on an engine thread; must not block.

@@ -21,8 +21,6 @@ extension Copier {
         /// verification unless a job sets its own). Its pipeline's capacity is the most chunks
         /// per channel of a file (fewer when the file's share of ``byteBudget`` holds fewer;
         /// default 4); its pipeline's byte budget is set per file, from that share.
-        /// A job's own (`Job.copyOptions`, `Job.chunkSize`) replace it and `chunkSize`
-        /// for that file.
         public var copy: FileOptions
 
         /// Four times the processors this process may run on, from 4 to 64.
@@ -66,7 +64,7 @@ extension Copier {
 extension Copier {
     /// How each file is copied: which paths it may take (a clone, a copy in the kernel, the
     /// pipeline), how its holes are kept, and the pipeline's sizes, CRC-32, rate and
-    /// verification when it runs (``Copier/Options/copy``, `Job.copyOptions`).
+    /// verification when it runs (``Copier/Options/copy``).
     public struct FileOptions: Sendable, Hashable {
         /// Whether the destination may share the source's extents (`--reflink`). Default ``Copier/ReflinkMode/auto``.
         public var reflink: Copier.ReflinkMode

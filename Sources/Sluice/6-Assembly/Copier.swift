@@ -15,32 +15,31 @@ import Musl
 /// and as many more wait (backpressure: never an unbounded queue of jobs; a submitter resumes
 /// once half of those were taken, one thread wake-up per half a width of files). A dispatcher
 /// on a thread of its own hands them to the files' threads. Each file then:
-/// 1. takes its share of the `ByteBudget` (its chunk size and channel
+/// 1. takes its share of the byte budget (its chunk size and channel
 ///    capacity fit its share, so the bytes buffered by all files in flight stay within
 ///    ``Options/byteBudget``, whatever their count and sizes);
-/// 2. is copied as one file is: `RegularFileCopy` (clone, kernel copy or pipeline) without a
-///    transform, ``FileCopy`` with one, to a ``FileSink``: a temporary file, with its
+/// 2. is copied by the cheapest method the file systems allow (clone, kernel copy or the
+///    pipeline, <doc:CopyPaths>) without a transform, ``FileCopy`` with one, to a ``FileSink``: a temporary file, with its
 ///    attributes. Durable files (``FileSink/Options/synchronizes``, without
 ///    verification) then wait in a batch, sealed, while the slot takes the next file: once it
 ///    holds 128 files or 256 MiB, 50 ms after its first file, and at the end, one `syncfs(2)`
 ///    per file system writes their data (it waits for every writer on that file system), a
 ///    check of each file's own write-back makes it durable (`sync_file_range(2)`, or `fsync(2)`
 ///    where that cannot see the file's pages), each is closed, then renamed at
-///    its commit point through the `CommitGate` and completed. Other
+///    its commit point and completed. Other
 ///    files (`--no-fsync`, or with `--verify`, which syncs before it reads back) commit at once
 ///    on their thread. The file's reader, sink and stages all run on one
-///    `BlockingIOExecutor` of a pool of ``Options/width``, started once for the engine: a
+///    thread of a pool of ``Options/width``, started once for the engine: a
 ///    file hands chunks over without waking another thread, and starts none. A file of one
 ///    chunk at most, dense, without a transform, verification or rate limit, is copied in one
 ///    step on that thread instead: the sink is called there without a hop, no reader, channel
 ///    or progress task is made, and on one file system it goes by `copy_file_range(2)` where
-///    one file would take the pipeline
-///    (`RegularFileCopy.Options.kernelCopyLimit`);
+///    one file would take the pipeline;
 /// 3. gives its share back; its job's completion (``Outcome``) is called once it is renamed
 ///    (or failed).
 ///
 /// ``finish()`` waits for every file, then syncs each directory that received a rename once
-/// (`DirectorySyncBatch`) and returns the ``Totals``. Only then is a rename durable: a caller
+/// and returns the ``Totals``. Only then is a rename durable: a caller
 /// that removes sources (`--rm`) does so after ``finish()``.
 ///
 /// A file that fails does not stop the others. Cancelling (``cancel()``, or the task waiting in
@@ -52,9 +51,9 @@ import Musl
 /// completion but the distinct directories renamed into (one path each).
 ///
 /// ```swift
-/// let engine = Copier(totalBytes: sizes, totalFiles: paths.count)
+/// let engine = Copier(totalBytes: sizes.reduce(0, +), totalFiles: paths.count)
 /// for path in paths {
-///     try await engine.submit(.init(source: path, destination: "out/" + path.lastComponent))
+///     try await engine.submit(.init(source: path, destination: Pathname("out").appending(path.lastComponent)))
 /// }
 /// let totals = await engine.finish()
 /// ```

@@ -20,7 +20,7 @@
 /// call ``run()``:
 /// ```swift
 /// let source = try await FileChunks.open("in.bin")
-/// let sink = try await FileSink.create(at: "out.bin", source: source.status)
+/// let sink = try await FileSink.create(at: "out.bin", source: source)
 /// let copy = FileCopy(from: source, to: sink, totalBytes: source.expectedSize)
 /// let updates = copy.progress.subscribe()
 /// Task { for await snapshot in updates { print(snapshot.fraction ?? 0) } }
