@@ -11,8 +11,8 @@
 /// make a hole of it instead. Either way the data that follows lands after it.
 ///
 /// Concurrency contract: one writer calls the methods one at a time; implementations are
-/// `Sendable` (typically actors on a `BlockingIOExecutor`, so their blocking calls stay off
-/// the cooperative pool).
+/// `Sendable` (typically actors on a thread of their own, a `TaskExecutor`, so their blocking
+/// calls stay off the cooperative pool).
 public protocol ChunkSink: Sendable {
     /// Writes every byte of `chunk`, after the chunks written before it.
     ///
@@ -29,7 +29,7 @@ public protocol ChunkSink: Sendable {
 
     /// The executor the writer stage runs on, or `nil` for any.
     ///
-    /// A sink that is an actor on a `BlockingIOExecutor` returns that executor: the writer
+    /// A sink that is an actor on a thread of its own returns that thread's `TaskExecutor`: the writer
     /// stage then runs on the sink's own thread, and each call to the sink costs no thread
     /// hand-off. The default is `nil`.
     var preferredExecutor: (any TaskExecutor)? { get }

@@ -2,7 +2,7 @@
 /// results out in the order the blocks came in, with a bound on the blocks in flight.
 ///
 /// A producer ``submit(_:)``s blocks; `workerCount` workers, each on a dedicated thread of its
-/// own (a `BlockingIOExecutor`, never Swift's cooperative pool), apply the per-block function
+/// own (never Swift's cooperative pool), apply the per-block function
 /// to them concurrently; a consumer takes the results with ``next()`` (or `for try await`),
 /// always the result of the oldest block not yet handed out, whatever order the workers finish
 /// in. ``ParallelGzipEncoder`` compresses on it; an ingest pipeline can run its own parsing or

@@ -5,7 +5,7 @@
 /// ``FileError`` with code ``FileError/Code/closed`` (`EPIPE`; the process must ignore
 /// `SIGPIPE` to see it), which the CLI turns into a quiet exit with status 141.
 ///
-/// Writes run on the sink's own `BlockingIOExecutor`. The descriptor is not closed. A
+/// Writes run on the sink's own thread. The descriptor is not closed. A
 /// descriptor in non-blocking mode is waited on in `poll(2)` while it answers `EAGAIN`.
 public actor DescriptorSink: ChunkSink {
     nonisolated let executor = BlockingIOExecutor(label: "sluice.descriptor-sink")
@@ -15,7 +15,7 @@ public actor DescriptorSink: ChunkSink {
     package nonisolated let path: Pathname
     private let system: SystemCalls
 
-    /// The sink's own `BlockingIOExecutor`: every method of the actor, so every system call,
+    /// The sink's own thread: every method of the actor, so every system call,
     /// runs on its dedicated thread.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()

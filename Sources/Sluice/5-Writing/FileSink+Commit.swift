@@ -9,9 +9,9 @@ import Musl
 /// point, the directory's `fsync(2)`.
 extension FileSink {
     /// Sets the attributes (see ``FileSink``), `fsync(2)`s, closes, renames over the destination
-    /// at the commit point (through the `CommitGate`) and `fsync(2)`s the directory: three
-    /// steps (data, rename, directory), of which the last is left to the caller when
-    /// ``Options/synchronizesDirectory`` is off (`DirectorySyncBatch`).
+    /// at the commit point and `fsync(2)`s the directory: three steps (data, rename,
+    /// directory), of which the last is left to the caller when
+    /// ``Options/synchronizesDirectory`` is off.
     ///
     /// A directory that cannot be synced after the rename is a warning (``warnings``), not a
     /// failure: the data is in place.

@@ -137,7 +137,7 @@ public actor FileSink: ChunkSink {
     /// Set by ``deferRename()``: ``commit()`` stops before the rename.
     var defersRename = false
 
-    /// The sink's `BlockingIOExecutor`: every method of the actor, so every system call, runs
+    /// The sink's thread: every method of the actor, so every system call, runs
     /// on its thread (the sink's own, or one it shares with the file's reader).
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()

@@ -1,8 +1,8 @@
 extension Copier {
     /// How many files move at once, and the bound on what they buffer together.
     public struct Options: Sendable, Hashable {
-        /// The most files in flight (>= 1), within the process's
-        /// `DescriptorBudget.filesInFlight` (under a low `ulimit -n`, fewer). Default
+        /// The most files in flight (>= 1), within the process's share of open files (under a
+        /// low `ulimit -n`, fewer). Default
         /// ``defaultWidth``.
         public var width: Int
         /// The bytes all files in flight may buffer together (>= 1). Default 32 MiB.

@@ -1,8 +1,7 @@
 /// How the data of a copy got from the source to the destination.
 ///
-/// For a regular file to a regular file with no transform, `RegularFileCopy` takes the
-/// first path of a fixed table (`chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)`)
-/// that the kernel does not refuse; every other copy runs the ``pipeline``. Whatever the path,
+/// For a regular file to a regular file with no transform, a ``Copier`` takes the first path
+/// of a fixed table (<doc:CopyPaths>) that the kernel does not refuse; every other copy runs the ``pipeline``. Whatever the path,
 /// the destination is a temporary file renamed into place at the commit point, synced unless
 /// asked not to, with progress and cancellation (see the Copy paths article).
 public enum CopyMethod: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {

@@ -26,7 +26,7 @@ public struct CopyReport: Sendable, Hashable {
     /// (``PipelineOptions/verification``); `nil` otherwise.
     public var verification: CopyReport.VerificationOutcome?
     /// How the data was copied: ``CopyMethod/pipeline`` for every ``FileCopy``; what the table
-    /// chose for a `RegularFileCopy`.
+    /// chose for a file of a ``Copier``.
     public var method: CopyMethod
     /// The methods tried before ``method`` that the kernel refused, in order, with why.
     package var refusals: [CopyMethod.Refusal]

@@ -3,7 +3,7 @@ extension PipelineOptions {
     /// written file holds.
     ///
     /// Each kind reads the written data back after the sink has made it durable and dropped it
-    /// from the page cache (`ReadBackSink.openForReadBack()`), and compares it with a CRC-32 (ISO
+    /// from the page cache (a ``FileSink`` does both), and compares it with a CRC-32 (ISO
     /// 3309, RFC 1952 §8) and a size that the copy computed while it ran, at the cost of one more
     /// read of the output. Only when they differ is the source read again, together with the
     /// output, to find the first byte that differs; memory stays at a few chunks whatever the size.

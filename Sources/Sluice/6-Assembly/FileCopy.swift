@@ -29,8 +29,8 @@
 ///
 /// A ``FileCopy`` always runs this pipeline (``CopyReport/method`` is ``CopyMethod/pipeline``), so
 /// `sluice bench` measures the channel whatever the file system. A regular file copied to a
-/// ``FileSink`` with no transform may go by a cheaper path: `RegularFileCopy` picks it (a
-/// clone, `copy_file_range(2)`) and falls back to this pipeline.
+/// ``FileSink`` with no transform may go by a cheaper path: a ``Copier`` picks it (a clone,
+/// `copy_file_range(2)`) and falls back to this pipeline.
 ///
 /// Concurrency contract: ``run()`` may be called once, from any task. Cancelling that task
 /// cancels every stage (a read waiting on an idle pipe included), aborts the sink (a file

@@ -2,7 +2,7 @@
 /// copy: the channels' capacity and byte budget, the CRC-32, a rate limit, a verification.
 ///
 /// One type for every pipeline, whatever its source and sink: a ``FileCopy`` takes it, and
-/// `RegularFileCopy.Options.pipeline` holds it for a copy that takes the pipeline. (Before
+/// ``Copier/FileOptions/pipeline`` holds it for a copier's files that take the pipeline. (Before
 /// 0.2 it was `FileCopy.Options`, a type of its own for each source and sink.)
 public struct PipelineOptions: Sendable, Hashable {
     /// The count of chunks each channel buffers (>= 1). Default 4.
@@ -23,7 +23,7 @@ public struct PipelineOptions: Sendable, Hashable {
     /// an asynchronous sleep: no thread is blocked.
     public var rateLimit: RateLimiter?
     /// How to check the output before committing it, or `nil` (default) not to
-    /// (``PipelineOptions/Verification``, `--verify`). It needs a `ReadBackSink` (``FileSink``); any
+    /// (``PipelineOptions/Verification``, `--verify`). It needs a ``FileSink``, which reads its file back; any
     /// other sink, or a file written in place, is committed unverified, and the report says
     /// why (``CopyReport/verification``). Open its source with `findsHoles: false`
     /// (``FileChunks/open(_:chunkSize:findsHoles:)``): a verified copy reads every byte rather
