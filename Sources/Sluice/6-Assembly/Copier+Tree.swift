@@ -70,7 +70,7 @@ extension Copier {
         public var warnings: [String] = []
         /// The directories that regular files were renamed into but that could not be synced
         /// (`fsync(2)` failed), with the error, for a tree copied on an engine of its own (the
-        /// `sluice` command's); a copier's trees are synced by ``Copier/finish()``
+        /// package's tests); a copier's trees are synced by ``Copier/finish()``
         /// (``Totals/unsyncedDirectories``).
         package var unsyncedDirectories: [Pathname: FileError] = [:]
 
@@ -129,10 +129,21 @@ extension Copier {
         onOutcome: @escaping @Sendable (Outcome) -> Void = { _ in },
         onFailure: @escaping @Sendable (any Error) -> Void = { _ in }
     ) async throws -> TreeReport {
+        try await copyTree(
+            from: source, to: destination, options: options, completesTotal: false, onOutcome: onOutcome, onFailure: onFailure)
+    }
+
+    /// The same; `completesTotal`: whether the end of this tree's walk completes the totals of
+    /// the copier's progress (the last tree of a command whose totals grow while it walks), so
+    /// the progress has a fraction while the tree's last files are copied.
+    package func copyTree(
+        from source: Pathname, to destination: Pathname, options: TreeOptions, completesTotal: Bool,
+        onOutcome: @escaping @Sendable (Outcome) -> Void, onFailure: @escaping @Sendable (any Error) -> Void
+    ) async throws -> TreeReport {
         let tree = TreeCopy.Options(
             tree: options, file: self.options.copy, chunkSize: self.options.chunkSize, width: self.options.width,
             byteBudget: self.options.byteBudget)
-        let runner = ManyFileJobRunner(borrowing: self, onOutcome: onOutcome)
+        let runner = ManyFileJobRunner(borrowing: self, completesTotal: completesTotal, onOutcome: onOutcome)
         return try await TreeCopy(from: source, to: destination, options: tree, runner: runner).run(onFailure: onFailure)
     }
 }

@@ -69,10 +69,11 @@ package final class ManyFileJobRunner: FileJobRunner {
 
     /// A runner over `engine`, a copier its owner finishes: ``waitForAll()`` waits for the
     /// jobs handed over by this runner alone, and neither completes the totals nor finishes
-    /// the engine (``Copier/copyTree(from:to:options:onOutcome:onFailure:)``).
-    init(borrowing engine: Copier, onOutcome: @escaping @Sendable (Copier.Outcome) -> Void) {
+    /// the engine (``Copier/copyTree(from:to:options:onOutcome:onFailure:)``); with
+    /// `completesTotal`, the walk's end (the call of ``waitForAll()``) completes the totals.
+    init(borrowing engine: Copier, completesTotal: Bool, onOutcome: @escaping @Sendable (Copier.Outcome) -> Void) {
         self.engine = engine
-        self.completesTotal = false
+        self.completesTotal = completesTotal
         self.ownsEngine = false
         self.onOutcome = onOutcome
     }
@@ -150,6 +151,7 @@ package final class ManyFileJobRunner: FileJobRunner {
     /// cancelled task cancels the engine, as ``Copier/copy(_:)`` does, so the files in flight
     /// end at once (nothing of them left) and the wait with them. Called once.
     package func waitForAll() async {
+        if completesTotal { engine.totalIsComplete() }
         guard ownsEngine else {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
@@ -165,7 +167,6 @@ package final class ManyFileJobRunner: FileJobRunner {
             }
             return
         }
-        if completesTotal { engine.totalIsComplete() }
         let totals = await engine.finish()
         finished.withLock { $0 = totals }
     }

@@ -29,13 +29,14 @@ enum TreeCommand {
         let copier = Copier(
             options: .init(width: tree.width, byteBudget: tree.byteBudget, chunkSize: tree.chunkSize, copy: tree.file),
             progress: progress)
-        for source in options.sources {
+        for (position, source) in options.sources.enumerated() {
             let verbose = common.verbose
             let target = TreeCopy.target(source: source, destination: options.destination)
             do {
+                // The last tree's walk completes the totals (its last files then have a fraction).
                 let report = try await copier.copyTree(
-                    from: source, to: options.destination, options: tree.tree, onOutcome: fileLine(json: json, verbose: verbose),
-                    onFailure: { error in Console.message(describe(error, source: source)) })
+                    from: source, to: options.destination, options: tree.tree, completesTotal: position == options.sources.count - 1,
+                    onOutcome: fileLine(json: json, verbose: verbose), onFailure: { error in Console.message(describe(error, source: source)) })
                 if CommitGate.shared.interruption != nil { break }
                 if report.failures > 0 {
                     status = ExitStatus.failure
@@ -54,8 +55,9 @@ enum TreeCommand {
                 status = ExitStatus.failure
             }
         }
-        // Every walk is over: the totals are complete; then every directory renamed into is
-        // synced once (a cancelled copier ends its files in flight first).
+        // Every walk is over (the totals are complete, also when the last tree failed before
+        // its walk ended); then every directory renamed into is synced once (a cancelled
+        // copier ends its files in flight first).
         copier.totalIsComplete()
         let totals = await copier.finish()
         if !totals.unsyncedDirectories.isEmpty && status == ExitStatus.success { status = ExitStatus.warning }
