@@ -102,8 +102,8 @@ package struct TreeCopy: Sendable {
     package let options: Options
     /// The operation's progress: bytes and files done of totals that grow while the walk
     /// finds files (each snapshot's ``ProgressSnapshot/files``). Subscribe before
-    /// ``run(onFailure:)``. It ends when the run returns (the `sluice` command's copies of
-    /// several trees share one, which it ends after the last).
+    /// ``run(onFailure:)``. It ends when the run returns (for a runner's engine, when its
+    /// owner finishes it).
     package let progress: ProgressHub
     /// Makes what copies the regular files, when the copy runs: nothing is started before.
     let makeRunner: @Sendable () -> any FileJobRunner
@@ -125,25 +125,13 @@ package struct TreeCopy: Sendable {
         from source: Pathname, to destination: Pathname, options: Options = Options(),
         onOutcome: @escaping @Sendable (Copier.Outcome) -> Void = { _ in }
     ) {
-        self.init(from: source, to: destination, options: options, progress: nil, completesTotal: true, onOutcome: onOutcome)
-    }
-
-    /// The same, reporting to `progress`: the operation's progress, shared with other copies
-    /// (several trees of one command; created with `isTotalGrowing`; its owner finishes it);
-    /// `nil`: the copy's own, finished when ``run(onFailure:)`` returns. `completesTotal`:
-    /// whether this tree's walk completes the totals of a shared `progress` (the last tree of
-    /// the operation); an own progress is always completed.
-    package init(
-        from source: Pathname, to destination: Pathname, options: Options = Options(),
-        progress: ManyFilesProgress?, completesTotal: Bool = false,
-        onOutcome: @escaping @Sendable (Copier.Outcome) -> Void = { _ in }
-    ) {
-        let tracker = progress ?? ManyFilesProgress(isTotalGrowing: true)
-        let ownsProgress = progress == nil
+        // Its own progress, made now (subscribers register before the run) and finished by its
+        // engine, whose walk completes the totals.
+        let tracker = ManyFilesProgress(isTotalGrowing: true)
         self.init(from: source, to: destination, options: options, progress: tracker.hub) {
             ManyFileJobRunner(
                 options: .init(width: options.width, byteBudget: options.byteBudget), progress: tracker,
-                ownsProgress: ownsProgress, completesTotal: completesTotal || ownsProgress, system: .live, onOutcome: onOutcome)
+                ownsProgress: true, system: .live, onOutcome: onOutcome)
         }
     }
 

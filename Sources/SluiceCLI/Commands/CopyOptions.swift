@@ -76,16 +76,20 @@ struct CopyOptions {
         }
     }
 
-    /// The tree copy's options, from the command line.
-    var treeOptions: TreeCopy.Options {
-        TreeCopy.Options(
-            preservesAttributes: common.preserve, keepsHardLinks: archive, links: links, sink: common.sinkOptions,
-            file: .init(
+    /// What a tree copy keeps and follows, from the command line.
+    var treeOptions: Copier.TreeOptions {
+        Copier.TreeOptions(preservesAttributes: common.preserve, keepsHardLinks: archive, links: links, sink: common.sinkOptions)
+    }
+
+    /// How the copier of `copy -r` copies each file, from the command line.
+    var copierOptions: Copier.Options {
+        Copier.Options(
+            width: common.jobs, chunkSize: common.chunkSize,
+            copy: .init(
                 reflink: common.reflink, sparse: common.sparse, forcesPipeline: common.forcesPipeline,
                 pipeline: .init(
                     capacity: common.capacity, computesCRC32: common.verify || common.verbose, rateLimit: common.rateLimit,
-                    verification: common.verify ? .sameBytes : nil)),
-            chunkSize: common.chunkSize, width: common.jobs)
+                    verification: common.verify ? .sameBytes : nil)))
     }
 
     /// Where `source` is copied to.

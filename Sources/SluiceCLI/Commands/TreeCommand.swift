@@ -25,17 +25,14 @@ enum TreeCommand {
         var sourceFailures: [String] = []
         var failedEntries = 0
         var cancelled = false
-        let tree = options.treeOptions
-        let copier = Copier(
-            options: .init(width: tree.width, byteBudget: tree.byteBudget, chunkSize: tree.chunkSize, copy: tree.file),
-            progress: progress)
+        let copier = Copier(options: options.copierOptions, progress: progress)
         for (position, source) in options.sources.enumerated() {
             let verbose = common.verbose
             let target = TreeCopy.target(source: source, destination: options.destination)
             do {
                 // The last tree's walk completes the totals (its last files then have a fraction).
                 let report = try await copier.copyTree(
-                    from: source, to: options.destination, options: tree.tree, completesTotal: position == options.sources.count - 1,
+                    from: source, to: options.destination, options: options.treeOptions, completesTotal: position == options.sources.count - 1,
                     onOutcome: fileLine(json: json, verbose: verbose), onFailure: { error in Console.message(describe(error, source: source)) })
                 if CommitGate.shared.interruption != nil { break }
                 if report.failures > 0 {
