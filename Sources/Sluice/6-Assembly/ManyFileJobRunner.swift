@@ -23,35 +23,13 @@ package final class ManyFileJobRunner: FileJobRunner {
     private let finished = LockedValue<Copier.Totals?>(nil)
     private let onOutcome: @Sendable (Copier.Outcome) -> Void
 
-    /// Creates a runner over a new engine; its totals start at zero and grow with each file
-    /// submitted. How each file is copied is the tree's (`TreeCopy.Options.file`,
-    /// `TreeCopy.Options.chunkSize`): the engine's own copy options are never used.
-    ///
-    /// - Parameters:
-    ///   - width: the most files in flight at once (``Copier/Options/width``), within the
-    ///     process's `DescriptorBudget`; default ``Copier/Options/defaultWidth``.
-    ///   - byteBudget: the most bytes the files' channels hold at once, in bytes
-    ///     (``Copier/Options/byteBudget``); default 32 MiB.
-    ///   - onOutcome: called with each file's outcome (its index, paths, result and the
-    ///     progress snapshot about it, for a line per file), before the job's completion, on an
-    ///     engine thread; it must not block.
-    ///   - progress: the operation's progress, shared with other runners or engines (created
-    ///     with `isTotalGrowing`; its owner finishes it); `nil`: the engine's own, finished by
-    ///     ``waitForAll()``.
-    ///   - completesTotal: whether the walk's end completes the totals of a shared `progress`
-    ///     (the last tree of the operation); an own progress is always completed then.
-    /// - Precondition: `width` and `byteBudget` >= 1.
-    package convenience init(
-        width: Int = Copier.Options.defaultWidth, byteBudget: Int = Copier.Options().byteBudget,
-        progress: ManyFilesProgress? = nil, completesTotal: Bool = false, onOutcome: @escaping @Sendable (Copier.Outcome) -> Void = { _ in }
-    ) {
-        self.init(
-            options: .init(width: width, byteBudget: byteBudget), progress: progress, completesTotal: completesTotal, system: .live,
-            onOutcome: onOutcome)
-    }
-
-    /// An engine made with `options` (of which the width, the byte budget and the batch's wait
-    /// are used), with the system calls of the engine's files (the seam for tests).
+    /// A runner over a new engine made with `options` (of which the width, the byte budget and
+    /// the batch's wait are used; how each file is copied is the tree's), with the system calls
+    /// of the engine's files (the seam for tests). `progress`: the operation's progress, shared
+    /// with other runners (created with `isTotalGrowing`; its owner finishes it); `nil`: the
+    /// engine's own. `completesTotal`: whether the walk's end completes a shared progress's
+    /// totals; an own progress is always completed then. `onOutcome` is called with each
+    /// file's outcome, on an engine thread; it must not block.
     /// `ownsProgress`: whether the engine finishes `progress` (a `TreeCopy`'s own, made
     /// before the copy runs); `nil`: only when it made the progress itself.
     init(
