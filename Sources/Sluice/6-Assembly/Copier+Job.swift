@@ -9,23 +9,18 @@ extension Copier {
         /// `fstatat(2)`): its size sizes the file's share of the budget and counts towards the
         /// totals of progress. `nil`: the share is the largest.
         package var sourceStatus: FileStatus?
-        /// How the destination is written; ``FileSink/Options/synchronizesDirectory`` is
-        /// ignored (the engine syncs each directory once for the batch), and so is
-        /// ``FileSink/Options/sparse``: a copier's files get their holes as its
-        /// ``FileOptions/sparse`` says, so the reader and the sink agree.
-        public var sinkOptions: FileSink.Options
+        /// How the destination is written in place of the engine's ``Options/sink``: a tree's
+        /// (its own preservation), inside the package; `nil` (default): the engine's.
+        package var sinkOverride: FileSink.Options?
         /// Makes the transform stage (gzip, gunzip); `nil` copies, by the cheapest path
         /// (clone, kernel copy or pipeline). With a transform, set-user-ID and set-group-ID bits are not
-        /// given to the output.
+        /// given to the output. Checked, with `--verify`, by the copier's
+        /// ``PipelineOptions/verification`` (``Options/copy``).
         public var transform: FileCopy<FileChunks, FileSink>.TransformFactory?
-        /// How to check the output before committing it (`--verify`), or `nil`: then the
-        /// verification of the copier's ``Options/copy``, if any.
-        public var verification: PipelineOptions.Verification?
-        /// How this file is copied (reflink, holes, pipeline, CRC-32, rate), in place of the
-        /// engine's ``Options/copy``; `nil` (default): the engine's. Its pipeline's capacity is
-        /// the most this file's channels hold (its share of the budget may give fewer); its
-        /// ``PipelineOptions/verification`` applies unless
-        /// ``verification`` is set.
+        /// How this file is copied (reflink, pipeline, CRC-32, rate, verification), in place of
+        /// the engine's ``Options/copy``: a tree's, inside the package; `nil` (default): the
+        /// engine's. Its pipeline's capacity is the most this file's channels hold (its share
+        /// of the budget may give fewer).
         package var copyOptions: FileOptions?
         /// The largest chunk of this file's pipeline, in place of the engine's
         /// ``Options/chunkSize``; `nil` (default): the engine's.
@@ -46,38 +41,31 @@ extension Copier {
         /// kind (a tree's record); `nil`: they are the file's own warnings.
         var preservationWarnings: PreservationWarnings?
 
-        /// Creates a job.
+        /// Creates a job; how it is copied and written is the copier's ``Options``.
         ///
         /// - Parameters:
         ///   - source: the file to read.
         ///   - destination: the final path of the output.
-        ///   - sinkOptions: how the destination is written (replace, `fsync`, attributes).
         ///   - transform: makes the transform stage (gzip, gunzip); `nil` copies.
-        ///   - verification: how to check the output before committing it, or `nil`.
         ///   - completion: called once when the file is done, on an engine thread; must not block.
         public init(
-            source: Pathname, destination: Pathname, sinkOptions: FileSink.Options = .init(),
-            transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil, verification: PipelineOptions.Verification? = nil,
+            source: Pathname, destination: Pathname, transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil,
             completion: @escaping @Sendable (Outcome) -> Void = { _ in }
         ) {
-            self.init(
-                source: source, destination: destination, sourceStatus: nil, sinkOptions: sinkOptions, transform: transform,
-                verification: verification, completion: completion)
+            self.init(source: source, destination: destination, sourceStatus: nil, transform: transform, completion: completion)
         }
 
         /// The same, with the source's status the caller has (an operand's `stat(2)`): the
         /// engine sizes the file's share of the budget by it and counts it in the totals.
         package init(
             source: Pathname, destination: Pathname, sourceStatus: FileStatus?,
-            sinkOptions: FileSink.Options = .init(), transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil,
-            verification: PipelineOptions.Verification? = nil, completion: @escaping @Sendable (Outcome) -> Void = { _ in }
+            transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil,
+            completion: @escaping @Sendable (Outcome) -> Void = { _ in }
         ) {
             self.source = source
             self.destination = destination
             self.sourceStatus = sourceStatus
-            self.sinkOptions = sinkOptions
             self.transform = transform
-            self.verification = verification
             self.completion = completion
             self.sourceLocation = FileLocation(path: source)
             self.destinationLocation = FileLocation(path: destination)
@@ -87,20 +75,45 @@ extension Copier {
         /// ``source`` and ``destination`` are the locations' user-visible paths.
         package init(
             source: FileLocation, destination: FileLocation, sourceStatus: FileStatus?, followsLinks: Bool,
-            sinkOptions: FileSink.Options, verification: PipelineOptions.Verification? = nil,
             completion: @escaping @Sendable (Outcome) -> Void
         ) {
-            self.init(
-                source: source.path, destination: destination.path, sourceStatus: sourceStatus, sinkOptions: sinkOptions,
-                verification: verification, completion: completion)
+            self.init(source: source.path, destination: destination.path, sourceStatus: sourceStatus, completion: completion)
             self.sourceLocation = source
             self.destinationLocation = destination
             self.followsLinks = followsLinks
         }
     }
+}
 
-    /// A file committed: renamed into place, its data synced first (unless
-    /// ``FileSink/Options/synchronizes`` was off).
+// The spellings of 0.1, for one release: how a job's file is written and checked is now
+// the copier's options, each setting in one place.
+extension Copier.Job {
+    @available(*, unavailable, message: "set Copier.Options.sink")
+    public var sinkOptions: FileSink.Options {
+        get { sinkOverride ?? FileSink.Options(replacesExisting: false) }
+        set { sinkOverride = newValue }
+    }
+
+    @available(*, unavailable, message: "set Copier.Options.copy.pipeline.verification")
+    public var verification: PipelineOptions.Verification? {
+        get { copyOptions?.pipeline.verification }
+        set { copyOptions?.pipeline.verification = newValue }
+    }
+
+    @available(*, unavailable, message: "set the sink and verification in Copier.Options: init(source:destination:transform:completion:)")
+    public init(
+        source: Pathname, destination: Pathname, sinkOptions: FileSink.Options,
+        transform: FileCopy<FileChunks, FileSink>.TransformFactory?, verification: PipelineOptions.Verification?,
+        completion: @escaping @Sendable (Copier.Outcome) -> Void
+    ) {
+        self.init(source: source, destination: destination, transform: transform, completion: completion)
+        sinkOverride = sinkOptions
+    }
+}
+
+extension Copier {
+    /// A file committed: renamed into place, its data synced first (unless the copier's
+    /// ``Options/sink`` does not synchronize).
     public struct Committed: Sendable {
         /// The copy's report (path taken, bytes, CRC-32, warnings of the transform).
         public var report: CopyReport

@@ -1,5 +1,18 @@
 extension Copier {
-    /// How many files move at once, and the bound on what they buffer together.
+    /// Everything a copier's files are copied by, each setting in one place: how many move at
+    /// once, what they buffer, which paths they may take, how each is written and what it keeps.
+    ///
+    /// Grouped by concern:
+    /// - concurrency: ``width``;
+    /// - buffering: ``byteBudget`` (all files together), ``chunkSize``, and each file's channel
+    ///   `capacity` in ``copy``'s ``FileOptions/pipeline``;
+    /// - copy paths: ``copy`` (``FileOptions/reflink``, ``FileOptions/forcesPipeline``);
+    /// - durability, replacing and holes: ``sink`` (``FileSink/Options/synchronizes``,
+    ///   ``FileSink/Options/replacesExisting``, ``FileSink/Options/sparse``);
+    /// - preservation: ``sink`` (``FileSink/Options/preservesAttributes``,
+    ///   ``FileSink/Options/preservesModificationTime``); a tree's links and hard links are
+    ///   ``TreeOptions``, which only a tree has;
+    /// - rate, CRC-32 and verification: ``copy``'s ``FileOptions/pipeline``.
     public struct Options: Sendable, Hashable {
         /// The most files in flight (>= 1), within the process's share of open files (under a
         /// low `ulimit -n`, fewer). Default
@@ -22,6 +35,13 @@ extension Copier {
         /// per channel of a file (fewer when the file's share of ``byteBudget`` holds fewer;
         /// default 4); its pipeline's byte budget is set per file, from that share.
         public var copy: FileOptions
+        /// How each file is written: replace an existing file or not, `fsync(2)` or not
+        /// (`--no-fsync`), the source's attributes kept or not (`--preserve`; a tree's
+        /// directories and links too), and holes (`--sparse`: the copier opens each source to
+        /// match). Default: durable, never replacing, keeping only the permission bits, holes
+        /// `auto`. Its ``FileSink/Options/synchronizesDirectory`` is not used: the copier syncs
+        /// each directory once for all its files (``Copier/finish()``).
+        public var sink: FileSink.Options
 
         /// Four times the processors this process may run on, from 4 to 64.
         ///
@@ -39,13 +59,14 @@ extension Copier {
         /// - Precondition: `width`, `byteBudget` and `chunkSize` >= 1.
         public init(
             width: Int = defaultWidth, byteBudget: Int = 32 << 20, chunkSize: Int = FileChunks.defaultChunkSize,
-            copy: FileOptions = .init()
+            copy: FileOptions = .init(), sink: FileSink.Options = .init()
         ) {
             precondition(width >= 1 && byteBudget >= 1 && chunkSize >= 1, "sizes must be at least 1")
             self.width = width
             self.byteBudget = byteBudget
             self.chunkSize = chunkSize
             self.copy = copy
+            self.sink = sink
         }
 
         /// 0.1's per-file capacity, now the copy options' own (each setting in one place).
@@ -53,7 +74,7 @@ extension Copier {
         public var capacity: Int { get { copy.pipeline.capacity } set { copy.pipeline.capacity = newValue } }
 
         /// 0.1's initializer with the per-file capacity, now the copy options' own.
-        @available(*, unavailable, message: "pass the capacity in copy.pipeline: init(width:byteBudget:chunkSize:copy:)")
+        @available(*, unavailable, message: "pass the capacity in copy.pipeline: init(width:byteBudget:chunkSize:copy:sink:)")
         public init(width: Int, byteBudget: Int, chunkSize: Int, capacity: Int, copy: FileOptions) {
             self.init(width: width, byteBudget: byteBudget, chunkSize: chunkSize, copy: copy)
             self.copy.pipeline.capacity = capacity
@@ -63,18 +84,21 @@ extension Copier {
 
 extension Copier {
     /// How each file is copied: which paths it may take (a clone, a copy in the kernel, the
-    /// pipeline), how its holes are kept, and the pipeline's sizes, CRC-32, rate and
-    /// verification when it runs (``Copier/Options/copy``).
+    /// pipeline), and the pipeline's sizes, CRC-32, rate and verification when it runs
+    /// (``Copier/Options/copy``). Its holes are the sink's (``Copier/Options/sink``).
     public struct FileOptions: Sendable, Hashable {
         /// Whether the destination may share the source's extents (`--reflink`). Default ``Copier/ReflinkMode/auto``.
         public var reflink: Copier.ReflinkMode
-        /// Whether the destination gets holes (`--sparse`). Default ``FileChunks/SparseMode/auto``. It must
-        /// match the sink's ``FileSink/Options/sparse`` and how the source was opened.
-        public var sparse: FileChunks.SparseMode
+        /// Whether the destination gets holes: the copier's ``Copier/Options/sink``'s, set on
+        /// each file's options when it starts, so that the source is opened to match.
+        package var holes: FileChunks.SparseMode
         /// Copy through the pipeline whatever the table says (`--pipeline`; an explicit
         /// `--chunk-size` or `--capacity` implies it). Default `false`.
         public var forcesPipeline: Bool
-        /// How the pipeline is sized, when it runs.
+        /// How the pipeline is sized, when it runs: its `capacity` is the most chunks a file's
+        /// channel holds and its `byteBudget` the most bytes (fewer when the file's share of
+        /// ``Copier/Options/byteBudget`` holds fewer); its CRC-32, rate and verification apply
+        /// to every file.
         public var pipeline: PipelineOptions
         /// The most bytes one `copy_file_range(2)` is asked for: the step of progress and of
         /// cancellation on the kernel path. Default 4 MiB.
@@ -85,27 +109,41 @@ extension Copier {
         /// Default 0 (the table alone); ``Copier`` raises it to its chunk size.
         package var kernelCopyLimit: Int64 = 0
 
+        /// The slice of a kernel copy unless a test sets one: 4 MiB.
+        package static let defaultSliceSize = 4 << 20
+
         /// Creates options.
-        public init(
-            reflink: ReflinkMode = .auto, sparse: FileChunks.SparseMode = .auto, forcesPipeline: Bool = false,
-            pipeline: PipelineOptions = .init()
-        ) {
-            self.init(reflink: reflink, sparse: sparse, forcesPipeline: forcesPipeline, pipeline: pipeline, sliceSize: 4 << 20)
+        public init(reflink: ReflinkMode = .auto, forcesPipeline: Bool = false, pipeline: PipelineOptions = .init()) {
+            self.init(reflink: reflink, holes: .auto, forcesPipeline: forcesPipeline, pipeline: pipeline, sliceSize: Self.defaultSliceSize)
         }
 
-        /// The same, with the slice of a kernel copy (tests set smaller ones).
+        /// The same, with the holes (the copier sets them from its sink's) and the slice of a
+        /// kernel copy (tests set smaller ones).
         ///
         /// - Precondition: `sliceSize >= 1`.
         package init(
-            reflink: ReflinkMode = .auto, sparse: FileChunks.SparseMode = .auto, forcesPipeline: Bool = false,
+            reflink: ReflinkMode = .auto, holes: FileChunks.SparseMode = .auto, forcesPipeline: Bool = false,
             pipeline: PipelineOptions = .init(), sliceSize: Int
         ) {
             precondition(sliceSize >= 1, "sliceSize must be at least 1 byte")
             self.reflink = reflink
-            self.sparse = sparse
+            self.holes = holes
             self.forcesPipeline = forcesPipeline
             self.pipeline = pipeline
             self.sliceSize = sliceSize
         }
+    }
+}
+
+// The spellings of 0.2's first drafts and 0.1, for one release.
+extension Copier.FileOptions {
+    /// The holes of a copier's files, now its sink's (each setting in one place).
+    @available(*, unavailable, message: "set Copier.Options.sink.sparse")
+    public var sparse: FileChunks.SparseMode { get { holes } set { holes = newValue } }
+
+    /// The initializer with the holes, now the copier's sink's.
+    @available(*, unavailable, message: "pass the holes in Copier.Options.sink: init(reflink:forcesPipeline:pipeline:)")
+    public init(reflink: Copier.ReflinkMode, sparse: FileChunks.SparseMode, forcesPipeline: Bool, pipeline: PipelineOptions) {
+        self.init(reflink: reflink, holes: sparse, forcesPipeline: forcesPipeline, pipeline: pipeline, sliceSize: Self.defaultSliceSize)
     }
 }

@@ -47,16 +47,15 @@ extension Copier {
     /// `fsync(2)` of its own: a durable copy without `--verify` (which reads back after its own
     /// sync).
     func joinsSyncBatch(_ job: Job) -> Bool {
-        job.sinkOptions.synchronizes && verification(of: job) == nil
+        (job.sinkOverride ?? options.sink).synchronizes && verification(of: job) == nil
     }
 
-    /// The sink options of `job`'s file: its holes as its copy options say (the one home of
-    /// `sparse` for a copier's files: the reader and the sink must agree), no directory sync
-    /// (the engine syncs each directory once), and no `fsync(2)` of its own when its batch
-    /// syncs the file system.
+    /// The sink options of `job`'s file: the engine's ``Options/sink`` (a tree's own, inside
+    /// the package), with no directory sync (the engine syncs each directory once), and no
+    /// `fsync(2)` of its own when its batch syncs the file system. Its holes are those its
+    /// copy options were given (``copyOptions(of:share:)``), so the reader and the sink agree.
     func sinkOptions(of job: Job) -> FileSink.Options {
-        var options = job.sinkOptions
-        options.sparse = (job.copyOptions ?? self.options.copy).sparse
+        var options = job.sinkOverride ?? self.options.sink
         options.synchronizesDirectory = false
         if joinsSyncBatch(job) {
             options.synchronizes = false
@@ -83,7 +82,7 @@ extension Copier {
         if let file = sink.takeSealed() {
             return .sealed(SyncBatch.Entry(item: item, file: file, report: report, warnings: warnings))
         }
-        let durable = replaces && job.sinkOptions.synchronizes
+        let durable = replaces && (job.sinkOverride ?? options.sink).synchronizes
         if durable { directories.record(directoryOf: job.destinationLocation) }
         return .committed(Committed(report: report, warnings: warnings, isDurableOnceDirectorySynced: durable))
     }
@@ -99,7 +98,7 @@ extension Copier {
         let chunks = try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
             try await FileChunks.open(
                 at: job.sourceLocation, followsLinks: job.followsLinks, chunkSize: share.chunkSize,
-                findsHoles: copyOptions.sparse.findsHoles(verifying: copyOptions.pipeline.verification != nil), executor: executor, system: system)
+                findsHoles: copyOptions.holes.findsHoles(verifying: copyOptions.pipeline.verification != nil), executor: executor, system: system)
         }
         var status = chunks.status
         // A compressed or decompressed file is data, never a set-ID program.

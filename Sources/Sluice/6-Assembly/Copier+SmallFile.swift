@@ -25,7 +25,7 @@ extension Copier {
     ) throws -> Copied? {
         let job = item.job
         guard job.transform == nil, copyOptions.pipeline.verification == nil, copyOptions.pipeline.rateLimit == nil,
-            !copyOptions.forcesPipeline, copyOptions.sparse == .auto, copyOptions.reflink != .always,
+            !copyOptions.forcesPipeline, copyOptions.holes == .auto, copyOptions.reflink != .always,
             let known = job.sourceStatus, Self.fitsInOneStep(known, chunkSize: share.chunkSize)
         else { return nil }
         try Task.checkCancellation()
@@ -47,7 +47,7 @@ extension Copier {
         if joinsSyncBatch(job) { sink.assumeIsolated { $0.deferRename() } }
         // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its
         // descriptor (as RegularFileCopy does).
-        if job.sinkOptions.preservesAttributes { sink.assumeIsolated { $0.preserveAttributes(of: source, at: job.source) } }
+        if sinkOptions(of: job).preservesAttributes { sink.assumeIsolated { $0.preserveAttributes(of: source, at: job.source) } }
         let report: CopyReport
         // A destination written in place (a device, a FIFO), opened already: by writes.
         let replaces = sink.assumeIsolated { $0.replacesDestination }

@@ -12,22 +12,17 @@ extension Copier {
         case all
     }
 
-    /// What a tree copy keeps and follows, with `cp -R`'s meanings (`-a`, `--preserve`, `-P`,
-    /// `-H`, `-L`); how its regular files are copied is the copier's ``Options``.
+    /// What a tree copy follows and keeps beyond its files, with `cp -R`'s meanings (`-a`, `-P`,
+    /// `-H`, `-L`): only a tree has links to follow and hard links to keep. How its entries are
+    /// written (replace, `fsync`, `--preserve` for every entry, directories and links too) is
+    /// the copier's ``Options/sink``, and how its regular files are copied the copier's
+    /// ``Options``, as for every file of the copier.
     public struct TreeOptions: Sendable, Hashable {
-        /// `--preserve`: permission bits, access and modification times (nanoseconds), owner
-        /// and group where permitted, extended attributes and ACLs, for every entry; refusals
-        /// are one warning per kind (``TreeReport/warnings``). Default `false`: new entries get
-        /// the source's permission bits narrowed by the umask, as `cp -r` gives them.
-        public var preservesAttributes: Bool
         /// Keep hard links within the tree as hard links (`-a`). Default `false`: each name
         /// becomes a file of its own, as `cp -r`.
         public var keepsHardLinks: Bool
         /// Which symbolic links are followed: none (`-P`, default), the root (`-H`), all (`-L`).
         public var links: Copier.SymbolicLinkPolicy
-        /// How regular files are committed (overwrite, `fsync`); its `preservesAttributes` is
-        /// ``preservesAttributes`` and its `sparse` the copier's ``FileOptions/sparse``.
-        public var sink: FileSink.Options
         /// The most directory descriptors each side of the walk keeps open (at least 2): the
         /// process's share, ``defaultMaximumOpenDirectories``, unless a test sets fewer.
         package var maximumOpenDirectories: Int
@@ -37,14 +32,9 @@ extension Copier {
         package static var defaultMaximumOpenDirectories: Int { DescriptorBudget.current.directoriesPerSide }
 
         /// Creates options; the defaults are `cp -r`'s.
-        public init(
-            preservesAttributes: Bool = false, keepsHardLinks: Bool = false, links: Copier.SymbolicLinkPolicy = .never,
-            sink: FileSink.Options = .init()
-        ) {
-            self.preservesAttributes = preservesAttributes
+        public init(keepsHardLinks: Bool = false, links: Copier.SymbolicLinkPolicy = .never) {
             self.keepsHardLinks = keepsHardLinks
             self.links = links
-            self.sink = sink
             self.maximumOpenDirectories = Self.defaultMaximumOpenDirectories
         }
     }
@@ -104,8 +94,8 @@ extension Copier {
     /// never on the cooperative pool.
     ///
     /// ```swift
-    /// let copier = Copier()
-    /// let report = try await copier.copyTree(from: "photos", to: "backup/", options: .init(preservesAttributes: true))
+    /// let copier = Copier(options: .init(sink: .init(preservesAttributes: true)))
+    /// let report = try await copier.copyTree(from: "photos", to: "backup/", options: .init(keepsHardLinks: true))
     /// let totals = await copier.finish()
     /// print(report.files, totals.unsyncedDirectories.isEmpty)
     /// ```
@@ -114,7 +104,8 @@ extension Copier {
     ///   - source: a directory or a file.
     ///   - destination: an existing directory (the copy goes inside it, under the source's
     ///     name), or the path the copy is created at.
-    ///   - options: what is kept and followed.
+    ///   - options: which links are followed and whether hard links are kept; how every entry
+    ///     is written (replace, `fsync`, attributes kept) is the copier's ``Options/sink``.
     ///   - onOutcome: called with each regular file's outcome as it ends, on an engine thread;
     ///     it must not block.
     ///   - onFailure: called with each entry that failed (its path in the error), in the order
@@ -141,8 +132,8 @@ extension Copier {
         onOutcome: @escaping @Sendable (Outcome) -> Void, onFailure: @escaping @Sendable (any Error) -> Void
     ) async throws -> TreeReport {
         let tree = TreeCopy.Options(
-            tree: options, file: self.options.copy, chunkSize: self.options.chunkSize, width: self.options.width,
-            byteBudget: self.options.byteBudget)
+            tree: options, sink: self.options.sink, file: self.options.copy, chunkSize: self.options.chunkSize,
+            width: self.options.width, byteBudget: self.options.byteBudget)
         let runner = ManyFileJobRunner(borrowing: self, completesTotal: completesTotal, onOutcome: onOutcome)
         return try await TreeCopy(from: source, to: destination, options: tree, runner: runner).run(onFailure: onFailure)
     }
@@ -153,3 +144,18 @@ public typealias TreeCopyReport = Copier.TreeReport
 
 @available(*, unavailable, renamed: "Copier.SymbolicLinkPolicy")
 public typealias SymbolicLinkPolicy = Copier.SymbolicLinkPolicy
+
+// The spellings of 0.2's first drafts, for one release: how a tree's entries are written is
+// the copier's sink options, each setting in one place.
+extension Copier.TreeOptions {
+    @available(*, unavailable, message: "set Copier.Options.sink.preservesAttributes")
+    public var preservesAttributes: Bool { get { false } set {} }
+
+    @available(*, unavailable, message: "set Copier.Options.sink")
+    public var sink: FileSink.Options { get { FileSink.Options(replacesExisting: false) } set {} }
+
+    @available(*, unavailable, message: "set preservation and the sink in Copier.Options.sink: init(keepsHardLinks:links:)")
+    public init(preservesAttributes: Bool, keepsHardLinks: Bool, links: Copier.SymbolicLinkPolicy, sink: FileSink.Options) {
+        self.init(keepsHardLinks: keepsHardLinks, links: links)
+    }
+}

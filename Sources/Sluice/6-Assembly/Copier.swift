@@ -297,7 +297,7 @@ public final class Copier: Sendable {
                     // Handed over before the cancellation, delivered after it: never started.
                     if cancelled { complete(item, .failure(CancellationError()), bytes: 0); continue }
                     // A durable file starts only while fewer than `durableWidth` files are in flight.
-                    let limit = item.job.sinkOptions.synchronizes ? durableWidth : width
+                    let limit = (item.job.sinkOverride ?? options.sink).synchronizes ? durableWidth : width
                     while width - idle.count >= limit, let freed = await group.next() { idle.append(freed) }
                     let piece = self.share(of: item.job, within: share)
                     do { try await budget.acquire(piece.bytes) } catch { complete(item, .failure(error), bytes: 0); continue }
@@ -339,23 +339,24 @@ public final class Copier: Sendable {
     }
 
     /// How `job`'s file is copied, by either route (through the pipeline, or in one step):
-    /// its own options, else the engine's, with its share of the budget, its verification, and
-    /// `copy_file_range(2)` up to one chunk. The one place a job's settings become a copy's.
+    /// the engine's options (a tree's own, inside the package), with its share of the budget,
+    /// the holes of its sink, and `copy_file_range(2)` up to one chunk. The one place a job's
+    /// settings become a copy's.
     func copyOptions(of job: Job, share: PipelineShare) -> RegularFileCopy.Options {
         var copyOptions = job.copyOptions ?? options.copy
+        copyOptions.holes = (job.sinkOverride ?? options.sink).sparse
         copyOptions.pipeline.capacity = share.capacity
-        copyOptions.pipeline.byteBudget = share.capacity * share.chunkSize
-        copyOptions.pipeline.verification = verification(of: job)
+        // The share bounds each channel's bytes; a smaller bound of the options' own is kept.
+        copyOptions.pipeline.byteBudget = min(share.capacity * share.chunkSize, copyOptions.pipeline.byteBudget ?? .max)
         // A file that fits in one chunk goes by copy_file_range where one file would take the
         // pipeline: one call instead of a reader, a channel and a sink.
         copyOptions.kernelCopyLimit = max(copyOptions.kernelCopyLimit, Int64(share.chunkSize))
         return copyOptions
     }
 
-    /// How `job`'s file is checked: the job's ``Job/verification``, else that of its copy
-    /// options (its own, else the engine's), so a verification set in either place is kept.
+    /// How `job`'s file is checked: its copy options' verification (the engine's ``Options/copy``).
     func verification(of job: Job) -> PipelineOptions.Verification? {
-        job.verification ?? (job.copyOptions ?? options.copy).pipeline.verification
+        (job.copyOptions ?? options.copy).pipeline.verification
     }
 
     /// The part of the budget `job`'s file is given, out of `share` bytes: its chunk size and

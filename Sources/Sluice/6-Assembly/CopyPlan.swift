@@ -73,12 +73,12 @@ package struct CopyPlan: Sendable {
         guard let destinationFileSystem = try sink.fileSystemType() else { return pipelineAlone }
         var chain = CopyMethod.chain(
             source: source, sourceFileSystem: sourceFileSystem, destinationFileSystem: destinationFileSystem,
-            reflink: options.reflink, sparse: options.sparse, kernelCopyLimit: options.kernelCopyLimit,
+            reflink: options.reflink, sparse: options.holes, kernelCopyLimit: options.kernelCopyLimit,
             verified: options.pipeline.verification == .sameBytes)
         if distrustsHoleMap { chain.removeAll { $0 == .kernelCopy } }
         if chain.isEmpty {
             throw cannotClone(
-                options.sparse != .auto
+                options.holes != .auto
                     ? "a clone keeps the source's holes and zeros as they are (--sparse=auto only)"
                     : sourceFileSystem == destinationFileSystem
                         ? "\(destinationFileSystem) cannot clone"

@@ -46,10 +46,12 @@ package struct FileJob: Sendable {
 
     /// The same, committing through `gate` (tests keep one of their own).
     package func run(gate: CommitGate) async throws -> CopyReport {
+        let file = options.fileCopyOptions
         let chunks = try await FileChunks.open(
-            at: source, followsLinks: followsLinks, chunkSize: options.chunkSize, findsHoles: options.file.sparse.findsHoles(verifying: options.file.pipeline.verification != nil))
+            at: source, followsLinks: followsLinks, chunkSize: options.chunkSize,
+            findsHoles: file.holes.findsHoles(verifying: file.pipeline.verification != nil))
         let sink = try await FileSink.create(location: destination, source: chunks.status, options: options.fileSinkOptions, gate: gate, executor: nil)
-        let report = try await RegularFileCopy(from: chunks, to: sink, options: options.file).run()
+        let report = try await RegularFileCopy(from: chunks, to: sink, options: file).run()
         for (kind, error) in await sink.attributeRefusals { warnings.record(kind, error) }
         return report
     }

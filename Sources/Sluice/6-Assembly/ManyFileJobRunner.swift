@@ -78,14 +78,14 @@ package final class ManyFileJobRunner: FileJobRunner {
         engine.addToTotal(bytes: job.status.kind == .regular ? job.status.size : 0, files: 1)
         var file = Copier.Job(
             source: job.source, destination: job.destination, sourceStatus: job.status, followsLinks: job.followsLinks,
-            sinkOptions: job.options.fileSinkOptions,
             completion: { [onOutcome] outcome in
                 onOutcome(outcome)
                 completion(outcome.result.map(\.report))
                 self.jobEnded()
             })
         file.preservationWarnings = job.warnings
-        file.copyOptions = job.options.file
+        file.sinkOverride = job.options.fileSinkOptions
+        file.copyOptions = job.options.fileCopyOptions
         file.chunkSize = job.options.chunkSize
         pending.withLock { $0.count += 1 }
         do {

@@ -71,7 +71,7 @@ extension RegularFileCopy {
     private func copyExtents(of descriptor: Descriptor, size: Int64, recorder: ProgressRecorder) async throws {
         let (sourcePath, destination, sourceSystem) = (source.path, sink.destination, source.system)
         let sliceSize = Int64(options.sliceSize)
-        let findsHoles = options.sparse != .never
+        let findsHoles = options.holes != .never
         // The map the reader walked and checked at its open, if it kept it: not walked twice.
         let knownExtents = findsHoles ? source.reader.dataExtents : nil
         let startsWriteBack = sink.options.synchronizes

@@ -39,8 +39,11 @@ package struct TreeCopy: Sendable {
     /// are copied (the engine's options, which ``Copier/copyTree(from:to:options:onOutcome:onFailure:)``
     /// takes from its copier).
     package struct Options: Sendable {
-        /// What is kept and followed.
+        /// What is followed, and hard links kept.
         package var tree: Copier.TreeOptions
+        /// How every entry is written: replace, `fsync`, attributes kept (the copier's
+        /// ``Copier/Options/sink``).
+        package var sink: FileSink.Options
         /// How each regular file is copied: reflink, holes, a forced pipeline, the pipeline's
         /// capacity, CRC-32, rate limit and verification, slice size, kernel-copy limit (the
         /// capacity fitted to ``byteBudget``).
@@ -65,31 +68,41 @@ package struct TreeCopy: Sendable {
             width: Int = Copier.Options.defaultWidth, byteBudget: Int = Copier.Options().byteBudget
         ) {
             precondition(maximumOpenDirectories >= 2, "a walk needs at least 2 directory descriptors")
-            var tree = Copier.TreeOptions(
-                preservesAttributes: preservesAttributes, keepsHardLinks: keepsHardLinks, links: links, sink: sink)
+            var tree = Copier.TreeOptions(keepsHardLinks: keepsHardLinks, links: links)
             tree.maximumOpenDirectories = maximumOpenDirectories
-            self.init(tree: tree, file: file, chunkSize: chunkSize, width: width, byteBudget: byteBudget)
+            var sink = sink
+            sink.preservesAttributes = preservesAttributes
+            self.init(tree: tree, sink: sink, file: file, chunkSize: chunkSize, width: width, byteBudget: byteBudget)
         }
 
         /// Creates options from a tree's and an engine's.
         ///
         /// - Precondition: `width` and `byteBudget` >= 1.
-        package init(tree: Copier.TreeOptions, file: Copier.FileOptions, chunkSize: Int, width: Int, byteBudget: Int) {
+        package init(
+            tree: Copier.TreeOptions, sink: FileSink.Options, file: Copier.FileOptions, chunkSize: Int, width: Int, byteBudget: Int
+        ) {
             precondition(width >= 1 && byteBudget >= 1, "width and byteBudget must be at least 1")
             self.tree = tree
+            self.sink = sink
             self.file = file
             self.chunkSize = chunkSize
             self.width = width
             self.byteBudget = byteBudget
         }
 
-        /// The sink options of each regular file: the tree's ``Copier/TreeOptions/sink`` with
-        /// its ``Copier/TreeOptions/preservesAttributes`` and `file.sparse`.
+        /// The sink options of each regular file: ``sink``, with the extended attributes too
+        /// when it preserves attributes (as `cp -a`).
         var fileSinkOptions: FileSink.Options {
-            var options = tree.sink
-            options.preservesAttributes = tree.preservesAttributes
-            options.preservesExtendedAttributes = tree.preservesAttributes
-            options.sparse = file.sparse
+            var options = sink
+            options.preservesExtendedAttributes = sink.preservesAttributes
+            return options
+        }
+
+        /// The copy options of each regular file: ``file``, with the holes of ``sink``, so the
+        /// reader and the sink agree.
+        var fileCopyOptions: Copier.FileOptions {
+            var options = file
+            options.holes = sink.sparse
             return options
         }
     }

@@ -83,7 +83,7 @@ extension TreeCopyRun {
     func replacingExisting(_ name: Pathname, in directory: DirectoryHandle, _ make: () throws -> Void) throws {
         do {
             try make()
-        } catch let error as FileError where error.errno == .fileExists && options.tree.sink.replacesExisting {
+        } catch let error as FileError where error.errno == .fileExists && options.sink.replacesExisting {
             guard try directory.status(of: name, followsLinks: false).kind != .directory else { throw error }
             try directory.removeEntry(name, isDirectory: false)
             try make()
@@ -102,7 +102,7 @@ extension TreeCopyRun {
 
     /// With `--preserve`, gives the new entry `name` the source's attributes (see ``apply(_:attributes:to:)``).
     private func applyAttributes(_ status: FileStatus, of entry: TreeWalker.Entry, to name: Pathname, in directory: DirectoryHandle) throws {
-        guard options.tree.preservesAttributes else { return }
+        guard options.sink.preservesAttributes else { return }
         var attributes: ExtendedAttributes?
         do { attributes = try ExtendedAttributes.read(of: entry.name, in: entry.parent) } catch {
             warnings.record("extended attributes", error)

@@ -11,7 +11,7 @@
 extension TreeCopyRun {
     func finish() {
         // A link or node given as the operand itself, made in the target's parent.
-        if options.tree.sink.synchronizes, directoriesWithNodes.contains(nil) {
+        if options.sink.synchronizes, directoriesWithNodes.contains(nil) {
             do { try targetParent.synchronize() } catch { fail(error) }
         }
         guard !records.isEmpty else { return }
@@ -31,7 +31,7 @@ extension TreeCopyRun {
                 try replacingExisting(link.name, in: directory) { try directory.makeHardLink(link.name, to: link.first.name, in: first) }
                 tally.withLock { $0.hardLinks += 1 }
                 // The new name is durable once its directory is synced (hard links are few).
-                if options.tree.sink.synchronizes { try directory.synchronize() }
+                if options.sink.synchronizes { try directory.synchronize() }
             } catch {
                 fail(error)
             }
@@ -45,8 +45,8 @@ extension TreeCopyRun {
                 // Its attributes through its own descriptor (no link planted in its place is
                 // followed, no directory renamed there is changed).
                 let directory = try navigate(to: index)
-                let setsAttributes = options.tree.preservesAttributes || !record.existed
-                if options.tree.preservesAttributes {
+                let setsAttributes = options.sink.preservesAttributes || !record.existed
+                if options.sink.preservesAttributes {
                     try apply(record.status, attributes: record.attributes, to: .directory(directory))
                 } else if !record.existed {
                     try directory.setPermissions(to: record.status.permissions & 0o7777 & ~umask)
@@ -54,10 +54,10 @@ extension TreeCopyRun {
                 // Its attributes just set, and the links and nodes made in it (no file's rename
                 // made them durable): one fsync(2) of the directory after both. (Found by the
                 // crash-state explorer: a read-only directory could come back writable.)
-                if options.tree.sink.synchronizes, setsAttributes || directoriesWithNodes.contains(index) { try directory.synchronize() }
+                if options.sink.synchronizes, setsAttributes || directoriesWithNodes.contains(index) { try directory.synchronize() }
                 let parent = try record.parent.map { try navigate(to: $0) } ?? targetParent
                 // The new directory's name reaches the device with its parent.
-                if options.tree.sink.synchronizes, !record.existed, lastSynchronized != .some(record.parent) {
+                if options.sink.synchronizes, !record.existed, lastSynchronized != .some(record.parent) {
                     try parent.synchronize()
                     lastSynchronized = .some(record.parent)
                 }

@@ -186,7 +186,7 @@ final class TreeCopyRun {
                 try destination!.push(handle, name: name)
             }
             var attributes: ExtendedAttributes?
-            if options.tree.preservesAttributes {
+            if options.sink.preservesAttributes {
                 do { attributes = try ExtendedAttributes.read(of: entry.name, in: entry.parent) } catch {
                     warnings.record("extended attributes", error)
                 }

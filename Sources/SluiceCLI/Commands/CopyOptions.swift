@@ -76,21 +76,11 @@ struct CopyOptions {
         }
     }
 
-    /// What a tree copy keeps and follows, from the command line.
-    var treeOptions: Copier.TreeOptions {
-        Copier.TreeOptions(preservesAttributes: common.preserve, keepsHardLinks: archive, links: links, sink: common.sinkOptions)
-    }
+    /// What a tree copy follows and whether it keeps hard links, from the command line.
+    var treeOptions: Copier.TreeOptions { Copier.TreeOptions(keepsHardLinks: archive, links: links) }
 
-    /// How the copier of `copy -r` copies each file, from the command line.
-    var copierOptions: Copier.Options {
-        Copier.Options(
-            width: common.jobs, chunkSize: common.chunkSize,
-            copy: .init(
-                reflink: common.reflink, sparse: common.sparse, forcesPipeline: common.forcesPipeline,
-                pipeline: .init(
-                    capacity: common.capacity, computesCRC32: common.verify || common.verbose, rateLimit: common.rateLimit,
-                    verification: common.verify ? .sameBytes : nil)))
-    }
+    /// How the copier of `copy -r` copies and writes each entry, from the command line.
+    var copierOptions: Copier.Options { common.copierOptions(verification: .sameBytes) }
 
     /// Where `source` is copied to.
     func destination(for source: Pathname) -> Transfer.Destination {

@@ -134,7 +134,7 @@ final class OperandBatch {
             reportReady()
             return
         }
-        let engine = startSegment()
+        let engine = startSegment(for: transfer)
         let finished = finished
         let ring = bell?.ring
         guard let job = transfer.job(options: options, completion: { outcome in
@@ -150,15 +150,13 @@ final class OperandBatch {
         collect()
     }
 
-    private func startSegment() -> Copier {
+    /// The engine of the files in flight, started for `transfer` if none is: its options are
+    /// the command's, with the check and the modification time of the command's transfers.
+    private func startSegment(for transfer: Transfer) -> Copier {
         if let engine { return engine }
-        var copy = RegularFileCopy.Options(
-            reflink: options.reflink, sparse: options.sparse, forcesPipeline: options.forcesPipeline)
-        copy.pipeline.computesCRC32 = options.verbose
-        copy.pipeline.rateLimit = options.rateLimit
-        copy.pipeline.capacity = options.capacity
         let engine = Copier(
-            options: .init(width: options.jobs, chunkSize: options.chunkSize, copy: copy),
+            options: options.copierOptions(
+                verification: transfer.verification, keepsModificationTime: transfer.keepsModificationTime),
             progress: progress)
         let (stream, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         bell = (stream, ring)

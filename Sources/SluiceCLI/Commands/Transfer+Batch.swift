@@ -9,14 +9,14 @@ extension Transfer {
         return (source, destination)
     }
 
-    /// The engine's job for this transfer.
+    /// The engine's job for this transfer; how it is written and checked is the engine's
+    /// options (``OperandBatch``'s, from this transfer's `verification` and
+    /// `keepsModificationTime`, which every transfer of a command shares).
     func job(options: CommonOptions, completion: @escaping @Sendable (Copier.Outcome) -> Void) -> Copier.Job? {
         guard let (source, destination) = filePaths else { return nil }
-        var sinkOptions = options.sinkOptions
-        sinkOptions.preservesModificationTime = keepsModificationTime
         return Copier.Job(
-            source: source, destination: destination, sourceStatus: try? FileStatus.of(source), sinkOptions: sinkOptions,
-            transform: transform, verification: options.verify ? verification : nil, completion: completion)
+            source: source, destination: destination, sourceStatus: try? FileStatus.of(source), transform: transform,
+            completion: completion)
     }
 
     /// Reports a file the engine finished, as ``run(options:)`` reports one it ran: remembers

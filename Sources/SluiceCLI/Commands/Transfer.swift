@@ -97,22 +97,16 @@ struct Transfer {
         } catch {
             return await fail(error, display: nil, file: file, options: options)
         }
-        let pipelineOptions = PipelineOptions(
-            capacity: options.capacity, computesCRC32: options.verbose || transform != nil,
-            rateLimit: options.rateLimit, verification: options.verify ? verification : nil)
+        let fileOptions = options.fileOptions(verification: verification, computesCRC32: options.verbose || transform != nil)
         let progress: ProgressHub
         let run: () async throws -> CopyReport
         if transform == nil, case .file = source, let file = sink.file {
             // A file to a file: the path table picks a clone, a kernel copy or the pipeline.
-            let copy = RegularFileCopy(
-                from: chunks, to: file,
-                options: .init(
-                    reflink: options.reflink, sparse: options.sparse, forcesPipeline: options.forcesPipeline,
-                    pipeline: pipelineOptions))
+            let copy = RegularFileCopy(from: chunks, to: file, options: fileOptions)
             (progress, run) = (copy.progress, copy.run)
         } else {
             let copy = FileCopy(
-                from: chunks, to: sink.any, totalBytes: chunks.expectedSize, options: pipelineOptions, transform: transform)
+                from: chunks, to: sink.any, totalBytes: chunks.expectedSize, options: fileOptions.pipeline, transform: transform)
             (progress, run) = (copy.progress, copy.run)
         }
         let display = file == nil ? ProgressDisplay(hub: progress, mode: options.progress, label: "\(verb) '\(source.name)'") : nil

@@ -83,12 +83,12 @@ struct CopierBatchTests {
         defer { directory.remove() }
         let sizes = [10, 70_000]
         let sources = try CopierTests.makeSources(sizes, in: directory)
-        let engine = Copier(options: .init(width: 2, chunkSize: 64 << 10))
+        let engine = Copier(options: .init(width: 2, chunkSize: 64 << 10, copy: .init(pipeline: .init(verification: .sameBytes))))
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
                 source: source, destination: directory.appending(Pathname("out/f\(index)")),
-                sourceStatus: try FileStatus.of(source), verification: .sameBytes, completion: outcomes.add))
+                sourceStatus: try FileStatus.of(source), completion: outcomes.add))
         }
         let totals = await engine.finish()
         #expect(totals.committed == sizes.count)

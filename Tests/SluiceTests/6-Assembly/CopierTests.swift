@@ -170,10 +170,8 @@ struct CopierTests {
         let data = Array(repeating: UInt8(0x5a), count: 4096)
         let contents = data + Array(repeating: 0, count: 4 << 20) + data
         try writeFile(directory.appending("dense"), contents)
-        let copier = Copier(options: .init(copy: .init(sparse: .always)))
-        let committed = try await copier.copy(.init(
-            source: directory.appending("dense"), destination: directory.appending("copy"),
-            sinkOptions: .init(synchronizes: false)))
+        let copier = Copier(options: .init(sink: .init(synchronizes: false, sparse: .always)))
+        let committed = try await copier.copy(.init(source: directory.appending("dense"), destination: directory.appending("copy")))
         _ = await copier.finish()
         #expect(committed.report.method == .pipeline)
         #expect(try readFile(directory.appending("copy")) == contents)

@@ -29,12 +29,12 @@ struct CopierTreeTests {
     @Test func aTreeGoesThroughTheCopiersEngineBesideItsOtherFiles() async throws {
         try await withScratchDirectory { scratch in
             let source = try Self.makeTree(in: scratch)
-            let copier = Copier(options: .init(width: 2))
+            let copier = Copier(options: .init(width: 2, sink: .init(preservesAttributes: true)))
             let progress = copier.progress.subscribe()
             let outcomes = LockedValue<[Pathname]>([])
             try await copier.submit(.init(source: scratch.appending("single"), destination: scratch.appending("single.copy")))
             let report = try await copier.copyTree(
-                from: source, to: scratch.appending("t"), options: .init(preservesAttributes: true),
+                from: source, to: scratch.appending("t"),
                 onOutcome: { outcome in outcomes.withLock { $0.append(outcome.destination) } })
             // Returned before finish(): the tree's own files are in place already.
             #expect(report.files == 2)
@@ -58,6 +58,47 @@ struct CopierTreeTests {
             #expect(last?.isFinal == true)
             #expect(last?.files?.completed == 3)
         }
+    }
+
+    /// One options value: the copier's ``Copier/Options/sink`` writes every file it copies, one
+    /// submitted on its own and a tree's entries alike (replace, attributes, holes), with no
+    /// second home in a job or a tree's options.
+    @Test func theCopiersSinkWritesItsFilesAndItsTreesEntries() async throws {
+        try await withScratchDirectory { scratch in
+            let source = try Self.makeTree(in: scratch)
+            let zeros = Array(repeating: UInt8(0x5a), count: 4096) + Array(repeating: 0, count: 2 << 20)
+            try writeFile(source.appending("zeros"), zeros)
+            let old = [timespec(tv_sec: 1_000_000_000, tv_nsec: 5), timespec(tv_sec: 1_000_000_000, tv_nsec: 5)]
+            for name: Pathname in ["sub", "zeros"] { #expect(utimensat(AT_FDCWD, source.appending(name).description, old, 0) == 0) }
+            try writeFile(scratch.appending("existing"), Array("stale contents".utf8))
+            let copier = Copier(
+                options: .init(sink: .init(replacesExisting: true, synchronizes: false, preservesAttributes: true, sparse: .always)))
+            let single = try await copier.copy(.init(source: scratch.appending("single"), destination: scratch.appending("existing")))
+            #expect(single.report.bytesWritten == 6)
+            let report = try await copier.copyTree(from: source, to: scratch.appending("t"))
+            #expect(report.failures == 0)
+            _ = await copier.finish()
+            #expect(try readFile(scratch.appending("existing")) == Array("single".utf8))
+            let copied = try FileStatus.of(scratch.appending("t/zeros"))
+            #expect(copied.modificationTime == FileTime(seconds: 1_000_000_000, nanoseconds: 5))
+            #expect(try FileStatus.of(scratch.appending("t/sub")).modificationTime == FileTime(seconds: 1_000_000_000, nanoseconds: 5))
+            #expect(try readFile(scratch.appending("t/zeros")) == zeros)
+            #expect(copied.allocatedBytes < 1 << 20, "the run of zeros is a hole: \(copied.allocatedBytes) bytes allocated")
+        }
+    }
+
+    /// A pipeline byte budget in the copier's options bounds each file's channels (within its
+    /// share), where a copier used to set it from the share alone.
+    @Test func thePipelinesByteBudgetBoundsEachFilesChannels() async {
+        let copier = Copier(options: .init(width: 1, chunkSize: 4096, copy: .init(pipeline: .init(byteBudget: 8192))))
+        let job = Copier.Job(source: "a", destination: "b", sourceStatus: nil)
+        let share = copier.share(of: job, within: 32 << 20)
+        #expect(share.capacity * share.chunkSize > 8192)
+        #expect(copier.copyOptions(of: job, share: share).pipeline.byteBudget == 8192)
+        let unbounded = Copier(options: .init(width: 1, chunkSize: 4096))
+        #expect(unbounded.copyOptions(of: job, share: share).pipeline.byteBudget == share.capacity * share.chunkSize)
+        _ = await copier.finish()
+        _ = await unbounded.finish()
     }
 
     @Test func aTreeCopiedIntoItselfIsRefusedAndTheCopierGoesOn() async throws {

@@ -163,12 +163,12 @@ struct DescriptorBudgetTests {
         defer { directory.remove() }
         let sources = try CopierTests.makeSources([10_000, 20_000], in: directory)
         let engine = Copier(
-            options: .init(width: 2, chunkSize: 4096, copy: .init(forcesPipeline: true)), progress: ManyFilesProgress(),
+            options: .init(width: 2, chunkSize: 4096, copy: .init(forcesPipeline: true), sink: .init(synchronizes: false)), progress: ManyFilesProgress(),
             ownsProgress: true, system: Self.failingCreation(at: 1, always: true))
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
                 source: source, destination: directory.appending(Pathname("out/f\(index)")),
-                sourceStatus: try FileStatus.of(source), sinkOptions: .init(synchronizes: false)))
+                sourceStatus: try FileStatus.of(source)))
         }
         let totals = await engine.finish()
         #expect(totals.failed == 2)
@@ -210,7 +210,7 @@ struct DescriptorBudgetTests {
         let sources = try CopierTests.makeSources([1_600_000, 1_600_000], in: directory)
         let (failed, retried) = (LockedValue<ContinuousClock.Instant?>(nil), LockedValue<ContinuousClock.Instant?>(nil))
         let current = LockedValue<Copier?>(nil)
-        var options = Copier.Options(width: 2, chunkSize: 4096, copy: .init(forcesPipeline: true))  // by read(2)
+        var options = Copier.Options(width: 2, chunkSize: 4096, copy: .init(forcesPipeline: true), sink: .init(synchronizes: false))  // by read(2)
         options.descriptorWaitMilliseconds = 3_000
         let engine = Copier(
             options: options, progress: ManyFilesProgress(), ownsProgress: true,
@@ -220,7 +220,7 @@ struct DescriptorBudgetTests {
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
                 source: source, destination: directory.appending(Pathname("out/f\(index)")),
-                sourceStatus: try FileStatus.of(source), sinkOptions: .init(synchronizes: false)))
+                sourceStatus: try FileStatus.of(source)))
         }
         let totals = await engine.finish()
         #expect(totals.committed == 2)
@@ -242,7 +242,7 @@ struct DescriptorBudgetTests {
         let sources = try CopierTests.makeSources([10_000, 20_000], in: directory)
         let held = DispatchSemaphore(value: 0)
         let (failed, retried) = (LockedValue<ContinuousClock.Instant?>(nil), LockedValue<ContinuousClock.Instant?>(nil))
-        var options = Copier.Options(width: 2, chunkSize: 4096)
+        var options = Copier.Options(width: 2, chunkSize: 4096, sink: .init(synchronizes: false))
         options.descriptorWaitMilliseconds = 300
         let engine = Copier(
             options: options, progress: ManyFilesProgress(), ownsProgress: true,
@@ -252,7 +252,7 @@ struct DescriptorBudgetTests {
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
                 source: source, destination: directory.appending(Pathname("out/f\(index)")),
-                sourceStatus: try FileStatus.of(source), sinkOptions: .init(synchronizes: false),
+                sourceStatus: try FileStatus.of(source),
                 completion: { outcome in
                     outcomes.add(outcome)
                     if case .failure = outcome.result { failedFile.open() }

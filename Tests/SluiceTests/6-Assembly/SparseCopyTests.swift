@@ -75,7 +75,7 @@ struct SparseCopyTests {
                 sourcePath, descriptor: nil, ownsDescriptor: true, chunkSize: 1 << 20, findsHoles: false, system: calls.system)
             let sink = try await FileSink.create(
                 at: destination, source: source.status, options: .init(synchronizes: false, sparse: .never), system: calls.system)
-            let report = try await RegularFileCopy(from: source, to: sink, options: .init(sparse: .never)).run()
+            let report = try await RegularFileCopy(from: source, to: sink, options: .init(holes: .never, sliceSize: RegularFileCopy.Options.defaultSliceSize)).run()
             #expect(report.method == .pipeline)
             #expect(try readFile(destination) == (try readFile(sourcePath)))
             #expect(try allocatedBytes(destination) >= 8 << 20)

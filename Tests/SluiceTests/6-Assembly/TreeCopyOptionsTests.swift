@@ -54,8 +54,8 @@ struct TreeCopyOptionsTests {
 
     /// Copies the tree `s` of `scratch`, made already, to `t`.
     static func copyTree(
-        in scratch: ScratchDirectory, by runner: Runner, file: RegularFileCopy.Options,
-        chunkSize: Int = FileChunks.defaultChunkSize, system: SystemCalls = .live
+        in scratch: ScratchDirectory, by runner: Runner, file: RegularFileCopy.Options = .init(),
+        sparse: FileChunks.SparseMode = .auto, chunkSize: Int = FileChunks.defaultChunkSize, system: SystemCalls = .live
     ) async throws -> CopyReport {
         let inner: any FileJobRunner = switch runner {
         case .sequential: SequentialFileJobRunner(gate: CommitGate())
@@ -65,7 +65,7 @@ struct TreeCopyOptionsTests {
         let failures = LockedValue<[String]>([])
         let copy = TreeCopy(
             from: scratch.appending("s"), to: scratch.appending("t"),
-            options: .init(sink: .init(synchronizes: false), file: file, chunkSize: chunkSize), runner: recording)
+            options: .init(sink: .init(synchronizes: false, sparse: sparse), file: file, chunkSize: chunkSize), runner: recording)
         _ = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
         #expect(failures.withLock { $0 } == [])
         let reports = recording.reports
@@ -107,7 +107,7 @@ struct TreeCopyOptionsTests {
             }
             let source = try FileStatus.of(scratch.appending("s/f"))
             try #require(source.allocatedBytes < source.size, "this file system keeps no hole: \(source.allocatedBytes) bytes allocated")
-            let report = try await Self.copyTree(in: scratch, by: runner, file: .init(sparse: .never))
+            let report = try await Self.copyTree(in: scratch, by: runner, sparse: .never)
             #expect(report.method == .pipeline)
             let copied = try FileStatus.of(scratch.appending("t/f"))
             #expect(copied.size == size)
