@@ -1,10 +1,21 @@
 extension Copier {
-    /// One regular file to copy (or compress, or decompress) to one destination.
+    /// One source to copy (or compress, or decompress) to one destination: a file, a
+    /// descriptor or any chunk sequence, to a file or any ``ChunkSink``.
+    ///
+    /// A file to a file takes the cheapest path (a clone, `copy_file_range(2)`, the pipeline);
+    /// every other job runs the pipeline (``FileCopy``). Every job shares the copier's width,
+    /// byte budget, rate, progress and options.
     public struct Job: Sendable {
-        /// The file to read.
+        /// The source's name: its path, or the name given with a descriptor or a chunk
+        /// sequence. Progress, errors and the ``Outcome`` name it.
         public var source: Pathname
-        /// The final path of the output (a temporary file beside it is renamed over it).
+        /// The destination's name: the final path of a file (a temporary file beside it is
+        /// renamed over it), or the name given with a sink.
         public var destination: Pathname
+        /// What is read.
+        package var input: Source
+        /// Where it goes.
+        package var output: Destination
         /// The source's status when the caller has it (an operand's `stat(2)`, a walk's
         /// `fstatat(2)`): its size sizes the file's share of the budget and counts towards the
         /// totals of progress. `nil`: the share is the largest.
@@ -64,11 +75,37 @@ extension Copier {
         ) {
             self.source = source
             self.destination = destination
+            self.input = .file(source)
+            self.output = .file(destination)
             self.sourceStatus = sourceStatus
             self.transform = transform
             self.completion = completion
             self.sourceLocation = FileLocation(path: source)
             self.destinationLocation = FileLocation(path: destination)
+        }
+
+        /// Creates a job from any source to any destination.
+        ///
+        /// ```swift
+        /// // Standard input, compressed, into a file committed atomically.
+        /// let job = Copier.Job(
+        ///     from: .descriptor(.standardInput, name: "-"), to: .file("in.gz"),
+        ///     transform: { ParallelGzipEncoder() })
+        /// ```
+        ///
+        /// - Parameters:
+        ///   - source: a file, a descriptor or a chunk sequence.
+        ///   - destination: a file or a sink.
+        ///   - transform: makes the transform stage (gzip, gunzip); `nil` copies.
+        ///   - completion: called once when the job is done, on an engine thread; must not block.
+        public init(
+            from source: Source, to destination: Destination,
+            transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil,
+            completion: @escaping @Sendable (Outcome) -> Void = { _ in }
+        ) {
+            self.init(source: source.name, destination: destination.name, transform: transform, completion: completion)
+            self.input = source
+            self.output = destination
         }
 
         /// Creates a job for a file found by a walk: a name in an open directory on each side.
@@ -81,6 +118,68 @@ extension Copier {
             self.sourceLocation = source
             self.destinationLocation = destination
             self.followsLinks = followsLinks
+        }
+    }
+}
+
+extension Copier.Job {
+    /// Where a job's bytes come from: a file, a descriptor or any sequence of chunks.
+    public struct Source: Sendable {
+        /// What is read, and the name it goes by.
+        package enum Kind: Sendable {
+            case file(Pathname)
+            case descriptor(Descriptor, name: Pathname)
+            case chunks(AnyChunkSequence, name: Pathname)
+        }
+
+        /// What is read.
+        package let kind: Kind
+
+        /// A file, opened by the copier at its path (a symbolic link at it followed), as
+        /// ``Copier/Job/init(source:destination:transform:completion:)`` does.
+        public static func file(_ path: Pathname) -> Source { Source(kind: .file(path)) }
+
+        /// An open descriptor (standard input, a pipe, a socket, a file the caller opened), read
+        /// from its offset to its end through the pipeline on a thread of its own. The caller
+        /// keeps it open until the job completes, then closes it. `name` names it.
+        public static func descriptor(_ descriptor: Descriptor, name: Pathname) -> Source {
+            Source(kind: .descriptor(descriptor, name: name))
+        }
+
+        /// Any sequence of chunks (a ``PushBuffer``, a ``FileChunks``, one of your own), iterated
+        /// once through the pipeline as it is produced; an error it throws fails the job.
+        /// `name` names it.
+        public static func chunks<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks, name: Pathname) -> Source
+        where Chunks.Element == Chunk {
+            Source(kind: .chunks(AnyChunkSequence(chunks), name: name))
+        }
+
+        /// The name the job's progress, errors and outcome give it.
+        var name: Pathname {
+            switch kind {
+            case .file(let path): path
+            case .descriptor(_, let name), .chunks(_, let name): name
+            }
+        }
+    }
+
+    /// Where a job's bytes go.
+    public enum Destination: Sendable {
+        /// A file, written to a temporary file beside its path and renamed over it at the
+        /// commit point, as the copier's ``Copier/Options/sink`` says (replace, `fsync`,
+        /// attributes, holes), and synced with the copier's other files.
+        case file(Pathname)
+        /// Any sink (a ``DescriptorSink`` on standard output, a ``FileSink`` you created, one of
+        /// your own): written in order, then committed, or aborted if the job fails; the
+        /// copier's ``Copier/Options/sink`` does not apply to it. `name` names it.
+        case sink(any ChunkSink, name: Pathname)
+
+        /// The name the job's progress, errors and outcome give it.
+        var name: Pathname {
+            switch self {
+            case .file(let path): path
+            case .sink(_, let name): name
+            }
         }
     }
 }

@@ -88,51 +88,126 @@ extension Copier {
     }
 
     /// Opens the source and the destination, and copies by the path one file would take, with
-    /// the reader, the sink and the progress forwarding all on `executor`.
+    /// the reader, the sink and the progress forwarding all on `executor`. A job from or to
+    /// something else than a file runs the pipeline (``copyThroughPipeline(_:share:on:)``).
     private func copy(_ item: Indexed, share: PipelineShare, on executor: BlockingIOExecutor) async throws -> Copied {
-        let (job, index) = (item.job, item.progressIndex)
+        let job = item.job
         try Task.checkCancellation()
+        guard case .file = job.input.kind, case .file = job.output else {
+            return try await copyThroughPipeline(item, share: share, on: executor)
+        }
         let copyOptions = copyOptions(of: job, share: share)
         if let copied = try copySmallFile(item, copyOptions: copyOptions, share: share, on: executor) { return copied }
-        // Out of descriptors, a file waits while the engine releases some of its own.
-        let chunks = try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
-            try await FileChunks.open(
-                at: job.sourceLocation, followsLinks: job.followsLinks, chunkSize: share.chunkSize,
-                findsHoles: copyOptions.holes.findsHoles(verifying: copyOptions.pipeline.verification != nil), executor: executor, system: system)
+        let chunks = try await openFile(of: job, chunkSize: share.chunkSize, copyOptions: copyOptions, on: executor)
+        let sink = try await createFileSink(of: job, source: chunks.status, on: executor)
+        let replaces = await sink.replacesDestination
+        let report: CopyReport
+        if let transform = job.transform {
+            let copy = FileCopy(
+                from: chunks, to: sink, totalBytes: chunks.expectedSize, options: copyOptions.pipeline, transform: transform)
+            report = try await run(copy.run, publishingTo: copy.progress, item, forwards: Self.forwards(chunks.status, share), on: executor)
+        } else {
+            let copy = RegularFileCopy(from: chunks, to: sink, options: copyOptions)
+            report = try await run(copy.run, publishingTo: copy.progress, item, forwards: Self.forwards(chunks.status, share), on: executor)
         }
-        var status = chunks.status
+        // On the sink's thread: the hook may block, and a full batch of directories is synced by
+        // the record that fills it.
+        return await finishCommit(item, sink: sink, report: report, replaces: replaces)
+    }
+
+    /// Copies a job whose source or destination is not a file through the pipeline: a file or a
+    /// descriptor is read by ``FileChunks`` (its reads on the file's thread), a chunk sequence
+    /// as it comes; a file destination is committed as any of the copier's files, a sink by
+    /// its own commit.
+    private func copyThroughPipeline(_ item: Indexed, share: PipelineShare, on executor: BlockingIOExecutor) async throws -> Copied {
+        let job = item.job
+        let copyOptions = copyOptions(of: job, share: share)
+        let findsHoles = copyOptions.holes.findsHoles(verifying: copyOptions.pipeline.verification != nil)
+        let chunks: FileChunks?
+        switch job.input.kind {
+        case .file: chunks = try await openFile(of: job, chunkSize: share.chunkSize, copyOptions: copyOptions, on: executor)
+        // A read of a pipe may wait without end: on a thread of its own, not the file's slot.
+        case .descriptor(let descriptor, let name):
+            chunks = try await FileChunks.reading(descriptor, path: name, chunkSize: share.chunkSize, findsHoles: findsHoles)
+        case .chunks: chunks = nil
+        }
+        let sink: FileSink?
+        let replaces: Bool
+        switch job.output {
+        case .file:
+            let created = try await createFileSink(of: job, source: chunks?.status, on: executor)
+            (sink, replaces) = (created, await created.replacesDestination)
+        case .sink: (sink, replaces) = (nil, false)
+        }
+        let destination: AnyChunkSink
+        switch job.output {
+        case .sink(let other, _): destination = AnyChunkSink(other)
+        case .file: destination = AnyChunkSink(sink!)
+        }
+        let forwards = chunks.map { Self.forwards($0.status, share) } ?? true
+        let report: CopyReport
+        switch job.input.kind {
+        case .chunks(let sequence, _):
+            let copy = FileCopy(
+                from: sequence, to: destination, totalBytes: nil, options: copyOptions.pipeline,
+                transform: job.transform)
+            report = try await run(copy.run, publishingTo: copy.progress, item, forwards: forwards, on: executor)
+        case .file, .descriptor:
+            let copy = FileCopy(
+                from: chunks!, to: destination, totalBytes: chunks!.expectedSize, options: copyOptions.pipeline,
+                transform: job.transform)
+            report = try await run(copy.run, publishingTo: copy.progress, item, forwards: forwards, on: executor)
+        }
+        guard let sink else { return .committed(Committed(report: report, warnings: [], isDurableOnceDirectorySynced: false)) }
+        return await finishCommit(item, sink: sink, report: report, replaces: replaces)
+    }
+
+    /// Opens `job`'s source file at its location; out of descriptors, it waits while the
+    /// engine releases some of its own.
+    private func openFile(
+        of job: Job, chunkSize: Int, copyOptions: RegularFileCopy.Options, on executor: BlockingIOExecutor
+    ) async throws -> FileChunks {
+        try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
+            try await FileChunks.open(
+                at: job.sourceLocation, followsLinks: job.followsLinks, chunkSize: chunkSize,
+                findsHoles: copyOptions.holes.findsHoles(verifying: copyOptions.pipeline.verification != nil),
+                executor: executor, system: system)
+        }
+    }
+
+    /// Creates `job`'s destination file (its rename deferred to its batch when it joins one);
+    /// out of descriptors, it waits while the engine releases some of its own.
+    private func createFileSink(of job: Job, source: FileStatus?, on executor: BlockingIOExecutor) async throws -> FileSink {
+        var status = source
         // A compressed or decompressed file is data, never a set-ID program.
-        if job.transform != nil { status.permissions = status.permissionsWithoutSetID }
+        if job.transform != nil, let source { status?.permissions = source.permissionsWithoutSetID }
         let sink = try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
             try await FileSink.create(
                 at: job.destinationLocation, source: status, options: sinkOptions(of: job), system: system, executor: executor)
         }
         if joinsSyncBatch(job) { await sink.deferRename() }
-        let replaces = await sink.replacesDestination
-        let hub: ProgressHub
-        let run: () async throws -> CopyReport
-        if let transform = job.transform {
-            let copy = FileCopy(
-                from: chunks, to: sink, totalBytes: chunks.expectedSize, options: copyOptions.pipeline, transform: transform)
-            (hub, run) = (copy.progress, copy.run)
-        } else {
-            let copy = RegularFileCopy(from: chunks, to: sink, options: copyOptions)
-            (hub, run) = (copy.progress, copy.run)
-        }
-        // A file of one chunk is done in one step: its bytes count when it completes, with no
-        // task to forward its progress.
+        return sink
+    }
+
+    /// Whether a copy's progress is forwarded as it goes: not for a file of one chunk, whose
+    /// bytes count when it completes, with no task to forward them.
+    private static func forwards(_ status: FileStatus, _ share: PipelineShare) -> Bool {
+        status.kind != .regular || status.size > Int64(share.chunkSize)
+    }
+
+    /// Runs a copy, forwarding its progress (`hub`) to the engine's as it goes when `forwards`.
+    private func run(
+        _ copy: () async throws -> CopyReport, publishingTo hub: ProgressHub, _ item: Indexed, forwards: Bool,
+        on executor: BlockingIOExecutor
+    ) async throws -> CopyReport {
         var forwarding: Task<Void, Never>?
-        if status.kind != .regular || status.size > Int64(share.chunkSize) {
-            let updates = hub.subscribe()
-            let tracker = tracker
+        if forwards {
+            let (updates, tracker, index) = (hub.subscribe(), tracker, item.progressIndex)
             forwarding = Task(executorPreference: executor) {
                 for await snapshot in updates { tracker.advanced(index: index, bytesCompleted: snapshot.bytesCompleted, bytesWritten: snapshot.bytesWritten) }
             }
         }
         defer { forwarding?.cancel() }
-        let report = try await run()
-        // On the sink's thread: the hook may block, and a full batch of directories is synced by
-        // the record that fills it.
-        return await finishCommit(item, sink: sink, report: report, replaces: replaces)
+        return try await copy()
     }
 }

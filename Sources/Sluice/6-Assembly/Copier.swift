@@ -9,7 +9,9 @@ import Musl
 /// (``copyTree(from:to:options:onOutcome:onFailure:)``), each file atomically, all
 /// within one bound on the bytes buffered, made durable by one `syncfs(2)` per batch of files
 /// and one directory `fsync(2)` per directory instead of two `fsync(2)`s per file
-/// (<doc:DurabilityOfManyFiles>).
+/// (<doc:DurabilityOfManyFiles>). A job may also read a descriptor or any chunk sequence and
+/// write any ``ChunkSink`` (``Job/init(from:to:transform:completion:)``): it runs the
+/// pipeline within the same width, budget, rate and progress.
 ///
 /// Jobs go in with ``submit(_:)``, which suspends while ``Options/width`` files are in flight
 /// and as many more wait (backpressure: never an unbounded queue of jobs; a submitter resumes

@@ -29,13 +29,14 @@ public enum CopyMethod: String, Sendable, Hashable, CaseIterable, CustomStringCo
     /// computed (``CopyReport/crc32``).
     package var passesThroughUserSpace: Bool { self == .pipeline }
 
-    /// A path that was tried and gave way to the next: the kernel refused it.
-    public struct Refusal: Sendable, Hashable, CustomStringConvertible {
+    /// A path that was tried and gave way to the next: the kernel refused it (the `sluice`
+    /// command's `-v` line).
+    package struct Refusal: Sendable, Hashable, CustomStringConvertible {
         /// The method refused.
-        public var method: CopyMethod
+        package var method: CopyMethod
         /// Why: the error number of the call, or `nil` for a `copy_file_range(2)` that
         /// copied nothing before the size the source reported.
-        public var errno: ErrorNumber?
+        package var errno: ErrorNumber?
 
         /// Creates a refusal.
         package init(method: CopyMethod, errno: ErrorNumber?) {
@@ -44,17 +45,11 @@ public enum CopyMethod: String, Sendable, Hashable, CaseIterable, CustomStringCo
         }
 
         /// `clone refused: Operation not supported`.
-        public var description: String {
+        package var description: String {
             "\(method) refused: " + (errno?.description ?? "the source ended before its reported size")
         }
     }
 
-}
-
-// The spellings of 0.1, for one release.
-extension CopyMethod.Refusal {
-    @available(*, unavailable, renamed: "method")
-    public var path: CopyMethod { get { method } set { method = newValue } }
 }
 
 /// The name of ``CopyMethod`` before 0.2.

@@ -50,8 +50,8 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
         self.actualSize = actualSize
     }
 
-    /// The offset of the first byte that differs, when it was found.
-    public var firstDifference: Int64? {
+    /// The offset of the first byte that differs, when it was found (the kind's, for tests).
+    package var firstDifference: Int64? {
         if case .mismatch(let offset, _) = kind { offset } else { nil }
     }
 

@@ -85,7 +85,7 @@ struct GzipOptions {
     /// The stage each source's pipeline runs: the encoder or the decoder, with its chunk size
     /// and its level, threads and block size, or its output limit. Compression always runs
     /// the block format, so that the output is the same for every thread count.
-    var transform: FileCopy<FileChunks, AnySink>.TransformFactory {
+    var transform: FileCopy<FileChunks, AnyChunkSink>.TransformFactory {
         let (chunkSize, level, outputLimit, threads, blockSize) = (common.chunkSize, level, maxOutput, threads, blockSize)
         return switch mode {
         case .compress: {

@@ -52,7 +52,7 @@ struct Transfer {
     var destination: Destination
     /// The verb of messages: `copy`, `compress`, `decompress`, `test`.
     var verb: String
-    var transform: FileCopy<FileChunks, AnySink>.TransformFactory?
+    var transform: FileCopy<FileChunks, AnyChunkSink>.TransformFactory?
     /// `--rm`: remove the source once the destination is committed (durably).
     var removesSource = false
     /// Whether a file destination takes the source's modification time, as `gzip` gives it
@@ -90,7 +90,7 @@ struct Transfer {
     func run(options: CommonOptions, in operation: ManyFilesProgress? = nil) async -> Outcome {
         let file = operation.map { OperationFile(progress: $0, index: $0.reserveIndex(), source: source) }
         let chunks: FileChunks
-        let sink: (any: AnySink, file: FileSink?)
+        let sink: (any: AnyChunkSink, file: FileSink?)
         do {
             chunks = try await openSource(options)
             sink = try await openDestination(for: chunks, options: options)
@@ -164,7 +164,7 @@ struct Transfer {
     }
 
     /// The sink for ``destination``, and the ``FileSink`` behind it when it is a file.
-    private func openDestination(for chunks: FileChunks, options: CommonOptions) async throws -> (any: AnySink, file: FileSink?) {
+    private func openDestination(for chunks: FileChunks, options: CommonOptions) async throws -> (any: AnyChunkSink, file: FileSink?) {
         switch destination {
         case .descriptor(let number, let name):
             // `sluice copy f - >> f` would read its own output until the disk is full.
@@ -172,9 +172,9 @@ struct Transfer {
             if let output = try? descriptor.status(), output.kind == .regular, output.isSameFile(as: chunks.status) {
                 throw FileError.sameFile(destination: name)
             }
-            return (AnySink(DescriptorSink(descriptor, path: name)), nil)
+            return (AnyChunkSink(DescriptorSink(descriptor, path: name)), nil)
         case .discard:
-            return (AnySink(DiscardingSink()), nil)
+            return (AnyChunkSink(DiscardingSink()), nil)
         case .file(let path):
             if let refusal = createdFileRefusal(path) { throw refusal }
             var sourceStatus = chunks.status
@@ -183,7 +183,7 @@ struct Transfer {
             var sinkOptions = options.sinkOptions
             sinkOptions.preservesModificationTime = keepsModificationTime
             let sink = try await openFileSink(path, sourceStatus, sinkOptions)
-            return (AnySink(sink), sink)
+            return (AnyChunkSink(sink), sink)
         }
     }
 

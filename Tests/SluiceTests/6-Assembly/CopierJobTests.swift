@@ -1,0 +1,120 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+@testable import Sluice
+import SluiceTestSupport
+import Testing
+
+/// One job value: a ``Copier/Job`` from a file, a descriptor or any chunk sequence, to a file
+/// or any ``ChunkSink``, through the copier's one engine.
+@Suite(.timeLimit(.minutes(3)))
+struct CopierJobTests {
+    /// A sink that keeps what it is given in memory and says how it ended.
+    actor MemorySink: ChunkSink {
+        enum Ending: Equatable { case open, committed, aborted }
+        private(set) var bytes: [UInt8] = []
+        private(set) var ending = Ending.open
+
+        func write(_ chunk: Chunk) async throws { chunk.withUnsafeBytes { bytes += $0 } }
+        func commit() async throws { ending = .committed }
+        func abort() async { ending = .aborted }
+    }
+
+    /// Chunks that fail after their first, as a socket that drops.
+    struct FailingChunks: AsyncSequence, Sendable {
+        struct Dropped: Error {}
+        func makeAsyncIterator() -> Iterator { Iterator() }
+        struct Iterator: AsyncIteratorProtocol {
+            var sent = false
+            mutating func next() async throws(Dropped) -> Chunk? {
+                guard !sent else { throw Dropped() }
+                sent = true
+                return Chunk(Array(repeating: 1, count: 1000))
+            }
+        }
+    }
+
+    static let data = CopierTests.content(3, size: 200_000)
+
+    static func chunks(of data: [UInt8], size: Int = 64 << 10) -> ChunkList {
+        ChunkList(stride(from: 0, to: data.count, by: size).map { Chunk(Array(data[$0..<min($0 + size, data.count)])) })
+    }
+
+    @Test func aChunkSequenceBecomesAFileCommittedAndVerifiedAsTheCopiersOtherFiles() async throws {
+        try await withScratchDirectory { scratch in
+            let copier = Copier(options: .init(copy: .init(pipeline: .init(verification: .sameBytes))))
+            let destination = scratch.appending("out")
+            let committed = try await copier.copy(.init(from: .chunks(Self.chunks(of: Self.data), name: "memory"), to: .file(destination)))
+            let totals = await copier.finish()
+            #expect(try readFile(destination) == Self.data)
+            #expect(committed.report.method == .pipeline)
+            #expect(committed.report.bytesWritten == Int64(Self.data.count))
+            #expect(committed.report.verification == .verified)
+            #expect(totals.committed == 1 && totals.unsyncedDirectories.isEmpty)
+            #expect(try entries(in: scratch.path) == ["out"])
+        }
+    }
+
+    @Test func aDescriptorGoesThroughATransformIntoAnySink() async throws {
+        var ends: [CInt] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        let (reading, writing) = (Descriptor(rawValue: ends[0]), Descriptor(rawValue: ends[1]))
+        defer { close(reading.rawValue) }
+        // Written and closed before the job starts (less than a pipe holds): the reader meets
+        // the whole input, then its end.
+        let input = Array(Self.data[0..<50_000])
+        let written = input.withUnsafeBytes { write(writing.rawValue, $0.baseAddress, $0.count) }
+        close(writing.rawValue)
+        try #require(written == input.count)
+        let sink = MemorySink()
+        let copier = Copier()
+        let outcomes = CopierTests.Outcomes()
+        let committed = try await copier.copy(.init(
+            from: .descriptor(reading, name: "pipe"), to: .sink(sink, name: "memory"),
+            transform: { ParallelGzipEncoder(threadCount: 1) }, completion: outcomes.add))
+        _ = await copier.finish()
+        #expect(await sink.ending == .committed)
+        let decoded = try await drive(GzipDecoder(), await sink.bytes, chunkSize: 4096)
+        #expect(decoded.output == input)
+        #expect(committed.report.bytesRead == Int64(input.count))
+        #expect(outcomes.all.map(\.source) == ["pipe"])
+        #expect(outcomes.all.map(\.destination) == ["memory"])
+    }
+
+    @Test func aFileGoesIntoAnySinkByThePipeline() async throws {
+        try await withScratchDirectory { scratch in
+            try writeFile(scratch.appending("in"), Self.data)
+            let sink = MemorySink()
+            let copier = Copier()
+            let committed = try await copier.copy(.init(from: .file(scratch.appending("in")), to: .sink(sink, name: "memory")))
+            _ = await copier.finish()
+            #expect(await sink.bytes == Self.data)
+            #expect(await sink.ending == .committed)
+            #expect(committed.report.method == .pipeline)
+            #expect(committed.report.crc32 != nil)
+        }
+    }
+
+    /// A source that fails leaves nothing: the file destination is never created, a sink is
+    /// aborted; the copier goes on with its other jobs.
+    @Test func aFailingSourceLeavesNothingAndTheCopierGoesOn() async throws {
+        try await withScratchDirectory { scratch in
+            let copier = Copier()
+            await #expect(throws: FailingChunks.Dropped.self) {
+                _ = try await copier.copy(.init(from: .chunks(FailingChunks(), name: "socket"), to: .file(scratch.appending("out"))))
+            }
+            let sink = MemorySink()
+            await #expect(throws: FailingChunks.Dropped.self) {
+                _ = try await copier.copy(.init(from: .chunks(FailingChunks(), name: "socket"), to: .sink(sink, name: "memory")))
+            }
+            #expect(await sink.ending == .aborted)
+            let committed = try await copier.copy(.init(from: .chunks(Self.chunks(of: [1, 2, 3]), name: "next"), to: .file(scratch.appending("next"))))
+            let totals = await copier.finish()
+            #expect(committed.report.bytesWritten == 3)
+            #expect(totals.committed == 1 && totals.failed == 2)
+            #expect(try entries(in: scratch.path) == ["next"])
+        }
+    }
+}
