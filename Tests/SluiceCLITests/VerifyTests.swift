@@ -81,10 +81,7 @@ struct VerifyTests {
         var transfer = Transfer(
             source: .file(Pathname(sandbox.path("in"))), destination: options.destination(for: Pathname(sandbox.path("in"))),
             verb: "copy", transform: nil, created: CreatedFiles())
-        transfer.openFileSink = { path, source, sinkOptions in
-            try await FileSink.create(
-                at: path, source: source, options: sinkOptions, system: systemCallsCorruptingWrites(atOffset: 2_000_001))
-        }
+        transfer.system = systemCallsCorruptingWrites(atOffset: 2_000_001)
         let outcome = await transfer.run(options: options.common)
         guard case .failure(let message) = outcome else {
             Issue.record("expected a failure, got \(outcome)")

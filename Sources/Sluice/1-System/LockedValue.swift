@@ -11,7 +11,7 @@ import Darwin
 /// state machine holding continuations can live inside, as with `Mutex`).
 ///
 /// Sluice's synchronisation points (``BoundedChannel``, `CancellationGate`, ``ProgressHub``, the
-/// chunk pool) keep their state here rather than in `Synchronization.Mutex` for one reason: on Linux, `Mutex` hands a contended
+/// chunk pool, the `sluice` command's hand-overs between threads) keep their state here rather than in `Synchronization.Mutex` for one reason: on Linux, `Mutex` hands a contended
 /// lock over through `FUTEX_LOCK_PI`/`FUTEX_UNLOCK_PI` system calls, which ThreadSanitizer does
 /// not see, so `swift test --sanitize=thread` reports every contended critical section as a race
 /// (a 20-line program that appends to an array under a `Mutex` from 8 tasks reproduces it).
@@ -26,14 +26,14 @@ import Darwin
 /// `body` deadlocks. As everywhere in Sluice, `body` only decides: it must not resume
 /// continuations, yield to streams, call user closures or await.
 @usableFromInline
-internal final class LockedValue<Value>: @unchecked Sendable {
+package final class LockedValue<Value>: @unchecked Sendable {
     // Heap-allocated so the mutex has a stable address (a `pthread_mutex_t` may not move).
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     @usableFromInline var value: Value
 
     /// Creates a lock guarding `initialValue`.
     @usableFromInline
-    internal init(_ initialValue: sending Value) {
+    package init(_ initialValue: sending Value) {
         value = initialValue
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -53,7 +53,7 @@ internal final class LockedValue<Value>: @unchecked Sendable {
     /// - Returns: what `body` returns.
     /// - Throws: what `body` throws; the lock is released either way.
     @inlinable
-    internal func withLock<Result, Failure: Error>(
+    package func withLock<Result, Failure: Error>(
         _ body: (inout sending Value) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
         pthread_mutex_lock(mutex)

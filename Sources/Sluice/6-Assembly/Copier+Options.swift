@@ -30,6 +30,12 @@ extension Copier {
         /// move no byte and no batch is pending, in milliseconds
         /// (``Copier/waitForReleasedDescriptors(holding:)``): 10,000; tests set less.
         var descriptorWaitMilliseconds = 10_000
+        /// Whether durable files share a `syncfs(2)` per batch (``Copier/SyncBatch``) and each
+        /// directory one `fsync(2)` in ``Copier/finish()``; `false`: each file syncs its data
+        /// before its rename and its directory after it, at once, on its own thread, as a
+        /// ``FileSink`` alone does: the `sluice` command's transfer run alone (one file: a batch
+        /// would only wait for it).
+        package var batchesSyncs = true
         /// Paths, holes, CRC-32, rate and verification of each file (``FileOptions``; the
         /// verification unless a job sets its own). Its pipeline's capacity is the most chunks
         /// per channel of a file (fewer when the file's share of ``byteBudget`` holds fewer;

@@ -47,16 +47,17 @@ extension Copier {
     /// `fsync(2)` of its own: a durable copy without `--verify` (which reads back after its own
     /// sync).
     func joinsSyncBatch(_ job: Job) -> Bool {
-        (job.sinkOverride ?? options.sink).synchronizes && verification(of: job) == nil
+        options.batchesSyncs && (job.sinkOverride ?? options.sink).synchronizes && verification(of: job) == nil
     }
 
     /// The sink options of `job`'s file: the engine's ``Options/sink`` (a tree's own, inside
-    /// the package), with no directory sync (the engine syncs each directory once), and no
-    /// `fsync(2)` of its own when its batch syncs the file system. Its holes are those its
+    /// the package), with no directory sync (the engine syncs each directory once) unless it
+    /// does not batch its syncs (``Options/batchesSyncs``), and no `fsync(2)` of its own when its
+    /// batch syncs the file system. Its holes are those its
     /// copy options were given (``copyOptions(of:share:)``), so the reader and the sink agree.
     func sinkOptions(of job: Job) -> FileSink.Options {
         var options = job.sinkOverride ?? self.options.sink
-        options.synchronizesDirectory = false
+        options.synchronizesDirectory = !self.options.batchesSyncs
         if joinsSyncBatch(job) {
             options.synchronizes = false
             // Under a low limit on open files a sealed file holds no descriptor while it waits.
@@ -81,6 +82,10 @@ extension Copier {
         }
         if let file = sink.takeSealed() {
             return .sealed(SyncBatch.Entry(item: item, file: file, report: report, warnings: warnings))
+        }
+        // A file that synced its directory itself is durable now; any other once its directory is.
+        guard options.batchesSyncs else {
+            return .committed(Committed(report: report, warnings: warnings, isDurableOnceDirectorySynced: sink.isDurablyCommitted))
         }
         let durable = replaces && (job.sinkOverride ?? options.sink).synchronizes
         if durable { directories.record(directoryOf: job.destinationLocation) }
@@ -200,6 +205,7 @@ extension Copier {
         _ copy: () async throws -> CopyReport, publishingTo hub: ProgressHub, _ item: Indexed, forwards: Bool,
         on executor: BlockingIOExecutor
     ) async throws -> CopyReport {
+        item.job.onCopyStart?(hub)
         var forwarding: Task<Void, Never>?
         if forwards {
             let (updates, tracker, index) = (hub.subscribe(), tracker, item.progressIndex)

@@ -24,7 +24,7 @@ extension Copier {
         _ item: Indexed, copyOptions: RegularFileCopy.Options, share: PipelineShare, on executor: BlockingIOExecutor
     ) throws -> Copied? {
         let job = item.job
-        guard job.transform == nil, copyOptions.pipeline.verification == nil, copyOptions.pipeline.rateLimit == nil,
+        guard job.transform == nil, job.onCopyStart == nil, copyOptions.pipeline.verification == nil, copyOptions.pipeline.rateLimit == nil,
             !copyOptions.forcesPipeline, copyOptions.holes == .auto, copyOptions.reflink != .always,
             let known = job.sourceStatus, Self.fitsInOneStep(known, chunkSize: share.chunkSize)
         else { return nil }

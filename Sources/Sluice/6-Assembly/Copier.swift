@@ -161,7 +161,7 @@ public final class Copier: Sendable {
     }
 
     /// The seam for tests: the same, with the system calls of the files' sources and sinks.
-    init(options: Options, progress: ManyFilesProgress, ownsProgress: Bool, system: SystemCalls) {
+    package init(options: Options, progress: ManyFilesProgress, ownsProgress: Bool, system: SystemCalls) {
         self.options = options
         self.system = system
         width = min(options.width, DescriptorBudget.current.filesInFlightWithoutSync)

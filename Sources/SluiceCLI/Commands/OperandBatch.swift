@@ -55,7 +55,7 @@ final class OperandBatch {
     private var destinations: Set<EntryKey> = []
     /// `--rm` candidates, until the directories are synced.
     private var removals: [(transfer: Transfer, committed: Copier.Committed, hasWarnings: Bool)] = []
-    private let finished = FinishedOutcomes()
+    private let finished = LockedValue<[Copier.Outcome]>([])
     /// Rung by each completion, so the command's thread reports while it waits for the engine.
     private var bell: (stream: AsyncStream<Void>, ring: AsyncStream<Void>.Continuation)?
     private var tally = OperandTally()
@@ -138,7 +138,7 @@ final class OperandBatch {
         let finished = finished
         let ring = bell?.ring
         guard let job = transfer.job(options: options, completion: { outcome in
-            finished.append(outcome)
+            finished.withLock { $0.append(outcome) }
             ring?.yield()
         }) else { return }
         do {
@@ -221,7 +221,10 @@ final class OperandBatch {
     /// Takes the outcomes the engine finished, prints their `--progress=json` lines, and
     /// reports what is ready in operand order.
     private func collect() {
-        let outcomes = finished.take()
+        let outcomes = finished.withLock { outcomes in
+            defer { outcomes.removeAll() }
+            return outcomes
+        }
         for outcome in outcomes {
             if options.progress == .json { Console.writeError(outcome.progress.jsonLine() + "\n") }
             guard let (position, transfer) = inFlight.removeValue(forKey: outcome.index) else { continue }
@@ -255,40 +258,5 @@ final class OperandBatch {
     private static func entryKey(_ path: Pathname) -> EntryKey? {
         guard let directory = try? FileStatus.of(path.directory) else { return nil }
         return EntryKey(device: directory.device, inode: directory.inode, name: path.lastComponent.bytes)
-    }
-}
-
-/// The outcomes the engine's completions hand over, until the command's thread takes them.
-///
-/// Completions run on several threads at once (the files' and the sync batch's), so the list is
-/// guarded by a `pthread_mutex_t`, which ThreadSanitizer sees (it does not see `Mutex`'s futex
-/// hand-over on Linux, and would report each contended append as a race).
-private final class FinishedOutcomes: @unchecked Sendable {
-    // @unchecked: `outcomes` is read and written only with `mutex` held.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private var outcomes: [Copier.Outcome] = []
-
-    init() {
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func append(_ outcome: Copier.Outcome) {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        outcomes.append(outcome)
-    }
-
-    func take() -> [Copier.Outcome] {
-        pthread_mutex_lock(mutex)
-        defer {
-            outcomes.removeAll()
-            pthread_mutex_unlock(mutex)
-        }
-        return outcomes
     }
 }

@@ -66,10 +66,8 @@ struct Transfer {
     /// How `--verify` checks the output: the source's bytes (copy), gzip of them (compress),
     /// or the source decoded (decompress).
     var verification = PipelineOptions.Verification.sameBytes
-    /// Opens a file destination (the seam through which tests give the sink other system calls).
-    var openFileSink: @Sendable (Pathname, FileStatus, FileSink.Options) async throws -> FileSink = {
-        try await FileSink.create(at: $0, source: $1, options: $2)
-    }
+    /// The system calls of the transfer's files (the seam through which tests corrupt writes).
+    var system = SystemCalls.live
 
     /// What happened, for the exit status.
     enum Outcome {
@@ -89,38 +87,80 @@ struct Transfer {
     ///   draws no progress of its own; `nil`: the transfer's own progress is drawn.
     func run(options: CommonOptions, in operation: ManyFilesProgress? = nil) async -> Outcome {
         let file = operation.map { OperationFile(progress: $0, index: $0.reserveIndex(), source: source) }
-        let chunks: FileChunks
-        let sink: (any: AnyChunkSink, file: FileSink?)
+        var job: Copier.Job
         do {
-            chunks = try await openSource(options)
-            sink = try await openDestination(for: chunks, options: options)
+            job = try self.job()
         } catch {
             return await fail(error, display: nil, file: file, options: options)
         }
-        let fileOptions = options.fileOptions(verification: verification, computesCRC32: options.verbose || transform != nil)
-        let progress: ProgressHub
-        let run: () async throws -> CopyReport
-        if transform == nil, case .file = source, let file = sink.file {
-            // A file to a file: the path table picks a clone, a kernel copy or the pipeline.
-            let copy = RegularFileCopy(from: chunks, to: file, options: fileOptions)
-            (progress, run) = (copy.progress, copy.run)
-        } else {
-            let copy = FileCopy(
-                from: chunks, to: sink.any, totalBytes: chunks.expectedSize, options: fileOptions.pipeline, transform: transform)
-            (progress, run) = (copy.progress, copy.run)
+        // Drawn from the copy's own progress once the source and the destination are open: a
+        // transfer that fails to open them draws nothing (``fail(_:display:file:options:)``).
+        let started = LockedValue<(display: ProgressDisplay?, forwarding: Task<Void, Never>?)>((nil, nil))
+        let (mode, label) = (options.progress, "\(verb) '\(source.name)'")
+        job.onCopyStart = { hub in
+            let display = file == nil ? ProgressDisplay(hub: hub, mode: mode, label: label) : nil
+            let forwarding = file?.forward(hub)
+            started.withLock { $0 = (display, forwarding) }
         }
-        let display = file == nil ? ProgressDisplay(hub: progress, mode: options.progress, label: "\(verb) '\(source.name)'") : nil
-        let forwarding = file?.forward(progress)
-        defer { forwarding?.cancel() }
-        let report: CopyReport
-        do {
-            report = try await run()
-            await display?.finish(.completed)
-            file?.finish(bytes: report.bytesRead, written: report.bytesWritten, error: nil, options: options)
-        } catch {
+        let copier = Copier(options: copierOptions(options), progress: ManyFilesProgress(), ownsProgress: true, system: system)
+        let result: Result<Copier.Committed, any Error>
+        do { result = .success(try await copier.copy(job)) } catch { result = .failure(error) }
+        let totals = await copier.finish()
+        let (display, forwarding) = started.withLock { $0 }
+        forwarding?.cancel()
+        switch result {
+        case .failure(let error):
             return await fail(error, display: display, file: file, options: options)
+        case .success(let committed):
+            await display?.finish(.completed)
+            file?.finish(bytes: committed.report.bytesRead, written: committed.report.bytesWritten, error: nil, options: options)
+            return await succeed(committed, unsynced: totals.unsyncedDirectories, options: options)
         }
-        return await succeed(report, fileSink: sink.file, options: options)
+    }
+
+    /// The copier of a transfer run alone: the command's options for one file at a time, its
+    /// data synced by its own `fsync(2)` (no batch to wait for), the CRC-32 for `--verbose` and
+    /// for a transform (which computes it anyway), and a budget that holds every channel of an
+    /// explicit `--capacity`.
+    private func copierOptions(_ options: CommonOptions) -> Copier.Options {
+        var copier = options.copierOptions(verification: verification, keepsModificationTime: keepsModificationTime)
+        copier.width = 1
+        copier.batchesSyncs = false
+        copier.copy.pipeline.computesCRC32 = options.verbose || transform != nil
+        copier.byteBudget = max(copier.byteBudget, 2 * options.capacity * options.chunkSize)
+        return copier
+    }
+
+    /// The copier's job: ``source`` to ``destination``, refused first when the destination is
+    /// a file this run created, or standard output appended to the source itself.
+    ///
+    /// - Throws: ``FileError``: `alreadyExists` (a file this run created), `sameFile`.
+    private func job() throws -> Copier.Job {
+        let input: Copier.Job.Source
+        switch source {
+        case .standardInput: input = .descriptor(.standardInput, name: "-")
+        case .file(let path): input = .file(path)
+        }
+        let output: Copier.Job.Destination
+        switch destination {
+        case .descriptor(let number, let name):
+            // `sluice copy f - >> f` would read its own output until the disk is full.
+            let descriptor = Descriptor(rawValue: number)
+            let read = switch source {
+            case .standardInput: try? Descriptor.standardInput.status()
+            case .file(let path): try? FileStatus.of(path)
+            }
+            if let read, let written = try? descriptor.status(), written.kind == .regular, written.isSameFile(as: read) {
+                throw FileError.sameFile(destination: name)
+            }
+            output = .sink(DescriptorSink(descriptor, path: name), name: name)
+        case .discard:
+            output = .sink(DiscardingSink(), name: "-")
+        case .file(let path):
+            if let refusal = createdFileRefusal(path) { throw refusal }
+            output = .file(path)
+        }
+        return Copier.Job(from: input, to: output, transform: transform)
     }
 
     /// A transfer run alone as one file of a command's progress (``run(options:in:)``).
@@ -154,39 +194,6 @@ struct Transfer {
         }
     }
 
-    private func openSource(_ options: CommonOptions) async throws -> FileChunks {
-        switch source {
-        case .standardInput:
-            try await FileChunks.reading(.standardInput, chunkSize: options.chunkSize, findsHoles: options.sparse.findsHoles(verifying: options.verify))
-        case .file(let path):
-            try await FileChunks.open(path, chunkSize: options.chunkSize, findsHoles: options.sparse.findsHoles(verifying: options.verify))
-        }
-    }
-
-    /// The sink for ``destination``, and the ``FileSink`` behind it when it is a file.
-    private func openDestination(for chunks: FileChunks, options: CommonOptions) async throws -> (any: AnyChunkSink, file: FileSink?) {
-        switch destination {
-        case .descriptor(let number, let name):
-            // `sluice copy f - >> f` would read its own output until the disk is full.
-            let descriptor = Descriptor(rawValue: number)
-            if let output = try? descriptor.status(), output.kind == .regular, output.isSameFile(as: chunks.status) {
-                throw FileError.sameFile(destination: name)
-            }
-            return (AnyChunkSink(DescriptorSink(descriptor, path: name)), nil)
-        case .discard:
-            return (AnyChunkSink(DiscardingSink()), nil)
-        case .file(let path):
-            if let refusal = createdFileRefusal(path) { throw refusal }
-            var sourceStatus = chunks.status
-            // A compressed or decompressed file is data, never a set-ID program.
-            if transform != nil { sourceStatus.permissions = sourceStatus.permissionsWithoutSetID }
-            var sinkOptions = options.sinkOptions
-            sinkOptions.preservesModificationTime = keepsModificationTime
-            let sink = try await openFileSink(path, sourceStatus, sinkOptions)
-            return (AnyChunkSink(sink), sink)
-        }
-    }
-
     /// The refusal to write `path` when this run created the file there (a later operand never
     /// overwrites an earlier one's output, as `cp`), or `nil`.
     func createdFileRefusal(_ path: Pathname) -> FileError? {
@@ -198,7 +205,11 @@ struct Transfer {
 
     /// After a copy that succeeded: remembers the file created, prints the warnings, removes
     /// the source for `--rm` (or says why it is kept), prints the `--verbose` report.
-    private func succeed(_ report: CopyReport, fileSink: FileSink?, options: CommonOptions) async -> Outcome {
+    ///
+    /// - Parameter unsynced: the directories the copier could not sync: a file renamed into one
+    ///   is in place, but not known to be durable (a warning; `--rm` keeps its source).
+    private func succeed(_ committed: Copier.Committed, unsynced: [Pathname: FileError], options: CommonOptions) async -> Outcome {
+        let report = committed.report
         if case .file(let path) = destination, let status = try? FileStatus.of(path), status.kind == .regular {
             created.insert(status)
         }
@@ -208,7 +219,12 @@ struct Transfer {
             if case .file(let path) = destination { SignalWatcher.reportWritten(path) }
             return .cancelled
         }
-        var warnings = report.warnings + (await fileSink?.warnings ?? [])
+        var warnings = report.warnings + committed.warnings
+        var isDurable = committed.isDurableOnceDirectorySynced
+        if case .file(let path) = destination, let error = unsynced[path.directory] {
+            warnings.append(StageWarning("'\(path)' is in place, but \(error)"))
+            isDurable = false
+        }
         if case .notVerified(let reason) = report.verification {
             warnings.append(StageWarning("not verified: \(reason)"))
         }
@@ -218,7 +234,7 @@ struct Transfer {
         if removesSource, case .file(let path) = source {
             let removals = DirectorySyncBatch()
             if let kept = keepReason(
-                path, hasWarnings: !warnings.isEmpty, isDurable: await fileSink?.isDurablyCommitted == true, force: options.force,
+                path, hasWarnings: !warnings.isEmpty, isDurable: isDurable, force: options.force,
                 removals: removals) {
                 let warning = StageWarning("kept '\(path)': \(kept)")
                 if !options.quiet { Console.message(warning.message) }
