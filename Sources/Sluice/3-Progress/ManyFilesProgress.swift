@@ -121,8 +121,9 @@ package final class ManyFilesProgress: Sendable {
         if let snapshot { hub.publish(snapshot) }
     }
 
-    /// File `index` finished: `bytes` counted as done for it (``ProgressSnapshot/bytesCompleted``
-    /// keeps to its total), and, when `error` is `nil`, as committed; `written` the bytes it
+    /// File `index` finished: `bytes` counted as done for it, or the bytes it last reported
+    /// done if more (a source of unknown size that failed: the bar never goes back;
+    /// ``ProgressSnapshot/bytesCompleted`` keeps to its total), and, when `error` is `nil`, as committed; `written` the bytes it
     /// wrote (`nil`: as many as it last reported written, 0 if none); `error` its failure if it
     /// failed.
     ///
@@ -131,9 +132,9 @@ package final class ManyFilesProgress: Sendable {
     package func finished(index: Int, file: Pathname, bytes: Int64, written: Int64? = nil, error: String?) -> ProgressSnapshot {
         let flow = buffered()
         let snapshot = state.withLock { state in
-            let reported = state.inFlight.removeValue(forKey: index)?.written ?? 0
-            state.finishedBytes += bytes
-            state.finishedWritten += written ?? reported
+            let reported = state.inFlight.removeValue(forKey: index)
+            state.finishedBytes += max(bytes, reported?.read ?? 0)
+            state.finishedWritten += written ?? reported?.written ?? 0
             state.completed += 1
             if error != nil {
                 state.failed += 1

@@ -175,8 +175,12 @@ extension Copier.Job {
         /// attributes, holes), and synced with the copier's other files.
         case file(Pathname)
         /// Any sink (a ``DescriptorSink`` on standard output, a ``FileSink`` you created, one of
-        /// your own): written in order, then committed, or aborted if the job fails; the
-        /// copier's ``Copier/Options/sink`` does not apply to it. `name` names it.
+        /// your own): written in order, then committed; aborted if the job fails or never
+        /// starts (the copier cancelled first). It gets hole chunks (``Chunk/isHole``) where
+        /// the copier's ``Copier/Options/sink`` `sparse` finds holes in the source; the rest of
+        /// those options are the sink's own business. A verification reads back a
+        /// ``FileSink`` only: any other sink is committed unverified, and the report says so
+        /// (``CopyReport/verification``). `name` names it.
         case sink(any ChunkSink, name: Pathname)
 
         /// The name the job's progress, errors and outcome give it.
@@ -186,6 +190,15 @@ extension Copier.Job {
             case .sink(_, let name): name
             }
         }
+    }
+}
+
+extension Copier.Job {
+    /// Whether the job writes a durable file, by its sink options or else `options` (the
+    /// engine's): such a file holds its descriptors until its batch's sync.
+    func isDurableFile(_ options: FileSink.Options) -> Bool {
+        guard case .file = output else { return false }
+        return (sinkOverride ?? options).synchronizes
     }
 }
 
@@ -207,11 +220,19 @@ extension Copier.Job {
     @available(*, unavailable, message: "set the sink and verification in Copier.Options: init(source:destination:transform:completion:)")
     public init(
         source: Pathname, destination: Pathname, sinkOptions: FileSink.Options,
-        transform: FileCopy<FileChunks, FileSink>.TransformFactory?, verification: PipelineOptions.Verification?,
-        completion: @escaping @Sendable (Copier.Outcome) -> Void
+        transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil, verification: PipelineOptions.Verification? = nil,
+        completion: @escaping @Sendable (Copier.Outcome) -> Void = { _ in }
     ) {
         self.init(source: source, destination: destination, transform: transform, completion: completion)
         sinkOverride = sinkOptions
+    }
+
+    @available(*, unavailable, message: "set the verification in Copier.Options.copy.pipeline: init(source:destination:transform:completion:)")
+    public init(
+        source: Pathname, destination: Pathname, transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil,
+        verification: PipelineOptions.Verification?, completion: @escaping @Sendable (Copier.Outcome) -> Void = { _ in }
+    ) {
+        self.init(source: source, destination: destination, transform: transform, completion: completion)
     }
 }
 

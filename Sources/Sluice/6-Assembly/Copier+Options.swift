@@ -149,7 +149,10 @@ extension Copier.FileOptions {
 
     /// The initializer with the holes, now the copier's sink's.
     @available(*, unavailable, message: "pass the holes in Copier.Options.sink: init(reflink:forcesPipeline:pipeline:)")
-    public init(reflink: Copier.ReflinkMode, sparse: FileChunks.SparseMode, forcesPipeline: Bool, pipeline: PipelineOptions) {
+    public init(
+        reflink: Copier.ReflinkMode = .auto, sparse: FileChunks.SparseMode, forcesPipeline: Bool = false,
+        pipeline: PipelineOptions = PipelineOptions()
+    ) {
         self.init(reflink: reflink, holes: sparse, forcesPipeline: forcesPipeline, pipeline: pipeline, sliceSize: Self.defaultSliceSize)
     }
 }

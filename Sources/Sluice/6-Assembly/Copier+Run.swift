@@ -97,10 +97,10 @@ extension Copier {
     /// something else than a file runs the pipeline (``copyThroughPipeline(_:share:on:)``).
     private func copy(_ item: Indexed, share: PipelineShare, on executor: BlockingIOExecutor) async throws -> Copied {
         let job = item.job
-        try Task.checkCancellation()
         guard case .file = job.input.kind, case .file = job.output else {
             return try await copyThroughPipeline(item, share: share, on: executor)
         }
+        try Task.checkCancellation()
         let copyOptions = copyOptions(of: job, share: share)
         if let copied = try copySmallFile(item, copyOptions: copyOptions, share: share, on: executor) { return copied }
         let chunks = try await openFile(of: job, chunkSize: share.chunkSize, copyOptions: copyOptions, on: executor)
@@ -127,22 +127,13 @@ extension Copier {
     private func copyThroughPipeline(_ item: Indexed, share: PipelineShare, on executor: BlockingIOExecutor) async throws -> Copied {
         let job = item.job
         let copyOptions = copyOptions(of: job, share: share)
-        let findsHoles = copyOptions.holes.findsHoles(verifying: copyOptions.pipeline.verification != nil)
-        let chunks: FileChunks?
-        switch job.input.kind {
-        case .file: chunks = try await openFile(of: job, chunkSize: share.chunkSize, copyOptions: copyOptions, on: executor)
-        // A read of a pipe may wait without end: on a thread of its own, not the file's slot.
-        case .descriptor(let descriptor, let name):
-            chunks = try await FileChunks.reading(descriptor, path: name, chunkSize: share.chunkSize, findsHoles: findsHoles)
-        case .chunks: chunks = nil
-        }
-        let sink: FileSink?
-        let replaces: Bool
-        switch job.output {
-        case .file:
-            let created = try await createFileSink(of: job, source: chunks?.status, on: executor)
-            (sink, replaces) = (created, await created.replacesDestination)
-        case .sink: (sink, replaces) = (nil, false)
+        let (chunks, sink, replaces): (FileChunks?, FileSink?, Bool)
+        do {
+            (chunks, sink, replaces) = try await openThroughPipeline(job, share: share, copyOptions: copyOptions, on: executor)
+        } catch {
+            // The pipeline never ran, so never aborted it: a caller's sink is aborted here.
+            if case .sink(let other, _) = job.output { await other.abort() }
+            throw error
         }
         let destination: AnyChunkSink
         switch job.output {
@@ -165,6 +156,29 @@ extension Copier {
         }
         guard let sink else { return .committed(Committed(report: report, warnings: [], isDurableOnceDirectorySynced: false)) }
         return await finishCommit(item, sink: sink, report: report, replaces: replaces)
+    }
+
+    /// Opens the source of a job through the pipeline (a file or a descriptor: its reader;
+    /// a chunk sequence: `nil`) and its destination file (`nil` for a sink), and whether that
+    /// file replaces its destination.
+    private func openThroughPipeline(
+        _ job: Job, share: PipelineShare, copyOptions: RegularFileCopy.Options, on executor: BlockingIOExecutor
+    ) async throws -> (FileChunks?, FileSink?, Bool) {
+        try Task.checkCancellation()
+        let chunks: FileChunks?
+        switch job.input.kind {
+        case .file: chunks = try await openFile(of: job, chunkSize: share.chunkSize, copyOptions: copyOptions, on: executor)
+        // A read of a pipe may wait without end: on a thread of its own, not the file's slot.
+        case .descriptor(let descriptor, let name):
+            let findsHoles = copyOptions.holes.findsHoles(verifying: copyOptions.pipeline.verification != nil)
+            chunks = try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
+                try await FileChunks.reading(descriptor, path: name, chunkSize: share.chunkSize, findsHoles: findsHoles)
+            }
+        case .chunks: chunks = nil
+        }
+        guard case .file = job.output else { return (chunks, nil, false) }
+        let sink = try await createFileSink(of: job, source: chunks?.status, on: executor)
+        return (chunks, sink, await sink.replacesDestination)
     }
 
     /// Opens `job`'s source file at its location; out of descriptors, it waits while the

@@ -154,8 +154,16 @@ extension Copier.TreeOptions {
     @available(*, unavailable, message: "set Copier.Options.sink")
     public var sink: FileSink.Options { get { FileSink.Options(replacesExisting: false) } set {} }
 
+    @available(*, unavailable, message: "set the sink in Copier.Options.sink: init(keepsHardLinks:links:)")
+    public init(keepsHardLinks: Bool = false, links: Copier.SymbolicLinkPolicy = .never, sink: FileSink.Options) {
+        self.init(keepsHardLinks: keepsHardLinks, links: links)
+    }
+
     @available(*, unavailable, message: "set preservation and the sink in Copier.Options.sink: init(keepsHardLinks:links:)")
-    public init(preservesAttributes: Bool, keepsHardLinks: Bool, links: Copier.SymbolicLinkPolicy, sink: FileSink.Options) {
+    public init(
+        preservesAttributes: Bool, keepsHardLinks: Bool = false, links: Copier.SymbolicLinkPolicy = .never,
+        sink: FileSink.Options = FileSink.Options(replacesExisting: false)
+    ) {
         self.init(keepsHardLinks: keepsHardLinks, links: links)
     }
 }

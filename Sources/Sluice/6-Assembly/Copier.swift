@@ -32,7 +32,9 @@ import Musl
 ///    files (`--no-fsync`, or with `--verify`, which syncs before it reads back) commit at once
 ///    on their thread. The file's reader, sink and stages all run on one
 ///    thread of a pool of ``Options/width``, started once for the engine: a
-///    file hands chunks over without waking another thread, and starts none. A file of one
+///    file hands chunks over without waking another thread, and starts none (a job from a
+///    descriptor or a chunk sequence, or to a sink of the caller's, runs its reader or its sink
+///    where those run, on threads of their own). A file of one
 ///    chunk at most, dense, without a transform, verification or rate limit, is copied in one
 ///    step on that thread instead: the sink is called there without a hop, no reader, channel
 ///    or progress task is made, and on one file system it goes by `copy_file_range(2)` where
@@ -297,12 +299,12 @@ public final class Copier: Sendable {
                     defer { state.withLock { $0.isDispatching = false } }
                     guard taken else { continue }
                     // Handed over before the cancellation, delivered after it: never started.
-                    if cancelled { complete(item, .failure(CancellationError()), bytes: 0); continue }
+                    if cancelled { await fail(item, CancellationError()); continue }
                     // A durable file starts only while fewer than `durableWidth` files are in flight.
-                    let limit = (item.job.sinkOverride ?? options.sink).synchronizes ? durableWidth : width
+                    let limit = item.job.isDurableFile(options.sink) ? durableWidth : width
                     while width - idle.count >= limit, let freed = await group.next() { idle.append(freed) }
                     let piece = self.share(of: item.job, within: share)
-                    do { try await budget.acquire(piece.bytes) } catch { complete(item, .failure(error), bytes: 0); continue }
+                    do { try await budget.acquire(piece.bytes) } catch { await fail(item, error); continue }
                     let executor = idle.removeLast()
                     state.withLock { $0.running += 1 }
                     // The task holds the job (and so its directories' descriptors) only while it
@@ -326,18 +328,25 @@ public final class Copier: Sendable {
         if state.withLock({ $0.isCancelled }) { batch.cancel() }
         await batch.finish()
         state.withLock { $0.batch = nil }
-        failLeftovers()
+        await failLeftovers()
     }
 
     /// Cancelled: fails, in the order they were submitted, the jobs handed over and never started.
-    private func failLeftovers() {
+    private func failLeftovers() async {
         let leftovers = state.withLock { state in
             defer { state.waiting.removeAll() }
             return state.waiting.sorted { $0.key < $1.key }
         }
         for (_, item) in leftovers {
-            complete(item, .failure(CancellationError()), bytes: 0)
+            await fail(item, CancellationError())
         }
+    }
+
+    /// Fails a job whose copy never started: the sink it writes to, if any, is aborted first,
+    /// so that a caller's sink is always committed or aborted.
+    func fail(_ item: Indexed, _ error: any Error) async {
+        if case .sink(let sink, _) = item.job.output { await sink.abort() }
+        complete(item, .failure(error), bytes: 0)
     }
 
     /// How `job`'s file is copied, by either route (through the pipeline, or in one step):

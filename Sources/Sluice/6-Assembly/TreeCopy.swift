@@ -61,7 +61,7 @@ package struct TreeCopy: Sendable {
         ///
         /// - Precondition: `width` and `byteBudget` >= 1.
         package init(
-            preservesAttributes: Bool = false, keepsHardLinks: Bool = false, links: Copier.SymbolicLinkPolicy = .never,
+            preservesAttributes: Bool? = nil, keepsHardLinks: Bool = false, links: Copier.SymbolicLinkPolicy = .never,
             sink: FileSink.Options = .init(), file: Copier.FileOptions = .init(),
             chunkSize: Int = FileChunks.defaultChunkSize,
             maximumOpenDirectories: Int = Copier.TreeOptions.defaultMaximumOpenDirectories,
@@ -71,7 +71,7 @@ package struct TreeCopy: Sendable {
             var tree = Copier.TreeOptions(keepsHardLinks: keepsHardLinks, links: links)
             tree.maximumOpenDirectories = maximumOpenDirectories
             var sink = sink
-            sink.preservesAttributes = preservesAttributes
+            sink.preservesAttributes = preservesAttributes ?? sink.preservesAttributes
             self.init(tree: tree, sink: sink, file: file, chunkSize: chunkSize, width: width, byteBudget: byteBudget)
         }
 

@@ -117,4 +117,73 @@ struct CopierJobTests {
             #expect(try entries(in: scratch.path) == ["next"])
         }
     }
+
+    /// A sink is aborted when its job fails before the pipeline runs (the source cannot be
+    /// opened) and when its job never starts (the copier cancelled while it waited for the
+    /// only slot, behind a job reading a pipe that never ends).
+    @Test func aSinkIsAbortedWhenItsJobFailsBeforeTheCopyOrNeverStarts() async throws {
+        try await withScratchDirectory { scratch in
+            let copier = Copier(options: .init(width: 1))
+            let unopened = MemorySink()
+            await #expect(throws: FileError.self) {
+                _ = try await copier.copy(.init(from: .file(scratch.appending("missing")), to: .sink(unopened, name: "memory")))
+            }
+            #expect(await unopened.ending == .aborted)
+
+            var ends: [CInt] = [0, 0]
+            try #require(pipe(&ends) == 0)
+            defer { close(ends[0]); close(ends[1]) }
+            let (first, waiting) = (MemorySink(), MemorySink())
+            let outcomes = CopierTests.Outcomes()
+            try await copier.submit(.init(
+                from: .descriptor(Descriptor(rawValue: ends[0]), name: "pipe"), to: .sink(first, name: "first"),
+                completion: outcomes.add))
+            try await copier.submit(.init(
+                from: .chunks(Self.chunks(of: [1, 2, 3]), name: "list"), to: .sink(waiting, name: "second"),
+                completion: outcomes.add))
+            copier.cancel()
+            let totals = await copier.finish()
+            #expect(totals.failed == 3 && totals.committed == 0)
+            #expect(await first.ending == .aborted)
+            #expect(await waiting.ending == .aborted)
+            #expect(outcomes.all.allSatisfy { if case .failure = $0.result { true } else { false } })
+        }
+    }
+
+    /// Chunks that, after their first, wait until the copier's progress counts them, then fail.
+    struct FailingAfterCounted: AsyncSequence, Sendable {
+        let progress: ProgressHub
+        func makeAsyncIterator() -> Iterator { Iterator(progress: progress) }
+        struct Iterator: AsyncIteratorProtocol {
+            let progress: ProgressHub
+            var sent = false
+            mutating func next() async throws -> Chunk? {
+                guard !sent else {
+                    while (progress.latest?.bytesCompleted ?? 0) == 0 { await Task.yield() }
+                    throw FailingChunks.Dropped()
+                }
+                sent = true
+                return Chunk(Array(repeating: 2, count: 512 << 10))
+            }
+        }
+    }
+
+    /// A source of unknown size that fails keeps the bytes it was counted for: the operation's
+    /// progress never goes back (it used to drop to 0).
+    @Test func progressNeverGoesBackWhenASourceOfUnknownSizeFails() async throws {
+        let copier = Copier()
+        let snapshots = Task {
+            var seen: [Int64] = []
+            for await snapshot in copier.progress.subscribe() { seen.append(snapshot.bytesCompleted) }
+            return seen
+        }
+        await #expect(throws: FailingChunks.Dropped.self) {
+            _ = try await copier.copy(.init(
+                from: .chunks(FailingAfterCounted(progress: copier.progress), name: "socket"), to: .sink(MemorySink(), name: "memory")))
+        }
+        _ = await copier.finish()
+        let seen = await snapshots.value
+        #expect(seen.contains(512 << 10), "\(seen)")
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 <= $1 }, "\(seen)")
+    }
 }
