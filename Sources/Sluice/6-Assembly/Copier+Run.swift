@@ -190,7 +190,7 @@ extension Copier {
             try await FileChunks.open(
                 at: job.sourceLocation, followsLinks: job.followsLinks, chunkSize: chunkSize,
                 findsHoles: copyOptions.holes.findsHoles(verifying: copyOptions.pipeline.verification != nil),
-                executor: executor, system: system)
+                executor: options.overlapsReadsAndWrites ? nil : executor, system: system)
         }
     }
 
@@ -202,7 +202,8 @@ extension Copier {
         if job.transform != nil, let source { status?.permissions = source.permissionsWithoutSetID }
         let sink = try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
             try await FileSink.create(
-                at: job.destinationLocation, source: status, options: sinkOptions(of: job), system: system, executor: executor)
+                at: job.destinationLocation, source: status, options: sinkOptions(of: job), system: system,
+                executor: options.overlapsReadsAndWrites ? nil : executor)
         }
         if joinsSyncBatch(job) { await sink.deferRename() }
         return sink

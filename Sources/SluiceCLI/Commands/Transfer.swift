@@ -119,13 +119,15 @@ struct Transfer {
     }
 
     /// The copier of a transfer run alone: the command's options for one file at a time, its
-    /// data synced by its own `fsync(2)` (no batch to wait for), the CRC-32 for `--verbose` and
+    /// data synced by its own `fsync(2)` (no batch to wait for), its reads and writes on
+    /// threads of their own (overlapping), the CRC-32 for `--verbose` and
     /// for a transform (which computes it anyway), and a budget that holds every channel of an
     /// explicit `--capacity`.
     private func copierOptions(_ options: CommonOptions) -> Copier.Options {
         var copier = options.copierOptions(verification: verification, keepsModificationTime: keepsModificationTime)
         copier.width = 1
         copier.batchesSyncs = false
+        copier.overlapsReadsAndWrites = true
         copier.copy.pipeline.computesCRC32 = options.verbose || transform != nil
         copier.byteBudget = max(copier.byteBudget, 2 * options.capacity * options.chunkSize)
         return copier
