@@ -97,6 +97,9 @@ package final class DirectorySyncBatch: Sendable {
     /// The count of directories waiting for their `fsync(2)`.
     package var pendingCount: Int { directories.withLock { $0.count } }
 
+    /// Whether ``synchronize()`` has nothing to do: no directory waits, and no early sync failed.
+    var isEmpty: Bool { pendingCount == 0 && earlyFailures.withLock { $0.isEmpty } }
+
     /// `fsync(2)`s every recorded directory once, and forgets them.
     ///
     /// - Returns: the directories that could not be synced, with the error (of `open(2)` or

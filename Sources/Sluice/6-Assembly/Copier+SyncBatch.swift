@@ -75,7 +75,19 @@ extension Copier {
         }
 
         private let state = LockedValue(State())
-        private let executor = BlockingIOExecutor(label: "sluice.sync-batch")
+        /// The batch's thread, started with its first file: a copier whose files never join a
+        /// batch (``Copier/Options/batchesSyncs`` off, `--no-fsync`) starts none.
+        private let startedExecutor = LockedValue<BlockingIOExecutor?>(nil)
+
+        /// The batch's thread, started at the first call.
+        private var executor: BlockingIOExecutor {
+            startedExecutor.withLock { started in
+                if let started { return started }
+                let executor = BlockingIOExecutor(label: "sluice.sync-batch")
+                started = executor
+                return executor
+            }
+        }
         /// Makes a batch durable and renames it, or, after ``cancel()``, removes it
         /// (``Copier/commit(_:of:)``): on the batch's thread.
         private let commit: @Sendable (_ entries: [Entry], _ batch: SyncBatch) -> Void

@@ -255,7 +255,8 @@ public final class Copier: Sendable {
             self.cancel()
         }
         let directories = directories
-        let failures = await Task(executorPreference: BlockingIOExecutor(label: "sluice.directory-sync")) {
+        // No thread is started when no directory waits (a transfer that synced its own).
+        let failures = directories.isEmpty ? [:] : await Task(executorPreference: BlockingIOExecutor(label: "sluice.directory-sync")) {
             directories.synchronize()
         }.value
         let interrupted = state.withLock { $0.isCancelled }
