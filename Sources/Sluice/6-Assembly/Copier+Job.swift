@@ -51,7 +51,8 @@ extension Copier {
         /// Called with the copy's own progress once the source and the destination are open,
         /// before a byte moves, on the file's thread; it must not block. The `sluice` command
         /// draws the progress of a transfer run alone from it (a subscriber made here misses
-        /// nothing). A job with it is never copied in one step (which has no progress).
+        /// nothing); the engine's own ``Copier/progress`` then counts the job when it completes,
+        /// not as it goes. A job with it is never copied in one step (which has no progress).
         package var onCopyStart: (@Sendable (ProgressHub) -> Void)?
         /// Where the source's attributes that the file could not take are recorded, once per
         /// kind (a tree's record); `nil`: they are the file's own warnings.
