@@ -7,11 +7,25 @@ extension Copier {
     /// byte budget, rate, progress and options.
     public struct Job: Sendable {
         /// The source's name: its path, or the name given with a descriptor or a chunk
-        /// sequence. Progress, errors and the ``Outcome`` name it.
-        public var source: Pathname
+        /// sequence. Progress, errors and the ``Outcome`` name it. Setting it on a job that
+        /// reads a file reads the file at the new path.
+        public var source: Pathname {
+            didSet {
+                guard case .file = input.kind else { return }
+                input = .file(source)
+                sourceLocation = FileLocation(path: source)
+            }
+        }
         /// The destination's name: the final path of a file (a temporary file beside it is
-        /// renamed over it), or the name given with a sink.
-        public var destination: Pathname
+        /// renamed over it), or the name given with a sink. Setting it on a job that writes a
+        /// file writes the file at the new path.
+        public var destination: Pathname {
+            didSet {
+                guard case .file = output else { return }
+                output = .file(destination)
+                destinationLocation = FileLocation(path: destination)
+            }
+        }
         /// What is read.
         package var input: Source
         /// Where it goes.

@@ -186,4 +186,21 @@ struct CopierJobTests {
         #expect(seen.contains(512 << 10), "\(seen)")
         #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 <= $1 }, "\(seen)")
     }
+
+    /// A job's public names are where a file job reads and writes: setting them after the
+    /// initializer retargets the job (they used to be names only, the job copying the first paths).
+    @Test func settingAFileJobsPathsRetargetsIt() async throws {
+        try await withScratchDirectory { scratch in
+            try writeFile(scratch.appending("a"), [1, 2, 3])
+            try writeFile(scratch.appending("b"), [4, 5])
+            var job = Copier.Job(source: scratch.appending("a"), destination: scratch.appending("x"))
+            job.source = scratch.appending("b")
+            job.destination = scratch.appending("y")
+            let copier = Copier()
+            _ = try await copier.copy(job)
+            _ = await copier.finish()
+            #expect(try readFile(scratch.appending("y")) == [4, 5])
+            #expect(try entries(in: scratch.path) == ["a", "b", "y"])
+        }
+    }
 }
