@@ -116,7 +116,9 @@ extension Copier {
         /// - Parameters:
         ///   - source: a file, a descriptor or a chunk sequence.
         ///   - destination: a file or a sink.
-        ///   - transform: makes the transform stage (gzip, gunzip); `nil` copies.
+        ///   - transform: makes the transform stage (gzip, gunzip); `nil` copies. The factory's
+        ///     type is that of every ``FileCopy`` (`{ ParallelGzipEncoder() }`), whatever the
+        ///     job's source and destination.
         ///   - completion: called once when the job is done, on an engine thread; must not block.
         public init(
             from source: Source, to destination: Destination,
@@ -287,9 +289,9 @@ extension Copier {
         public var committed = 0
         /// Jobs failed (cancelled ones included).
         public var failed = 0
-        /// Bytes read from the sources of committed files.
+        /// Bytes read from the sources of committed jobs.
         public var bytesRead: Int64 = 0
-        /// Bytes written to committed files.
+        /// Bytes written by committed jobs, to files and sinks.
         public var bytesWritten: Int64 = 0
         /// The most bytes the shared budget granted at once.
         package var peakBudgetBytes = 0
@@ -308,8 +310,9 @@ extension Copier {
     /// job goes in as with ``submit(_:)`` (its ``Job/completion`` is called too, first), beside
     /// any other files in flight, by the same path choice, budget and batch.
     ///
-    /// The file is durable once ``finish()`` has synced its directory, as every file of the
-    /// copier is (a `syncfs(2)` per batch, a directory `fsync(2)` once for many files).
+    /// A file is durable once ``finish()`` has synced its directory, as every file of the
+    /// copier is (a `syncfs(2)` per batch, a directory `fsync(2)` once for many files), unless
+    /// the copier's ``Options/sink`` does not synchronize (`--no-fsync`: nothing is synced).
     ///
     /// ```swift
     /// let copier = Copier()
@@ -318,7 +321,9 @@ extension Copier {
     /// print(committed.report.method)  // clone, copy_file_range or pipeline
     /// ```
     ///
-    /// - Returns: the commit: the copy's report (path taken, bytes, CRC-32) and its warnings.
+    /// - Returns: the commit: the copy's report (path taken, bytes, and the CRC-32 when the
+    ///   data passed through the pipeline: `nil` for a clone or `copy_file_range(2)` unless
+    ///   ``FileOptions/forcesPipeline``) and its warnings.
     /// - Throws: what the file's ``Outcome/result`` holds (``FileError``, ``GzipError``,
     ///   ``VerificationError``); `CancellationError` if the copier was cancelled or finished,
     ///   or the calling task was cancelled, which cancels the copier as it does in
