@@ -17,7 +17,7 @@ extension FileChunks {
 
         /// The case named `rawValue`: `auto`, `always` or `never`, as `cp --sparse`; `nil` for any other name.
         public init?(rawValue: String) {
-            guard let named = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+            guard let named = Self.named(rawValue) else { return nil }
             self = named
         }
 

@@ -18,7 +18,7 @@ public enum CopyMethod: String, Sendable, Hashable, CaseIterable, CustomStringCo
 
     /// The case named `rawValue`: `clone`, `copy_file_range` or `pipeline`; `nil` for any other name.
     public init?(rawValue: String) {
-        guard let named = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+        guard let named = Self.named(rawValue) else { return nil }
         self = named
     }
 

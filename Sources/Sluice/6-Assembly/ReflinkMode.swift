@@ -12,7 +12,7 @@ extension Copier {
 
         /// The case named `rawValue`: `auto`, `always` or `never`, as `cp --reflink`; `nil` for any other name.
         public init?(rawValue: String) {
-            guard let named = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+            guard let named = Self.named(rawValue) else { return nil }
             self = named
         }
     }
