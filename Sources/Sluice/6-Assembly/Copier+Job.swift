@@ -210,12 +210,19 @@ extension Copier.Job {
     }
 }
 
-extension Copier.Job {
-    /// Whether the job writes a durable file, by its sink options or else `options` (the
-    /// engine's): such a file holds its descriptors until its batch's sync.
-    func isDurableFile(_ options: FileSink.Options) -> Bool {
-        guard case .file = output else { return false }
-        return (sinkOverride ?? options).synchronizes
+extension Copier {
+    /// How `job`'s file is written, before the engine's adjustments (``sinkOptions(of:)``): a
+    /// tree's own options, else the engine's ``Options/sink``. The one place a job's
+    /// override is read.
+    func writing(_ job: Job) -> FileSink.Options {
+        job.sinkOverride ?? options.sink
+    }
+
+    /// Whether `job` writes a durable file: such a file holds its descriptors until its
+    /// batch's sync.
+    func writesDurableFile(_ job: Job) -> Bool {
+        guard case .file = job.output else { return false }
+        return writing(job).synchronizes
     }
 }
 

@@ -121,6 +121,10 @@ extension Copier {
         /// Default 0 (the table alone); ``Copier`` raises it to its chunk size.
         package var kernelCopyLimit: Int64 = 0
 
+        /// Whether the source is opened to find its holes: as ``holes`` says, and never for a
+        /// verified copy, which reads every byte rather than believe the hole map.
+        package var findsHoles: Bool { holes.findsHoles(verifying: pipeline.verification != nil) }
+
         /// The slice of a kernel copy unless a test sets one: 4 MiB.
         package static let defaultSliceSize = 4 << 20
 

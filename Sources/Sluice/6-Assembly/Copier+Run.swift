@@ -47,7 +47,7 @@ extension Copier {
     /// `fsync(2)` of its own: a durable copy without `--verify` (which reads back after its own
     /// sync).
     func joinsSyncBatch(_ job: Job) -> Bool {
-        options.batchesSyncs && (job.sinkOverride ?? options.sink).synchronizes && verification(of: job) == nil
+        options.batchesSyncs && writing(job).synchronizes && verification(of: job) == nil
     }
 
     /// The sink options of `job`'s file: the engine's ``Options/sink`` (a tree's own, inside
@@ -56,7 +56,7 @@ extension Copier {
     /// batch syncs the file system. Its holes are those its
     /// copy options were given (``copyOptions(of:share:)``), so the reader and the sink agree.
     func sinkOptions(of job: Job) -> FileSink.Options {
-        var options = job.sinkOverride ?? self.options.sink
+        var options = writing(job)
         options.synchronizesDirectory = !self.options.batchesSyncs
         if joinsSyncBatch(job) {
             options.synchronizes = false
@@ -87,7 +87,7 @@ extension Copier {
         guard options.batchesSyncs else {
             return .committed(Committed(report: report, warnings: warnings, isDurableOnceDirectorySynced: sink.isDurablyCommitted))
         }
-        let durable = replaces && (job.sinkOverride ?? options.sink).synchronizes
+        let durable = replaces && writing(job).synchronizes
         if durable { directories.record(directoryOf: job.destinationLocation) }
         return .committed(Committed(report: report, warnings: warnings, isDurableOnceDirectorySynced: durable))
     }
@@ -170,9 +170,8 @@ extension Copier {
         case .file: chunks = try await openFile(of: job, chunkSize: share.chunkSize, copyOptions: copyOptions, on: executor)
         // A read of a pipe may wait without end: on a thread of its own, not the file's slot.
         case .descriptor(let descriptor, let name):
-            let findsHoles = copyOptions.holes.findsHoles(verifying: copyOptions.pipeline.verification != nil)
             chunks = try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
-                try await FileChunks.reading(descriptor, path: name, chunkSize: share.chunkSize, findsHoles: findsHoles)
+                try await FileChunks.reading(descriptor, path: name, chunkSize: share.chunkSize, findsHoles: copyOptions.findsHoles)
             }
         case .chunks: chunks = nil
         }
@@ -189,7 +188,7 @@ extension Copier {
         try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
             try await FileChunks.open(
                 at: job.sourceLocation, followsLinks: job.followsLinks, chunkSize: chunkSize,
-                findsHoles: copyOptions.holes.findsHoles(verifying: copyOptions.pipeline.verification != nil),
+                findsHoles: copyOptions.findsHoles,
                 executor: options.overlapsReadsAndWrites ? nil : executor, system: system)
         }
     }

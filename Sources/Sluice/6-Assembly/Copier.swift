@@ -302,7 +302,7 @@ public final class Copier: Sendable {
                     // Handed over before the cancellation, delivered after it: never started.
                     if cancelled { await fail(item, CancellationError()); continue }
                     // A durable file starts only while fewer than `durableWidth` files are in flight.
-                    let limit = item.job.isDurableFile(options.sink) ? durableWidth : width
+                    let limit = writesDurableFile(item.job) ? durableWidth : width
                     while width - idle.count >= limit, let freed = await group.next() { idle.append(freed) }
                     let piece = self.share(of: item.job, within: share)
                     do { try await budget.acquire(piece.bytes) } catch { await fail(item, error); continue }
@@ -356,7 +356,7 @@ public final class Copier: Sendable {
     /// settings become a copy's.
     func copyOptions(of job: Job, share: PipelineShare) -> RegularFileCopy.Options {
         var copyOptions = job.copyOptions ?? options.copy
-        copyOptions.holes = (job.sinkOverride ?? options.sink).sparse
+        copyOptions.holes = writing(job).sparse
         copyOptions.pipeline.capacity = share.capacity
         // The share bounds each channel's bytes; a smaller bound of the options' own is kept.
         copyOptions.pipeline.byteBudget = min(share.capacity * share.chunkSize, copyOptions.pipeline.byteBudget ?? .max)

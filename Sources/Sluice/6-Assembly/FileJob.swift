@@ -49,7 +49,7 @@ package struct FileJob: Sendable {
         let file = options.fileCopyOptions
         let chunks = try await FileChunks.open(
             at: source, followsLinks: followsLinks, chunkSize: options.chunkSize,
-            findsHoles: file.holes.findsHoles(verifying: file.pipeline.verification != nil))
+            findsHoles: file.findsHoles)
         let sink = try await FileSink.create(location: destination, source: chunks.status, options: options.fileSinkOptions, gate: gate, executor: nil)
         let report = try await RegularFileCopy(from: chunks, to: sink, options: file).run()
         for (kind, error) in await sink.attributeRefusals { warnings.record(kind, error) }
