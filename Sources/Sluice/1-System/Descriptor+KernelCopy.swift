@@ -93,3 +93,18 @@ extension Descriptor {
         FileSystemType(rawValue: try ErrorNumber.retryingInterrupts { system.fileSystemType(rawValue) }.get())
     }
 }
+
+extension ErrorNumber {
+    /// Whether this errno, from a clone, a `copy_file_range(2)` or a hole probe (`lseek(2)`'s
+    /// `SEEK_DATA`), means "not here": the file system or the pair of files cannot, and a copy
+    /// takes another path. `EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`, `ENOTTY`, as
+    /// ioctl_ficlone(2) and copy_file_range(2) list them for a file system or a pair of files
+    /// that cannot; and `EPERM` and `ETXTBSY`, which a seccomp filter (older container profiles,
+    /// systemd's `SystemCallFilter=`) answers for a call it forbids, and on which coreutils' `cp`
+    /// falls back to `read`/`write` too. A copy the pipeline cannot make either fails there with
+    /// the same errno.
+    package var meansNotSupportedHere: Bool {
+        [.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice, .notPermitted,
+         .textFileBusy].contains(self)
+    }
+}

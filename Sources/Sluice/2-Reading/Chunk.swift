@@ -80,7 +80,7 @@ public struct Chunk: @unchecked Sendable, Hashable {
         return Chunk(storage: ChunkStorage.makeHole(count: count))
     }
 
-    private init(storage: ChunkStorage) {
+    init(storage: ChunkStorage) {
         self.storage = storage
     }
 
@@ -88,10 +88,10 @@ public struct Chunk: @unchecked Sendable, Hashable {
     @inlinable
     public var isHole: Bool { storage.header.isHole }
 
-    /// The bytes the chunk holds in memory: ``count``, or 0 for a hole. What a channel's byte
-    /// budget weighs.
+    /// The bytes the chunk holds in memory: ``count``, or 0 for a hole and for a range of a
+    /// source (``sourceRange``). What a channel's byte budget weighs.
     @inlinable
-    package var residentCount: Int { isHole ? 0 : count }
+    package var residentCount: Int { storage.header.holdsBytes ? count : 0 }
 
     /// The number of bytes in the chunk.
     @inlinable
@@ -145,6 +145,10 @@ final class ChunkStorage: ManagedBuffer<ChunkStorage.Header, UInt8> {
         @usableFromInline let isPooled: Bool
         /// Whether `base` is ``ZeroRegion``'s: a hole.
         @usableFromInline let isHole: Bool
+        /// Whether the chunk holds its bytes in memory: not a hole, not a range of a source.
+        @usableFromInline let holdsBytes: Bool
+        /// The range of a source the chunk stands for (``Chunk/sourceRange``), or `nil`.
+        let range: Chunk.SourceRange?
     }
 
     /// Storage for up to `capacity` bytes, uninitialised.
@@ -155,17 +159,19 @@ final class ChunkStorage: ManagedBuffer<ChunkStorage.Header, UInt8> {
             let base = isPooled
                 ? ChunkPool.shared.take(capacity: capacity)
                 : UnsafeMutableRawPointer(buffer.withUnsafeMutablePointerToElements { $0 })
-            return Header(count: 0, capacity: capacity, base: base, isPooled: isPooled, isHole: false)
+            return Header(
+                count: 0, capacity: capacity, base: base, isPooled: isPooled, isHole: false, holdsBytes: true, range: nil)
         }
         return unsafeDowncast(buffer, to: ChunkStorage.self)
     }
 
-    /// Storage for a hole of `count` bytes: its bytes are ``ZeroRegion``'s, never written.
-    static func makeHole(count: Int) -> ChunkStorage {
+    /// Storage for a hole of `count` bytes, or for a range of a source of `count` bytes: its
+    /// bytes are ``ZeroRegion``'s, never written.
+    static func makeHole(count: Int, range: Chunk.SourceRange? = nil) -> ChunkStorage {
         let buffer = create(minimumCapacity: 0) { _ in
             Header(
                 count: count, capacity: count, base: UnsafeMutableRawPointer(mutating: ZeroRegion.zeros(count: count)),
-                isPooled: false, isHole: true)
+                isPooled: false, isHole: range == nil, holdsBytes: false, range: range)
         }
         return unsafeDowncast(buffer, to: ChunkStorage.self)
     }

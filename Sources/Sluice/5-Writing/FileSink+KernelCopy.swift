@@ -1,8 +1,95 @@
+import CSluiceShims
+
 /// What a copy that the kernel makes (a clone, `copy_file_range(2)`) does to the temporary
-/// file: the data goes in without passing through ``write(contentsOf:)``, and every other step
-/// of the sink (attributes, `fsync(2)`, the rename at the commit point, ``abort()``) stays
-/// the same.
-extension FileSink {
+/// file: a chunk that is a range of the source (``Chunk/sourceRange``) is copied inside the
+/// kernel instead of written, and every other step of the sink (holes, attributes, `fsync(2)`,
+/// the rename at the commit point, ``abort()``) stays the same.
+extension FileSink: SourceRangeSink {
+    /// Writes `chunks` in order: bytes and holes as ``write(contentsOf:)`` does, a range of the
+    /// source by the method it names, at the same offset in the temporary file, whose offset
+    /// then stands after it (so a hole that follows is skipped from there). With `synchronizes`,
+    /// the write-back of each range copied starts at once (`sync_file_range(2)`
+    /// `SYNC_FILE_RANGE_WRITE`, which does not wait), so that the `fsync(2)` at the commit finds
+    /// most of the file on its way to the disk.
+    ///
+    /// `copied` is called with the bytes of each kernel call that copied some.
+    ///
+    /// - Throws: ``KernelCopyRefusal`` when the kernel refuses a range ("not here": the errno of
+    ///   ``ErrorNumber/meansNotSupportedHere``, or a `copy_file_range(2)` that copies nothing
+    ///   before the range's end, as kernels before 5.3 do for /proc and /sys files): the caller
+    ///   empties the file (``discardContents()``) and takes another path. ``FileError``
+    ///   (operation `clone`, `copy_file_range`, `lseek`, or a write's) for anything else.
+    ///   `CancellationError` between two calls of a range to the end of file.
+    package func writeCopyingRanges(_ chunks: [Chunk], copied: @Sendable (Int64) -> Void) throws {
+        try copyRanges(chunks, startsWriteBack: options.synchronizes, copied: copied)
+    }
+
+    /// ``writeCopyingRanges(_:copied:)``, starting the write-back of each range or not (a small
+    /// file synced in a batch does not: the batch's `syncfs(2)` writes it).
+    package func copyRanges(_ chunks: [Chunk], startsWriteBack: Bool, copied: (Int64) -> Void) throws {
+        var bytes: [Chunk] = []
+        for chunk in chunks {
+            guard let range = chunk.sourceRange else {
+                bytes.append(chunk)
+                continue
+            }
+            if !bytes.isEmpty {
+                try write(contentsOf: bytes)
+                bytes.removeAll()
+            }
+            try copy(range, count: Int64(chunk.count), startsWriteBack: startsWriteBack, copied: copied)
+        }
+        if !bytes.isEmpty { try write(contentsOf: bytes) }
+    }
+
+    /// Copies one range into the temporary file: a clone, or `copy_file_range(2)` calls until
+    /// `count` bytes (or, to the end of file, until one copies nothing), each call's bytes
+    /// given to `copied`.
+    private func copy(
+        _ range: Chunk.SourceRange, count: Int64, startsWriteBack: Bool, copied report: (Int64) -> Void
+    ) throws {
+        guard let target = temporaryDescriptor else { preconditionFailure("a range copied into a file written in place") }
+        let method: Chunk.SourceRange.Method = range.method == .clone ? .clone : .kernelCopy
+        func refusedOrFailed(_ error: ErrorNumber) -> any Error {
+            if error.meansNotSupportedHere { return KernelCopyRefusal(method: method, errno: error) }
+            return method == .clone
+                ? FileError.clone(path: destination, errno: error) : FileError.copyFileRange(path: destination, errno: error)
+        }
+        sizeAfterHole = nil
+        if range.method == .clone {
+            do throws(ErrorNumber) { try target.clone(from: range.descriptor, system: system) } catch {
+                throw refusedOrFailed(error)
+            }
+            report(count)
+            return
+        }
+        let toEnd = range.method == .kernelCopyToEnd
+        var offset = range.offset
+        while toEnd || offset < range.offset + count {
+            // To the end of file: in calls of 4 MiB, each a point of cancellation.
+            let wanted = toEnd ? 4 << 20 : range.offset + count - offset
+            let copied: Int
+            do throws(ErrorNumber) {
+                copied = try withExtendedLifetime(range.owner) { () throws(ErrorNumber) in
+                    try target.copyRange(from: range.descriptor, at: offset, count: Int(wanted), system: system)
+                }
+            } catch {
+                throw refusedOrFailed(error)
+            }
+            if copied == 0 {
+                if toEnd { break }
+                throw KernelCopyRefusal(method: .kernelCopy, errno: nil)
+            }
+            offset += Int64(copied)
+            report(Int64(copied))
+            if startsWriteBack { _ = system.synchronizeFileRange(target.rawValue, CSluiceShims_SYNC_FILE_RANGE_WRITE) }
+            try Task.checkCancellation()
+        }
+        do throws(ErrorNumber) { try target.seek(to: offset, system: system) } catch {
+            throw FileError.lseek(path: destination, errno: error)
+        }
+    }
+
     /// The temporary file while it is open; `nil` for a destination written in place (a
     /// device, a FIFO), which the kernel copies never write.
     private var temporaryDescriptor: Descriptor? {
@@ -25,38 +112,6 @@ extension FileSink {
         }
     }
 
-    /// Makes the temporary file a clone of all of `source` (`FICLONE`): one call, whatever
-    /// the size.
-    ///
-    /// - Throws: ``FileError`` (operation `clone`) with the errno: `EOPNOTSUPP`, `EXDEV`,
-    ///   `EINVAL`, `ENOTTY` where no clone is possible.
-    func clone(from source: Descriptor) throws(FileError) {
-        guard let descriptor = temporaryDescriptor else { preconditionFailure("FileSink.clone with no temporary file") }
-        do { try descriptor.clone(from: source, system: system) } catch {
-            throw FileError.clone(path: destination, errno: error)
-        }
-    }
-
-    /// Runs `body` on the sink's thread with the temporary file and the sink's system calls:
-    /// a loop of kernel calls (`copy_file_range(2)` slices) with no hop between them.
-    ///
-    /// - Throws: what `body` throws.
-    func withTemporaryFile<R: Sendable>(_ body: @Sendable (Descriptor, SystemCalls) throws -> R) throws -> R {
-        guard let descriptor = temporaryDescriptor else { preconditionFailure("FileSink.withTemporaryFile with no temporary file") }
-        return try body(descriptor, system)
-    }
-
-    /// Sets the temporary file's size (`ftruncate(2)`): the end of a copy whose last bytes are
-    /// a hole.
-    ///
-    /// - Throws: ``FileError`` (operation `ftruncate`).
-    func setSize(_ size: Int64) throws(FileError) {
-        guard let descriptor = temporaryDescriptor else { preconditionFailure("FileSink.setSize with no temporary file") }
-        do { try descriptor.setSize(size, system: system) } catch {
-            throw FileError.ftruncate(path: destination, errno: error)
-        }
-    }
-
     /// Empties the temporary file and moves its offset back to 0, so that another path
     /// writes it from the start after a kernel copy gave up half-way.
     ///
@@ -73,7 +128,11 @@ extension FileSink {
         case .success(let status): size = Int64(status.st_size)
         case .failure(let error): throw FileError.fstat(path: destination, errno: error)
         }
-        if size > 0 { try setSize(0) }
+        if size > 0 {
+            do throws(ErrorNumber) { try descriptor.setSize(0, system: system) } catch {
+                throw FileError.ftruncate(path: destination, errno: error)
+            }
+        }
         do { try descriptor.seek(to: 0, system: system) } catch {
             throw FileError.lseek(path: destination, errno: error)
         }

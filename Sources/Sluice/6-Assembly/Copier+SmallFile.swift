@@ -83,7 +83,7 @@ extension Copier {
             do {
                 let (bytes, crc32) = try Self.copy(
                     source, size: status.size, by: method, into: sink, sourcePath: job.source, chunkSize: share.chunkSize,
-                    sliceSize: min(copyOptions.sliceSize, share.chunkSize), computesCRC32: computesCRC32)
+                    computesCRC32: computesCRC32)
                 return ((method, bytes, crc32), plan.refusals)
             } catch {
                 try plan.record(error)
@@ -102,55 +102,49 @@ extension Copier {
         status.kind == .regular && status.size > 0 && status.size <= Int64(chunkSize) && status.allocatedBytes >= status.size
     }
 
-    /// Copies the `size` bytes of `source` into `sink`'s temporary file by `path`: a clone,
-    /// `copy_file_range(2)`, or, for ``CopyMethod/pipeline``, reads of at most `chunkSize` bytes
-    /// to the end of the file, each written by the sink (``FileSink/write(_:)``, its rules for a
+    /// Copies the `size` bytes of `source` into `sink`'s temporary file by `path`: a clone or
+    /// `copy_file_range(2)` as ranges of the source that the sink copies (as for any file, then on
+    /// to the end of file), or, for ``CopyMethod/pipeline``, reads of at most `chunkSize` bytes to
+    /// the end of the file, each written by the sink (``FileSink/write(_:)``, its rules for a
     /// destination written in place included), with their CRC-32 when `computesCRC32` (the
-    /// kernel's paths have none, as for one file); `copy_file_range(2)` in calls of at most
-    /// `sliceSize` bytes.
+    /// kernel's paths have none, as for one file).
     ///
     /// - Returns: the bytes copied, and the CRC-32 of the pipeline's.
-    /// - Throws: `RegularFileCopy.GaveWay` when the kernel refuses the path; ``FileError``.
+    /// - Throws: ``KernelCopyRefusal`` when the kernel refuses the path; ``FileError``.
     private static func copy(
         _ source: Descriptor, size: Int64, by path: CopyMethod, into sink: isolated FileSink, sourcePath: Pathname,
-        chunkSize: Int, sliceSize: Int, computesCRC32: Bool
+        chunkSize: Int, computesCRC32: Bool
     ) throws -> (bytes: Int64, crc32: UInt32?) {
-        let destination = sink.destination
-        do {
-            switch path {
-            case .clone:
-                try sink.clone(from: source)
-                return (size, nil)
-            case .kernelCopy:
-                try sink.withTemporaryFile { target, system in
-                    try RegularFileCopy.copyExtents(
-                        of: source, to: target, size: size, findsHoles: false, sliceSize: Int64(sliceSize),
-                        sourceSystem: .live, system: system, sourcePath: sourcePath, destination: destination
-                    ) { _ in }
+        switch path {
+        case .clone, .kernelCopy:
+            let ranges: [Chunk] = path == .clone
+                ? [.sourceRange(Chunk.SourceRange(descriptor: source, offset: 0, method: .clone), count: Int(size))]
+                : [
+                    .sourceRange(Chunk.SourceRange(descriptor: source, offset: 0, method: .kernelCopy), count: Int(size)),
+                    .sourceRange(Chunk.SourceRange(descriptor: source, offset: size, method: .kernelCopyToEnd), count: 0),
+                ]
+            var copied: Int64 = 0
+            try sink.copyRanges(ranges, startsWriteBack: false) { copied += $0 }
+            return (copied, nil)
+        case .pipeline:
+            // Opened with O_NONBLOCK (against a FIFO put there since the walk): reads wait.
+            _ = fcntl(source.rawValue, F_SETFL, fcntl(source.rawValue, F_GETFL) & ~O_NONBLOCK)
+            var copied: Int64 = 0
+            var crc32 = CRC32()
+            var buffer = [UInt8](repeating: 0, count: chunkSize)
+            while true {
+                try Task.checkCancellation()
+                let read = buffer.withUnsafeMutableBytes { bytes in Result { () throws(ErrorNumber) in try source.readFully(into: bytes) } }
+                let count: Int
+                switch read {
+                case .success(let value): count = value
+                case .failure(let error): throw FileError.read(path: sourcePath, errno: error)
                 }
-                return (size, nil)
-            case .pipeline:
-                // Opened with O_NONBLOCK (against a FIFO put there since the walk): reads wait.
-                _ = fcntl(source.rawValue, F_SETFL, fcntl(source.rawValue, F_GETFL) & ~O_NONBLOCK)
-                var copied: Int64 = 0
-                var crc32 = CRC32()
-                var buffer = [UInt8](repeating: 0, count: chunkSize)
-                while true {
-                    try Task.checkCancellation()
-                    let read = buffer.withUnsafeMutableBytes { bytes in Result { () throws(ErrorNumber) in try source.readFully(into: bytes) } }
-                    let count: Int
-                    switch read {
-                    case .success(let value): count = value
-                    case .failure(let error): throw FileError.read(path: sourcePath, errno: error)
-                    }
-                    if count == 0 { return (copied, computesCRC32 ? crc32.value : nil) }
-                    copied += Int64(count)
-                    if computesCRC32 { buffer.withUnsafeBytes { crc32.update(UnsafeRawBufferPointer(rebasing: $0[..<count])) } }
-                    try sink.write(Chunk(Array(buffer[..<count])))
-                }
+                if count == 0 { return (copied, computesCRC32 ? crc32.value : nil) }
+                copied += Int64(count)
+                if computesCRC32 { buffer.withUnsafeBytes { crc32.update(UnsafeRawBufferPointer(rebasing: $0[..<count])) } }
+                try sink.write(Chunk(Array(buffer[..<count])))
             }
-        } catch {
-            throw RegularFileCopy.GaveWay(error, path: path) ?? error
         }
     }
 }

@@ -87,14 +87,8 @@ extension CopyMethod {
     }
 
     /// Whether `errno` from a clone or a `copy_file_range(2)` means "not here": the next path
-    /// of the chain is tried. `EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`, `ENOTTY`, as ioctl_ficlone(2)
-    /// and copy_file_range(2) list them for a file system or a pair of files that cannot; and
-    /// `EPERM` and `ETXTBSY`, which a seccomp filter (older container profiles, systemd's
-    /// `SystemCallFilter=`) answers for a call it forbids, and on which coreutils' `cp` falls
-    /// back to `read`/`write` too. A copy the pipeline cannot make either fails there with the
-    /// same errno.
+    /// of the chain is tried (``ErrorNumber/meansNotSupportedHere``).
     package static func givesWay(on errno: ErrorNumber) -> Bool {
-        [.improperLink, .notSupported, .invalidArgument, .noFunction, .inappropriateIOCTLForDevice, .notPermitted,
-         .textFileBusy].contains(errno)
+        errno.meansNotSupportedHere
     }
 }

@@ -6,7 +6,7 @@
 /// The plan follows from the options, the source and the destination alone, never from trying
 /// (the table is `CopyMethod.chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)`).
 /// A route walks it with ``nextMethod()`` and hands every failure to ``record(_:)``, which keeps a
-/// refusal (`RegularFileCopy.GaveWay`: the kernel said "not here") and rethrows anything else:
+/// refusal (``KernelCopyRefusal``: the kernel said "not here") and rethrows anything else:
 ///
 /// ```swift
 /// while let method = plan.nextMethod() {
@@ -95,13 +95,13 @@ package struct CopyPlan: Sendable {
     }
 
     /// Takes the failure of the method last returned by ``nextMethod()``: a refusal
-    /// (`RegularFileCopy.GaveWay`) is kept, and the caller tries the next method once it has
+    /// (``KernelCopyRefusal``) is kept, and the caller tries the next method once it has
     /// emptied the destination and rewound the source; anything else is rethrown.
     ///
     /// - Throws: `error` when it is not a refusal.
     package mutating func record(_ error: any Error) throws {
-        guard let gaveWay = error as? RegularFileCopy.GaveWay else { throw error }
-        refusals.append(gaveWay.refusal)
+        guard let refusal = error as? KernelCopyRefusal else { throw error }
+        refusals.append(CopyMethod.Refusal(method: refusal.method == .clone ? .clone : .kernelCopy, errno: refusal.errno))
     }
 
     /// The error of a plan whose every method the kernel refused (only ``Copier/ReflinkMode/always``

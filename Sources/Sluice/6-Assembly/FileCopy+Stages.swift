@@ -71,6 +71,10 @@ extension FileCopy {
         let makeTransform = self.makeTransform
         let hook = awaitPointHook
         let computesCRC32 = (options.computesCRC32 && makeTransform == nil) || options.verification == .sameBytes
+        // A sink that does not copy ranges of a source gets them read, on the reader's thread.
+        let (chunkSize, path) = (file?.chunkSize ?? FileChunks.defaultChunkSize, file?.path ?? "-")
+        let readsRanges: (@Sendable (Chunk) throws -> [Chunk])? = Self.rangeReader(
+            for: sink, transformed: makeTransform != nil, chunkSize: chunkSize, path: path)
         return await withTaskGroup(of: Result<StageResult, any Error>.self) { upstream in
             // On the source's own thread when it has one: a file's reads then cost no thread
             // hand-off. Any other source (a push buffer, a sequence in memory) only hands over
@@ -83,7 +87,7 @@ extension FileCopy {
                 await Result {
                     try await Self.read(
                         source, into: input, recorder: pacer == nil ? recorder : nil, computesCRC32: computesCRC32,
-                        hook: hook)
+                        readsRanges: readsRanges, hook: hook)
                 }
             }
             if let makeTransform, let output {
@@ -102,14 +106,26 @@ extension FileCopy {
         }
     }
 
+    /// How the reading stage reads a range of a source for a sink that does not copy ranges
+    /// itself (or for a transform); `nil` when the sink copies them.
+    private static func rangeReader(
+        for sink: Sink, transformed: Bool, chunkSize: Int, path: Pathname
+    ) -> (@Sendable (Chunk) throws -> [Chunk])? {
+        if sink is any SourceRangeSink && !transformed { return nil }
+        return { chunk in try chunk.readingSourceRange(chunkSize: chunkSize, path: path) }
+    }
+
     /// After every stage succeeded: the check of the output, if one was asked for, then the
     /// sink's commit.
+    ///
+    /// - Returns: the check's outcome, and the source's CRC-32 when the check had to read the
+    ///   source again for it (ranges the kernel copied).
     func verifyAndCommit(
         results: [StageResult], recorder: ProgressRecorder, fileSource: FileChunks?
-    ) async throws -> CopyReport.VerificationOutcome? {
+    ) async throws -> (outcome: CopyReport.VerificationOutcome, sourceCRC32: UInt32?)? {
         try Task.checkCancellation()
         let sink = self.sink
-        var verification: CopyReport.VerificationOutcome?
+        var verification: (outcome: CopyReport.VerificationOutcome, sourceCRC32: UInt32?)?
         if let wanted = options.verification {
             verification = try await Self.verify(wanted, of: sink, results: results, recorder: recorder, fileSource: fileSource)
         }

@@ -99,7 +99,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     }
 
     enum StageResult: Sendable {
-        case read(bytes: Int64, crc32: UInt32?)
+        /// The reading stage's bytes and CRC-32 (`nil` when not computed, or when the sink copied
+        /// ranges of the source, `kernel` their method, which the data never passed through).
+        case read(bytes: Int64, crc32: UInt32?, kernel: Chunk.SourceRange.Method?)
         case transformed(TransformSummary)
         case written
     }
@@ -134,7 +136,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         var (results, errors) = await runStages(
             input: input, output: output, recorder: recorder, readExecutor: file?.preferredExecutor,
             batches: batches)
-        var verification: CopyReport.VerificationOutcome?
+        var verification: (outcome: CopyReport.VerificationOutcome, sourceCRC32: UInt32?)?
         if errors.isEmpty {
             do {
                 verification = try await verifyAndCommit(results: results, recorder: recorder, fileSource: file)
@@ -143,6 +145,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
             }
         }
         if let error = Self.primaryError(errors) {
+            // The kernel refused a range of the source: the caller empties the sink and takes
+            // another path, whose progress goes on in the same hub.
+            if error is KernelCopyRefusal { throw error }
             await sink.abort()
             recorder.finish(succeeded: false)
             throw error
@@ -153,10 +158,10 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
             bytesWritten: recorder.bytesWritten.load(ordering: .relaxed),
             crc32: nil, duration: ContinuousClock.now - start,
             peakBufferedBytes: input.statistics.peakBytesBuffered + (output?.statistics.peakBytesBuffered ?? 0),
-            producerSuspended: input.statistics.suspendedDuration, warnings: [], verification: verification)
+            producerSuspended: input.statistics.suspendedDuration, warnings: [], verification: verification?.outcome)
         for result in results {
             switch result {
-            case .read(_, let crc32): report.crc32 = report.crc32 ?? crc32
+            case .read(_, let crc32, _): report.crc32 = report.crc32 ?? crc32 ?? verification?.sourceCRC32
             case .transformed(let summary):
                 report.crc32 = options.computesCRC32 ? summary.crc32 : nil
                 report.warnings += summary.warnings
@@ -177,25 +182,37 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     }
 
     /// The reading stage; `recorder` counts the bytes read, unless a paced stage counts them.
+    ///
+    /// A range of a source (``Chunk/sourceRange``) goes as it is to a sink that copies ranges
+    /// (`readsRanges` is `nil`), which counts it once copied; for any other sink it is read here,
+    /// by `readsRanges`, and its bytes go on as any others.
     static func read(
         _ source: Source, into channel: BoundedChannel<Chunk>, recorder: ProgressRecorder?, computesCRC32: Bool,
-        hook: AwaitPointHook?
+        readsRanges: (@Sendable (Chunk) throws -> [Chunk])?, hook: AwaitPointHook?
     ) async throws -> StageResult {
         let points = hook.map(AwaitPoints.init)
         var crc = CRC32()
         var bytes: Int64 = 0
+        var kernel: Chunk.SourceRange.Method?
         do {
             var chunks = source.makeAsyncIterator()
-            while let chunk = try await points.around(.sourceNext, { try await chunks.next() }) {
-                if computesCRC32 {
-                    if chunk.isHole { crc.update(zeros: Int64(chunk.count)) } else { chunk.withUnsafeBytes { crc.update($0) } }
+            while let next = try await points.around(.sourceNext, { try await chunks.next() }) {
+                if let range = next.sourceRange, readsRanges == nil {
+                    kernel = range.method == .clone ? .clone : .kernelCopy
+                    try await points.around(.readSend) { try await channel.send(next) }
+                    continue
                 }
-                bytes += Int64(chunk.count)
-                recorder?.recordRead(chunk.count)
-                try await points.around(.readSend) { try await channel.send(chunk) }
+                for chunk in try readsRanges?(next) ?? [next] {
+                    if computesCRC32 {
+                        if chunk.isHole { crc.update(zeros: Int64(chunk.count)) } else { chunk.withUnsafeBytes { crc.update($0) } }
+                    }
+                    bytes += Int64(chunk.count)
+                    recorder?.recordRead(chunk.count)
+                    try await points.around(.readSend) { try await channel.send(chunk) }
+                }
             }
             channel.finish()
-            return .read(bytes: bytes, crc32: computesCRC32 ? crc.value : nil)
+            return .read(bytes: bytes, crc32: computesCRC32 && kernel == nil ? crc.value : nil, kernel: kernel)
         } catch {
             channel.fail(error)
             throw error
@@ -231,9 +248,11 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         let limiter: RateLimiter
         let recorder: ProgressRecorder
 
-        func admit(_ bytes: Int) async throws {
+        /// Waits until `bytes` may go; counts them as read unless `counts` is `false` (a range
+        /// of a source, counted once copied).
+        func admit(_ bytes: Int, counts: Bool = true) async throws {
             try await limiter.admit(bytes)
-            recorder.recordRead(bytes)
+            if counts { recorder.recordRead(bytes) }
         }
     }
 
@@ -246,15 +265,31 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         hook: AwaitPointHook?, batches: Bool
     ) async throws -> StageResult {
         let points = hook.map(AwaitPoints.init)
+        let copiesRanges = sink as? any SourceRangeSink
         var chunks = channel.makeAsyncIterator()
         while let chunk = try await points.around(.writeReceive, { try await chunks.next() }) {
-            try await pacer?.admit(chunk.count)
+            try await pacer?.admit(chunk.count, counts: chunk.sourceRange == nil || copiesRanges == nil)
             // Every chunk already waiting goes with it, in one call (one `writev(2)`); they
             // count against the channel's capacity until the next `next()`.
             var batch = [chunk]
             if batches { batch += channel.takeAvailable(upTo: maximumBatch - 1) }
-            try await points.around(.sinkWrite) { try await sink.write(contentsOf: batch) }
-            recorder.recordWritten(batch.reduce(0) { $0 + $1.count })
+            let counted = batch.reduce(0) { $0 + $1.count }
+            if let copiesRanges, batch.contains(where: { $0.sourceRange != nil }) {
+                // A range counts as read and written as the kernel copies it: as many bytes as
+                // it finds (a file that grew, one that shrank), what it copied before a failure
+                // included; the other chunks of the batch once written.
+                try await points.around(.sinkWrite) {
+                    try await copiesRanges.writeCopyingRanges(batch) { bytes in
+                        recorder.recordRead(Int(bytes))
+                        recorder.recordWritten(Int(bytes))
+                    }
+                }
+                let others = batch.reduce(0) { $0 + ($1.sourceRange == nil ? $1.count : 0) }
+                if others > 0 { recorder.recordWritten(others) }
+            } else {
+                try await points.around(.sinkWrite) { try await sink.write(contentsOf: batch) }
+                recorder.recordWritten(counted)
+            }
         }
         return .written
     }
@@ -289,5 +324,18 @@ extension FileCopy where Source == FileChunks {
         self.init(
             from: source, to: sink, totalBytes: totalBytes, options: options, transform: transform, progress: progress,
             file: source)
+    }
+}
+
+extension FileCopy where Source == SourceRanges {
+    /// Assembles a copy that the kernel makes: the ranges of a file (a clone, `copy_file_range(2)`
+    /// slices) through the pipeline to a sink that copies them (``FileSink``), publishing to
+    /// `progress`. A verification reads the file again for its CRC-32 (a clone is not read
+    /// back). When the kernel refuses a range, ``run()`` throws ``KernelCopyRefusal`` and
+    /// leaves the sink open and the progress going, for the caller's next path.
+    init(ranges: SourceRanges, to sink: Sink, options: PipelineOptions, progress: ProgressHub) {
+        self.init(
+            from: ranges, to: sink, totalBytes: ranges.file.expectedSize, options: options, transform: nil, progress: progress,
+            file: ranges.file)
     }
 }

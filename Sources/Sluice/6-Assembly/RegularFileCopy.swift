@@ -60,25 +60,6 @@ package struct RegularFileCopy: Sendable {
         self.options = options
     }
 
-    /// A kernel path gave way: the next one is tried.
-    struct GaveWay: Error {
-        var refusal: CopyMethod.Refusal
-
-        init(refusal: CopyMethod.Refusal) {
-            self.refusal = refusal
-        }
-
-        /// The refusal of `path` that `error` is: a ``FileError`` of a clone or a
-        /// `copy_file_range(2)` whose errno means "not here" (``CopyMethod/givesWay(on:)``); `nil`
-        /// for any other error, which stops the copy.
-        init?(_ error: any Error, path: CopyMethod) {
-            guard let error = error as? FileError, error.operation == .clone || error.operation == .copyFileRange,
-                error.errno.map(CopyMethod.givesWay(on:)) == true
-            else { return nil }
-            refusal = CopyMethod.Refusal(method: path, errno: error.errno)
-        }
-    }
-
     /// Runs the copy to the end.
     ///
     /// - Returns: the ``CopyReport`` once the sink has committed, with the path taken.
@@ -115,14 +96,30 @@ package struct RegularFileCopy: Sendable {
         throw plan.exhausted()
     }
 
-    /// Copies by `method` and commits the sink.
+    /// Copies by `method` and commits the sink: every method through the one pipeline
+    /// (``FileCopy``), the kernel's as ranges of the source that the sink copies
+    /// (``SourceRanges``), so progress, cancellation, the check and the commit are the same.
     ///
-    /// - Throws: ``GaveWay`` when the kernel refused a clone or a `copy_file_range(2)` (the
-    ///   temporary file emptied, the source rewound); anything else once the sink is aborted.
+    /// - Throws: ``KernelCopyRefusal`` when the kernel refused a clone or a `copy_file_range(2)`
+    ///   (the temporary file emptied, the source rewound); anything else once the sink is aborted.
     private func attempt(_ method: CopyMethod, start: ContinuousClock.Instant) async throws -> CopyReport {
         switch method {
-        case .clone: return try await kernelCopy(start: start, cloning: true)
-        case .kernelCopy: return try await kernelCopy(start: start, cloning: false)
+        case .clone, .kernelCopy:
+            let ranges = SourceRanges(
+                of: source, method: method == .clone ? .clone : .kernelCopy, sliceSize: options.sliceSize,
+                findsHoles: options.holes != .never)
+            do {
+                return try await FileCopy(ranges: ranges, to: sink, options: options.pipeline, progress: progress).run()
+            } catch let refusal as KernelCopyRefusal {
+                do {
+                    try await sink.discardContents()
+                    if let descriptor = source.kernelCopySource { try descriptor.seek(to: 0, system: source.system) }
+                } catch {
+                    await failBeforeCommit(start: start)
+                    throw error
+                }
+                throw refusal
+            }
         case .pipeline:
             if source.readsHolesAsData { await sink.findHolesInZeroBlocks() }
             return try await FileCopy(

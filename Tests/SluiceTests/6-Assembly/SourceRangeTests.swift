@@ -1,0 +1,108 @@
+import Testing
+@testable import Sluice
+import SluiceTestSupport
+
+/// Every path through one sink interface: a copy that the kernel makes sends ranges of the
+/// source down the pipeline (``SourceRanges``), which a ``FileSink`` copies inside the kernel and
+/// any other sink receives as bytes, read for it by the pipeline.
+@Suite(.timeLimit(.minutes(3)))
+struct SourceRangeTests {
+    static let size: Int64 = 5 << 20
+    static let extents: [(offset: Int64, bytes: [UInt8])] = [
+        (0, randomBytes(count: 100_000, seed: 31)),
+        (2 << 20, randomBytes(count: (1 << 20) + 5000, seed: 32)),
+    ]
+
+    /// The ranges and holes of a sparse file, in order: they cover it exactly, no range is
+    /// longer than a slice, and the file ends in a hole (no range to the end of file).
+    @Test func aSparseFilesRangesCoverItInOrder() async throws {
+        try await withScratchDirectory { directory in
+            let path = directory.appending("source")
+            try writeSparseFile(path, size: Self.size, extents: Self.extents)
+            let file = try await FileChunks.open(path)
+            var offset: Int64 = 0
+            var ranges = 0
+            for try await chunk in SourceRanges(of: file, method: .kernelCopy, sliceSize: 1 << 19, findsHoles: true) {
+                if let range = chunk.sourceRange {
+                    #expect(range.method == .kernelCopy)
+                    #expect(range.offset == offset)
+                    #expect(chunk.count <= 1 << 19)
+                    ranges += 1
+                } else {
+                    #expect(chunk.isHole)
+                }
+                offset += Int64(chunk.count)
+            }
+            #expect(offset == Self.size)
+            // The data is 100,000 bytes and 1 MiB + 5,000 (whole blocks around each): 1 + 3 slices at least.
+            #expect(ranges >= 4)
+        }
+    }
+
+    /// A dense file: slices, then one range on to the end of file; a clone: one range.
+    @Test func aDenseFileEndsWithARangeToItsEndAndACloneIsOneRange() async throws {
+        try await withScratchDirectory { directory in
+            let path = directory.appending("source")
+            try writeFile(path, randomBytes(count: 300_000, seed: 33))
+            let file = try await FileChunks.open(path)
+            var methods: [Chunk.SourceRange.Method] = []
+            for try await chunk in SourceRanges(of: file, method: .kernelCopy, sliceSize: 128 << 10, findsHoles: true) {
+                methods.append(try #require(chunk.sourceRange).method)
+            }
+            #expect(methods == [.kernelCopy, .kernelCopy, .kernelCopy, .kernelCopyToEnd])
+            let again = try await FileChunks.open(path)
+            var clones: [Int] = []
+            for try await chunk in SourceRanges(of: again, method: .clone, sliceSize: 128 << 10, findsHoles: true) {
+                #expect(chunk.sourceRange?.method == .clone)
+                clones.append(chunk.count)
+            }
+            #expect(clones == [300_000])
+        }
+    }
+
+    /// A sink that does not copy ranges gets the bytes: the pipeline reads each range for it,
+    /// counts them in progress and in the CRC-32, and the sink is committed.
+    @Test(arguments: [Chunk.SourceRange.Method.kernelCopy, .clone])
+    func aSinkThatDoesNotCopyRangesGetsTheirBytes(method: Chunk.SourceRange.Method) async throws {
+        try await withScratchDirectory { directory in
+            let path = directory.appending("source")
+            try writeSparseFile(path, size: Self.size, extents: Self.extents)
+            let content = sparseContent(size: Self.size, extents: Self.extents)
+            let file = try await FileChunks.open(path)
+            let sink = CopierJobTests.MemorySink()
+            let copy = FileCopy(
+                ranges: SourceRanges(of: file, method: method, sliceSize: 1 << 20, findsHoles: true), to: sink,
+                options: .init(), progress: ProgressHub())
+            let updates = copy.progress.subscribe()
+            let seen = Task { await updates.reduce(into: [ProgressSnapshot]()) { $0.append($1) } }
+            let report = try await copy.run()
+            #expect(await sink.bytes == content)
+            #expect(await sink.ending == .committed)
+            #expect(report.bytesRead == Self.size && report.bytesWritten == Self.size)
+            #expect(report.crc32 == CRC32(content).value)
+            let last = try #require(await seen.value.last)
+            #expect(last.isFinal && last.bytesCompleted == Self.size)
+        }
+    }
+
+    /// A file sink copies the same ranges in the kernel: the same bytes, the same holes, and
+    /// progress that counts what the kernel copied.
+    @Test func aFileSinkCopiesTheRangesInTheKernel() async throws {
+        try await withScratchDirectory { directory in
+            let path = directory.appending("source")
+            let destination = directory.appending("copy")
+            try writeSparseFile(path, size: Self.size, extents: Self.extents)
+            let file = try await FileChunks.open(path)
+            let sink = try await FileSink.create(at: destination, source: file.status, options: .init(synchronizes: false))
+            let copy = FileCopy(
+                ranges: SourceRanges(of: file, method: .kernelCopy, sliceSize: 1 << 20, findsHoles: true), to: sink,
+                options: .init(), progress: ProgressHub())
+            let report = try await copy.run()
+            #expect(try readFile(destination) == sparseContent(size: Self.size, extents: Self.extents))
+            #expect(try FileStatus.of(destination).size == Self.size)
+            #expect(report.bytesRead == Self.size && report.bytesWritten == Self.size)
+            #expect(report.crc32 == nil, "the data never passed through Sluice")
+            #expect(try allocatedBytes(destination) < Self.size / 2)
+        }
+    }
+}
