@@ -1,5 +1,7 @@
 /// A copy of a file to a ``FileSink`` by the cheapest path the file systems allow: a clone,
-/// a copy inside the kernel, or Sluice's own pipeline (``FileCopy``).
+/// a copy inside the kernel, or reads and writes. Every path runs through Sluice's one
+/// pipeline (``FileCopy``): a clone or a kernel copy as ranges of the source that the sink copies
+/// inside the kernel (``SourceRanges``, ``SourceRangeSink``).
 ///
 /// The path comes from a fixed table (`CopyMethod.chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)`,
 /// by the file systems' types and the source's kind, never by probing). Each path but the last
@@ -7,15 +9,16 @@
 /// `ENOTTY`, `EPERM`, `ETXTBSY`, or `copy_file_range(2)` copying nothing before the size the source reported, as
 /// kernels before 5.3 do for /proc and /sys files); the temporary file is emptied first.
 ///
-/// Every path keeps the guarantees of the sink and of ``FileCopy``: the data goes to a
+/// Every path keeps the guarantees of the sink and of ``FileCopy``, applied by the pipeline once
+/// for all of them: the data goes to a
 /// temporary file that ``FileSink/commit()`` syncs (unless asked not to) and renames into place
 /// at the commit point, a same-file destination was refused when the sink was made, progress
-/// reaches ``progress`` (a clone in one step, a kernel copy after every slice), a cancellation
-/// is seen between slices and aborts the sink. ``CopyReport/method`` names the path taken, and
+/// reaches ``progress`` (a clone in one step, a kernel copy after every `copy_file_range(2)`),
+/// a cancellation is seen between slices and aborts the sink. ``CopyReport/method`` names the path taken, and
 /// ``CopyReport/crc32`` is `nil` unless the data passed through the pipeline or was verified.
 ///
-/// A rate limit (``PipelineOptions/rateLimit``) takes the pipeline: a kernel copy cannot be
-/// paced. A verification (``PipelineOptions/verification``, ``PipelineOptions/Verification/sameBytes``)
+/// A rate limit (``PipelineOptions/rateLimit``) takes reads and writes, which it paces chunk by
+/// chunk (a kernel copy would only be paced slice by slice). A verification (``PipelineOptions/verification``, ``PipelineOptions/Verification/sameBytes``)
 /// takes the path that is faster end to end: the pipeline checks what it wrote against the
 /// CRC-32 of what it read, so on ext4 and tmpfs, where a kernel copy passes the data through
 /// memory as well, a dense file goes by the pipeline; elsewhere (NFS, a sparse file) a kernel
