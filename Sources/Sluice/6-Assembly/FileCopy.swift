@@ -55,6 +55,12 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     /// ``FileChunks``): its reads run on its reader's thread, a regular file's channel wakes the
     /// writer once half full, and a verification reads the file again.
     let file: FileChunks?
+    /// The thread of the reading stage: the file's reader's. For ranges of a source
+    /// (``SourceRanges``), whose reading makes at most an `lseek(2)` per extent, the sink's: the
+    /// two stages then take turns on one thread, with no hand-off per slice.
+    var readExecutor: (any TaskExecutor)? {
+        Source.self == SourceRanges.self ? sink.preferredExecutor ?? file?.preferredExecutor : file?.preferredExecutor
+    }
     /// For tests: called in each stage at every ``AwaitPoint``, so that a test can cancel the
     /// run at exactly one of them. `nil` (no cost but a check per `await`) outside tests.
     var awaitPointHook: AwaitPointHook?
@@ -134,7 +140,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         recorder.recordWritten(0)
 
         var (results, errors) = await runStages(
-            input: input, output: output, recorder: recorder, readExecutor: file?.preferredExecutor,
+            input: input, output: output, recorder: recorder, readExecutor: readExecutor,
             batches: batches)
         var verification: (outcome: CopyReport.VerificationOutcome, sourceCRC32: UInt32?)?
         if errors.isEmpty {
