@@ -53,17 +53,20 @@ extension Chunk {
     package var sourceRange: SourceRange? { storage.header.range }
 
     /// The chunks of bytes this one stands for: itself when it holds bytes or is a hole; for a
-    /// range of a source, its bytes read with `pread(2)` in chunks of at most `chunkSize` (to
-    /// the end of the file for ``SourceRange/Method/kernelCopyToEnd``; fewer bytes than the
-    /// count where the file ends sooner). For a sink that does not copy ranges itself. Blocks:
-    /// call it on a thread of a ``BlockingIOExecutor``.
+    /// range of a source, its bytes read with `pread(2)` in chunks of at most `chunkSize`, to
+    /// the end of the file for a clone and for ``SourceRange/Method/kernelCopyToEnd`` (as the
+    /// kernel would copy them). For a sink that does not copy ranges itself. Blocks: call it on
+    /// a thread of a ``BlockingIOExecutor``.
     ///
-    /// - Throws: ``FileError`` (operation `read`, named `path`).
+    /// - Throws: ``FileError`` (operation `read`, named `path`): of `pread(2)`, or code `io`
+    ///   when the file ends before the range does (it shrank since the ranges were planned,
+    ///   and the holes after it would be longer than the file).
     package func readingSourceRange(chunkSize: Int, path: Pathname) throws(FileError) -> [Chunk] {
         guard let range = sourceRange else { return [self] }
         var chunks: [Chunk] = []
         var offset = range.offset
-        let end = range.method == .kernelCopyToEnd ? Int64.max : range.offset + Int64(count)
+        let toEnd = range.method != .kernelCopy
+        let end = toEnd ? Int64.max : range.offset + Int64(count)
         while offset < end {
             let wanted = Int(min(Int64(chunkSize), end - offset))
             let chunk = try Chunk(capacity: wanted) { (buffer) throws(FileError) -> Int in
@@ -73,7 +76,12 @@ extension Chunk {
                     throw FileError.read(path: path, errno: error)
                 }
             }
-            if chunk.isEmpty { break }
+            if chunk.isEmpty {
+                guard toEnd else {
+                    throw FileError(code: .io, operation: .read, path: path, reason: "it shrank while it was copied")
+                }
+                break
+            }
             chunks.append(chunk)
             offset += Int64(chunk.count)
         }

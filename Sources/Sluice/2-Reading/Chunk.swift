@@ -110,12 +110,16 @@ public struct Chunk: @unchecked Sendable, Hashable {
     /// Calls `body` with a read-only view of the chunk's bytes, valid only during the call.
     @inlinable
     public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        try body(UnsafeRawBufferPointer(start: storage.base, count: storage.count))
+        // A range of a source has no bytes here: only a sink that copies it may see it.
+        precondition(storage.header.holdsBytes || storage.header.isHole, "the bytes of a range of a source were read")
+        return try body(UnsafeRawBufferPointer(start: storage.base, count: storage.count))
     }
 
     /// Whether two chunks hold the same bytes (not whether they share storage).
     public static func == (lhs: Chunk, rhs: Chunk) -> Bool {
-        lhs.count == rhs.count && (lhs.storage === rhs.storage || memcmp(lhs.storage.base, rhs.storage.base, lhs.count) == 0)
+        lhs.count == rhs.count
+            && (lhs.storage === rhs.storage
+                || lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { memcmp(left.baseAddress!, $0.baseAddress!, lhs.count) == 0 } })
     }
 
     /// Hashes the chunk's bytes.
@@ -165,12 +169,14 @@ final class ChunkStorage: ManagedBuffer<ChunkStorage.Header, UInt8> {
         return unsafeDowncast(buffer, to: ChunkStorage.self)
     }
 
-    /// Storage for a hole of `count` bytes, or for a range of a source of `count` bytes: its
-    /// bytes are ``ZeroRegion``'s, never written.
+    /// Storage for a hole of `count` bytes: its bytes are ``ZeroRegion``'s, never written. Or
+    /// for a range of a source of `count` bytes, which has no bytes at all (reading them traps):
+    /// a clone of a 200 TiB file maps nothing.
     static func makeHole(count: Int, range: Chunk.SourceRange? = nil) -> ChunkStorage {
         let buffer = create(minimumCapacity: 0) { _ in
             Header(
-                count: count, capacity: count, base: UnsafeMutableRawPointer(mutating: ZeroRegion.zeros(count: count)),
+                count: count, capacity: count,
+                base: UnsafeMutableRawPointer(mutating: ZeroRegion.zeros(count: range == nil ? count : 0)),
                 isPooled: false, isHole: range == nil, holdsBytes: false, range: range)
         }
         return unsafeDowncast(buffer, to: ChunkStorage.self)

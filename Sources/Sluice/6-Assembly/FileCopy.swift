@@ -201,20 +201,25 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         var bytes: Int64 = 0
         var kernel: Chunk.SourceRange.Method?
         do {
+            func forward(_ chunk: Chunk) async throws {
+                if computesCRC32 {
+                    if chunk.isHole { crc.update(zeros: Int64(chunk.count)) } else { chunk.withUnsafeBytes { crc.update($0) } }
+                }
+                bytes += Int64(chunk.count)
+                recorder?.recordRead(chunk.count)
+                try await points.around(.readSend) { try await channel.send(chunk) }
+            }
             var chunks = source.makeAsyncIterator()
             while let next = try await points.around(.sourceNext, { try await chunks.next() }) {
-                if let range = next.sourceRange, readsRanges == nil {
-                    kernel = range.method == .clone ? .clone : .kernelCopy
-                    try await points.around(.readSend) { try await channel.send(next) }
+                guard let range = next.sourceRange else {
+                    try await forward(next)
                     continue
                 }
-                for chunk in try readsRanges?(next) ?? [next] {
-                    if computesCRC32 {
-                        if chunk.isHole { crc.update(zeros: Int64(chunk.count)) } else { chunk.withUnsafeBytes { crc.update($0) } }
-                    }
-                    bytes += Int64(chunk.count)
-                    recorder?.recordRead(chunk.count)
-                    try await points.around(.readSend) { try await channel.send(chunk) }
+                if let readsRanges {
+                    for chunk in try readsRanges(next) { try await forward(chunk) }
+                } else {
+                    kernel = range.method == .clone ? .clone : .kernelCopy
+                    try await points.around(.readSend) { try await channel.send(next) }
                 }
             }
             channel.finish()
@@ -254,11 +259,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         let limiter: RateLimiter
         let recorder: ProgressRecorder
 
-        /// Waits until `bytes` may go; counts them as read unless `counts` is `false` (a range
-        /// of a source, counted once copied).
-        func admit(_ bytes: Int, counts: Bool = true) async throws {
+        func admit(_ bytes: Int) async throws {
             try await limiter.admit(bytes)
-            if counts { recorder.recordRead(bytes) }
+            recorder.recordRead(bytes)
         }
     }
 
@@ -274,7 +277,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         let copiesRanges = sink as? any SourceRangeSink
         var chunks = channel.makeAsyncIterator()
         while let chunk = try await points.around(.writeReceive, { try await chunks.next() }) {
-            try await pacer?.admit(chunk.count, counts: chunk.sourceRange == nil || copiesRanges == nil)
+            // A range of a source is the kernel's to copy, not paced (a copy with a rate limit is
+            // planned through reads and writes).
+            if chunk.sourceRange == nil { try await pacer?.admit(chunk.count) }
             // Every chunk already waiting goes with it, in one call (one `writev(2)`); they
             // count against the channel's capacity until the next `next()`.
             var batch = [chunk]

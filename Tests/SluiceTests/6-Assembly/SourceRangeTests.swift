@@ -105,4 +105,34 @@ struct SourceRangeTests {
             #expect(try allocatedBytes(destination) < Self.size / 2)
         }
     }
+
+    /// A range stands for bytes it does not hold: a clone of a 1 PiB file maps nothing and
+    /// weighs nothing in a channel (it once mapped as many zeros as the file's size).
+    @Test func aRangeOfAPetabyteHoldsNoMemory() throws {
+        let range = Chunk.SourceRange(descriptor: Descriptor(rawValue: 0), offset: 0, method: .clone)
+        let chunk = Chunk.sourceRange(range, count: 1 << 50)
+        #expect(chunk.count == 1 << 50)
+        #expect(chunk.residentCount == 0)
+        #expect(!chunk.isHole)
+        #expect(chunk.sourceRange?.method == .clone)
+    }
+
+    /// Read for a sink that does not copy ranges: a range of a file that shrank since its
+    /// ranges were planned fails (the holes after it would make a file no version of it was),
+    /// and a clone's range is read to the end of file, as the kernel would clone it.
+    @Test func aRangeReadForASinkFollowsTheFileAsTheKernelWould() async throws {
+        try await withScratchDirectory { directory in
+            let path = directory.appending("source")
+            let data = randomBytes(count: 200_000, seed: 34)
+            try writeFile(path, Array(data[..<100_000]))
+            let file = try await FileChunks.open(path)
+            let descriptor = try #require(file.kernelCopySource)
+            try writeFile(path, data)  // grew (the same inode: truncated and rewritten)
+            let clone = Chunk.sourceRange(.init(descriptor: descriptor, offset: 0, method: .clone), count: 100_000)
+            #expect(try clone.readingSourceRange(chunkSize: 65_536, path: path).flatMap(\.bytes) == data)
+            let slice = Chunk.sourceRange(.init(descriptor: descriptor, offset: 150_000, method: .kernelCopy), count: 100_000)
+            let error = try #require(throws: FileError.self) { try slice.readingSourceRange(chunkSize: 65_536, path: path) }
+            #expect(error.code == .io && error.path == path)
+        }
+    }
 }
