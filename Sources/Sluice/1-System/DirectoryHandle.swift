@@ -160,4 +160,16 @@ package final class DirectoryHandle: Sendable {
     package func synchronize() throws(FileError) {
         do { try descriptor.synchronize(system: system) } catch { throw FileError.fsync(path: path, errno: error) }
     }
+
+    /// `syncfs(2)` of the file system that holds the directory: everything written to it
+    /// reaches the device, the names and attributes of every directory on it included. One
+    /// call where an `fsync(2)` of each of many directories would wait for a commit of the
+    /// journal each.
+    ///
+    /// - Throws: ``FileError`` (operation `syncfs`, named by the directory's path).
+    package func synchronizeFileSystem() throws(FileError) {
+        if case .failure(let error) = ErrorNumber.retryingInterrupts({ system.synchronizeFileSystem(descriptor.rawValue) }) {
+            throw FileError(.syncfs, path: path, errno: error)
+        }
+    }
 }

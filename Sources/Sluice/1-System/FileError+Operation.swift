@@ -6,7 +6,7 @@ extension FileError {
     /// closed set, so a misspelt operation does not compile.
     public struct Operation: Hashable, Sendable, CustomStringConvertible {
         private enum Call: String, Hashable, Sendable {
-            case open, create, read, write, fsync, close, rename, stat, lstat, fstat
+            case open, create, read, write, fsync, syncfs, close, rename, stat, lstat, fstat
             case fchmod, futimens, fsetxattr, fremovexattr
             case pipe2, mkdir, mkdtemp, opendir, wait4
             case lseek, ftruncate, fstatfs
@@ -28,6 +28,7 @@ extension FileError {
             switch call {
             case .write: "write to"
             case .fsync: "sync"
+            case .syncfs: "sync the file system of"
             case .rename: "replace"
             case .stat, .lstat, .fstat: "stat"
             case .fchmod, .futimens, .fsetxattr, .fremovexattr: "set attributes of"
@@ -62,6 +63,8 @@ extension FileError {
         package static let write = Operation(.write)
         /// `fsync(2)`.
         package static let fsync = Operation(.fsync)
+        /// `syncfs(2)`.
+        package static let syncfs = Operation(.syncfs)
         /// `close(2)`.
         package static let close = Operation(.close)
         /// `rename(2)` or `renameat2(2)`.

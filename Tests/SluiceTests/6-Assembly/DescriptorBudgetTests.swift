@@ -15,6 +15,15 @@ import SluiceTestSupport
 struct DescriptorBudgetTests {
     /// The shares at the limits a user meets, from a terminal (standard input, output and
     /// error and the signal descriptor open).
+    /// Under a high limit (`ulimit -n` 20,000, as on this project's machines), a durable batch
+    /// holds up to 1,024 files: at most 2,048 sealed, whatever the limit.
+    @Test(arguments: [20_000, 1 << 20])
+    func sealedFilesUnderAHighLimit(limit: Int) {
+        let budget = DescriptorBudget(limit: limit, inUse: 4)
+        #expect(budget.sealedFiles == 2_048)
+        #expect(budget.filesInFlight == 64)
+    }
+
     @Test(arguments: [
         (16, false, 2, 1, 1, 1, 0, true), (32, true, 3, 1, 2, 2, 0, false), (64, true, 7, 3, 3, 6, 14, false),
         (1024, true, 32, 63, 64, 64, 254, false),

@@ -55,12 +55,12 @@ struct TreeCopySeamTests {
     /// ``ManyFileJobRunner`` through `fileSystem`); the report and the failures' messages.
     static func copy(
         in scratch: ScratchDirectory, system: SystemCalls = .live, fileSystem: SystemCalls = .live,
-        replacesExisting: Bool = false
+        replacesExisting: Bool = false, synchronizes: Bool = false
     ) async throws -> (Copier.TreeReport, [String]) {
         let failures = LockedValue<[String]>([])
         var copy = TreeCopy(
             from: scratch.appending("s"), to: scratch.appending("t"),
-            options: .init(sink: .init(replacesExisting: replacesExisting, synchronizes: false)),
+            options: .init(sink: .init(replacesExisting: replacesExisting, synchronizes: synchronizes)),
             runner: ManyFileJobRunner(options: .init(), system: fileSystem, onOutcome: { _ in }))
         copy.system = system
         let report = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
@@ -73,6 +73,40 @@ struct TreeCopySeamTests {
         for name in try entries(in: path) {
             let child = path.appending(name)
             if (try? FileStatus.of(child, followsLinks: false))?.kind == .directory { try expectNoTemporaries(under: child) }
+        }
+    }
+
+    /// A durable copy's final pass makes the directories it changed durable at once: one
+    /// `syncfs(2)` of their file system, not an `fsync(2)` of each directory (their
+    /// attributes, and the new directories' names in their parents). A failure of it
+    /// is the tree's, naming the directory it went through.
+    @Test func theFinalPassSyncsItsDirectoriesWithOneSyncfs() async throws {
+        try await withScratchDirectory { scratch in
+            try Self.makeTree(in: scratch)
+            let counts = LockedValue((fsyncs: 0, syncfs: 0))
+            var system = SystemCalls.live
+            let (fsync, syncfs) = (system.fsync, system.synchronizeFileSystem)
+            system.fsync = { descriptor in
+                counts.withLock { $0.fsyncs += 1 }
+                return fsync(descriptor)
+            }
+            system.synchronizeFileSystem = { descriptor in
+                counts.withLock { $0.syncfs += 1 }
+                return syncfs(descriptor)
+            }
+            let (report, failures) = try await Self.copy(in: scratch, system: system, synchronizes: true)
+            #expect(failures.isEmpty && report.failures == 0 && report.files == 3)
+            // The three fsyncs are those of the directories the files were renamed into, one
+            // each, when their batch committed; the final pass adds none (it made seven).
+            #expect(counts.withLock { $0 } == (3, 1))
+
+        }
+        try await withScratchDirectory { scratch in
+            try Self.makeTree(in: scratch)
+            var failing = SystemCalls.live
+            failing.synchronizeFileSystem = { _ in .failure(.ioError) }
+            let (_, messages) = try await Self.copy(in: scratch, system: failing, synchronizes: true)
+            #expect(messages.count == 1 && messages.first?.hasPrefix("cannot sync the file system of '") == true, "\(messages)")
         }
     }
 
