@@ -56,7 +56,7 @@ extension Copier {
             return sealed > 0 ? sealed : 256
         }
 
-        /// The longest a sealed file waits for its batch to fill (50 ms by default:
+        /// The longest a sealed file waits for its batch to fill (5 ms by default:
         /// ``Options``).
         let maximumWait: Duration
 

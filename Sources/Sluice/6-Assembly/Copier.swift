@@ -24,7 +24,7 @@ import Musl
 ///    pipeline, <doc:CopyPaths>) without a transform, ``FileCopy`` with one, to a ``FileSink``: a temporary file, with its
 ///    attributes. Durable files (``FileSink/Options/synchronizes``, without
 ///    verification) then wait in a batch, sealed, while the slot takes the next file: once it
-///    holds 128 files or 256 MiB, 50 ms after its first file, and at the end, one `syncfs(2)`
+///    holds 127 files (1,024 under a high `ulimit -n`) or 256 MiB, 5 ms after its first file, and at the end, one `syncfs(2)`
 ///    per file system writes their data (it waits for every writer on that file system), a
 ///    check of each file's own write-back makes it durable (`sync_file_range(2)`, or `fsync(2)`
 ///    where that cannot see the file's pages), each is closed, then renamed at
