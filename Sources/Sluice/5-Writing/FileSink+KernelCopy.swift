@@ -7,7 +7,7 @@ import CSluiceShims
 extension FileSink: SourceRangeSink {
     /// Writes `chunks` in order: bytes and holes as ``write(contentsOf:)`` does, a range of the
     /// source by the method it names, at the same offset in the temporary file, whose offset
-    /// then stands after it (so a hole that follows is skipped from there). With `synchronizes`,
+    /// then stands after it and after the holes that follow it. With `synchronizes`,
     /// the write-back of each range copied starts at once (`sync_file_range(2)`
     /// `SYNC_FILE_RANGE_WRITE`, which does not wait), so that the `fsync(2)` at the commit finds
     /// most of the file on its way to the disk.
@@ -28,26 +28,45 @@ extension FileSink: SourceRangeSink {
     /// file synced in a batch does not: the batch's `syncfs(2)` writes it).
     package func copyRanges(_ chunks: [Chunk], startsWriteBack: Bool, copied: (Int64) -> Void) throws {
         var bytes: [Chunk] = []
+        // Where the file's offset belongs after the ranges (copied at explicit offsets) and the
+        // holes after them, until something is written at the offset: one lseek(2) then, not
+        // one per range and per hole (a file of 10,000 extents).
+        var position: Int64?
+        func settle() throws(FileError) {
+            guard let offset = position, case .open(let descriptor, _) = state else { return }
+            do throws(ErrorNumber) { try descriptor.seek(to: offset, system: system) } catch {
+                throw FileError.lseek(path: destination, errno: error)
+            }
+            position = nil
+        }
         for chunk in chunks {
-            guard let range = chunk.sourceRange else {
+            if let range = chunk.sourceRange {
+                if !bytes.isEmpty {
+                    try write(contentsOf: bytes)
+                    bytes.removeAll()
+                }
+                position = try copy(range, count: Int64(chunk.count), startsWriteBack: startsWriteBack, copied: copied)
+                sizeAfterHole = nil
+            } else if chunk.isHole, makesHoles, let offset = position {
+                position = offset + Int64(chunk.count)
+                sizeAfterHole = position
+            } else {
+                try settle()
                 bytes.append(chunk)
-                continue
             }
-            if !bytes.isEmpty {
-                try write(contentsOf: bytes)
-                bytes.removeAll()
-            }
-            try copy(range, count: Int64(chunk.count), startsWriteBack: startsWriteBack, copied: copied)
         }
         if !bytes.isEmpty { try write(contentsOf: bytes) }
+        try settle()
     }
 
-    /// Copies one range into the temporary file: a clone, or `copy_file_range(2)` calls until
-    /// `count` bytes (or, to the end of file, until one copies nothing), each call's bytes
-    /// given to `copied`.
+    /// Copies one range into the temporary file at its offset: a clone, or `copy_file_range(2)`
+    /// calls until `count` bytes (or, to the end of file, until one copies nothing), each
+    /// call's bytes given to `copied`. The file's offset does not move.
+    ///
+    /// - Returns: the offset after the bytes copied.
     private func copy(
         _ range: Chunk.SourceRange, count: Int64, startsWriteBack: Bool, copied report: (Int64) -> Void
-    ) throws {
+    ) throws -> Int64 {
         guard let target = temporaryDescriptor else { preconditionFailure("a range copied into a file written in place") }
         let method: Chunk.SourceRange.Method = range.method == .clone ? .clone : .kernelCopy
         func refusedOrFailed(_ error: ErrorNumber) -> any Error {
@@ -61,7 +80,7 @@ extension FileSink: SourceRangeSink {
                 throw refusedOrFailed(error)
             }
             report(count)
-            return
+            return count
         }
         let toEnd = range.method == .kernelCopyToEnd
         var offset = range.offset
@@ -85,9 +104,7 @@ extension FileSink: SourceRangeSink {
             if startsWriteBack { _ = system.synchronizeFileRange(target.rawValue, CSluiceShims_SYNC_FILE_RANGE_WRITE) }
             try Task.checkCancellation()
         }
-        do throws(ErrorNumber) { try target.seek(to: offset, system: system) } catch {
-            throw FileError.lseek(path: destination, errno: error)
-        }
+        return offset
     }
 
     /// The temporary file while it is open; `nil` for a destination written in place (a
