@@ -344,7 +344,13 @@ extension FileCopy where Source == SourceRanges {
     /// `progress`. A verification reads the file again for its CRC-32 (a clone is not read
     /// back). When the kernel refuses a range, ``run()`` throws ``KernelCopyRefusal`` and
     /// leaves the sink open and the progress going, for the caller's next path.
+    ///
+    /// Its channel holds up to ``maximumBatch`` chunks whatever `options` say: a range or a hole
+    /// holds no memory, and the sink then takes them a batch at a time (a file of 10,000 extents
+    /// is 20,000 chunks: with the usual capacity, a switch between the two stages every few).
     init(ranges: SourceRanges, to sink: Sink, options: PipelineOptions, progress: ProgressHub) {
+        var options = options
+        options.capacity = Swift.max(options.capacity, Self.maximumBatch)
         self.init(
             from: ranges, to: sink, totalBytes: ranges.file.expectedSize, options: options, transform: nil, progress: progress,
             file: ranges.file)
