@@ -30,15 +30,27 @@ extension Chunk {
         /// The first byte of the range in the source.
         package let offset: Int64
         package let method: Method
+        /// For ``Method/kernelCopy``: the data extents inside the range, in order, when it has
+        /// holes between them (the sink skips those); `nil` when all of it is data.
+        package let dataExtents: [Range<Int64>]?
         /// What keeps `descriptor` open while the chunk exists (the reader that owns it), if
         /// anything must.
         let owner: (any AnyObject & Sendable)?
 
-        package init(descriptor: Descriptor, offset: Int64, method: Method, owner: (any AnyObject & Sendable)? = nil) {
+        package init(
+            descriptor: Descriptor, offset: Int64, method: Method, dataExtents: [Range<Int64>]? = nil,
+            owner: (any AnyObject & Sendable)? = nil
+        ) {
             self.descriptor = descriptor
             self.offset = offset
             self.method = method
+            self.dataExtents = dataExtents
             self.owner = owner
+        }
+
+        /// The data of a range of `count` bytes, in order: ``dataExtents``, or all of it.
+        package func data(count: Int) -> [Range<Int64>] {
+            dataExtents ?? [offset..<offset + Int64(count)]
         }
     }
 
@@ -64,27 +76,33 @@ extension Chunk {
     package func readingSourceRange(chunkSize: Int, path: Pathname) throws(FileError) -> [Chunk] {
         guard let range = sourceRange else { return [self] }
         var chunks: [Chunk] = []
-        var offset = range.offset
         let toEnd = range.method != .kernelCopy
-        let end = toEnd ? Int64.max : range.offset + Int64(count)
-        while offset < end {
-            let wanted = Int(min(Int64(chunkSize), end - offset))
-            let chunk = try Chunk(capacity: wanted) { (buffer) throws(FileError) -> Int in
-                do throws(ErrorNumber) {
-                    return try range.descriptor.read(fromAbsoluteOffset: offset, into: buffer)
-                } catch {
-                    throw FileError.read(path: path, errno: error)
+        let pieces = toEnd ? [range.offset..<Int64.max] : range.data(count: count)
+        var cursor = range.offset
+        for piece in pieces {
+            if piece.lowerBound > cursor { chunks.append(.hole(count: Int(piece.lowerBound - cursor))) }
+            var offset = piece.lowerBound
+            while offset < piece.upperBound {
+                let wanted = Int(min(Int64(chunkSize), piece.upperBound - offset))
+                let chunk = try Chunk(capacity: wanted) { (buffer) throws(FileError) -> Int in
+                    do throws(ErrorNumber) {
+                        return try range.descriptor.read(fromAbsoluteOffset: offset, into: buffer)
+                    } catch {
+                        throw FileError.read(path: path, errno: error)
+                    }
                 }
-            }
-            if chunk.isEmpty {
-                guard toEnd else {
-                    throw FileError(code: .io, operation: .read, path: path, reason: "it shrank while it was copied")
+                if chunk.isEmpty {
+                    guard toEnd else {
+                        throw FileError(code: .io, operation: .read, path: path, reason: "it shrank while it was copied")
+                    }
+                    break
                 }
-                break
+                chunks.append(chunk)
+                offset += Int64(chunk.count)
             }
-            chunks.append(chunk)
-            offset += Int64(chunk.count)
+            cursor = offset
         }
+        if !toEnd && cursor < range.offset + Int64(count) { chunks.append(.hole(count: Int(range.offset + Int64(count) - cursor))) }
         return withExtendedLifetime(range.owner) { chunks }
     }
 }

@@ -6,8 +6,9 @@
 ///   saw it.
 /// - ``Chunk/SourceRange/Method/kernelCopy``: the data extents of the first `size` bytes (the map
 ///   the reader walked at its open when it kept it, else `lseek(2)`'s `SEEK_DATA` and
-///   `SEEK_HOLE` when holes are looked for, else all of it as one extent) in slices of at most
-///   `sliceSize` bytes, the step of progress and of cancellation, with hole chunks between them;
+///   `SEEK_HOLE` when holes are looked for, else all of it as one extent), a chunk for each
+///   `sliceSize` bytes of data with the holes between its extents (``Chunk/SourceRange/dataExtents``;
+///   its count is its span);
 ///   then, when the data reaches the size, one range to the end of the file (a file that grew is
 ///   copied whole, as the pipeline reads it and `cp` copies it); when the file ends in a hole,
 ///   a hole chunk up to the size.
@@ -69,32 +70,55 @@ package struct SourceRanges: AsyncSequence, Sendable {
                 isAtEnd = true
                 return range(at: 0, .clone, count: Int(size))
             }
-            if offset < size && offset >= extent.upperBound && !endsInHole {
-                if let next = try extents.next(from: offset) { extent = next } else { endsInHole = true }
+            // One chunk for up to a slice of data, with the holes between its extents: a file of
+            // 10,000 small extents is a few hundred chunks, not 20,000.
+            let start = offset
+            var pieces: [Range<Int64>] = []
+            var data: Int64 = 0
+            while offset < size && data < sliceSize {
+                if offset >= extent.upperBound {
+                    guard !endsInHole, let next = try extents.next(from: offset) else {
+                        endsInHole = true
+                        break
+                    }
+                    extent = next
+                }
+                if extent.lowerBound > offset {
+                    // A hole inside the window; a window spans at most a hole chunk past its start.
+                    if !pieces.isEmpty && extent.lowerBound - start > holeLimit { break }
+                    offset = extent.lowerBound
+                }
+                let count = Swift.min(sliceSize - data, extent.upperBound - offset)
+                pieces.append(offset..<offset + count)
+                data += count
+                offset += count
             }
-            let holeEnd = endsInHole ? size : extent.lowerBound
-            if offset < holeEnd {
-                let count = Swift.min(holeLimit, holeEnd - offset)
+            if !pieces.isEmpty {
+                let isAllData = pieces.count == 1 && pieces[0] == start..<offset
+                return range(at: start, .kernelCopy, count: Int(offset - start), dataExtents: isAllData ? nil : pieces)
+            }
+            if offset < size {
+                // No data left before the size: a hole up to it, which the sink sizes.
+                let count = Swift.min(holeLimit, size - offset)
                 offset += count
                 return .hole(count: Int(count))
             }
-            guard offset < size else {
-                // The data reaches the size: on to the end of file. A file ending in a hole has
-                // its size set by the sink.
-                isAtEnd = true
-                return endsInHole ? nil : range(at: offset, .kernelCopyToEnd, count: 0)
-            }
-            let count = Swift.min(sliceSize, extent.upperBound - offset)
-            defer { offset += count }
-            return range(at: offset, .kernelCopy, count: Int(count))
+            // The data reaches the size: on to the end of file.
+            isAtEnd = true
+            return endsInHole ? nil : range(at: offset, .kernelCopyToEnd, count: 0)
         }
 
-        /// The longest hole chunk: as the reader's (64 MiB, or the slice when longer).
+        /// The longest hole chunk, and the most a range's holes may span: as the reader's
+        /// (64 MiB, or the slice when longer).
         private var holeLimit: Int64 { Swift.max(sliceSize, Int64(FileReader.maximumHoleChunk)) }
 
-        private func range(at offset: Int64, _ method: Chunk.SourceRange.Method, count: Int) -> Chunk {
+        private func range(
+            at offset: Int64, _ method: Chunk.SourceRange.Method, count: Int, dataExtents: [Range<Int64>]? = nil
+        ) -> Chunk {
             .sourceRange(
-                Chunk.SourceRange(descriptor: template.descriptor, offset: offset, method: method, owner: template.owner),
+                Chunk.SourceRange(
+                    descriptor: template.descriptor, offset: offset, method: method, dataExtents: dataExtents,
+                    owner: template.owner),
                 count: count)
         }
     }

@@ -46,7 +46,6 @@ extension FileSink: SourceRangeSink {
                     bytes.removeAll()
                 }
                 position = try copy(range, count: Int64(chunk.count), startsWriteBack: startsWriteBack, copied: copied)
-                sizeAfterHole = nil
             } else if chunk.isHole, makesHoles, let offset = position {
                 position = offset + Int64(chunk.count)
                 sizeAfterHole = position
@@ -60,51 +59,75 @@ extension FileSink: SourceRangeSink {
     }
 
     /// Copies one range into the temporary file at its offset: a clone, or `copy_file_range(2)`
-    /// calls until `count` bytes (or, to the end of file, until one copies nothing), each
-    /// call's bytes given to `copied`. The file's offset does not move.
+    /// calls until each of its data extents is copied (or, to the end of file, until one
+    /// copies nothing), each call's bytes given to `copied`, and the holes between its extents
+    /// as they are skipped. The file's offset does not move.
     ///
     /// - Returns: the offset after the bytes copied.
     private func copy(
         _ range: Chunk.SourceRange, count: Int64, startsWriteBack: Bool, copied report: (Int64) -> Void
     ) throws -> Int64 {
         guard let target = temporaryDescriptor else { preconditionFailure("a range copied into a file written in place") }
-        let method: Chunk.SourceRange.Method = range.method == .clone ? .clone : .kernelCopy
-        func refusedOrFailed(_ error: ErrorNumber) -> any Error {
-            if error.meansNotSupportedHere { return KernelCopyRefusal(method: method, errno: error) }
-            return method == .clone
-                ? FileError.clone(path: destination, errno: error) : FileError.copyFileRange(path: destination, errno: error)
-        }
         sizeAfterHole = nil
         if range.method == .clone {
-            do throws(ErrorNumber) { try target.clone(from: range.descriptor, system: system) } catch {
-                throw refusedOrFailed(error)
+            do throws(ErrorNumber) { try target.clone(from: range.descriptor, system: system) } catch where error.meansNotSupportedHere {
+                throw KernelCopyRefusal(method: .clone, errno: error)
+            } catch {
+                throw FileError.clone(path: destination, errno: error)
             }
             report(count)
             return count
         }
-        let toEnd = range.method == .kernelCopyToEnd
-        var offset = range.offset
-        while toEnd || offset < range.offset + count {
-            // To the end of file: in calls of 4 MiB, each a point of cancellation.
-            let wanted = toEnd ? 4 << 20 : range.offset + count - offset
-            let copied: Int
-            do throws(ErrorNumber) {
-                copied = try withExtendedLifetime(range.owner) { () throws(ErrorNumber) in
-                    try target.copyRange(from: range.descriptor, at: offset, count: Int(wanted), system: system)
-                }
-            } catch {
-                throw refusedOrFailed(error)
+        if range.method == .kernelCopyToEnd {
+            var offset = range.offset
+            // In calls of 4 MiB, each a point of cancellation.
+            while case let copied = try copySlice(range, at: offset, count: 4 << 20, startsWriteBack: startsWriteBack), copied > 0 {
+                offset += copied
+                report(copied)
+                try Task.checkCancellation()
             }
-            if copied == 0 {
-                if toEnd { break }
-                throw KernelCopyRefusal(method: .kernelCopy, errno: nil)
-            }
-            offset += Int64(copied)
-            report(Int64(copied))
-            if startsWriteBack { _ = system.synchronizeFileRange(target.rawValue, CSluiceShims_SYNC_FILE_RANGE_WRITE) }
-            try Task.checkCancellation()
+            return offset
         }
-        return offset
+        let end = range.offset + count
+        var cursor = range.offset
+        for piece in range.data(count: Int(count)) {
+            if piece.lowerBound > cursor { report(piece.lowerBound - cursor) }  // a hole, skipped
+            var offset = piece.lowerBound
+            while offset < piece.upperBound {
+                let copied = try copySlice(range, at: offset, count: piece.upperBound - offset, startsWriteBack: startsWriteBack)
+                if copied == 0 { throw KernelCopyRefusal(method: .kernelCopy, errno: nil) }
+                offset += copied
+                report(copied)
+                try Task.checkCancellation()
+            }
+            cursor = offset
+        }
+        if cursor < end {
+            report(end - cursor)  // a hole at the end of the range: the file is sized at the commit
+            sizeAfterHole = end
+        }
+        return end
+    }
+
+    /// One `copy_file_range(2)` of up to `count` bytes of `range`'s source at `offset`, to the
+    /// same offset; then, with `startsWriteBack`, the start of the write-back.
+    ///
+    /// - Returns: the bytes copied; 0 at the end of the source.
+    /// - Throws: ``KernelCopyRefusal`` ("not here"); ``FileError`` (`copy_file_range`).
+    private func copySlice(_ range: Chunk.SourceRange, at offset: Int64, count: Int64, startsWriteBack: Bool) throws -> Int64 {
+        guard let target = temporaryDescriptor else { preconditionFailure("a range copied into a file written in place") }
+        let copied: Int
+        do throws(ErrorNumber) {
+            copied = try withExtendedLifetime(range.owner) { () throws(ErrorNumber) in
+                try target.copyRange(from: range.descriptor, at: offset, count: Int(count), system: system)
+            }
+        } catch where error.meansNotSupportedHere {
+            throw KernelCopyRefusal(method: .kernelCopy, errno: error)
+        } catch {
+            throw FileError.copyFileRange(path: destination, errno: error)
+        }
+        if startsWriteBack && copied > 0 { _ = system.synchronizeFileRange(target.rawValue, CSluiceShims_SYNC_FILE_RANGE_WRITE) }
+        return Int64(copied)
     }
 
     /// The temporary file while it is open; `nil` for a destination written in place (a

@@ -13,29 +13,39 @@ struct SourceRangeTests {
         (2 << 20, randomBytes(count: (1 << 20) + 5000, seed: 32)),
     ]
 
-    /// The ranges and holes of a sparse file, in order: they cover it exactly, no range is
-    /// longer than a slice, and the file ends in a hole (no range to the end of file).
+    /// The ranges and holes of a sparse file, in order: they cover it exactly, each range holds
+    /// at most a slice of data (with the holes between its extents inside it, not a chunk
+    /// each), and the file ends in a hole (no range to the end of file).
     @Test func aSparseFilesRangesCoverItInOrder() async throws {
         try await withScratchDirectory { directory in
             let path = directory.appending("source")
             try writeSparseFile(path, size: Self.size, extents: Self.extents)
             let file = try await FileChunks.open(path)
             var offset: Int64 = 0
-            var ranges = 0
+            var (ranges, data, holes) = (0, Int64(0), 0)
             for try await chunk in SourceRanges(of: file, method: .kernelCopy, sliceSize: 1 << 19, findsHoles: true) {
                 if let range = chunk.sourceRange {
                     #expect(range.method == .kernelCopy)
                     #expect(range.offset == offset)
-                    #expect(chunk.count <= 1 << 19)
+                    let pieces = range.data(count: chunk.count)
+                    #expect(pieces.first!.lowerBound >= offset && pieces.last!.upperBound == offset + Int64(chunk.count))
+                    #expect(zip(pieces, pieces.dropFirst()).allSatisfy { $0.upperBound < $1.lowerBound })
+                    let bytes = pieces.reduce(0) { $0 + $1.count }
+                    #expect(bytes <= 1 << 19)
+                    data += Int64(bytes)
                     ranges += 1
                 } else {
                     #expect(chunk.isHole)
+                    holes += 1
                 }
                 offset += Int64(chunk.count)
             }
             #expect(offset == Self.size)
-            // The data is 100,000 bytes and 1 MiB + 5,000 (whole blocks around each): 1 + 3 slices at least.
-            #expect(ranges >= 4)
+            // The data, whole blocks around each extent: 100,000 bytes and 1 MiB + 5,000.
+            #expect(data >= 100_000 + (1 << 20) + 5000 && data < 1_300_000)
+            // 1.1 MiB of data in slices of 512 KiB: three ranges, the first with a hole inside.
+            #expect(ranges == 3)
+            #expect(holes >= 1, "the hole at the end")
         }
     }
 
