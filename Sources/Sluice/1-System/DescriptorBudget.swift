@@ -22,7 +22,7 @@ import Musl
 /// | ``directoriesToSync`` | 1/16 | 1 to 64 |
 /// | ``filesInFlight`` | the rest, ``perFileInFlight`` (6) per durable file | 1 to 64 |
 /// | ``filesInFlightWithoutSync`` | what the walk leaves, 6 per file | 1 to 64 |
-/// | ``sealedFiles`` | 1/4, held open | 0 (closed, named) below 8, to 256 |
+/// | ``sealedFiles`` | 1/4, held open | 0 (closed, named) below 8, to 2,048 |
 ///
 /// The walk itself holds ``heldByWalk``: its two stacks, both parents and one descriptor for a
 /// moment. Where not even one file fits beside it (``copiesOneFileAtATime``, as at `ulimit -n`

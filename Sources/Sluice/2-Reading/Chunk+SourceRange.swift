@@ -80,7 +80,7 @@ extension Chunk {
         let pieces = toEnd ? [range.offset..<Int64.max] : range.data(count: count)
         var cursor = range.offset
         for piece in pieces {
-            if piece.lowerBound > cursor { chunks.append(.hole(count: Int(piece.lowerBound - cursor))) }
+            appendHole(piece.lowerBound - cursor, to: &chunks)
             var offset = piece.lowerBound
             while offset < piece.upperBound {
                 let wanted = Int(min(Int64(chunkSize), piece.upperBound - offset))
@@ -102,7 +102,18 @@ extension Chunk {
             }
             cursor = offset
         }
-        if !toEnd && cursor < range.offset + Int64(count) { chunks.append(.hole(count: Int(range.offset + Int64(count) - cursor))) }
+        if !toEnd { appendHole(range.offset + Int64(count) - cursor, to: &chunks) }
         return withExtendedLifetime(range.owner) { chunks }
+    }
+
+    /// Appends a hole of `count` bytes (none when <= 0) in chunks of at most the reader's
+    /// longest (``FileReader/maximumHoleChunk``).
+    private func appendHole(_ count: Int64, to chunks: inout [Chunk]) {
+        var left = count
+        while left > 0 {
+            let piece = Swift.min(left, Int64(FileReader.maximumHoleChunk))
+            chunks.append(.hole(count: Int(piece)))
+            left -= piece
+        }
     }
 }

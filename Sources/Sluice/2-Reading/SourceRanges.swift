@@ -75,7 +75,7 @@ package struct SourceRanges: AsyncSequence, Sendable {
             let start = offset
             var pieces: [Range<Int64>] = []
             var data: Int64 = 0
-            while offset < size && data < sliceSize {
+            while offset < size && data < sliceSize && pieces.count < Self.maximumExtentsPerRange {
                 if offset >= extent.upperBound {
                     guard !endsInHole, let next = try extents.next(from: offset) else {
                         endsInHole = true
@@ -84,8 +84,9 @@ package struct SourceRanges: AsyncSequence, Sendable {
                     extent = next
                 }
                 if extent.lowerBound > offset {
-                    // A hole inside the window; a window spans at most a hole chunk past its start.
-                    if !pieces.isEmpty && extent.lowerBound - start > holeLimit { break }
+                    // A hole inside the window; a window spans at most a hole chunk (a longer hole
+                    // before its first data is hole chunks of its own).
+                    if extent.lowerBound - start > holeLimit { break }
                     offset = extent.lowerBound
                 }
                 let count = Swift.min(sliceSize - data, extent.upperBound - offset)
@@ -98,8 +99,9 @@ package struct SourceRanges: AsyncSequence, Sendable {
                 return range(at: start, .kernelCopy, count: Int(offset - start), dataExtents: isAllData ? nil : pieces)
             }
             if offset < size {
-                // No data left before the size: a hole up to it, which the sink sizes.
-                let count = Swift.min(holeLimit, size - offset)
+                // A hole longer than a window before the next data, or no data left before the
+                // size (a hole up to it, which the sink sizes).
+                let count = Swift.min(holeLimit, (endsInHole ? size : extent.lowerBound) - offset)
                 offset += count
                 return .hole(count: Int(count))
             }
@@ -107,6 +109,10 @@ package struct SourceRanges: AsyncSequence, Sendable {
             isAtEnd = true
             return endsInHole ? nil : range(at: offset, .kernelCopyToEnd, count: 0)
         }
+
+        /// The most data extents in one range: 32, so the ranges a channel holds (256,
+        /// ``FileCopy``'s for ranges) keep at most 8,192 extents, 128 KiB, per file.
+        static var maximumExtentsPerRange: Int { 32 }
 
         /// The longest hole chunk, and the most a range's holes may span: as the reader's
         /// (64 MiB, or the slice when longer).

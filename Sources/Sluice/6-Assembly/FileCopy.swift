@@ -345,12 +345,12 @@ extension FileCopy where Source == SourceRanges {
     /// back). When the kernel refuses a range, ``run()`` throws ``KernelCopyRefusal`` and
     /// leaves the sink open and the progress going, for the caller's next path.
     ///
-    /// Its channel holds up to ``maximumBatch`` chunks whatever `options` say: a range or a hole
-    /// holds no memory, and the sink then takes them a batch at a time (a file of 10,000 extents
-    /// is 20,000 chunks: with the usual capacity, a switch between the two stages every few).
+    /// Its channel holds up to 256 chunks whatever `options` say: a range or a hole holds no
+    /// bytes (a range at most 32 extents: 128 KiB of them per file), and the sink then takes
+    /// them a batch at a time, not a switch between the two stages every few chunks.
     init(ranges: SourceRanges, to sink: Sink, options: PipelineOptions, progress: ProgressHub) {
         var options = options
-        options.capacity = Swift.max(options.capacity, Self.maximumBatch)
+        options.capacity = Swift.max(options.capacity, 256)
         self.init(
             from: ranges, to: sink, totalBytes: ranges.file.expectedSize, options: options, transform: nil, progress: progress,
             file: ranges.file)

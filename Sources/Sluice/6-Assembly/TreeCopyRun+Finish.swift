@@ -12,9 +12,13 @@ extension TreeCopyRun {
     func finish() {
         // Every directory this pass changes is made durable at its end, at once.
         var toSync = DirectoriesToSync()
-        defer { toSync.synchronize(failing: fail) }
+        defer {
+            toSync.synchronize(reopening: { [self] index in try index.map { try navigate(to: $0) } ?? targetParent }, failing: fail)
+        }
         // A link or node given as the operand itself, made in the target's parent.
-        if options.sink.synchronizes, directoriesWithNodes.contains(nil) { toSync.add(targetParent) }
+        if options.sink.synchronizes, directoriesWithNodes.contains(nil) {
+            do { try toSync.add(targetParent, record: nil) } catch { fail(error) }
+        }
         guard !records.isEmpty else { return }
         chain = [0]
         let copied = copiedIdentities.withLock { $0 }
@@ -32,7 +36,7 @@ extension TreeCopyRun {
                 try replacingExisting(link.name, in: directory) { try directory.makeHardLink(link.name, to: link.first.name, in: first) }
                 tally.withLock { $0.hardLinks += 1 }
                 // The new name is durable once its directory is synced.
-                if options.sink.synchronizes { toSync.add(directory) }
+                if options.sink.synchronizes { try toSync.add(directory, record: link.directory) }
             } catch {
                 fail(error)
             }
@@ -55,11 +59,13 @@ extension TreeCopyRun {
                 // Its attributes just set, and the links and nodes made in it (no file's rename
                 // made them durable): one fsync(2) of the directory after both. (Found by the
                 // crash-state explorer: a read-only directory could come back writable.)
-                if options.sink.synchronizes, setsAttributes || directoriesWithNodes.contains(index) { toSync.add(directory) }
+                if options.sink.synchronizes, setsAttributes || directoriesWithNodes.contains(index) {
+                    try toSync.add(directory, record: index)
+                }
                 let parent = try record.parent.map { try navigate(to: $0) } ?? targetParent
                 // The new directory's name reaches the device with its parent.
                 if options.sink.synchronizes, !record.existed, lastSynchronized != .some(record.parent) {
-                    toSync.add(parent)
+                    try toSync.add(parent, record: record.parent)
                     lastSynchronized = .some(record.parent)
                 }
             } catch {
@@ -136,28 +142,57 @@ extension TreeCopyRun {
 /// depends on an earlier step being durable, so syncing at its end changes no order that a
 /// crash could show.
 ///
+/// Only on the local file systems whose `syncfs(2)` the file batches trust as well
+/// (`Copier.checksPagesOfItsFiles(_:)`: ext4, XFS, Btrfs, bcachefs, tmpfs). Elsewhere (FUSE, whose
+/// `syncfs(2)` may not reach the daemon; overlayfs; network file systems), and for a directory
+/// whose file system cannot be told, each directory is `fsync(2)`ed when it is recorded, as
+/// before. Where the `syncfs(2)` fails (it may report another program's write-back error),
+/// each directory recorded on that file system is reopened and `fsync(2)`ed, and only those
+/// failures are reported.
+///
 /// Holds one directory open per file system (to sync it through), not one per directory.
 struct DirectoriesToSync {
-    private var byDevice: [(device: UInt64?, first: DirectoryHandle, count: Int)] = []
-
-    /// Records that `directory` changed. A directory whose file system cannot be told
-    /// (`fstat(2)` failed) is synced by itself.
-    mutating func add(_ directory: DirectoryHandle) {
-        let device = try? directory.status().device
-        if let device, let index = byDevice.firstIndex(where: { $0.device == device }) {
-            if byDevice[index].first !== directory { byDevice[index].count += 1 }
-        } else {
-            byDevice.append((device, directory, 1))
-        }
+    private struct FileSystem {
+        var device: UInt64
+        var first: DirectoryHandle
+        /// The records of the directories recorded on it (`nil`: the target's parent).
+        var records: [Int?]
+        var count: Int
     }
 
-    /// Syncs them; each failure goes to `fail`, and the others are still synced.
-    func synchronize(failing fail: (any Error) -> Void) {
-        for (_, first, count) in byDevice {
+    private var fileSystems: [FileSystem] = []
+
+    /// Records that `directory` (the directory of `record`, or the target's parent for `nil`)
+    /// changed; syncs it at once where its file system's `syncfs(2)` is not trusted.
+    ///
+    /// - Throws: ``FileError`` of that `fsync(2)`.
+    mutating func add(_ directory: DirectoryHandle, record: Int?) throws(FileError) {
+        guard let device = try? directory.status().device else { return try directory.synchronize() }
+        if let index = fileSystems.firstIndex(where: { $0.device == device }) {
+            if fileSystems[index].first !== directory { fileSystems[index].count += 1 }
+            if fileSystems[index].records.last != .some(record) { fileSystems[index].records.append(record) }
+            return
+        }
+        guard let type = try? directory.descriptor.fileSystemType(), Copier.checksPagesOfItsFiles(type) else {
+            return try directory.synchronize()
+        }
+        fileSystems.append(FileSystem(device: device, first: directory, records: [record], count: 1))
+    }
+
+    /// Syncs them; each failure goes to `fail`, and the others are still synced. `reopen`
+    /// gives a recorded directory again, for the `fsync(2)` of each after a failed `syncfs(2)`.
+    func synchronize(reopening reopen: (Int?) throws -> DirectoryHandle, failing fail: (any Error) -> Void) {
+        for fileSystem in fileSystems {
             do {
-                if count == 1 { try first.synchronize() } else { try first.synchronizeFileSystem() }
+                if fileSystem.count == 1 { try fileSystem.first.synchronize() } else { try fileSystem.first.synchronizeFileSystem() }
             } catch {
-                fail(error)
+                guard fileSystem.count > 1 else {
+                    fail(error)
+                    continue
+                }
+                for record in Set(fileSystem.records.map { $0 ?? -1 }).sorted() {
+                    do { try reopen(record < 0 ? nil : record).synchronize() } catch { fail(error) }
+                }
             }
         }
     }

@@ -145,4 +145,33 @@ struct SourceRangeTests {
             #expect(error.code == .io && error.path == path)
         }
     }
+
+    /// A hole longer than a window (64 MiB) before the data comes as hole chunks of at most
+    /// 64 MiB, never one chunk as long as the hole (a range of a 200 TiB hole once mapped as
+    /// many zeros), and a range holds at most 32 extents.
+    @Test func aLongHoleAndManyExtentsAreBounded() async throws {
+        try await withScratchDirectory { directory in
+            let path = directory.appending("source")
+            let size: Int64 = 110 << 20
+            let extents = (0..<100).map { (offset: (100 << 20) + Int64($0) * 65_536, bytes: randomBytes(count: 4096, seed: UInt64($0))) }
+            try writeSparseFile(path, size: size, extents: extents)
+            let file = try await FileChunks.open(path)
+            var (offset, largest, mostExtents): (Int64, Int, Int) = (0, 0, 0)
+            for try await chunk in SourceRanges(of: file, method: .kernelCopy, sliceSize: 4 << 20, findsHoles: true) {
+                if let range = chunk.sourceRange { mostExtents = max(mostExtents, range.data(count: chunk.count).count) }
+                if chunk.isHole { largest = max(largest, chunk.count) }
+                offset += Int64(chunk.count)
+            }
+            #expect(offset == size)
+            #expect(largest == FileReader.maximumHoleChunk)
+            #expect(mostExtents == 32)
+            let sink = CopierJobTests.MemorySink()
+            let again = try await FileChunks.open(path)
+            _ = try await FileCopy(
+                ranges: SourceRanges(of: again, method: .kernelCopy, sliceSize: 4 << 20, findsHoles: true), to: sink,
+                options: .init(), progress: ProgressHub()
+            ).run()
+            #expect(await sink.bytes == sparseContent(size: size, extents: extents))
+        }
+    }
 }
