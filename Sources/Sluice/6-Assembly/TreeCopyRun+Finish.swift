@@ -21,26 +21,7 @@ extension TreeCopyRun {
         }
         guard !records.isEmpty else { return }
         chain = [0]
-        let copied = copiedIdentities.withLock { $0 }
-        for link in pendingLinks {
-            guard copied.contains(link.identity) else {
-                // Its first name was not copied: a link would reach whatever is at that name.
-                fail(FileError(
-                    code: .io, operation: .linkat, path: link.path,
-                    reason: "its first name '\(records[link.first.directory].path.appending(link.first.name))' was not copied"))
-                continue
-            }
-            do {
-                let first = try navigate(to: link.first.directory)
-                let directory = try navigate(to: link.directory)
-                try replacingExisting(link.name, in: directory) { try directory.makeHardLink(link.name, to: link.first.name, in: first) }
-                tally.withLock { $0.hardLinks += 1 }
-                // The new name is durable once its directory is synced.
-                if options.sink.synchronizes { try toSync.add(directory, record: link.directory) }
-            } catch {
-                fail(error)
-            }
-        }
+        makePendingLinks(syncing: &toSync)
         var lastSynchronized: Int?? = .none
         // A directory replaced since the walk is reported once, not again for each below it.
         var reported: Set<String> = []
@@ -70,6 +51,30 @@ extension TreeCopyRun {
                 }
             } catch {
                 if reported.insert("\(error)").inserted { fail(error) }
+            }
+        }
+    }
+
+    /// Makes the hard links to first copies that were committed, each directory recorded in
+    /// `toSync` (the new name is durable once its directory is synced).
+    private func makePendingLinks(syncing toSync: inout DirectoriesToSync) {
+        let copied = copiedIdentities.withLock { $0 }
+        for link in pendingLinks {
+            guard copied.contains(link.identity) else {
+                // Its first name was not copied: a link would reach whatever is at that name.
+                fail(FileError(
+                    code: .io, operation: .linkat, path: link.path,
+                    reason: "its first name '\(records[link.first.directory].path.appending(link.first.name))' was not copied"))
+                continue
+            }
+            do {
+                let first = try navigate(to: link.first.directory)
+                let directory = try navigate(to: link.directory)
+                try replacingExisting(link.name, in: directory) { try directory.makeHardLink(link.name, to: link.first.name, in: first) }
+                tally.withLock { $0.hardLinks += 1 }
+                if options.sink.synchronizes { try toSync.add(directory, record: link.directory) }
+            } catch {
+                fail(error)
             }
         }
     }
