@@ -229,6 +229,10 @@ final class OperandBatch {
             if options.progress == .json { Console.writeError(outcome.progress.jsonLine() + "\n") }
             guard let (position, transfer) = inFlight.removeValue(forKey: outcome.index) else { continue }
             ready[position] = .finished(transfer, outcome)
+            // Reported as soon as its line is out (when its turn has come), not after the lines
+            // of the files that finished with it: a signal after a file's line never finds the
+            // file unreported.
+            reportReady()
         }
         reportReady()
     }
