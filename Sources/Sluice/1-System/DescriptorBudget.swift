@@ -154,8 +154,9 @@ package struct DescriptorBudget: Sendable, Hashable {
     /// The most sealed files, whatever the limit: 2,048, so a batch holds up to 1,024 files
     /// (``sealedFiles`` halved) where the limit allows it (`ulimit -n` of 8,192 or more). Fewer
     /// batches, fewer `syncfs(2)`: the 2,000 files of `benchmarks/tree-copy.sh` made durable
-    /// with 6 instead of 17 (at most 256 before), and with one `syncfs(2)` for the directories,
-    /// 408 ms against 444 for `cp -a` then `sync` at 383 (7 runs, a loop ext4 image).
+    /// with 6 instead of 17 (at most 256 before; batches of 50 ms then), and with one
+    /// `syncfs(2)` for the directories, 408 ms against 444 for `cp -a` then `sync` at 383 (7
+    /// runs, a loop ext4 image).
     package static let maximumSealedFiles = 2048
 
     /// Runs `open` again each time it fails for want of descriptors (`EMFILE`, `ENFILE`) and
