@@ -81,7 +81,7 @@ extension FileSink: SourceRangeSink {
         if range.method == .kernelCopyToEnd {
             var offset = range.offset
             // In calls of 4 MiB, each a point of cancellation.
-            while case let copied = try copySlice(range, at: offset, count: 4 << 20, startsWriteBack: startsWriteBack), copied > 0 {
+            while case let copied = try copySlice(range, into: target, at: offset, count: 4 << 20, startsWriteBack: startsWriteBack), copied > 0 {
                 offset += copied
                 report(copied)
                 try Task.checkCancellation()
@@ -94,7 +94,7 @@ extension FileSink: SourceRangeSink {
             if piece.lowerBound > cursor { report(piece.lowerBound - cursor) }  // a hole, skipped
             var offset = piece.lowerBound
             while offset < piece.upperBound {
-                let copied = try copySlice(range, at: offset, count: piece.upperBound - offset, startsWriteBack: startsWriteBack)
+                let copied = try copySlice(range, into: target, at: offset, count: piece.upperBound - offset, startsWriteBack: startsWriteBack)
                 if copied == 0 { throw KernelCopyRefusal(method: .kernelCopy, errno: nil) }
                 offset += copied
                 report(copied)
@@ -110,12 +110,13 @@ extension FileSink: SourceRangeSink {
     }
 
     /// One `copy_file_range(2)` of up to `count` bytes of `range`'s source at `offset`, to the
-    /// same offset; then, with `startsWriteBack`, the start of the write-back.
+    /// same offset of `target` (the temporary file); then, with `startsWriteBack`, the start of the write-back.
     ///
     /// - Returns: the bytes copied; 0 at the end of the source.
     /// - Throws: ``KernelCopyRefusal`` ("not here"); ``FileError`` (`copy_file_range`).
-    private func copySlice(_ range: Chunk.SourceRange, at offset: Int64, count: Int64, startsWriteBack: Bool) throws -> Int64 {
-        guard let target = temporaryDescriptor else { preconditionFailure("a range copied into a file written in place") }
+    private func copySlice(
+        _ range: Chunk.SourceRange, into target: Descriptor, at offset: Int64, count: Int64, startsWriteBack: Bool
+    ) throws -> Int64 {
         let copied: Int
         do throws(ErrorNumber) {
             copied = try withExtendedLifetime(range.owner) { () throws(ErrorNumber) in
