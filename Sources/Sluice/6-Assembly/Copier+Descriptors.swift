@@ -11,8 +11,9 @@ extension Copier {
     /// itself holds descriptors it will release (files on their threads besides the one that
     /// asked, sealed files waiting for their batch, directories waiting for their sync), and if
     /// so, makes it release them (the batch committed now, the directories synced early) and
-    /// waits until it has (a file finished or sealed, a batch committed), checking every
-    /// millisecond. `holding` is 1 for a file of the engine, 0 for the walk of a tree.
+    /// waits until it has (a file finished, or sealed and in its batch; a batch committed and
+    /// its files let go), checking every millisecond; files sealed while it waits are
+    /// committed at once too. `holding` is 1 for a file of the engine, 0 for the walk of a tree.
     ///
     /// The wait ends with `false` (the open fails) once no other file runs and no batch is
     /// pending (the descriptors are held outside the engine; files that wait here themselves
@@ -50,6 +51,7 @@ extension Copier {
         while state.withLock({ $0.releases == start && !$0.isCancelled }) && !Task.isCancelled {
             let pending = batch?.pendingCount ?? 0
             if state.withLock({ others($0) <= 0 }) && pending == 0 { return false }
+            if pending > 0 { batch?.commitNow() }
             polls += 1
             if polls % 50 == 0 {
                 let now = moved()

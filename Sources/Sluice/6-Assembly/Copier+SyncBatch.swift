@@ -72,7 +72,8 @@ extension Copier {
             var generation = 0
             /// The files of the last batch taken (none yet: many).
             var lastBatchCount = Int.max
-            /// Files appended and not yet committed (or removed).
+            /// Files appended and not yet let go: committed (or removed), and their entries
+            /// (which hold their directories' descriptors) released.
             var pending = 0
             /// The directories of the files in ``entries``.
             var directories: Set<ObjectIdentifier> = []
@@ -98,10 +99,15 @@ extension Copier {
         /// Makes a batch durable and renames it, or, after ``cancel()``, removes it
         /// (``Copier/commit(_:of:)``): on the batch's thread.
         private let commit: @Sendable (_ entries: [Entry], _ batch: SyncBatch) -> Void
+        /// Called on the batch's thread once a batch's entries are released (their
+        /// directories' descriptors closed, unless held elsewhere), before ``pendingCount``
+        /// drops: a file waiting for descriptors tries again then, not when the files complete.
+        private let released: @Sendable () -> Void
 
         init(
             maximumWait: Duration, maximumPending: Int = pendingForBudget,
             maximumDirectories: Int = DescriptorBudget.current.directoriesToSync,
+            released: @escaping @Sendable () -> Void = {},
             commit: @escaping @Sendable (_ entries: [Entry], _ batch: SyncBatch) -> Void
         ) {
             precondition(maximumPending >= 2, "maximumPending must be at least 2")
@@ -110,12 +116,13 @@ extension Copier {
             self.maximumDirectories = max(1, maximumDirectories)
             maximumFiles = maximumPending / 2
             self.commit = commit
+            self.released = released
         }
 
         /// Whether ``cancel()`` was called.
         var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
-        /// The files sealed and not yet committed (for tests).
+        /// The files sealed and not yet let go (committed or removed, and released).
         var pendingCount: Int { state.withLock { $0.pending } }
 
         /// Adds a sealed file, after waiting while ``maximumPending`` are; commits the batch if
@@ -132,9 +139,9 @@ extension Copier {
                 }
             }
             let directory = entry.file.location.directory.map(ObjectIdentifier.init)
-            let (earlier, full, deadline, wait) = state.withLock { state -> ([Entry]?, [Entry]?, Int?, Duration) in
+            let (earlier, full, deadline, wait) = state.withLock { state -> (Taken?, Taken?, Int?, Duration) in
                 // A file in one directory too many: the batch so far is committed first.
-                var earlier: [Entry]?
+                var earlier: Taken?
                 if let directory, !state.directories.contains(directory), state.directories.count >= maximumDirectories {
                     earlier = Self.take(&state)
                 }
@@ -150,7 +157,7 @@ extension Copier {
                 let wait = state.lastBatchCount <= 2 ? Swift.max(maximumWait, Self.slowWait) : maximumWait
                 return (earlier, nil, state.entries.count == 1 ? state.generation : nil, wait)
             }
-            if let earlier, !earlier.isEmpty { schedule(earlier) }
+            if let earlier { schedule(earlier) }
             if let full { schedule(full) }
             if let deadline {
                 // A timed wait of the batch's own thread (no descriptor, no Dispatch timer), in
@@ -159,8 +166,7 @@ extension Copier {
                 // at once, not kept until the deadline.
                 executor.execute(after: wait) { [weak self] in
                     guard let self else { return }
-                    let due = state.withLock { $0.generation == deadline ? Self.take(&$0) : [] }
-                    if !due.isEmpty { run(due) }
+                    if let due = state.withLock({ $0.generation == deadline ? Self.take(&$0) : nil }) { run(due) }
                 }
             }
         }
@@ -171,8 +177,7 @@ extension Copier {
         /// - Returns: whether any file was waiting.
         @discardableResult
         func commitNow() -> Bool {
-            let due = state.withLock { Self.take(&$0) }
-            guard !due.isEmpty else { return false }
+            guard let due = state.withLock({ Self.take(&$0) }) else { return false }
             schedule(due)
             return true
         }
@@ -193,22 +198,42 @@ extension Copier {
         func finish() async {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 executor.execute { [self] in
-                    let rest = state.withLock { Self.take(&$0) }
-                    if !rest.isEmpty { run(rest) }
+                    if let rest = state.withLock({ Self.take(&$0) }) { run(rest) }
                     done.resume()
                 }
             }
         }
 
-        private func schedule(_ entries: [Entry]) {
-            executor.execute { [self] in run(entries) }
+        /// A batch taken for its commit. It holds the entries until the batch's thread takes
+        /// them, so that once committed they are released there, at a known point, and not
+        /// whenever the last copy held by a caller or a closure goes.
+        final class Taken: Sendable {
+            private let entries: LockedValue<[Entry]>
+
+            init(_ entries: [Entry]) {
+                self.entries = LockedValue(entries)
+            }
+
+            /// The entries; the batch holds them no longer. Called once.
+            func take() -> [Entry] {
+                entries.withLock { entries in
+                    defer { entries = [] }
+                    return entries
+                }
+            }
         }
 
-        /// Commits `entries` on the batch's thread, then lets waiting appends through.
-        private func run(_ entries: [Entry]) {
-            commit(entries, self)
+        private func schedule(_ taken: Taken) {
+            executor.execute { [self] in run(taken) }
+        }
+
+        /// Commits a batch on the batch's thread, releases its entries, then lets files that
+        /// wait for descriptors try again and waiting appends through.
+        private func run(_ taken: Taken) {
+            let count = commit(taken)
+            released()
             let waiters = state.withLock { state in
-                state.pending -= entries.count
+                state.pending -= count
                 guard state.pending < maximumPending else { return [CheckedContinuation<Void, Never>]() }
                 defer { state.waiters = [] }
                 return state.waiters
@@ -216,7 +241,16 @@ extension Copier {
             for waiter in waiters { waiter.resume() }
         }
 
-        private static func take(_ state: inout State) -> [Entry] {
+        /// Commits the entries `taken` holds and returns their count; they are released when
+        /// it returns.
+        private func commit(_ taken: Taken) -> Int {
+            let entries = taken.take()
+            commit(entries, self)
+            return entries.count
+        }
+
+        /// The batch so far, `nil` when it holds no file; a new batch begins.
+        private static func take(_ state: inout State) -> Taken? {
             if !state.entries.isEmpty { state.lastBatchCount = state.entries.count }
             defer {
                 state.entries = []
@@ -224,7 +258,7 @@ extension Copier {
                 state.directories = []
                 state.generation += 1
             }
-            return state.entries
+            return state.entries.isEmpty ? nil : Taken(state.entries)
         }
     }
 

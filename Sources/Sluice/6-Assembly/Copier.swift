@@ -95,8 +95,9 @@ public final class Copier: Sendable {
         /// Whether the dispatcher holds a job it took from ``waiting`` and has not started yet
         /// (it waits for a slot or for its share of the budget).
         var isDispatching = false
-        /// Counts the events that release descriptors (a file finished or sealed, a batch
-        /// committed): ``waitForReleasedDescriptors(holding:)`` waits for it to move.
+        /// Counts the events that release descriptors (a file finished, or sealed and in its
+        /// batch; a batch committed and its files let go): ``waitForReleasedDescriptors(holding:)``
+        /// waits for it to move.
         var releases = 0
         /// Files (not the walk) inside ``waitForReleasedDescriptors(holding:)`` now.
         var filesWaitingForDescriptors = 0
@@ -280,7 +281,10 @@ public final class Copier: Sendable {
     private func work() async {
         let share = options.byteBudget / width
         var idle = (0..<width).map { _ in BlockingIOExecutor(label: "sluice.many-files") }
-        let batch = SyncBatch(maximumWait: .milliseconds(options.syncBatchWaitMilliseconds)) { entries, batch in
+        let batch = SyncBatch(
+            maximumWait: .milliseconds(options.syncBatchWaitMilliseconds),
+            released: { self.state.withLock { $0.releases += 1 } }
+        ) { entries, batch in
             self.commit(entries, of: batch)
         }
         if state.withLock({ state in
@@ -314,11 +318,13 @@ public final class Copier: Sendable {
                     group.addTask(executorPreference: executor) {
                         let step = await self.run(taking: held, piece, on: executor)
                         self.budget.release(piece.bytes)
+                        // A sealed file counts as running until its batch holds it, so a file
+                        // waiting for descriptors never finds it in neither.
+                        if case .sealed(let entry) = step { await batch.append(entry) }
                         self.state.withLock {
                             $0.running -= 1
                             $0.releases += 1
                         }
-                        if case .sealed(let entry) = step { await batch.append(entry) }
                         return executor
                     }
                 }

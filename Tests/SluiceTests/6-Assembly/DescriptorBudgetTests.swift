@@ -141,6 +141,54 @@ struct DescriptorBudgetTests {
         #expect(try readFile(directory.appending("out/f1")) == CopierTests.content(1, size: 20_000))
     }
 
+    /// `EMFILE` for the second file while the first's batch is being committed: the first
+    /// file has completed (its completion runs), but the batch still holds its entry, and with
+    /// it the descriptors of its directories. The hostile order is fixed: the second file's
+    /// creation fails only once the first's completion has begun, and that completion returns
+    /// only once the second file waits for descriptors. The wait lasts until the batch has let
+    /// its files go (not until they completed, when a retry would still find their
+    /// directories open); then the second file, tried again, is copied. The files are in two
+    /// directories, so the failing creation is the second file's.
+    @Test func emfileWaitsUntilACommittedBatchHasLetItsFilesGo() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sources = try CopierTests.makeSources([10_000, 20_000], in: directory)
+        for index in 0..<2 { mkdir(directory.appending(Pathname("out\(index)")).description, 0o755) }
+        let firstCompleting = DispatchSemaphore(value: 0)
+        let current = LockedValue<Copier?>(nil)
+        defer { current.withLock { $0 = nil } }
+        var calls = SystemCalls.live
+        let creations = LockedValue(0)  // of the second file's temporary file
+        let open = calls.open
+        calls.open = { path, flags, mode in
+            if SystemCalls.asksForUnnamedFile(flags), String(cString: path).hasSuffix("out1"),
+                creations.withLock({ creations in defer { creations += 1 }; return creations == 0 })
+            {
+                firstCompleting.wait()
+                return .failure(ErrorNumber(rawValue: EMFILE))
+            }
+            return open(path, flags, mode)
+        }
+        let engine = Copier(options: .init(width: 2, chunkSize: 4096), progress: ManyFilesProgress(), ownsProgress: true, system: calls)
+        current.withLock { $0 = engine }
+        let outcomes = CopierTests.Outcomes()
+        for (index, source) in sources.enumerated() {
+            try await engine.submit(.init(
+                source: source, destination: directory.appending(Pathname("out\(index)/f")), sourceStatus: try FileStatus.of(source),
+                completion: { outcome in
+                    outcomes.add(outcome)
+                    guard outcome.index == 0 else { return }
+                    firstCompleting.signal()
+                    // On the batch's thread, inside its commit: until the second file waits.
+                    while current.withLock({ $0?.state.withLock { $0.filesWaitingForDescriptors } ?? 1 }) == 0 { usleep(100) }
+                }))
+        }
+        let totals = await engine.finish()
+        #expect(creations.withLock { $0 } == 2)  // failed once, then tried again
+        #expect(totals.committed == 2, "\(outcomes.all.map(\.result))")
+        #expect(try readFile(directory.appending("out1/f")) == CopierTests.content(1, size: 20_000))
+    }
+
     /// `EMFILE` when the engine holds nothing it would release: the file fails with the
     /// message, at once, leaving nothing.
     @Test func emfileWithNothingToReleaseFailsTheFile() async throws {
