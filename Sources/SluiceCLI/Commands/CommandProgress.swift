@@ -2,7 +2,7 @@ import Sluice
 
 /// The one progress of a command over many files (several operands, several trees): its
 /// `ManyFilesProgress`, the bar `--progress` draws of it, and its last line, written once by
-/// ``end(_:)`` whatever ran (``OperandBatch``, ``TreeCommand``).
+/// ``end(_:)`` once, by ``OperandBatch``, whatever ran.
 struct CommandProgress {
     let progress: ManyFilesProgress
     private let display: ProgressDisplay?

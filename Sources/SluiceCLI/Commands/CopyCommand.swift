@@ -33,9 +33,13 @@ enum CopyCommand {
     /// - Throws: ``UsageError`` before anything is copied.
     static func run(_ arguments: ParsedArguments) async throws(UsageError) -> Int32 {
         let options = try CopyOptions(arguments)
-        if options.recursive { return await TreeCommand.run(options) }
+        if options.recursive {
+            return await OperandBatch.run(options.sources, options: options.common, verb: "copy", copiesTrees: true) { _ in
+                .tree(destination: options.destination, options: options.treeOptions)
+            }
+        }
         let created = CreatedFiles()
-        return await OperandTally.run(options.sources, options: options.common, verb: "copy") { source in
+        return await OperandBatch.run(options.sources, options: options.common, verb: "copy") { source in
             if source != "-", (try? FileStatus.of(source))?.kind == .directory {
                 // cp's words, exit 1; the other operands are still copied.
                 return .skip(message: "-r not specified; omitting directory '\(source)'", isFailure: true)

@@ -79,9 +79,6 @@ struct CopyOptions {
     /// What a tree copy follows and whether it keeps hard links, from the command line.
     var treeOptions: Copier.TreeOptions { Copier.TreeOptions(keepsHardLinks: archive, links: links) }
 
-    /// How the copier of `copy -r` copies and writes each entry, from the command line.
-    var copierOptions: Copier.Options { common.copierOptions(verification: .sameBytes) }
-
     /// Where `source` is copied to.
     func destination(for source: Pathname) -> Transfer.Destination {
         if let destinationDescriptor { return destinationDescriptor }

@@ -92,7 +92,7 @@ enum GzipCommand {
             if CommitGate.shared.interruption != nil { return ExitStatus.interrupted }
         }
         let created = CreatedFiles()
-        let status = await OperandTally.run(sources, options: options.common, verb: options.verb) { source in
+        let status = await OperandBatch.run(sources, options: options.common, verb: options.verb) { source in
             options.step(for: source, created: created)
         }
         // An entry of a tree that could not be read fails the command, as a failed operand does.

@@ -5,11 +5,14 @@ import Glibc
 import Musl
 #endif
 
-/// Several operands of one command at once: every file-to-file operand goes to one
-/// ``Copier`` (files in flight within one byte budget, one directory `fsync(2)` per
+/// The one way a command (`copy`, `copy -r`/`-a`, `compress`, `decompress`, with or without
+/// `-r`) runs its operands and reports them: every file-to-file operand and every tree goes to
+/// one ``Copier`` (files in flight within one byte budget, one directory `fsync(2)` per
 /// directory), with one progress for all of them: the command's `ManyFilesProgress`, which
 /// every segment's engine and every operand run alone report to, and which ends once, after
-/// the last operand (one bar, one last `--progress=json` line).
+/// the last operand (one bar, one last `--progress=json` line); one tally gives the exit
+/// status. A command of one file operand runs it alone (``Transfer/run(options:in:)``), with the
+/// progress and messages of one file.
 ///
 /// The rules of one operand after another stay:
 /// - Messages (failures, warnings, skips, `--verbose`) are printed in operand order, each as
@@ -21,6 +24,9 @@ import Musl
 /// - Standard input, standard output and `--test` operands run alone, in their turn, once the
 ///   files before them are done.
 /// - `--rm` removes sources only once the batch's directories are synced.
+/// - Trees (``OperandStep/tree(destination:options:)``) are walked one after another, their
+///   files many at once; each entry that fails is named as the walk meets it, and with
+///   `--verbose` each tree's counts follow its last file.
 ///
 /// Used on the command's thread only; the engine's completions go through one lock.
 final class OperandBatch {
@@ -37,8 +43,8 @@ final class OperandBatch {
         var name: [UInt8]
     }
 
-    private let options: CommonOptions
-    private let verb: String
+    let options: CommonOptions
+    let verb: String
     /// The command's progress: its totals are the sizes of the regular file operands (less
     /// those passed over, plus those that failed before they were regular files).
     private let operation: CommandProgress
@@ -58,12 +64,26 @@ final class OperandBatch {
     private let finished = LockedValue<[Copier.Outcome]>([])
     /// Rung by each completion, so the command's thread reports while it waits for the engine.
     private var bell: (stream: AsyncStream<Void>, ring: AsyncStream<Void>.Continuation)?
-    private var tally = OperandTally()
-    private var stopStatus: Int32?
+    var tally = OperandTally()
+    var stopStatus: Int32?
+    /// Whether the operands are trees (``OperandStep/tree(destination:options:)``).
+    let copiesTrees: Bool
+    /// What the last line's `"error"` says of trees: the sources that failed whole, and the
+    /// entries that failed.
+    var treeFailures: [String] = []
+    var failedEntries = 0
 
-    private init(options: CommonOptions, verb: String, sources: [Pathname]) {
+    private init(options: CommonOptions, verb: String, sources: [Pathname], copiesTrees: Bool) {
         self.options = options
         self.verb = verb
+        self.copiesTrees = copiesTrees
+        if copiesTrees {
+            // The totals grow as each walk finds files; the last walk completes them.
+            operation = CommandProgress(
+                ManyFilesProgress(isTotalGrowing: true), mode: options.progress,
+                label: sources.count == 1 ? "\(verb) '\(sources[0])'" : "\(verb) \(sources.count) sources")
+            return
+        }
         let sizes = sources.compactMap { source -> Int64? in
             guard source != "-", let status = try? FileStatus.of(source), status.kind == .regular else { return nil }
             return status.size
@@ -73,20 +93,47 @@ final class OperandBatch {
             label: "\(verb) \(sizes.count) file" + (sizes.count == 1 ? "" : "s"))
     }
 
-    /// Runs `sources` through the steps `plan` gives them (decided in operand order) and
-    /// returns the command's exit status.
-    static func run(_ sources: [Pathname], options: CommonOptions, verb: String, plan: (Pathname) -> OperandStep) async -> Int32 {
-        let batch = OperandBatch(options: options, verb: verb, sources: sources)
+    /// Runs `sources` through the steps `plan` gives them (decided in operand order, each when
+    /// its turn comes, after the operands before it) and returns the command's exit status:
+    /// 1 if any failed, else 2 if any warned, else 0; 130 when interrupted, 141 (a closed
+    /// output pipe) at once.
+    ///
+    /// - Parameter copiesTrees: whether the steps are trees (`copy -r`/`-a`, which refuses a
+    ///   limit on open files too low for a tree's walk first); several sources, or any tree,
+    ///   go through the batch, one file operand runs alone.
+    static func run(
+        _ sources: [Pathname], options: CommonOptions, verb: String, copiesTrees: Bool = false, plan: (Pathname) -> OperandStep
+    ) async -> Int32 {
+        if copiesTrees && !descriptorsAllowTreeCopy() { return ExitStatus.failure }
+        if sources.count == 1 && !copiesTrees { return await runAlone(sources[0], options: options, plan: plan) }
+        let batch = OperandBatch(options: options, verb: verb, sources: sources, copiesTrees: copiesTrees)
         for (position, source) in sources.enumerated() where batch.stopStatus == nil {
-            await batch.take(plan(source), source: source, at: position)
+            await batch.take(plan(source), source: source, at: position, isLast: position == sources.count - 1)
         }
         await batch.endSegment()
         await batch.endProgress()
         return batch.stopStatus ?? batch.tally.status
     }
 
-    private func take(_ step: OperandStep, source: Pathname, at position: Int) async {
+    /// One operand alone: its transfer draws its own progress and prints its own messages.
+    private static func runAlone(_ source: Pathname, options: CommonOptions, plan: (Pathname) -> OperandStep) async -> Int32 {
+        var tally = OperandTally()
+        switch plan(source) {
+        case .transfer(let transfer):
+            if let status = tally.record(await transfer.run(options: options)) { return status }
+        case .skip(let message, let isFailure):
+            if let message { Console.message(message) }
+            if isFailure { tally.fail() } else { tally.warn() }
+        case .tree:
+            preconditionFailure("a tree is copied by the batch")
+        }
+        return tally.status
+    }
+
+    private func take(_ step: OperandStep, source: Pathname, at position: Int, isLast: Bool) async {
         switch step {
+        case .tree(let destination, let treeOptions):
+            await copyTree(source, to: destination, options: treeOptions, at: position, completesTotal: isLast)
         case .skip(let message, let isFailure):
             // Counted in the totals when it is a regular file (the initializer's rule).
             let counted = source == "-" ? nil : (try? FileStatus.of(source)).flatMap { $0.kind == .regular ? $0 : nil }
@@ -150,13 +197,14 @@ final class OperandBatch {
         collect()
     }
 
-    /// The engine of the files in flight, started for `transfer` if none is: its options are
-    /// the command's, with the check and the modification time of the command's transfers.
-    private func startSegment(for transfer: Transfer) -> Copier {
+    /// The engine of the files in flight, started for `transfer` (`nil`: a tree) if none is:
+    /// its options are the command's, with the check and the modification time of the
+    /// command's transfers (a tree's: its bytes checked, its times as `--preserve` says).
+    func startSegment(for transfer: Transfer?) -> Copier {
         if let engine { return engine }
         let engine = Copier(
             options: options.copierOptions(
-                verification: transfer.verification, keepsModificationTime: transfer.keepsModificationTime),
+                verification: transfer?.verification ?? .sameBytes, keepsModificationTime: transfer?.keepsModificationTime ?? false),
             progress: progress)
         let (stream, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         bell = (stream, ring)
@@ -165,9 +213,11 @@ final class OperandBatch {
     }
 
     /// Waits for the files in flight, reports them, syncs their directories, then removes the
-    /// sources of `--rm`.
+    /// sources of `--rm`. Every walk is over: the totals are complete (also when the last tree
+    /// failed before its walk ended).
     fileprivate func endSegment() async {
         guard let engine, let bell else { return }
+        engine.totalIsComplete()
         // Reports each file as it finishes while the engine winds down.
         async let finishing: Copier.Totals = {
             let totals = await engine.finish()
@@ -191,9 +241,9 @@ final class OperandBatch {
         }
         if !Transfer.synchronizeRemovals(removedFrom, quiet: options.quiet).isEmpty { tally.warn() }
         removals.removeAll()
-        for (directory, error) in totals.unsyncedDirectories.sorted(by: { $0.key.description < $1.key.description })
-        where !options.quiet {
-            Console.message("files in '\(directory)' are in place, but \(error)")
+        // Files in place that may not survive a crash: a warning, said unless --quiet.
+        for (directory, error) in totals.unsyncedDirectories.sorted(by: { $0.key.description < $1.key.description }) {
+            if !options.quiet { Console.message("files in '\(directory)' are in place, but \(error)") }
             tally.warn()
         }
         destinations.removeAll()
@@ -212,8 +262,12 @@ final class OperandBatch {
     /// Ends the command's progress, once, after its last operand: the last bar or JSON line.
     fileprivate func endProgress() async {
         let interrupted = stopStatus == ExitStatus.interrupted || CommitGate.shared.interruption != nil
+        // A tree's copy stops at a signal: the command's status is the signal's.
+        if interrupted && copiesTrees { stopStatus = ExitStatus.interrupted }
+        let treeFailures = treeFailures + (failedEntries > 0 ? ["\(failedEntries) entries failed"] : [])
         await operation.end(
             interrupted ? .interrupted
+                : copiesTrees ? (treeFailures.isEmpty ? .completed : .failed(treeFailures.joined(separator: "; ")))
                 : filesFailed > 0 ? .failed("\(filesFailed) of \(filesCommitted + filesFailed) files failed")
                 : stopStatus != nil || tally.status == ExitStatus.failure ? .failed("not every operand was copied") : .completed)
     }
