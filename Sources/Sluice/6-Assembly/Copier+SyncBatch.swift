@@ -196,6 +196,9 @@ extension Copier {
         /// Commits (or, once cancelled, removes) what is left, and returns once every batch is
         /// done.
         func finish() async {
+            // No file joined a batch (`--no-fsync`, one file synced by its own fsync(2)): no
+            // thread to start, nothing to commit.
+            guard startedExecutor.withLock({ $0 }) != nil else { return }
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 executor.execute { [self] in
                     if let rest = state.withLock({ Self.take(&$0) }) { run(rest) }
