@@ -6,6 +6,9 @@ public struct TransformSummary: Sendable, Equatable {
     public var crc32: UInt32?
     /// Conditions that did not stop the operation but that the user should hear about.
     public var warnings: [StageWarning]
+    /// Bytes of the output to write again before the commit, where the sink can
+    /// (``PatchableSink``): the index of an indexed gzip member.
+    package var patch: OutputPatch?
 
     /// Creates a summary.
     public init(crc32: UInt32? = nil, warnings: [StageWarning] = []) {

@@ -15,6 +15,12 @@ import CZlib
 /// **byte-identical for any thread count** (one thread runs the same format) and any input
 /// chunking.
 ///
+/// **Access points.** Every 2 MiB of input (a multiple of the block size), a block is primed
+/// with nothing, so a decoder can start there with zlib alone (<doc:IndexedGzip>). The
+/// `sluice compress` command also reserves an index of these points in the header of a file
+/// it writes, and fills it in before the commit; an encoder made with this initializer writes
+/// the access points without the index.
+///
 /// The header carries no file name and an MTIME of 0 (RFC 1952 §2.3.1), as `gzip -n` writes it:
 /// XFL as zlib writes it (2 at level 9, 4 at level 1, else 0), OS 3 (Unix). Empty input gives
 /// a valid 20-byte member. Output leaves in chunks of exactly `outputChunkSize` bytes, except
@@ -86,6 +92,26 @@ public final class ParallelGzipEncoder: ChunkTransform {
     /// The most blocks submitted and not yet written out at once (see the memory bound above).
     package var maximumBlocksInFlight: Int { stage.maximumInFlight }
 
+    /// How a member is laid out for a decoder that splits it (<doc:IndexedGzip>).
+    package enum Indexing: Sendable, Hashable {
+        /// Every block primed with the one before: the format before 0.2 (`--no-index`).
+        case none
+        /// An access point (a block primed with nothing) every
+        /// `GzipIndex.segmentSize(inputSize:blockSize:)` bytes of input, for an input of
+        /// `inputSize` bytes (`nil`: not known); with `reservesIndex`, a header subfield
+        /// reserved for the index, which ``finish(emit:)`` returns as the summary's patch for
+        /// the sink to write (an input of one segment or less has none).
+        case accessPoints(inputSize: Int64?, reservesIndex: Bool)
+    }
+
+    /// The uncompressed bytes between two access points; `nil` without access points.
+    package let segmentSize: Int64?
+    /// The segments the header's index was reserved for (0: no index).
+    package let reservedSegments: Int
+    /// The segments written out so far, and the one being written.
+    private var segments: [GzipIndex.Segment] = []
+    private var segment = (compressed: Int64(0), uncompressed: Int64(0), crc32: UInt32(0))
+
     private let stage: OrderedParallelStage<Block, CompressedBlock>
     /// The next block, as it is gathered from the input chunks.
     private var gathered: ChunkAccumulator
@@ -128,12 +154,23 @@ public final class ParallelGzipEncoder: ChunkTransform {
     ) {
         self.init(
             level: level, threadCount: threadCount, blockSize: blockSize, outputChunkSize: outputChunkSize,
-            maximumBlocksInFlight: maximumBlocksInFlight, allocator: nil)
+            maximumBlocksInFlight: maximumBlocksInFlight, indexing: .accessPoints(inputSize: nil, reservesIndex: false), allocator: nil)
+    }
+
+    /// An encoder laid out as `indexing` says (the `sluice compress` command's: its access
+    /// points and index, or `--no-index`); the other parameters as the public initializer's.
+    package convenience init(
+        level: CompressionLevel, threadCount: Int, blockSize: Int, outputChunkSize: Int, maximumBlocksInFlight: Int?,
+        indexing: Indexing
+    ) {
+        self.init(
+            level: level, threadCount: threadCount, blockSize: blockSize, outputChunkSize: outputChunkSize,
+            maximumBlocksInFlight: maximumBlocksInFlight, indexing: indexing, allocator: nil)
     }
 
     init(
         level: CompressionLevel, threadCount: Int, blockSize: Int, outputChunkSize: Int, maximumBlocksInFlight: Int?,
-        allocator: ZStream.Allocator?
+        indexing: Indexing, allocator: ZStream.Allocator?
     ) {
         precondition(threadCount >= 1, "threadCount must be >= 1")
         precondition(
@@ -144,6 +181,14 @@ public final class ParallelGzipEncoder: ChunkTransform {
         self.threadCount = threadCount
         self.blockSize = blockSize
         self.outputChunkSize = outputChunkSize
+        switch indexing {
+        case .none:
+            (segmentSize, reservedSegments) = (nil, 0)
+        case .accessPoints(let inputSize, let reservesIndex):
+            let size = GzipIndex.segmentSize(inputSize: inputSize, blockSize: blockSize)
+            let count = inputSize.map { GzipIndex.segmentCount(inputSize: $0, segmentSize: size) } ?? 0
+            (segmentSize, reservedSegments) = (size, reservesIndex && count > 1 ? count : 0)
+        }
         stage = OrderedParallelStage(
             workerCount: threadCount, maximumInFlight: maximumBlocksInFlight, label: "sluice.gzip",
             makeWorker: {
@@ -187,7 +232,8 @@ public final class ParallelGzipEncoder: ChunkTransform {
     ///
     /// - Parameter emit: receives each remaining output chunk.
     /// - Returns: a summary whose `crc32` is the CRC-32 of all uncompressed input (the value
-    ///   stored in the trailer); no warnings.
+    ///   stored in the trailer), and, with an index reserved, the index as its patch (unless
+    ///   the input outgrew the reservation: the subfield then stays marked unused); no warnings.
     /// - Throws: as ``process(_:emit:)``.
     /// - Precondition: called once.
     public func finish(emit: (Chunk) async throws -> Void) async throws -> TransformSummary {
@@ -210,7 +256,9 @@ public final class ParallelGzipEncoder: ChunkTransform {
         if !output.isEmpty {
             try await emit(output.take())
         }
-        return TransformSummary(crc32: crc32)
+        var summary = TransformSummary(crc32: crc32)
+        summary.patch = indexPatch()
+        return summary
     }
 
     /// Submits `data` as the next block, first writing out every block already finished and,
@@ -223,7 +271,9 @@ public final class ParallelGzipEncoder: ChunkTransform {
             guard let block = try await stage.next() else { preconditionFailure("a full stage ended") }
             try await write(block, emit: emit)
         }
-        let block = Block(data: data, previous: previous, isLast: isLast, offset: submittedBytes)
+        // An access point: a block primed with nothing.
+        let startsSegment = segmentSize.map { submittedBytes % $0 == 0 } ?? false
+        let block = Block(data: data, previous: startsSegment ? nil : previous, isLast: isLast, offset: submittedBytes)
         previous = data
         submittedBytes += Int64(data.count)
         try await stage.submit(block)
@@ -238,6 +288,7 @@ public final class ParallelGzipEncoder: ChunkTransform {
         }
         crc32 = CRC32.combine(crc32, block.crc32, secondLength: Int64(block.count))
         writtenBytes += Int64(block.count)
+        recordSegment(block)
         writtenBlockCount += 1
         if block.isStored { storedBlockCount += 1 }
         for piece in block.pieces {
@@ -259,10 +310,50 @@ public final class ParallelGzipEncoder: ChunkTransform {
 
 extension ParallelGzipEncoder {
     /// ID1 ID2 CM FLG MTIME(4) XFL OS (RFC 1952 §2.3.1), as zlib writes them with no file name
-    /// and MTIME 0: XFL 2 at level 9, 4 at level 1, else 0; OS 3 (Unix).
+    /// and MTIME 0: XFL 2 at level 9, 4 at level 1, else 0; OS 3 (Unix). With an index
+    /// reserved, FLG has FEXTRA set and the extra field follows: its XLEN, then the index's
+    /// subfield, not filled in yet (`GzipIndex.reserved(segments:)`).
     var header: [UInt8] {
         let extraFlags: UInt8 = level == .best ? 2 : level == .fastest ? 4 : 0
-        return [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, extraFlags, 3]
+        guard reservedSegments > 0 else { return [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, extraFlags, 3] }
+        let subfield = GzipIndex.reserved(segments: reservedSegments)
+        var header: [UInt8] = [0x1F, 0x8B, 8, 0x04, 0, 0, 0, 0, extraFlags, 3]
+        header.appendLittleEndian(UInt16(4 + subfield.count))
+        header += [GzipIndex.subfieldID.0, GzipIndex.subfieldID.1]
+        header.appendLittleEndian(UInt16(subfield.count))
+        return header + subfield
+    }
+
+    /// Where the index's subfield data starts: after the 10 fixed bytes, XLEN, SI1 SI2 and LEN.
+    static let indexOffset: Int64 = 16
+
+    /// Adds a block written out to its segment, and closes the segment at its end.
+    func recordSegment(_ block: CompressedBlock) {
+        guard let segmentSize else { return }
+        segment.compressed += Int64(block.pieces.reduce(0) { $0 + $1.count })
+        segment.crc32 = CRC32.combine(segment.crc32, block.crc32, secondLength: Int64(block.count))
+        segment.uncompressed += Int64(block.count)
+        if segment.uncompressed == segmentSize { closeSegment() }
+    }
+
+    private func closeSegment() {
+        // A segment longer than 4 GiB compressed cannot be listed: the index is not written.
+        let length = UInt32(exactly: segment.compressed) ?? 0
+        segments.append(GzipIndex.Segment(compressedLength: length, crc32: segment.crc32))
+        segment = (0, 0, 0)
+    }
+
+    /// The index to write over the reserved subfield, once every block is written out; `nil`
+    /// without a reservation, or when the input outgrew it (the subfield stays marked unused).
+    func indexPatch() -> OutputPatch? {
+        guard reservedSegments > 0, let segmentSize else { return nil }
+        if segment.uncompressed > 0 { closeSegment() }
+        guard segments.count <= reservedSegments, writtenBytes > 0, !segments.contains(where: { $0.compressedLength == 0 }) else {
+            return nil
+        }
+        let index = GzipIndex(segmentSize: segmentSize, totalSize: writtenBytes, segments: segments)
+        return OutputPatch(
+            offset: Self.indexOffset, bytes: index.encoded(length: GzipIndex.subfieldLength(segments: reservedSegments)))
     }
 
     /// CRC32 and ISIZE (the size modulo 2^32), little-endian (RFC 1952 §2.3.1).

@@ -34,14 +34,20 @@ final class ZStream {
         /// Decompression of gzip members only (`inflateInit2`, windowBits 31): a zlib stream or
         /// raw deflate is rejected with `incorrect header check`.
         case inflate
+        /// Decompression of raw deflate data (`inflateInit2`, windowBits -15): a segment of an
+        /// indexed member, from its access point (`GzipIndex`).
+        case rawInflate
 
         /// Whether the stream makes raw deflate data (no wrapper).
         var isRaw: Bool {
             switch self {
-            case .rawDeflate, .rawStored: true
+            case .rawDeflate, .rawStored, .rawInflate: true
             case .deflate, .inflate: false
             }
         }
+
+        /// Whether the stream decompresses.
+        var isInflate: Bool { self == .inflate || self == .rawInflate }
     }
 
     /// A pair of allocation functions handed to zlib as `zalloc`/`zfree`, so a test can make
@@ -97,6 +103,8 @@ final class ZStream {
             code = CZlib_deflateInit2(stream, Z_NO_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY)
         case .inflate:
             code = CZlib_inflateInit2(stream, 31)
+        case .rawInflate:
+            code = CZlib_inflateInit2(stream, -15)
         }
         precondition(code != Z_STREAM_ERROR, "zlib rejected the stream parameters (Z_STREAM_ERROR)")
         guard code == Z_OK else {
@@ -118,7 +126,7 @@ final class ZStream {
         isActive = false
         switch mode {
         case .deflate, .rawDeflate, .rawStored: _ = deflateEnd(stream)
-        case .inflate: _ = inflateEnd(stream)
+        case .inflate, .rawInflate: _ = inflateEnd(stream)
         }
     }
 
@@ -131,14 +139,14 @@ final class ZStream {
     /// - Returns: zlib's code and the bytes consumed and produced.
     func deflate(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, flush: Int32) -> Step {
         precondition(isActive, "deflate on an ended stream")
-        precondition(mode != .inflate, "deflate on an inflate stream")
+        precondition(!mode.isInflate, "deflate on an inflate stream")
         return step(input, output) { CZlib.deflate($0, flush) }
     }
 
     /// Starts a new raw deflate stream on the same memory (`deflateReset`): the next
     /// ``deflate(_:into:flush:)`` begins a new block with an empty history.
     func resetDeflate() {
-        precondition(isActive && mode.isRaw, "resetDeflate on an inactive or non-raw stream")
+        precondition(isActive && mode.isRaw && !mode.isInflate, "resetDeflate on an inactive or non-raw stream")
         let code = deflateReset(stream)
         precondition(code == Z_OK, "deflateReset failed with \(code)")
     }
@@ -160,7 +168,7 @@ final class ZStream {
     ///
     /// - Parameter count: the input size in bytes (>= 0, < 4 GiB).
     func deflateBound(forInputCount count: Int) -> Int {
-        precondition(isActive && mode != .inflate, "deflateBound on an inactive or inflate stream")
+        precondition(isActive && !mode.isInflate, "deflateBound on an inactive or inflate stream")
         return Int(CZlib.deflateBound(stream, uLong(count)))
     }
 
@@ -172,13 +180,13 @@ final class ZStream {
     /// - Returns: zlib's code and the bytes consumed and produced.
     func inflate(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Step {
         precondition(isActive, "inflate on an ended stream")
-        guard case .inflate = mode else { preconditionFailure("inflate on a deflate stream") }
+        guard mode.isInflate else { preconditionFailure("inflate on a deflate stream") }
         return step(input, output) { CZlib.inflate($0, Z_NO_FLUSH) }
     }
 
     /// Prepares an inflate stream for the next gzip member (`inflateReset`), keeping its memory.
     func resetForNextMember() {
-        precondition(isActive && mode == .inflate, "reset on an inactive or deflate stream")
+        precondition(isActive && mode.isInflate, "reset on an inactive or deflate stream")
         let code = inflateReset(stream)
         precondition(code == Z_OK, "inflateReset failed with \(code)")
     }

@@ -180,3 +180,20 @@ extension FileSink: SourceRangeSink {
         sizeAfterHole = nil
     }
 }
+
+/// A transform's patch (the index of an indexed gzip member) written over the temporary file.
+extension FileSink: PatchableSink {
+    /// Whether the data goes to a temporary file (not a destination written in place).
+    package var acceptsPatches: Bool { replacesDestination }
+
+    /// Writes `patch` at its offset of the temporary file (`pwrite(2)`: the file's offset stays).
+    ///
+    /// - Throws: ``FileError`` (operation `write`).
+    package func apply(_ patch: OutputPatch) throws {
+        guard let descriptor = temporaryDescriptor else { return }
+        let written = patch.bytes.withUnsafeBytes { bytes in
+            Result { () throws(ErrorNumber) in try descriptor.write(toAbsoluteOffset: patch.offset, bytes) }
+        }
+        if case .failure(let error) = written { throw FileError.write(path: destination, errno: error) }
+    }
+}

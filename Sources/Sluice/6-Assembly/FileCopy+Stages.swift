@@ -115,8 +115,9 @@ extension FileCopy {
         return { chunk in try chunk.readingSourceRange(chunkSize: chunkSize, path: path) }
     }
 
-    /// After every stage succeeded: the check of the output, if one was asked for, then the
-    /// sink's commit.
+    /// After every stage succeeded: the transform's patch where the sink takes one
+    /// (``PatchableSink``), the check of the output, if one was asked for, then the sink's
+    /// commit.
     ///
     /// - Returns: the check's outcome, and the source's CRC-32 when the check had to read the
     ///   source again for it (ranges the kernel copied).
@@ -126,6 +127,11 @@ extension FileCopy {
         try Task.checkCancellation()
         let sink = self.sink
         var verification: (outcome: CopyReport.VerificationOutcome, sourceCRC32: UInt32?)?
+        for case .transformed(let summary) in results {
+            if let patch = summary.patch, let sink = sink as? any PatchableSink, await sink.acceptsPatches {
+                try await sink.apply(patch)
+            }
+        }
         if let wanted = options.verification {
             verification = try await Self.verify(wanted, of: sink, results: results, recorder: recorder, fileSource: fileSource)
         }

@@ -25,7 +25,8 @@ extension GzipOptions {
             return .skip(message: "refusing to write compressed data to a terminal (use -f to force, or redirect)", isFailure: true)
         }
         return .transfer(Transfer(
-            source: Transfer.Source(operand: source), destination: destination, verb: verb, transform: transform,
+            source: Transfer.Source(operand: source), destination: destination, verb: verb,
+            transform: transform(for: source, to: destination),
             removesSource: removesSources, keepsModificationTime: true, created: created,
             compressionThreads: mode == .compress ? threads : nil,
             verification: mode == .compress ? .gzipOfSource : .decodedSource))

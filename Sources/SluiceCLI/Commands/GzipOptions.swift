@@ -17,6 +17,8 @@ struct GzipOptions {
     var threads: Int
     /// `-b`: the uncompressed bytes per compressed block.
     var blockSize: Int
+    /// `--no-index`: the format before 0.2, every block primed with the one before.
+    var writesIndex: Bool
     /// `-t`: decode and verify, write nothing.
     var test: Bool
     /// `--max-output`: the most bytes decompression may write, per source.
@@ -40,6 +42,7 @@ struct GzipOptions {
         level = arguments.integer(.level).flatMap(CompressionLevel.init(exactly:)) ?? .default
         threads = arguments.integer(.threads) ?? (mode == .compress ? ProcessorAffinity.availableProcessorCount() : 1)
         blockSize = arguments.size(.blockSize).map { Int($0) } ?? ParallelGzipEncoder.defaultBlockSize
+        writesIndex = !arguments.has(.noIndex)
         test = arguments.has(.test)
         maxOutput = arguments.size(.maxOutput)
         removesSources = arguments.has(.removeSource)
@@ -82,14 +85,26 @@ struct GzipOptions {
     /// The verb of messages: `compress`, `decompress`, or `test`.
     var verb: String { test ? "test" : mode.name }
 
-    /// The stage each source's pipeline runs: the encoder or the decoder, with its chunk size
-    /// and its level, threads and block size, or its output limit. Compression always runs
-    /// the block format, so that the output is the same for every thread count.
-    var transform: FileCopy<FileChunks, AnyChunkSink>.TransformFactory {
+    /// The stage the pipeline of `source` to `destination` runs: the encoder or the decoder,
+    /// with its chunk size and its level, threads and block size, or its output limit.
+    /// Compression always runs the block format, so that the output is the same for every
+    /// thread count; its access points are laid out for the source's size, and its index is
+    /// reserved where the output is a regular file the sink can write again before the commit
+    /// (not standard output, not a device), unless `--no-index` (<doc:IndexedGzip>).
+    func transform(for source: Pathname, to destination: Transfer.Destination) -> FileCopy<FileChunks, AnyChunkSink>.TransformFactory {
         let (chunkSize, level, outputLimit, threads, blockSize) = (common.chunkSize, level, maxOutput, threads, blockSize)
+        var indexing = ParallelGzipEncoder.Indexing.none
+        if mode == .compress && writesIndex {
+            let size = source == "-" ? nil : (try? FileStatus.of(source)).flatMap { $0.kind == .regular ? $0.size : nil }
+            var isFile = false
+            if case .file(let path) = destination { isFile = (try? FileStatus.of(path)).map { $0.kind == .regular } ?? true }
+            indexing = .accessPoints(inputSize: size, reservesIndex: isFile && size != nil)
+        }
         return switch mode {
-        case .compress: {
-            ParallelGzipEncoder(level: level, threadCount: threads, blockSize: blockSize, outputChunkSize: chunkSize)
+        case .compress: { [indexing] in
+            ParallelGzipEncoder(
+                level: level, threadCount: threads, blockSize: blockSize, outputChunkSize: chunkSize, maximumBlocksInFlight: nil,
+                indexing: indexing)
         }
         case .decompress: { GzipDecoder(outputChunkSize: chunkSize, outputLimit: outputLimit) }
         }

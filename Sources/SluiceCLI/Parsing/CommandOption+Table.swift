@@ -5,7 +5,7 @@ import SluiceBenchmarks
 /// the help: a command's own options first, then those it shares, `--help` and `--version` last.
 extension CommandOption {
     static let all: [CommandOption] = [
-        output, standardOutput, level, threads, blockSize, test, maxOutput, removeSource,
+        output, standardOutput, level, threads, blockSize, noIndex, test, maxOutput, removeSource,
         size, runs, out, design, consumer, sinkRate, chunkSizes, input, spillDirectory,
         decompress, list, keep, noName, name, fast, best, generateCompletionScript, generateManual,
         recursive, recursiveGzip, archive, followOperands, followAll, followNone,
@@ -36,6 +36,11 @@ extension CommandOption {
         abstract: "compress in blocks of <size>: KiB when bare, as pigz -b, or with a binary unit (256K, 1M); "
             + "at least 32K",
         defaultValue: ValueKind.describe(Int64(ParallelGzipEncoder.defaultBlockSize)),
+        commands: [.compress])
+    static let noIndex = CommandOption(
+        long: "no-index",
+        abstract: "write no index, as before 0.2: the output is then decoded on one core (an index of where each "
+            + "segment starts, in the header, lets a decoder split the file; gzip and other readers ignore it)",
         commands: [.compress])
     static let test = CommandOption(
         long: "test", short: "t", abstract: "decode and verify, write nothing", commands: [.decompress])

@@ -140,7 +140,7 @@ struct ParallelGzipEncoderTests {
     @Test func aWorkersZlibErrorIsThrown() async throws {
         let failing = ZStream.Allocator(allocate: { _, _, _ in nil }, free: { _, _ in })
         let encoder = ParallelGzipEncoder(
-            level: .default, threadCount: 2, blockSize: 32 << 10, outputChunkSize: 4096, maximumBlocksInFlight: nil,
+            level: .default, threadCount: 2, blockSize: 32 << 10, outputChunkSize: 4096, maximumBlocksInFlight: nil, indexing: .none,
             allocator: failing)
         let error = await #expect(throws: GzipError.self) {
             try await drive(encoder, sampleData(count: 100_000), chunkSize: 4096)
