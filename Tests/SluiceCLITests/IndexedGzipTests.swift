@@ -98,3 +98,91 @@ struct IndexedGzipTests {
         #expect(result.status == 0, "\(result.stderr)")
     }
 }
+
+/// `decompress -p N`: an indexed member's segments at once, checked against the index; BGZF
+/// members at once; anything else as before. Never output that `gzip -d` would not give.
+@Suite(.timeLimit(.minutes(3)))
+struct ParallelDecompressTests {
+    /// An indexed file of `size` bytes, compressed by sluice, in a new sandbox.
+    static func indexedFile(size: Int = IndexedGzipTests.size) async throws -> (Sandbox, [UInt8]) {
+        let sandbox = try Sandbox()
+        let data = mixedData(count: size)
+        try sandbox.write(data, to: "input")
+        let result = try await CLI.run(["compress", "-k", "input"], in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        return (sandbox, data)
+    }
+
+    @Test(arguments: ["1", "2", "3"])
+    func anIndexedFileDecodesOnAnyThreadCount(threads: String) async throws {
+        let (sandbox, data) = try await Self.indexedFile()
+        let result = try await CLI.run(["decompress", "-p", threads, "-c", "input.gz"], in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == data)
+        #expect(result.stderr.isEmpty)
+    }
+
+    /// An index altered (a CRC-32; two lengths changed so they still add up): a warning
+    /// naming the segment, exit 2, and the right output, from one thread on from there.
+    @Test(arguments: ["crc", "lengths"])
+    func anAlteredIndexGivesAWarningAndTheRightOutput(alteration: String) async throws {
+        let (sandbox, data) = try await Self.indexedFile()
+        var member = try #require(sandbox.contents("input.gz"))
+        let table = 16 + GzipIndex.fixedLength
+        if alteration == "crc" {
+            member[table + 8 + 4] ^= 1  // the second segment's CRC-32
+        } else {
+            // The first segment 3 bytes longer, the second 3 shorter.
+            member[table] = member[table] &+ 3
+            member[table + 8] = member[table + 8] &- 3
+        }
+        try sandbox.write(member, to: "altered.gz")
+        let gzip = try await CLI.shell("gzip -dc altered.gz | cmp - input", in: sandbox)
+        #expect(gzip.status == 0, "gzip reads it: \(gzip.stderr)")
+        let result = try await CLI.run(["decompress", "-p", "2", "-c", "altered.gz"], in: sandbox)
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stdout == data)
+        #expect(result.stderr.contains(alteration == "crc" ? "segment 2 does not match its index" : "segment 1 does not match its index"), "\(result.stderr)")
+    }
+
+    /// Damaged data under a valid index: exit 1, as `gzip -d` fails too.
+    @Test func damagedDataFailsAsGzipDoes() async throws {
+        let (sandbox, _) = try await Self.indexedFile()
+        var member = try #require(sandbox.contents("input.gz"))
+        member[member.count / 2] ^= 0x55
+        try sandbox.write(member, to: "damaged.gz")
+        let gzip = try await CLI.shell("gzip -dc damaged.gz > /dev/null", in: sandbox)
+        #expect(gzip.status != 0)
+        let result = try await CLI.run(["decompress", "-p", "2", "-c", "damaged.gz"], in: sandbox)
+        #expect(result.status == 1, "\(result.stderr)")
+    }
+
+    /// Truncated inside a segment: exit 1 and the message of a truncated input.
+    @Test func aTruncatedIndexedFileFails() async throws {
+        let (sandbox, _) = try await Self.indexedFile()
+        let member = try #require(sandbox.contents("input.gz"))
+        try sandbox.write(Array(member.prefix(member.count * 2 / 3)), to: "short.gz")
+        let result = try await CLI.run(["decompress", "-p", "2", "-c", "short.gz"], in: sandbox)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("truncated") || result.stderr.contains("unexpected end"), "\(result.stderr)")
+    }
+
+    /// BGZF (`bgzip -@ 2`), two indexed files concatenated with a gzip member between them,
+    /// and NUL padding: the same output as `gzip -d`.
+    @Test func bgzfAndConcatenatedMembers() async throws {
+        let (sandbox, _) = try await Self.indexedFile()
+        let result = try await CLI.shell(
+            """
+            set -e
+            command -v bgzip >/dev/null || { echo "bgzip is not installed" >&2; exit 3; }
+            bgzip -@ 2 -c input > b.gz
+            "$SLUICE" decompress -p 2 -c b.gz | cmp - input
+            gzip -c input > g.gz
+            cat input.gz g.gz input.gz b.gz > all.gz
+            printf '\\0\\0\\0\\0' >> all.gz
+            gzip -dc all.gz > expected
+            "$SLUICE" decompress -p 2 -c all.gz | cmp - expected
+            """, in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+}

@@ -102,6 +102,19 @@ public final class GzipDecoder: ChunkTransform {
         self.allocator = allocator
     }
 
+    /// Makes a new decoder take over an input after `members` members another decoder decoded
+    /// (``ParallelGzipDecoder``): their `input` bytes, `output` bytes and combined CRC-32, so
+    /// that offsets in errors and warnings, the output limit and the summary's CRC-32 cover the
+    /// whole input. Call it before the first ``process(_:emit:)``.
+    func resume(afterMembers members: Int, input: Int64, output: Int64, crc32: UInt32, lastMember: Member?) {
+        membersDecoded = members
+        consumedInput = input
+        memberStart = input
+        totalOutput = output
+        self.crc32 = crc32
+        self.lastMember = lastMember
+    }
+
     /// Decodes one chunk of compressed input and emits all the output it yields.
     ///
     /// - Parameters:

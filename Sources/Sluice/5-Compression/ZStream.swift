@@ -184,6 +184,25 @@ final class ZStream {
         return step(input, output) { CZlib.inflate($0, Z_NO_FLUSH) }
     }
 
+    /// Makes `dictionary` the history a raw inflate refers back to (`inflateSetDictionary`):
+    /// the last 32 KiB of output before the data it is given next.
+    func setInflateDictionary(_ dictionary: UnsafeRawBufferPointer) {
+        guard mode == .rawInflate, isActive else { preconditionFailure("setInflateDictionary on an inactive or non-raw stream") }
+        guard let base = dictionary.baseAddress, !dictionary.isEmpty else { return }
+        let code = inflateSetDictionary(stream, base.assumingMemoryBound(to: Bytef.self), uInt(dictionary.count))
+        precondition(code == Z_OK, "inflateSetDictionary failed with \(code)")
+    }
+
+    /// Whether the last inflate call left the stream between two blocks, on a byte boundary,
+    /// and not in the final block (zlib's `data_type`: 128 at a block's start, 64 in the last
+    /// block, the low bits the unused bits of the last byte): where an access point of an
+    /// indexed member must leave it. Read it after a call that made progress: the next call
+    /// moves zlib on from there even when it has no input.
+    var isBetweenBlocks: Bool {
+        let type = stream.pointee.data_type
+        return type & 128 != 0 && type & 64 == 0 && type & 7 == 0
+    }
+
     /// Prepares an inflate stream for the next gzip member (`inflateReset`), keeping its memory.
     func resetForNextMember() {
         precondition(isActive && mode.isInflate, "reset on an inactive or deflate stream")

@@ -13,7 +13,8 @@ struct GzipOptions {
     /// `-c`: every output to standard output.
     var toStandardOutput: Bool
     var level: CompressionLevel
-    /// `-p`: the threads that compress; by default the processors this process may run on.
+    /// `-p`: the threads that compress or decompress; by default the processors this process
+    /// may run on.
     var threads: Int
     /// `-b`: the uncompressed bytes per compressed block.
     var blockSize: Int
@@ -40,7 +41,7 @@ struct GzipOptions {
         if let named = output.map(Transfer.Destination.init(path:)), named == .standardOutput { output = "-" }
         toStandardOutput = arguments.has(.standardOutput)
         level = arguments.integer(.level).flatMap(CompressionLevel.init(exactly:)) ?? .default
-        threads = arguments.integer(.threads) ?? (mode == .compress ? ProcessorAffinity.availableProcessorCount() : 1)
+        threads = arguments.integer(.threads) ?? ProcessorAffinity.availableProcessorCount()
         blockSize = arguments.size(.blockSize).map { Int($0) } ?? ParallelGzipEncoder.defaultBlockSize
         writesIndex = !arguments.has(.noIndex)
         test = arguments.has(.test)
@@ -105,6 +106,9 @@ struct GzipOptions {
             ParallelGzipEncoder(
                 level: level, threadCount: threads, blockSize: blockSize, outputChunkSize: chunkSize, maximumBlocksInFlight: nil,
                 indexing: indexing)
+        }
+        case .decompress where threads > 1: {
+            ParallelGzipDecoder(threadCount: threads, outputChunkSize: chunkSize, outputLimit: outputLimit)
         }
         case .decompress: { GzipDecoder(outputChunkSize: chunkSize, outputLimit: outputLimit) }
         }

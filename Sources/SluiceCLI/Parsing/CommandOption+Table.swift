@@ -28,9 +28,10 @@ extension CommandOption {
         abstract: "compression level: 1 fastest, 9 best", defaultValue: "\(CompressionLevel.default)", commands: [.compress])
     static let threads = CommandOption(
         long: "threads", short: "p", value: .required(name: "n", kind: .integer(1...1024, noun: "count of threads")),
-        abstract: "compress on <n> threads; the output is the same for every <n>",
+        abstract: "compress on <n> threads (the output is the same for every <n>), or decompress on <n> threads "
+            + "the files sluice indexed and BGZF files",
         defaultValue: "the processors sluice may run on, as nproc",
-        commands: [.compress])
+        commands: [.compress, .decompress])
     static let blockSize = CommandOption(
         long: "block-size", short: "b", value: .required(name: "size", kind: .kibibytes(32...(512 << 10))),
         abstract: "compress in blocks of <size>: KiB when bare, as pigz -b, or with a binary unit (256K, 1M); "

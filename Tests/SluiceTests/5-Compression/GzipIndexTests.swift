@@ -160,3 +160,25 @@ struct GzipIndexTests {
         #expect(try await drive(GzipDecoder(), member, chunkSize: 65_536).output == input)
     }
 }
+
+extension GzipIndexTests {
+    /// The decoder's worker accepts every segment of an indexed member, whatever its output
+    /// chunk size.
+    @Test(arguments: [4096, 1 << 20])
+    func theWorkerAcceptsEverySegment(outputChunkSize: Int) async throws {
+        let input = sampleData(count: (6 << 20) + 7)
+        let (member, _) = try await Self.indexed(input)
+        let (found, start) = Self.index(of: member)
+        let index = try #require(found)
+        let inflater = ParallelGzipDecoder.Inflater(outputChunkSize: outputChunkSize)
+        var position = start
+        for (number, segment) in index.segments.enumerated() {
+            let data = Chunk(member[position..<position + Int(segment.compressedLength)])
+            position += data.count
+            let decoded = try inflater.decode(ParallelGzipDecoder.Piece(
+                data: data, number: number, expected: (Int(index.uncompressedLength(ofSegment: number)), segment.crc32),
+                isLast: number == index.segments.count - 1))
+            #expect(decoded.failure == nil, "segment \(number)")
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import CZlib
+
+extension ParallelGzipDecoder {
+    /// What the start of a member says, once enough of it is here.
+    enum Header {
+        /// At least `needed` more bytes are needed.
+        case incomplete(needed: Int)
+        /// Not a member this decoder splits: the sequential decoder takes it (and says why not, if
+        /// it is not gzip at all).
+        case other
+        /// A header of `length` bytes, with the index its extra field holds (`GzipIndex`), or
+        /// the size of the whole member its BGZF subfield gives (`BC`, BSIZE + 1).
+        case parsed(length: Int, index: GzipIndex?, memberSize: Int?)
+    }
+
+    /// The most bytes a header may take before it is left to the sequential decoder.
+    static let maximumHeaderLength = 1 << 20
+
+    /// Reads the header at the start of `bytes` (RFC 1952 §2.3.1): ID1 ID2 CM FLG, MTIME, XFL,
+    /// OS, then the extra field (whose `SL` and `BC` subfields are looked at), the name, the
+    /// comment and the header CRC, as the flags say.
+    static func parseHeader(_ bytes: [UInt8]) -> Header {
+        let magic: [UInt8] = [0x1F, 0x8B, 8]
+        guard zip(bytes, magic).allSatisfy({ $0 == $1 }) else { return .other }
+        guard bytes.count >= 10 else { return .incomplete(needed: 10 - bytes.count) }
+        let flags = bytes[3]
+        guard flags & 0xE0 == 0 else { return .other }
+        var position = 10
+        var (index, memberSize): (GzipIndex?, Int?) = (nil, nil)
+        if flags & 0x04 != 0 {
+            guard bytes.count >= 12 else { return .incomplete(needed: 12 - bytes.count) }
+            position = 12 + Int(bytes.littleEndian(UInt16.self, at: 10))
+            guard bytes.count >= position else { return .incomplete(needed: position - bytes.count) }
+            var field = 12
+            while field + 4 <= position {
+                let length = Int(bytes.littleEndian(UInt16.self, at: field + 2))
+                guard field + 4 + length <= position else { break }
+                switch (bytes[field], bytes[field + 1]) {
+                case (0x53, 0x4C): index = GzipIndex(subfield: bytes[field + 4..<field + 4 + length])
+                case (0x42, 0x43) where length == 2: memberSize = Int(bytes.littleEndian(UInt16.self, at: field + 4)) + 1
+                default: break
+                }
+                field += 4 + length
+            }
+        }
+        for flag: UInt8 in [0x08, 0x10] where flags & flag != 0 {
+            guard position < bytes.count, let end = bytes[position...].firstIndex(of: 0) else {
+                return bytes.count > maximumHeaderLength ? .other : .incomplete(needed: 64)
+            }
+            position = end + 1
+        }
+        if flags & 0x02 != 0 {
+            position += 2
+            guard bytes.count >= position else { return .incomplete(needed: position - bytes.count) }
+        }
+        return .parsed(length: position, index: index, memberSize: memberSize)
+    }
+
+    /// One piece of a member for a worker: a segment of an indexed member, from its access
+    /// point, or a whole BGZF member.
+    struct Piece: Sendable {
+        /// The compressed bytes: the segment's deflate data, or the whole member.
+        var data: Chunk
+        /// The segment's number in its member (a BGZF member: its number in the input).
+        var number: Int
+        /// The uncompressed bytes and CRC-32 the index lists for a segment; `nil` for a member,
+        /// whose trailer says them.
+        var expected: (count: Int, crc32: UInt32)?
+        /// Whether it ends with the member's final block (the last segment).
+        var isLast: Bool
+        /// Where a member's deflate data starts in `data` (its header's length).
+        var headerLength = 0
+    }
+
+    /// A piece decoded, or why it was not.
+    struct Decoded: Sendable {
+        var piece: Piece
+        /// The output, in chunks of at most the output chunk size; empty when `failure` is set.
+        var output: [Chunk]
+        var count: Int
+        var crc32: UInt32
+        /// Why the piece does not decode as its index or its trailer says.
+        var failure: String?
+    }
+
+    /// One worker's inflater: a raw inflate stream, reset for each piece.
+    ///
+    /// Concurrency: confined to its worker's thread.
+    final class Inflater {
+        private var stream: ZStream?
+        private let outputChunkSize: Int
+
+        init(outputChunkSize: Int) {
+            self.outputChunkSize = outputChunkSize
+        }
+
+        /// Decodes `piece` and checks it: a segment must use all its bytes, give exactly the
+        /// count and CRC-32 its index lists, and end between two blocks after a sync marker
+        /// (not in the final block), the last with the final block; a member must end its
+        /// deflate data with the final block right before its 8-byte trailer, and match it.
+        func decode(_ piece: Piece) throws(GzipError) -> Decoded {
+            let stream: ZStream
+            if let existing = self.stream {
+                stream = existing
+            } else {
+                stream = try ZStream(.rawInflate)
+                self.stream = stream
+            }
+            stream.resetForNextMember()
+            let (start, end) = piece.expected == nil ? (piece.headerLength, piece.data.count - 8) : (0, piece.data.count)
+            var limit = piece.expected?.count ?? 0
+            if piece.expected == nil {
+                guard end >= start else { return failed(piece, "the member is shorter than its header and trailer") }
+                limit = Int(piece.data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: end + 4, as: UInt32.self)) })
+                // A BGZF member holds at most 64 KiB: a larger size is no reason to allocate it.
+                guard limit <= 1 << 20 else { return failed(piece, "the member's size is not that of a BGZF block") }
+            }
+            var output: [Chunk] = []
+            var (produced, consumed, code, crc) = (0, 0, Z_OK, CRC32())
+            // Where the last call that made progress left the stream (a call that makes none
+            // moves zlib on from "between blocks", so it is read after each call that does).
+            var isBetweenBlocks = false
+            piece.data.withUnsafeBytes { bytes in
+                let input = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+                // One byte of room past the count: more output than listed is a mismatch.
+                while code == Z_OK && produced <= limit {
+                    let room = min(outputChunkSize, limit + 1 - produced)
+                    let chunk = Chunk(capacity: room) { buffer in
+                        var filled = 0
+                        while filled < buffer.count && code == Z_OK {
+                            let step = stream.inflate(
+                                UnsafeRawBufferPointer(rebasing: input[consumed...]), into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                            (consumed, filled, code) = (consumed + step.consumed, filled + step.produced, step.code)
+                            if step.produced == 0 && step.consumed == 0 { break }
+                            isBetweenBlocks = stream.isBetweenBlocks
+                        }
+                        return filled
+                    }
+                    if chunk.count == 0 { break }
+                    chunk.withUnsafeBytes { crc.update($0) }
+                    produced += chunk.count
+                    output.append(chunk)
+                }
+            }
+            let decoded = Decoded(piece: piece, output: output, count: produced, crc32: crc.value)
+            let isLast = piece.expected == nil || piece.isLast
+            if code != Z_OK && code != Z_STREAM_END && code != Z_BUF_ERROR { return failed(piece, "invalid compressed data") }
+            guard consumed == end - start else { return failed(piece, "its data does not end where its length says") }
+            guard (code == Z_STREAM_END) == isLast, isLast || isBetweenBlocks else {
+                return failed(piece, isLast ? "it does not end with the final block" : "it does not end at an access point")
+            }
+            guard produced == limit else { return failed(piece, "it decodes to \(produced) bytes, not \(limit)") }
+            let crc32 = piece.expected?.crc32
+                ?? piece.data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: end, as: UInt32.self)) }
+            guard crc.value == crc32 else { return failed(piece, "its CRC-32 does not match") }
+            return decoded
+        }
+
+        private func failed(_ piece: Piece, _ reason: String) -> Decoded {
+            Decoded(piece: piece, output: [], count: 0, crc32: 0, failure: reason)
+        }
+    }
+}
