@@ -50,9 +50,12 @@ struct ChunkAccumulator {
     /// Returns what was gathered (a full block, or less at the end of the input) as one chunk,
     /// and empties the accumulator.
     ///
+    /// - Parameter granule: a copy's buffer is a multiple of this many bytes, so that copies
+    ///   of varied sizes (the segments of an indexed gzip member) reuse the pool's buffers
+    ///   instead of filling it with buffers of sizes never asked for again.
     /// - Returns: the gathered bytes in order: the chunk that was given when it alone makes all
     ///   of them, else a new chunk with a copy of them; an empty chunk when nothing was gathered.
-    mutating func take() -> Chunk {
+    mutating func take(granule: Int = 1) -> Chunk {
         defer {
             pieces.removeAll(keepingCapacity: true)
             count = 0
@@ -61,7 +64,7 @@ struct ChunkAccumulator {
             return pieces[0].chunk
         }
         let pieces = self.pieces
-        return Chunk(capacity: count) { buffer in
+        return Chunk(capacity: (count + granule - 1) / granule * granule) { buffer in
             var written = 0
             for piece in pieces {
                 piece.chunk.withUnsafeBytes { bytes in
