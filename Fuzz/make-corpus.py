@@ -11,7 +11,10 @@ Fuzz/GzipHeaderFuzz/GzipHeaderFuzz.swift): every flag alone and together, reserv
 and long fields, a NUL inside a name, wrong header CRCs, two members, a cut after the header.
 Deterministic: the same directory every run, so nothing binary is committed.
 
-usage: make-corpus.py [--target GzipDecoderFuzz|GzipHeaderFuzz] DIR
+ParallelGzipDecoderFuzz: the control bytes of GzipDecoderFuzz, then indexed members with small
+segments, BGZF members, forged indexes, and their truncations and flipped bits.
+
+usage: make-corpus.py [--target GzipDecoderFuzz|GzipHeaderFuzz|ParallelGzipDecoderFuzz] DIR
 """
 import hashlib
 import os
@@ -134,6 +137,56 @@ def mutations(name, payload, rng):
         yield f"{name}-flip{i}", bytes(flipped)
 
 
+def indexed_member(data, segment, level=6):
+    """A member as `sluice compress` indexes it (Sources/Sluice/Sluice.docc/Guides/IndexedGzip.md),
+    with segments of `segment` bytes: each compressed alone (an access point), all but the
+    last ended with a sync flush, the index in an `SL` subfield."""
+    bodies = []
+    for start in range(0, max(len(data), 1), segment):
+        part = data[start:start + segment]
+        compressor = zlib.compressobj(level, zlib.DEFLATED, -15)
+        last = start + segment >= len(data)
+        bodies.append((compressor.compress(part) + compressor.flush(zlib.Z_FINISH if last else zlib.Z_SYNC_FLUSH),
+                       zlib.crc32(part)))
+    table = struct.pack("<BBQQI", 1, 1, segment, len(data), len(bodies))
+    table += b"".join(struct.pack("<II", len(body), crc) for body, crc in bodies)
+    extra = b"SL" + struct.pack("<H", len(table)) + table
+    header = b"\x1f\x8b\x08\x04" + b"\x00" * 4 + b"\x00\x03" + struct.pack("<H", len(extra)) + extra
+    return header + b"".join(body for body, _ in bodies) + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
+
+
+def bgzf_member(data):
+    """A BGZF member (the SAM specification, section 4.1): a `BC` subfield with the member's size - 1."""
+    compressor = zlib.compressobj(6, zlib.DEFLATED, -15)
+    body = compressor.compress(data) + compressor.flush()
+    size = 12 + 6 + len(body) + 8
+    header = b"\x1f\x8b\x08\x04" + b"\x00" * 4 + b"\x00\xff" + struct.pack("<H", 6) + b"BC" + struct.pack("<HH", 2, size - 1)
+    return header + body + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
+
+
+def parallel_payloads():
+    """Payloads of ParallelGzipDecoderFuzz: indexed members with small segments, BGZF members,
+    forged indexes, and a member gzip wrote after them."""
+    text = sample("text", 6000, 1)
+    mixed = sample("text", 1500, 2) + sample("random", 1500, 3) + sample("zeros", 1500, 4)
+    for segment in (512, 1024, 2048):
+        yield f"indexed-text-{segment}", indexed_member(text, segment)
+    yield "indexed-mixed", indexed_member(mixed, 1024)
+    yield "indexed-one-byte-segments", indexed_member(b"abcdefgh" * 8, 1)
+    member_bytes = bytearray(indexed_member(text, 1024))
+    table = 16 + 22
+    forged_crc = bytearray(member_bytes)
+    forged_crc[table + 8 + 4] ^= 1
+    yield "indexed-forged-crc", bytes(forged_crc)
+    forged_lengths = bytearray(member_bytes)
+    forged_lengths[table] += 2
+    forged_lengths[table + 8] -= 2
+    yield "indexed-forged-lengths", bytes(forged_lengths)
+    yield "bgzf", bgzf_member(text[:3000]) + bgzf_member(text[3000:]) + bgzf_member(b"")
+    yield "indexed-then-gzip", indexed_member(text, 2048) + member(mixed) + b"\x00\x00"
+    yield "two-indexed", indexed_member(text, 2048) + indexed_member(mixed, 512)
+
+
 def header_seeds(rng):
     """Seeds of GzipHeaderFuzz: FLG, MODE, the three fields, the data."""
     def field(b):
@@ -153,7 +206,7 @@ def main():
     if len(arguments) == 3 and arguments[0] == "--target":
         target = arguments[1]
         arguments = arguments[2:]
-    if len(arguments) != 1 or target not in ("GzipDecoderFuzz", "GzipHeaderFuzz"):
+    if len(arguments) != 1 or target not in ("GzipDecoderFuzz", "GzipHeaderFuzz", "ParallelGzipDecoderFuzz"):
         sys.exit(__doc__)
     directory = arguments[0]
     os.makedirs(directory, exist_ok=True)
@@ -162,9 +215,10 @@ def main():
     if target == "GzipHeaderFuzz":
         for seed in header_seeds(rng):
             seeds[hashlib.sha1(seed).hexdigest()] = seed
-    for name, payload in payloads() if target == "GzipDecoderFuzz" else []:
+    sources = {"GzipDecoderFuzz": payloads, "ParallelGzipDecoderFuzz": parallel_payloads}.get(target, lambda: [])
+    for name, payload in sources():
         variants = [(name, payload)]
-        if len(payload) < 5000 or name in ("hello", "c01-two", "c06-fields", "level6-text"):
+        if len(payload) < 5000 or name in ("hello", "c01-two", "c06-fields", "level6-text") or target != "GzipDecoderFuzz":
             variants += list(mutations(name, payload, rng))
         for variant, body in variants:
             feeds = FEEDS if variant == name else [rng.choice(FEEDS)]

@@ -38,8 +38,9 @@ extension ParallelGzipDecoder {
     /// goes to the sequential decoder with everything after it (which fails as `gzip -d` does
     /// if the member is damaged). The pieces in flight after it, and the bytes gathered since,
     /// are given to the one that goes on, in order.
-    private func fallBack(from failed: Decoded, reason: String, emit: (Chunk) async throws -> Void) async throws {
-        var rest = [failed.piece.data]
+    func fallBack(from failed: Decoded?, reason: String, emit: (Chunk) async throws -> Void) async throws {
+        fallBacks += 1
+        var rest = failed.map { [$0.piece.data] } ?? []
         while inFlight > 0, let decoded = try await stage.next() {
             inFlight -= 1
             rest.append(decoded.piece.data)
@@ -53,9 +54,10 @@ extension ParallelGzipDecoder {
         }
         let trailer = pending
         pending = []
-        if failed.piece.expected != nil {
+        let segment: Int? = if case .segments(_, let number) = phase { number } else { nil }
+        if let number = failed.map({ $0.piece.expected == nil ? nil : $0.piece.number }) ?? segment {
             warnings.append(StageWarning(
-                "member \(membersDecoded + 1), segment \(failed.piece.number + 1) does not match its index (\(reason)): "
+                "member \(membersDecoded + 1), segment \(number + 1) does not match its index (\(reason)): "
                     + "decoded on one thread from there"))
             let stream = try ZStream(.rawInflate)
             var window: [UInt8] = []

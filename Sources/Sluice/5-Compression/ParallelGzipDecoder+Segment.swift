@@ -17,14 +17,16 @@ extension ParallelGzipDecoder {
     static let maximumHeaderLength = 1 << 20
 
     /// Reads the header at the start of `bytes` (RFC 1952 §2.3.1): ID1 ID2 CM FLG, MTIME, XFL,
-    /// OS, then the extra field (whose `SL` and `BC` subfields are looked at), the name, the
-    /// comment and the header CRC, as the flags say.
+    /// OS, then the extra field (whose `SL` and `BC` subfields are looked at), the name and the
+    /// comment, as the flags say. A header with a header CRC is left to the sequential decoder.
     static func parseHeader(_ bytes: [UInt8]) -> Header {
         let magic: [UInt8] = [0x1F, 0x8B, 8]
         guard zip(bytes, magic).allSatisfy({ $0 == $1 }) else { return .other }
         guard bytes.count >= 10 else { return .incomplete(needed: 10 - bytes.count) }
         let flags = bytes[3]
-        guard flags & 0xE0 == 0 else { return .other }
+        // Reserved flags, or a header CRC (FHCRC), which Sluice and bgzip never write: the
+        // sequential decoder checks those.
+        guard flags & 0xE2 == 0 else { return .other }
         var position = 10
         var (index, memberSize): (GzipIndex?, Int?) = (nil, nil)
         if flags & 0x04 != 0 {
@@ -48,10 +50,6 @@ extension ParallelGzipDecoder {
                 return bytes.count > maximumHeaderLength ? .other : .incomplete(needed: 64)
             }
             position = end + 1
-        }
-        if flags & 0x02 != 0 {
-            position += 2
-            guard bytes.count >= position else { return .incomplete(needed: position - bytes.count) }
         }
         return .parsed(length: position, index: index, memberSize: memberSize)
     }

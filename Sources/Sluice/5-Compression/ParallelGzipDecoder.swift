@@ -69,6 +69,8 @@ package final class ParallelGzipDecoder: ChunkTransform {
     var bgzfMembers = 0
     /// Pieces submitted and not yet taken back.
     var inFlight = 0
+    /// Counts the pieces that failed their checks (``fallBack(from:reason:emit:)``).
+    var fallBacks = 0
 
     /// Whether the decoder stands between two members.
     var isAtMemberStart: Bool {
@@ -106,6 +108,14 @@ package final class ParallelGzipDecoder: ChunkTransform {
     package func finish(emit: (Chunk) async throws -> Void) async throws -> TransformSummary {
         do {
             try await drain(emit: emit)
+            switch phase {
+            case .segments, .member:
+                // The input ended inside a piece the index or a BGZF header promised: what is
+                // there is decoded on one thread, which decides whether it is complete.
+                try await fallBack(from: nil, reason: "the input ends before it", emit: emit)
+            default:
+                break
+            }
             if case .sequential = phase {
             } else if isAtMemberStart {
                 // Whatever is left is no complete member: the sequential decoder says what it
@@ -181,15 +191,16 @@ package final class ParallelGzipDecoder: ChunkTransform {
             _ = gathered.fill(from: header, at: 0)
         default:
             try await drain(emit: emit)
-            try await takeOver(emit: emit)
+            // A piece that failed while draining may have handed the rest over already.
+            if isAtMemberStart { try await takeOver(emit: emit) }
         }
     }
 
     /// Whether an index's compressed lengths are within what deflate makes of its segments (so
-    /// a forged index does not make the decoder gather gigabytes for one segment).
+    /// a forged index does not make the decoder gather gigabytes for one segment), and none is 0.
     private func plausible(_ index: GzipIndex) -> Bool {
         let bound = index.segmentSize + index.segmentSize / 8 + (64 << 10)
-        return index.segments.allSatisfy { Int64($0.compressedLength) <= bound }
+        return index.segments.allSatisfy { $0.compressedLength > 0 && Int64($0.compressedLength) <= bound }
     }
 
     /// A segment's bytes are here: hands it to a worker, and the next segment (or the trailer)
@@ -220,6 +231,7 @@ package final class ParallelGzipDecoder: ChunkTransform {
     /// Submits `piece`, first writing out every piece already decoded and, while the stage is
     /// full, waiting for the oldest.
     private func submit(_ piece: Piece, emit: (Chunk) async throws -> Void) async throws {
+        let fallBacks = self.fallBacks
         while let decoded = try stage.nextIfReady() {
             inFlight -= 1
             try await write(decoded, emit: emit)
@@ -229,11 +241,11 @@ package final class ParallelGzipDecoder: ChunkTransform {
             inFlight -= 1
             try await write(decoded, emit: emit)
         }
-        switch phase {
-        case .continuation, .sequential:
-            // A piece written out just now failed: what comes after it goes on on one thread.
+        if self.fallBacks != fallBacks {
+            // A piece written out just now failed: what comes after it (this piece too) goes on
+            // on one thread, whatever phase that has reached since.
             try await consume(piece.data, from: 0, emit: emit)
-        default:
+        } else {
             try await stage.submit(piece)
             inFlight += 1
         }
