@@ -89,7 +89,8 @@ package struct GzipIndex: Sendable, Hashable {
 
     /// The segments an input of `inputSize` bytes is cut into (0 for an empty one).
     package static func segmentCount(inputSize: Int64, segmentSize: Int64) -> Int {
-        Int((inputSize + segmentSize - 1) / segmentSize)
+        // No overflow for any positive sizes (a header's fields are untrusted).
+        Int(inputSize / segmentSize + (inputSize % segmentSize == 0 ? 0 : 1))
     }
 
     /// The subfield's data length that holds the table of `segments` segments.

@@ -6,10 +6,10 @@ extension ParallelGzipDecoder {
         if let failure = decoded.failure { return try await fallBack(from: decoded, reason: failure, emit: emit) }
         for chunk in decoded.output { try await emitOutput(chunk, emit: emit) }
         crc32 = CRC32.combine(crc32, decoded.crc32, secondLength: Int64(decoded.count))
-        consumedInput += Int64(decoded.piece.data.count)
+        consumedInput += Int64(decoded.piece.count)
         if decoded.piece.expected == nil {
-            membersDecoded += 1
-            lastMember = GzipDecoder.Member(crc32: decoded.crc32, size: Int64(decoded.count))
+            membersDecoded += decoded.piece.members.count
+            lastMember = decoded.lastMember
         } else {
             memberCRC32 = CRC32.combine(memberCRC32, decoded.crc32, secondLength: Int64(decoded.count))
         }
@@ -40,15 +40,16 @@ extension ParallelGzipDecoder {
     /// are given to the one that goes on, in order.
     func fallBack(from failed: Decoded?, reason: String, emit: (Chunk) async throws -> Void) async throws {
         fallBacks += 1
-        var rest = failed.map { [$0.piece.data] } ?? []
+        var rest = failed.map(\.piece.chunks) ?? []
         while inFlight > 0, let decoded = try await stage.next() {
             inFlight -= 1
-            rest.append(decoded.piece.data)
+            rest += decoded.piece.chunks
         }
+        var partial: Chunk?
         switch phase {
         case .segments, .member:
-            let partial = gathered.take()
-            if partial.count > 0 { rest.append(partial) }
+            let taken = gathered.take()
+            if taken.count > 0 { partial = taken }
         default:
             break
         }
@@ -68,7 +69,14 @@ extension ParallelGzipDecoder {
             try await takeOver(emit: emit)
         }
         for chunk in rest { try await consume(chunk, from: 0, emit: emit) }
-        if !trailer.isEmpty { try await consume(Chunk(trailer), from: 0, emit: emit) }
+        // Bytes gathered since come after the piece being submitted, if any: it feeds them.
+        var after = partial.map { [$0] } ?? []
+        if !trailer.isEmpty { after.append(Chunk(trailer)) }
+        if isSubmitting {
+            heldBack += after
+        } else {
+            for chunk in after { try await consume(chunk, from: 0, emit: emit) }
+        }
     }
 
     /// The trailer of an indexed member is here: once every segment is written out, checks its

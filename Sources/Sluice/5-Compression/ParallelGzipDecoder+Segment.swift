@@ -68,6 +68,14 @@ extension ParallelGzipDecoder {
         var isLast: Bool
         /// Where a member's deflate data starts in `data` (its header's length).
         var headerLength = 0
+        /// BGZF members decoded as one piece, in order (then `data` is empty): one hand-over to
+        /// a worker for many members of at most 64 KiB each.
+        var members: [Piece] = []
+
+        /// The compressed bytes, in order: the piece's, or its members'.
+        var chunks: [Chunk] { members.isEmpty ? [data] : members.map(\.data) }
+        /// Their count.
+        var count: Int { members.isEmpty ? data.count : members.reduce(0) { $0 + $1.data.count } }
     }
 
     /// A piece decoded, or why it was not.
@@ -79,6 +87,8 @@ extension ParallelGzipDecoder {
         var crc32: UInt32
         /// Why the piece does not decode as its index or its trailer says.
         var failure: String?
+        /// The last member's CRC-32 and size, for members (what `gzip -l` lists).
+        var lastMember: GzipDecoder.Member?
     }
 
     /// One worker's inflater: a raw inflate stream, reset for each piece.
@@ -97,6 +107,20 @@ extension ParallelGzipDecoder {
         /// (not in the final block), the last with the final block; a member must end its
         /// deflate data with the final block right before its 8-byte trailer, and match it.
         func decode(_ piece: Piece) throws(GzipError) -> Decoded {
+            guard !piece.members.isEmpty else { return try decodeOne(piece) }
+            var batch = Decoded(piece: piece, output: [], count: 0, crc32: 0)
+            for member in piece.members {
+                let decoded = try decodeOne(member)
+                if let failure = decoded.failure { return failed(piece, failure) }
+                batch.output += decoded.output
+                batch.crc32 = CRC32.combine(batch.crc32, decoded.crc32, secondLength: Int64(decoded.count))
+                batch.count += decoded.count
+                batch.lastMember = GzipDecoder.Member(crc32: decoded.crc32, size: Int64(decoded.count))
+            }
+            return batch
+        }
+
+        private func decodeOne(_ piece: Piece) throws(GzipError) -> Decoded {
             let stream: ZStream
             if let existing = self.stream {
                 stream = existing

@@ -69,6 +69,12 @@ package final class ParallelGzipDecoder: ChunkTransform {
     var bgzfMembers = 0
     /// Pieces submitted and not yet taken back.
     var inFlight = 0
+    /// BGZF members gathered and not yet handed to a worker (``submitBatch(emit:)``).
+    var batch: [Piece] = []
+    var batchBytes = 0
+    /// While a piece is being submitted: bytes a fallback took that come after that piece.
+    var isSubmitting = false
+    var heldBack: [Chunk] = []
     /// Counts the pieces that failed their checks (``fallBack(from:reason:emit:)``).
     var fallBacks = 0
 
@@ -177,6 +183,12 @@ package final class ParallelGzipDecoder: ChunkTransform {
         case .incomplete:
             return
         case .parsed(let length, let index?, _) where index.segmentSize <= Self.maximumSegmentSize && plausible(index):
+            if inFlight > 0 || !batch.isEmpty {
+                // The BGZF members before it are written out first (the member's own counts
+                // start at 0); a failure among them takes this member on too.
+                try await drain(emit: emit)
+                guard isAtMemberStart, !pending.isEmpty else { return }
+            }
             consumedInput += Int64(length)
             pending = []
             (memberOutput, memberCRC32, history) = (0, 0, [])
@@ -225,13 +237,30 @@ package final class ParallelGzipDecoder: ChunkTransform {
         let data = gathered.take(granule: Self.bufferGranule)
         phase = .header
         bgzfMembers += 1
-        try await submit(Piece(data: data, number: bgzfMembers, expected: nil, isLast: true, headerLength: length), emit: emit)
+        let member = Piece(data: data, number: bgzfMembers, expected: nil, isLast: true, headerLength: length)
+        batch.append(member)
+        batchBytes += data.count
+        // Members go to the workers some at a time: one hand-over per 256 KiB of input.
+        if batchBytes >= Self.batchBytes { try await submitBatch(emit: emit) }
+    }
+
+    /// BGZF members gathered and not yet handed to a worker, and their compressed bytes.
+    static let batchBytes = 256 << 10
+
+    /// Hands the BGZF members gathered to a worker as one piece.
+    func submitBatch(emit: (Chunk) async throws -> Void) async throws {
+        guard !batch.isEmpty else { return }
+        let members = batch
+        (batch, batchBytes) = ([], 0)
+        try await submit(Piece(data: Chunk([]), number: members[0].number, expected: nil, isLast: true, members: members), emit: emit)
     }
 
     /// Submits `piece`, first writing out every piece already decoded and, while the stage is
     /// full, waiting for the oldest.
     private func submit(_ piece: Piece, emit: (Chunk) async throws -> Void) async throws {
         let fallBacks = self.fallBacks
+        isSubmitting = true
+        defer { isSubmitting = false }
         while let decoded = try stage.nextIfReady() {
             inFlight -= 1
             try await write(decoded, emit: emit)
@@ -242,9 +271,13 @@ package final class ParallelGzipDecoder: ChunkTransform {
             try await write(decoded, emit: emit)
         }
         if self.fallBacks != fallBacks {
-            // A piece written out just now failed: what comes after it (this piece too) goes on
-            // on one thread, whatever phase that has reached since.
-            try await consume(piece.data, from: 0, emit: emit)
+            // A piece written out just now failed: what comes after it (this piece, then the
+            // bytes gathered since) goes on on one thread, whatever phase that has reached.
+            isSubmitting = false
+            for chunk in piece.chunks { try await consume(chunk, from: 0, emit: emit) }
+            let held = heldBack
+            heldBack = []
+            for chunk in held { try await consume(chunk, from: 0, emit: emit) }
         } else {
             try await stage.submit(piece)
             inFlight += 1
@@ -253,6 +286,7 @@ package final class ParallelGzipDecoder: ChunkTransform {
 
     /// Writes out every piece in flight, in order.
     func drain(emit: (Chunk) async throws -> Void) async throws {
+        try await submitBatch(emit: emit)
         while inFlight > 0, let decoded = try await stage.next() {
             inFlight -= 1
             try await write(decoded, emit: emit)
