@@ -3,6 +3,7 @@ import CZlib
 extension ParallelGzipDecoder {
     /// Writes out a decoded piece, or, if it failed its checks, goes on from it on one thread.
     func write(_ decoded: Decoded, emit: (Chunk) async throws -> Void) async throws {
+        promisedInFlight -= decoded.piece.expected?.count ?? Self.batchBytes
         if let failure = decoded.failure { return try await fallBack(from: decoded, reason: failure, emit: emit) }
         for chunk in decoded.output { try await emitOutput(chunk, emit: emit) }
         crc32 = CRC32.combine(crc32, decoded.crc32, secondLength: Int64(decoded.count))
@@ -43,6 +44,7 @@ extension ParallelGzipDecoder {
         var rest = failed.map(\.piece.chunks) ?? []
         while inFlight > 0, let decoded = try await stage.next() {
             inFlight -= 1
+            promisedInFlight -= decoded.piece.expected?.count ?? Self.batchBytes
             rest += decoded.piece.chunks
         }
         var partial: Chunk?
@@ -107,6 +109,7 @@ extension ParallelGzipDecoder {
     func `continue`(_ stream: ZStream, _ chunk: Chunk, from offset: Int, emit: (Chunk) async throws -> Void) async throws -> Int {
         var position = offset
         while true {
+            let start = position
             var code = Z_OK
             var crc = CRC32()
             let output = Chunk(capacity: outputChunkSize) { buffer in
@@ -124,7 +127,7 @@ extension ParallelGzipDecoder {
                 crc.update(UnsafeRawBufferPointer(rebasing: buffer[..<filled]))
                 return filled
             }
-            consumedInput += Int64(position - offset)
+            consumedInput += Int64(position - start)
             if output.count > 0 {
                 memberCRC32 = CRC32.combine(memberCRC32, crc.value, secondLength: Int64(output.count))
                 crc32 = CRC32.combine(crc32, crc.value, secondLength: Int64(output.count))

@@ -47,7 +47,7 @@ extension ParallelGzipDecoder {
         }
         for flag: UInt8 in [0x08, 0x10] where flags & flag != 0 {
             guard position < bytes.count, let end = bytes[position...].firstIndex(of: 0) else {
-                return bytes.count > maximumHeaderLength ? .other : .incomplete(needed: 64)
+                return bytes.count > maximumHeaderLength ? .other : .incomplete(needed: max(64, bytes.count))
             }
             position = end + 1
         }

@@ -67,8 +67,11 @@ package final class ParallelGzipDecoder: ChunkTransform {
     var crc32: UInt32 = 0
     var warnings: [StageWarning] = []
     var bgzfMembers = 0
-    /// Pieces submitted and not yet taken back.
+    /// Pieces submitted and not yet taken back, and the output they promise (the segments' sizes).
     var inFlight = 0
+    var promisedInFlight = 0
+    /// The most output the pieces in flight may promise: 32 MiB.
+    static let maximumPromisedBytes = 32 << 20
     /// BGZF members gathered and not yet handed to a worker (``submitBatch(emit:)``).
     var batch: [Piece] = []
     var batchBytes = 0
@@ -265,7 +268,10 @@ package final class ParallelGzipDecoder: ChunkTransform {
             inFlight -= 1
             try await write(decoded, emit: emit)
         }
-        while stage.isFull {
+        // At most `maximumInFlight` pieces, and at most 32 MiB of their promised output: an
+        // index's segment size is the file's word, not a bound.
+        let promised = piece.expected?.count ?? Self.batchBytes
+        while stage.isFull || (inFlight > 0 && promisedInFlight + promised > Self.maximumPromisedBytes) {
             guard let decoded = try await stage.next() else { preconditionFailure("a full stage ended") }
             inFlight -= 1
             try await write(decoded, emit: emit)
@@ -281,6 +287,7 @@ package final class ParallelGzipDecoder: ChunkTransform {
         } else {
             try await stage.submit(piece)
             inFlight += 1
+            promisedInFlight += promised
         }
     }
 
