@@ -185,6 +185,9 @@ def parallel_payloads():
     yield "bgzf", bgzf_member(text[:3000]) + bgzf_member(text[3000:]) + bgzf_member(b"")
     yield "indexed-then-gzip", indexed_member(text, 2048) + member(mixed) + b"\x00\x00"
     yield "two-indexed", indexed_member(text, 2048) + indexed_member(mixed, 512)
+    # A BGZF member the workers refuse (more than 1 MiB of output) that gzip accepts, then an
+    # indexed member: the one thread that takes over must get the indexed member's header too.
+    yield "bgzf-large-then-indexed", bgzf_member(bytes(1 << 20) + b"x") + indexed_member(text, 1024)
 
 
 def header_seeds(rng):
