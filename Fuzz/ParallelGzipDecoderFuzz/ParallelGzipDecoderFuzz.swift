@@ -50,15 +50,7 @@ public func parallelGzipDecoderFuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) 
 func decodeInParallel(_ plan: FuzzPlan) async -> Observed {
     var observed = Observed()
     let decoder = ParallelGzipDecoder(threadCount: 2, outputChunkSize: plan.outputChunkSize, outputLimit: Int64(plan.outputLimit))
-    let emit: (Chunk) async throws -> Void = { chunk in
-        if chunk.isEmpty || chunk.count > plan.outputChunkSize {
-            observed.problems.append("emitted a chunk of \(chunk.count) bytes (output chunk size \(plan.outputChunkSize))")
-        }
-        observed.output += chunk.bytes
-        if observed.output.count > plan.outputLimit {
-            observed.problems.append("emitted \(observed.output.count) bytes past the limit of \(plan.outputLimit)")
-        }
-    }
+    let emit: (Chunk) async throws -> Void = { chunk in observed.record(chunk, plan) }
     do {
         for range in plan.chunks {
             try await decoder.process(Chunk(plan.payload[range]), emit: emit)

@@ -85,18 +85,23 @@ struct Observed: Sendable {
     var problems: [String] = []
 }
 
+extension Observed {
+    /// Takes one emitted chunk, and records a chunk out of bounds or output past the limit.
+    mutating func record(_ chunk: Chunk, _ plan: FuzzPlan) {
+        if chunk.isEmpty || chunk.count > plan.outputChunkSize {
+            problems.append("emitted a chunk of \(chunk.count) bytes (output chunk size \(plan.outputChunkSize))")
+        }
+        output += chunk.bytes
+        if output.count > plan.outputLimit {
+            problems.append("emitted \(output.count) bytes past the limit of \(plan.outputLimit)")
+        }
+    }
+}
+
 func decodeWithSluice(_ plan: FuzzPlan) async -> Observed {
     var observed = Observed()
     let decoder = GzipDecoder(outputChunkSize: plan.outputChunkSize, outputLimit: Int64(plan.outputLimit))
-    let emit: (Chunk) async throws -> Void = { chunk in
-        if chunk.isEmpty || chunk.count > plan.outputChunkSize {
-            observed.problems.append("emitted a chunk of \(chunk.count) bytes (output chunk size \(plan.outputChunkSize))")
-        }
-        observed.output += chunk.bytes
-        if observed.output.count > plan.outputLimit {
-            observed.problems.append("emitted \(observed.output.count) bytes past the limit of \(plan.outputLimit)")
-        }
-    }
+    let emit: (Chunk) async throws -> Void = { chunk in observed.record(chunk, plan) }
     var finished = false
     do {
         for range in plan.chunks {
