@@ -69,6 +69,13 @@ package final class BlockingIOExecutor: TaskExecutor {
         worker.submit(after: delay, work)
     }
 
+    /// Drops the work given to ``execute(after:_:)`` that has not come due, and releases it on
+    /// the calling thread: what a user of deadlines calls once none of them matters any more, so
+    /// that nothing it holds is kept until its time (or past the process's exit).
+    func cancelTimedWork() {
+        _ = worker.takeTimedWork()
+    }
+
     /// The serial executor of an actor that runs on this executor's thread: return it from the
     /// actor's `unownedExecutor`. The executor must outlive the actor (store it in the actor).
     package func asUnownedSerialExecutor() -> UnownedSerialExecutor {
@@ -192,6 +199,13 @@ extension BlockingIOExecutor {
             isSleeping = false
             pthread_mutex_unlock(mutex)
             if wakes { pthread_cond_signal(condition) }
+        }
+
+        /// Removes the timed work not yet due and returns it, to be released outside the mutex.
+        func takeTimedWork() -> [@Sendable () -> Void] {
+            pthread_mutex_lock(mutex)
+            defer { timed = []; pthread_mutex_unlock(mutex) }
+            return timed.map(\.work)
         }
 
         /// `CLOCK_MONOTONIC` now, in nanoseconds.

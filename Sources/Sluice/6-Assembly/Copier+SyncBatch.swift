@@ -162,10 +162,10 @@ extension Copier {
             if let deadline {
                 // A timed wait of the batch's own thread (no descriptor, no Dispatch timer), in
                 // order with finish() and the full batches. It holds the batch (and its engine,
-                // whose commit closure the batch holds) until the deadline, 50 ms at most after
-                // the batch was finished: not weakly, because a weak reference still pending when
-                // the process exits is reported as a leak by LeakSanitizer (its side table is
-                // reached only through a tagged pointer).
+                // whose commit closure the batch holds) until the deadline or finish(), which
+                // drops it: not weakly, because a weak reference still pending when the process
+                // exits is reported as a leak by LeakSanitizer (its side table is reached only
+                // through a tagged pointer).
                 executor.execute(after: wait) { [self] in
                     if let due = state.withLock({ $0.generation == deadline ? Self.take(&$0) : nil }) { run(due) }
                 }
@@ -203,6 +203,8 @@ extension Copier {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 executor.execute { [self] in
                     if let rest = state.withLock({ Self.take(&$0) }) { run(rest) }
+                    // Every deadline set so far is of a batch now committed.
+                    executor.cancelTimedWork()
                     done.resume()
                 }
             }

@@ -360,5 +360,45 @@ struct DescriptorBudgetTests {
         // The executor's thread ends, and with it the waiting work and what it holds (the
         // suite's time limit guards against work kept until its deadline).
         await freed.wait()
+        // Cancelled timed work is released at once, by the caller, and never runs; work
+        // queued later still does.
+        let kept = BlockingIOExecutor(label: "test.cancelled")
+        let cancelledFreed = Latch()
+        let ranCancelled = LockedValue(false)
+        do {
+            let token = Token(cancelledFreed)
+            kept.execute(after: .milliseconds(20)) { _ = token; ranCancelled.withLock { $0 = true } }
+        }
+        kept.cancelTimedWork()
+        #expect(cancelledFreed.isOpen)
+        await withCheckedContinuation { continuation in
+            kept.execute(after: .milliseconds(40)) { continuation.resume() }
+        }
+        #expect(!ranCancelled.withLock { $0 })
+    }
+
+    /// A finished batch leaves no deadline behind holding it (LeakSanitizer reported the one a
+    /// process exiting within 50 ms of the finish left).
+    @Test func finishDropsTheBatchsDeadline() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sources = try CopierTests.makeSources([5_000], in: directory)
+        var options = Copier.Options(width: 1)
+        options.syncBatchWaitMilliseconds = 600_000  // the deadline would hold the batch 10 min
+        weak var released: Copier?
+        do {
+            let engine = Copier(options: options)
+            released = engine
+            _ = try await engine.submit(.init(
+                source: sources[0], destination: directory.appending("out/f0"), sourceStatus: try FileStatus.of(sources[0])))
+            let totals = await engine.finish()
+            #expect(totals.committed == 1)
+        }
+        // The batch's thread lets the engine go once its last job has returned; a few
+        // milliseconds at most, not the deadline's ten minutes.
+        let limit = ContinuousClock.now + .seconds(10)
+        while released != nil && ContinuousClock.now < limit { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(released == nil)
+        #expect(try readFile(directory.appending("out/f0")) == CopierTests.content(0, size: 5_000))
     }
 }

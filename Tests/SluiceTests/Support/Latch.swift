@@ -9,6 +9,8 @@ final class Latch: Sendable {
 
     private let state = LockedValue(State())
 
+    var isOpen: Bool { state.withLock { $0.isOpen } }
+
     func open() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.isOpen = true
