@@ -8,17 +8,28 @@
 #   decompress (of gzip -6's output): sluice, gzip -d, pigz -d, and inflate-loop: one thread
 #     of zlib inflate(3) between read(2) and write(2) (benchmarks/inflate-loop.c, built here
 #     with the toolchain's clang), the most any zlib-based decoder can do on one core.
-# Usage: benchmarks/gzip-vs-sluice.sh [SIZE_MIB] [RUNS] [mixed|text]   (defaults 128, 5, mixed)
+#   parallel decompression (with ROWS all or decompress), of Sluice's own indexed -6 output:
+#     sluice -p 2 and -p 1, pigz -d, gzip -d, the inflate loop; of a `bgzip -@ 2` file: sluice
+#     -p 2, bgzip -d -@ 2, the inflate loop; the sizes of the indexed output, --no-index and
+#     pigz -6; and --range: 1 MiB from the middle of the indexed file, timed to the microsecond.
+# Usage: benchmarks/gzip-vs-sluice.sh [SIZE_MIB] [RUNS] [mixed|text|logs] [all|compress|decompress]
+#   (defaults 128, 5, mixed, all)
 #   mixed: half text, half random bytes, in 1 MiB stripes; text: the text stripes only, which
-#   shows the speed without Sluice's shortcut for data deflate cannot shrink (stored blocks).
+#   shows the speed without Sluice's shortcut for data deflate cannot shrink (stored blocks);
+#   logs: web-server log lines, with about 18 % of the 4 KiB blocks random bytes.
+#   compress: the compress rows and the decompression of gzip's output; decompress: the
+#   parallel decompression rows only; all: both.
 set -euo pipefail
 size_mib=${1:-128}
 runs=${2:-5}
 data=${3:-mixed}
-[[ $size_mib =~ ^[1-9][0-9]*$ && $runs =~ ^[1-9][0-9]*$ && $data =~ ^(mixed|text)$ ]] ||
-  { echo "usage: $0 [SIZE_MIB] [RUNS] [mixed|text]" >&2; exit 64; }
+rows=${4:-all}
+[[ $size_mib =~ ^[1-9][0-9]*$ && $runs =~ ^[1-9][0-9]*$ && $data =~ ^(mixed|text|logs)$ && $rows =~ ^(all|compress|decompress)$ ]] ||
+  { echo "usage: $0 [SIZE_MIB] [RUNS] [mixed|text|logs] [all|compress|decompress]" >&2; exit 64; }
 here=$(cd "$(dirname "$0")/.." && pwd)
-for tool in gzip pigz clang python3 bc; do
+tools=(gzip pigz clang python3 bc)
+[ "$rows" = compress ] || tools+=(bgzip)
+for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null || { echo "gzip-vs-sluice.sh: $tool is missing" >&2; exit 1; }
 done
 [ -x /usr/bin/time ] || { echo "gzip-vs-sluice.sh: GNU time (/usr/bin/time) is missing" >&2; exit 1; }
@@ -34,6 +45,23 @@ import os, random, sys
 path, mib, data = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rng = random.Random(1952)
 words = [b"backpressure", b"chunk", b"capacity", b"snapshot", b"member", b"gzip", b"sluice", b"stream"]
+if data == "logs":
+    paths = [b"/", b"/index.html", b"/api/v1/items", b"/static/app.js", b"/img/logo.png", b"/login", b"/search"]
+    agents = [b"Mozilla/5.0 (X11; Linux x86_64)", b"curl/8.5.0", b"Googlebot/2.1", b"Mozilla/5.0 (iPhone)"]
+    lines = [b'%d.%d.%d.%d - - [04/Dec/2026:%02d:%02d:%02d +0000] "GET %s?id=%d HTTP/1.1" %d %d "-" "%s"\n' % (
+        rng.randrange(1, 255), rng.randrange(256), rng.randrange(256), rng.randrange(256), rng.randrange(24),
+        rng.randrange(60), rng.randrange(60), rng.choice(paths), rng.randrange(10**5), rng.choice([200, 200, 200, 304, 404]),
+        rng.randrange(100, 60000), rng.choice(agents)) for _ in range(50000)]
+    with open(path, "wb") as f:
+        for _ in range(mib * 256):
+            if rng.random() < 0.18:
+                f.write(os.urandom(4096))
+            else:
+                block = b"".join(rng.choices(lines, k=40))
+                while len(block) < 4096:
+                    block += b"".join(rng.choices(lines, k=8))
+                f.write(block[:4096])
+    sys.exit(0)
 with open(path, "wb") as f:
     for i in range(mib):
         if i % 2 == 0 or data == "text":
@@ -48,8 +76,20 @@ gzip -6 -n -c "$work/src" > "$work/src.gz"
 cat "$work/src" "$work/src.gz" > /dev/null
 
 names=()
-for level in 1 6 9; do names+=("sluice-p2 -$level" "sluice-p1 -$level" "gzip -$level" "pigz-p2 -$level"); done
-names+=("sluice -d" "gzip -d" "pigz -d" "inflate-loop -d")
+if [ "$rows" != decompress ]; then
+  for level in 1 6 9; do names+=("sluice-p2 -$level" "sluice-p1 -$level" "gzip -$level" "pigz-p2 -$level"); done
+  names+=("sluice -d" "gzip -d" "pigz -d" "inflate-loop -d")
+fi
+if [ "$rows" != compress ]; then
+  # Sluice's own output (indexed), the same without the index, pigz's, and a BGZF file.
+  "$sluice" compress --no-fsync -p 2 -6 -o "$work/own.gz" "$work/src"
+  "$sluice" compress --no-fsync -p 2 -6 --no-index -o "$work/own-plain.gz" "$work/src"
+  pigz -p 2 -6 -n -c "$work/src" > "$work/src.pigz"
+  bgzip -@ 2 -c "$work/src" > "$work/src.bgz"
+  cat "$work/own.gz" "$work/src.bgz" > /dev/null
+  names+=("sluice-p2 -dx" "sluice-p1 -dx" "pigz -dx" "gzip -dx" "inflate-loop -dx")
+  names+=("sluice-p2 -dbgzf" "bgzip-@2 -dbgzf" "inflate-loop -dbgzf")
+fi
 
 run_one() { # "COMMAND -LEVEL" or "COMMAND -d"; prints "seconds peak_kib"
   local command=${1% *} flag=${1#* } out
@@ -62,6 +102,14 @@ run_one() { # "COMMAND -LEVEL" or "COMMAND -d"; prints "seconds peak_kib"
     "gzip -d")          set -- sh -c "gzip -d -c '$work/src.gz' > '$work/out'" ;;
     "pigz -d")          set -- sh -c "pigz -d -c '$work/src.gz' > '$work/out'" ;;
     "inflate-loop -d")  set -- "$work/inflate-loop" "$work/src.gz" "$work/out" ;;
+    "sluice-p2 -dx")    set -- "$sluice" decompress --no-fsync -p 2 -o "$work/out" "$work/own.gz" ;;
+    "sluice-p1 -dx")    set -- "$sluice" decompress --no-fsync -p 1 -o "$work/out" "$work/own.gz" ;;
+    "pigz -dx")         set -- sh -c "pigz -d -c '$work/own.gz' > '$work/out'" ;;
+    "gzip -dx")         set -- sh -c "gzip -d -c '$work/own.gz' > '$work/out'" ;;
+    "inflate-loop -dx") set -- "$work/inflate-loop" "$work/own.gz" "$work/out" ;;
+    "sluice-p2 -dbgzf") set -- "$sluice" decompress --no-fsync -p 2 -o "$work/out" "$work/src.bgz" ;;
+    "bgzip-@2 -dbgzf")  set -- sh -c "bgzip -d -@ 2 -c '$work/src.bgz' > '$work/out'" ;;
+    "inflate-loop -dbgzf") set -- "$work/inflate-loop" "$work/src.bgz" "$work/out" ;;
   esac
   out=$( { /usr/bin/time -f '%e %M' "$@" > /dev/null; } 2>&1 | tail -1 )
   echo "$out"
@@ -93,12 +141,38 @@ for name in "${names[@]}"; do
     "$(echo "$(max "${rss[$name]}") / 1024" | bc -l)" "${size[$name]}"
 done
 speed() { echo "$(median "${seconds[$2]}") / $(median "${seconds[$1]}")" | bc -l; }  # $1 against $2
-for level in 1 6 9; do
-  printf 'compress -%s: sluice -p 2 / pigz -p 2 speed %.2fx, size %+.2f%%; -p 2 / -p 1 speed %.2fx; sluice / gzip speed %.2fx\n' \
-    "$level" "$(speed "sluice-p2 -$level" "pigz-p2 -$level")" \
-    "$(echo "(${size[sluice-p2 -$level]} / ${size[pigz-p2 -$level]} - 1) * 100" | bc -l)" \
-    "$(speed "sluice-p2 -$level" "sluice-p1 -$level")" "$(speed "sluice-p2 -$level" "gzip -$level")"
-done
-printf 'decompress: sluice / pigz -d speed %.2fx; sluice / gzip -d %.2fx; sluice time / inflate-loop time %.2fx\n' \
-  "$(speed "sluice -d" "pigz -d")" "$(speed "sluice -d" "gzip -d")" \
-  "$(echo "$(median "${seconds[sluice -d]}") / $(median "${seconds[inflate-loop -d]}")" | bc -l)"
+if [ "$rows" != decompress ]; then
+  for level in 1 6 9; do
+    printf 'compress -%s: sluice -p 2 / pigz -p 2 speed %.2fx, size %+.2f%%; -p 2 / -p 1 speed %.2fx; sluice / gzip speed %.2fx\n' \
+      "$level" "$(speed "sluice-p2 -$level" "pigz-p2 -$level")" \
+      "$(echo "(${size[sluice-p2 -$level]} / ${size[pigz-p2 -$level]} - 1) * 100" | bc -l)" \
+      "$(speed "sluice-p2 -$level" "sluice-p1 -$level")" "$(speed "sluice-p2 -$level" "gzip -$level")"
+  done
+  printf 'decompress: sluice / pigz -d speed %.2fx; sluice / gzip -d %.2fx; sluice time / inflate-loop time %.2fx\n' \
+    "$(speed "sluice -d" "pigz -d")" "$(speed "sluice -d" "gzip -d")" \
+    "$(echo "$(median "${seconds[sluice -d]}") / $(median "${seconds[inflate-loop -d]}")" | bc -l)"
+fi
+if [ "$rows" != compress ]; then
+  printf 'decompress -p 2 of the indexed file: %.2fx the inflate loop, %.2fx pigz -d, %.2fx gzip -d, %.2fx -p 1\n' \
+    "$(speed "sluice-p2 -dx" "inflate-loop -dx")" "$(speed "sluice-p2 -dx" "pigz -dx")" \
+    "$(speed "sluice-p2 -dx" "gzip -dx")" "$(speed "sluice-p2 -dx" "sluice-p1 -dx")"
+  printf 'decompress -p 2 of a bgzip -@ 2 file: %.2fx the inflate loop, %.2fx bgzip -d -@ 2\n' \
+    "$(speed "sluice-p2 -dbgzf" "inflate-loop -dbgzf")" "$(speed "sluice-p2 -dbgzf" "bgzip-@2 -dbgzf")"
+  indexed=$(stat -c %s "$work/own.gz") plain=$(stat -c %s "$work/own-plain.gz") pigz=$(stat -c %s "$work/src.pigz")
+  printf 'size: indexed %d, --no-index %d (%+.3f%%), pigz -6 %d (%+.3f%%)\n' "$indexed" "$plain" \
+    "$(echo "($indexed / $plain - 1) * 100" | bc -l)" "$pigz" "$(echo "($indexed / $pigz - 1) * 100" | bc -l)"
+  # --range: 1 MiB from the middle, alternating the indexed file and the one without an index.
+  start=$(( $(stat -c %s "$work/src") / 2 ))
+  declare -A range_ms
+  for round in $(seq 0 "$runs"); do
+    for file in own.gz own-plain.gz; do
+      t0=$(date +%s%N)
+      "$sluice" decompress --range "$start:$((start + (1 << 20)))" "$work/$file" > "$work/out"
+      t1=$(date +%s%N)
+      [ "$(stat -c %s "$work/out")" -eq $((1 << 20)) ] || { echo "gzip-vs-sluice.sh: --range gave a wrong size" >&2; exit 1; }
+      [ "$round" -gt 0 ] && range_ms[$file]+="$(echo "($t1 - $t0) / 1000000" | bc -l) "
+    done
+  done
+  printf -- '--range of 1 MiB from offset %d: %.1f ms with the index, %.1f ms without (decoded from the start)\n' \
+    "$start" "$(median "${range_ms[own.gz]}")" "$(median "${range_ms[own-plain.gz]}")"
+fi

@@ -143,6 +143,21 @@ package struct GzipIndex: Sendable, Hashable {
         }
     }
 
+    /// Whether a decoder may follow this index: its segments are at most
+    /// ``ParallelGzipDecoder/maximumSegmentSize``, and each compressed length is above 0 and
+    /// within what deflate makes of a segment (so a forged index does not make a decoder gather
+    /// gigabytes for one segment).
+    package var isUsable: Bool {
+        let bound = segmentSize + segmentSize / 8 + (64 << 10)
+        return segmentSize <= ParallelGzipDecoder.maximumSegmentSize
+            && segments.allSatisfy { $0.compressedLength > 0 && Int64($0.compressedLength) <= bound }
+    }
+
+    /// The member's deflate data: the sum of the segments' compressed lengths.
+    package var compressedLength: Int64 {
+        segments.reduce(0) { $0 + Int64($1.compressedLength) }
+    }
+
     /// The uncompressed bytes of segment `index`: ``segmentSize``, or what is left for the last.
     package func uncompressedLength(ofSegment index: Int) -> Int64 {
         min(segmentSize, totalSize - Int64(index) * segmentSize)

@@ -185,7 +185,7 @@ package final class ParallelGzipDecoder: ChunkTransform {
         switch Self.parseHeader(pending) {
         case .incomplete:
             return
-        case .parsed(let length, let index?, _) where index.segmentSize <= Self.maximumSegmentSize && plausible(index):
+        case .parsed(let length, let index?, _) where index.isUsable:
             if inFlight > 0 || !batch.isEmpty {
                 // The BGZF members before it are written out first (the member's own counts
                 // start at 0); a failure among them takes this member on too.
@@ -209,13 +209,6 @@ package final class ParallelGzipDecoder: ChunkTransform {
             // A piece that failed while draining may have handed the rest over already.
             if isAtMemberStart { try await takeOver(emit: emit) }
         }
-    }
-
-    /// Whether an index's compressed lengths are within what deflate makes of its segments (so
-    /// a forged index does not make the decoder gather gigabytes for one segment), and none is 0.
-    private func plausible(_ index: GzipIndex) -> Bool {
-        let bound = index.segmentSize + index.segmentSize / 8 + (64 << 10)
-        return index.segments.allSatisfy { $0.compressedLength > 0 && Int64($0.compressedLength) <= bound }
     }
 
     /// A segment's bytes are here: hands it to a worker, and the next segment (or the trailer)

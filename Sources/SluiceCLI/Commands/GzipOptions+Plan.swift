@@ -27,9 +27,10 @@ extension GzipOptions {
         return .transfer(Transfer(
             source: Transfer.Source(operand: source), destination: destination, verb: verb,
             transform: transform(for: source, to: destination),
-            removesSource: removesSources, keepsModificationTime: true, created: created,
+            removesSource: removesSources, keepsModificationTime: range == nil, created: created,
             compressionThreads: mode == .compress ? threads : nil,
-            verification: mode == .compress ? .gzipOfSource : .decodedSource))
+            verification: mode == .compress ? .gzipOfSource : .decodedSource,
+            range: range.map { Transfer.RangeRead(bytes: $0, threadCount: threads) }))
     }
 
     /// A source passed over: the message to print, if any, and whether it is a failure or a warning.
@@ -40,7 +41,7 @@ extension GzipOptions {
 
     private func destination(for source: Pathname) throws(Skipped) -> Transfer.Destination {
         if test { return .discard }
-        if toStandardOutput || output == "-" || (output == nil && source == "-") { return .standardOutput }
+        if toStandardOutput || output == "-" || (output == nil && (source == "-" || range != nil)) { return .standardOutput }
         if let output { return Transfer.Destination(path: output) }
         return .file(mode == .compress ? try compressedName(of: source) : try decompressedName(of: source))
     }

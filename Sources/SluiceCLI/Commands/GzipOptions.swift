@@ -24,6 +24,8 @@ struct GzipOptions {
     var test: Bool
     /// `--max-output`: the most bytes decompression may write, per source.
     var maxOutput: Int64?
+    /// `--range`: only these uncompressed bytes of the single source.
+    var range: Range<Int64>?
     /// `--rm`: remove each source once its output is durable.
     var removesSources: Bool
     /// `-l`: list each source's sizes and output name, decode nothing.
@@ -46,6 +48,7 @@ struct GzipOptions {
         writesIndex = !arguments.has(.noIndex)
         test = arguments.has(.test)
         maxOutput = arguments.size(.maxOutput)
+        range = arguments.byteRange(.range)
         removesSources = arguments.has(.removeSource)
         list = arguments.has(.list)
         recursive = arguments.has(.recursiveGzip)
@@ -76,11 +79,24 @@ struct GzipOptions {
         if list && (output != nil || toStandardOutput || test || removesSources) {
             throw UsageError("--list only lists: it cannot be used with -o, -c, --test or --rm")
         }
+        try validateRange()
         guard removesSources else { return }
         if !common.synchronizes { throw UsageError("--rm needs a durable output: it cannot be used with --no-fsync") }
         if toStandardOutput || output == "-" { throw UsageError("--rm cannot be used with standard output") }
         if test { throw UsageError("--rm cannot be used with --test") }
         if sources.contains("-") { throw UsageError("--rm cannot remove standard input") }
+    }
+
+    /// `--range` reads one file at random and writes part of its output: not with what needs the
+    /// whole output, several sources, or standard input.
+    private func validateRange() throws(UsageError) {
+        guard range != nil else { return }
+        let refusal = "--range writes part of one file's output: it cannot be used with"
+        if sources.count > 1 || recursive { throw UsageError("\(refusal) several sources or -r") }
+        if sources.contains("-") { throw UsageError("--range reads a file at random: it cannot read standard input") }
+        if list || removesSources || common.verify || maxOutput != nil {
+            throw UsageError("\(refusal) --list, --rm, --verify or --max-output")
+        }
     }
 
     /// The verb of messages: `compress`, `decompress`, or `test`.

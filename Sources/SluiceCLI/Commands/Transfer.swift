@@ -66,8 +66,17 @@ struct Transfer {
     /// How `--verify` checks the output: the source's bytes (copy), gzip of them (compress),
     /// or the source decoded (decompress).
     var verification = PipelineOptions.Verification.sameBytes
+    /// `decompress --range`: the bytes of the source's output to write, and the threads that
+    /// decode its segments; the source is then read at random (``GzipRangeChunks``), not
+    /// through ``transform``.
+    var range: RangeRead? = nil
     /// The system calls of the transfer's files (the seam through which tests corrupt writes).
     var system = SystemCalls.live
+
+    struct RangeRead {
+        var bytes: Range<Int64>
+        var threadCount: Int
+    }
 
     /// What happened, for the exit status.
     enum Outcome {
@@ -88,8 +97,9 @@ struct Transfer {
     func run(options: CommonOptions, in operation: ManyFilesProgress? = nil) async -> Outcome {
         let file = operation.map { OperationFile(progress: $0, index: $0.reserveIndex(), source: source) }
         var job: Copier.Job
+        let rangeChunks: GzipRangeChunks?
         do {
-            job = try self.job()
+            (job, rangeChunks) = try await self.job(options: options)
         } catch {
             return await fail(error, display: nil, file: file, options: options)
         }
@@ -114,7 +124,8 @@ struct Transfer {
         case .success(let committed):
             await display?.finish(.completed)
             file?.finish(bytes: committed.report.bytesRead, written: committed.report.bytesWritten, error: nil, options: options)
-            return await succeed(committed, unsynced: totals.unsyncedDirectories, options: options)
+            let warnings = rangeChunks?.warnings ?? []
+            return await succeed(committed, warnings: warnings, unsynced: totals.unsyncedDirectories, options: options)
         }
     }
 
@@ -134,13 +145,23 @@ struct Transfer {
     }
 
     /// The copier's job: ``source`` to ``destination``, refused first when the destination is
-    /// a file this run created, or standard output appended to the source itself.
+    /// a file this run created, or standard output appended to the source itself; for
+    /// ``range``, the source opened for it too (`-v` says when it has no index to start from).
     ///
-    /// - Throws: ``FileError``: `alreadyExists` (a file this run created), `sameFile`.
-    private func job() throws -> Copier.Job {
+    /// - Throws: ``FileError``: `alreadyExists` (a file this run created), `sameFile`; what
+    ///   opening a range's source throws.
+    private func job(options: CommonOptions) async throws -> (Copier.Job, GzipRangeChunks?) {
         let input: Copier.Job.Source
+        var rangeChunks: GzipRangeChunks?
         switch source {
         case .standardInput: input = .descriptor(.standardInput, name: "-")
+        case .file(let path) where range != nil:
+            let chunks = try await GzipRangeChunks.open(
+                path, range: range!.bytes, chunkSize: options.chunkSize, threadCount: range!.threadCount)
+            if options.verbose && !chunks.startsAtAccessPoint {
+                Console.message("\(verb) '\(path)': no index to start the range from: decoding from the start")
+            }
+            (input, rangeChunks) = (.chunks(chunks, name: path), chunks)
         case .file(let path): input = .file(path)
         }
         let output: Copier.Job.Destination
@@ -162,7 +183,7 @@ struct Transfer {
             if let refusal = createdFileRefusal(path) { throw refusal }
             output = .file(path)
         }
-        return Copier.Job(from: input, to: output, transform: transform)
+        return (Copier.Job(from: input, to: output, transform: rangeChunks == nil ? transform : nil), rangeChunks)
     }
 
     /// A transfer run alone as one file of a command's progress (``run(options:in:)``).
@@ -208,9 +229,12 @@ struct Transfer {
     /// After a copy that succeeded: remembers the file created, prints the warnings, removes
     /// the source for `--rm` (or says why it is kept), prints the `--verbose` report.
     ///
+    /// - Parameter warnings: the source's own (a range's segment that did not match its index).
     /// - Parameter unsynced: the directories the copier could not sync: a file renamed into one
     ///   is in place, but not known to be durable (a warning; `--rm` keeps its source).
-    private func succeed(_ committed: Copier.Committed, unsynced: [Pathname: FileError], options: CommonOptions) async -> Outcome {
+    private func succeed(
+        _ committed: Copier.Committed, warnings sourceWarnings: [StageWarning], unsynced: [Pathname: FileError], options: CommonOptions
+    ) async -> Outcome {
         let report = committed.report
         if case .file(let path) = destination, let status = try? FileStatus.of(path), status.kind == .regular {
             created.insert(status)
@@ -221,7 +245,7 @@ struct Transfer {
             if case .file(let path) = destination { SignalWatcher.reportWritten(path) }
             return .cancelled
         }
-        var warnings = report.warnings + committed.warnings
+        var warnings = sourceWarnings + report.warnings + committed.warnings
         var isDurable = committed.isDurableOnceDirectorySynced
         if case .file(let path) = destination, let error = unsynced[path.directory] {
             warnings.append(StageWarning("'\(path)' is in place, but \(error)"))

@@ -5,7 +5,7 @@ import SluiceBenchmarks
 /// the help: a command's own options first, then those it shares, `--help` and `--version` last.
 extension CommandOption {
     static let all: [CommandOption] = [
-        output, standardOutput, level, threads, blockSize, noIndex, test, maxOutput, removeSource,
+        output, standardOutput, level, threads, blockSize, noIndex, test, maxOutput, range, removeSource,
         size, runs, out, design, consumer, sinkRate, chunkSizes, input, spillDirectory,
         decompress, list, keep, noName, name, fast, best, generateCompletionScript, generateManual,
         recursive, recursiveGzip, archive, followOperands, followAll, followNone,
@@ -48,6 +48,12 @@ extension CommandOption {
     static let maxOutput = CommandOption(
         long: "max-output", value: .required(name: "size", kind: .size(0...Int64.max)),
         abstract: "fail once the output would exceed <size> bytes (binary units: 512M, 2G)",
+        commands: [.decompress])
+    static let range = CommandOption(
+        long: "range", value: .required(name: "start:end", kind: .byteRange),
+        abstract: "write only the uncompressed bytes from <start> up to <end> (exclusive; sizes as 512M; either may be "
+            + "left out), to standard output unless -o names a file: in a file sluice indexed only the segments the range "
+            + "overlaps are read and decoded; any other file is decoded from its start (-v says so)",
         commands: [.decompress])
     static let removeSource = CommandOption(
         long: "rm",

@@ -114,6 +114,9 @@ enum ValueKind: Sendable {
     /// One or more sizes as ``size(_:)`` takes them, separated by commas (`4K,64K,1M`), each
     /// within the range.
     case sizes(ClosedRange<Int64>)
+    /// Two byte offsets `START:END` (END exclusive), each a size as ``size(_:)`` takes it:
+    /// `START` omitted is 0, `END` omitted is the end (`:1M`, `512M:`, `100:200`).
+    case byteRange
     /// A decimal integer within the range; `noun` names it in messages ("count of chunks").
     case integer(ClosedRange<Int>, noun: String)
     /// A file name.

@@ -12,6 +12,7 @@ struct ParsedArguments {
         case present
         case choice(String)
         case size(Int64)
+        case byteRange(Range<Int64>)
         case sizes([Int64])
         case integer(Int)
         case path(Pathname)
@@ -109,6 +110,11 @@ struct ParsedArguments {
     /// The value of a ``ValueKind/size(_:)`` option, in bytes.
     func size(_ option: CommandOption) -> Int64? {
         if case .size(let value)? = values[option.long] { value } else { nil }
+    }
+
+    /// The value of a ``ValueKind/byteRange`` option.
+    func byteRange(_ option: CommandOption) -> Range<Int64>? {
+        if case .byteRange(let value)? = values[option.long] { value } else { nil }
     }
 
     /// The value of a ``ValueKind/sizes(_:)`` option: each size in bytes, in the order given.

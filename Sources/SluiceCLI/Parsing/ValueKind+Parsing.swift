@@ -42,6 +42,8 @@ extension ValueKind {
                 sizes.append(try Self.parseSize(String(item), within: range, option: option))
             }
             return .sizes(sizes)
+        case .byteRange:
+            return .byteRange(try Self.parseRange(text, option: option))
         case .integer(let range, let noun):
             guard let number = Int(text), range.contains(number) else {
                 throw UsageError("invalid value '\(text)' for \(option) (expected a \(noun), \(Self.describe(range)))")
@@ -57,6 +59,20 @@ extension ValueKind {
             }
             return .choice(text)
         }
+    }
+
+    /// `START:END`, two sizes as ``parseSize(_:option:)`` reads them, either left out (0, the end).
+    ///
+    /// - Throws: ``UsageError`` for no colon, a bound that is not a size, or an end before the start.
+    private static func parseRange(_ text: String, option: String) throws(UsageError) -> Range<Int64> {
+        let bounds = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard bounds.count == 2 else {
+            throw UsageError("invalid range '\(text)' for \(option) (START:END in bytes, END exclusive: 0:1M, 512M:, :4096)")
+        }
+        let start = bounds[0].isEmpty ? 0 : try parseSize(String(bounds[0]), option: option)
+        let end = bounds[1].isEmpty ? Int64.max : try parseSize(String(bounds[1]), option: option)
+        guard start <= end else { throw UsageError("the range '\(text)' for \(option) ends before it starts") }
+        return start..<end
     }
 
     /// A size as ``parseSize(_:option:)`` reads it, within `range`.

@@ -1,0 +1,351 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The reads and decodes behind ``GzipFileChunks``: a gzip file opened once, read with
+/// `pread(2)` at the offsets its members' indexes give (<doc:IndexedGzip>), the uncompressed
+/// bytes of a range produced in order.
+///
+/// Where the range starts is found by walking the members from the file's start: a member with
+/// an index is passed over by its header, its table and its trailer's ISIZE, without reading its
+/// deflate data; in the member that holds the range's first byte, only the segments the range
+/// overlaps are read and decoded, each from its access point and checked against the index (its
+/// length, its CRC-32, its end at an access point). A member without an index (gzip's, pigz's,
+/// BGZF), and everything after a segment that does not match its index, is decoded from that
+/// member's start by a ``GzipDecoder``, and the bytes before the range are dropped.
+///
+/// Concurrency: `Sendable`; its reads run on ``executor``'s thread (the producing task
+/// prefers it), and the descriptor is closed when the reader is released.
+package final class GzipRangeReader: Sendable {
+    let path: Pathname
+    let descriptor: Descriptor
+    /// The file's size when opened: the walk stops there.
+    let size: Int64
+    let range: Range<Int64>
+    let chunkSize: Int
+    let threadCount: Int
+    let executor: BlockingIOExecutor
+    /// Where decoding starts: the member that holds the range's first byte.
+    let start: Start
+    /// The warnings of the last iteration.
+    let warnings = LockedValue<[StageWarning]>([])
+    /// Called with each warning as it is met.
+    let onWarning: @Sendable (StageWarning) -> Void
+
+    /// A member reached by the walk: where it starts in the file and in the output, and how
+    /// many members came before it.
+    struct Member: Sendable {
+        var input: Int64 = 0
+        var output: Int64 = 0
+        var number = 0
+    }
+
+    /// Where decoding starts.
+    enum Start: Sendable {
+        /// At the segments of an indexed member whose header is `headerLength` bytes.
+        case indexed(Member, GzipIndex, headerLength: Int)
+        /// From the start of a member without an index (or what is there instead).
+        case sequential(Member)
+        /// Past the end of the file's data: nothing to produce.
+        case end
+    }
+
+    /// Opens `path` and walks to the member that holds `range.lowerBound`; on the calling thread.
+    ///
+    /// - Throws: ``FileError`` (`open`, `fstat`, `read`; `isDirectory`); ``GzipError`` with
+    ///   ``GzipError/Kind/notGzip`` when the file does not start with a gzip member.
+    init(
+        path: Pathname, range: Range<Int64>, chunkSize: Int, threadCount: Int, executor: BlockingIOExecutor,
+        onWarning: @escaping @Sendable (StageWarning) -> Void = { _ in }
+    ) throws {
+        precondition(range.lowerBound >= 0 && chunkSize > 0 && threadCount >= 1, "invalid range reader parameters")
+        self.onWarning = onWarning
+        descriptor = try Descriptor.open(path, O_RDONLY)
+        do {
+            let status: FileStatus
+            do { status = try descriptor.status() } catch { throw FileError.fstat(path: path, errno: error) }
+            if status.kind == .directory { throw FileError.isDirectory(.read, path: path) }
+            (self.path, size, self.range, self.chunkSize, self.threadCount, self.executor) =
+                (path, status.size, range, chunkSize, threadCount, executor)
+            let magic = try Self.read(descriptor, path: path, count: 2, at: 0)
+            guard magic.bytes == [0x1F, 0x8B] else { throw GzipError(.notGzip, offset: 0) }
+            start = try Self.walk(descriptor, path: path, size: status.size, to: range.lowerBound, from: Member())
+        } catch {
+            try? descriptor.close()
+            throw error
+        }
+    }
+
+    deinit {
+        try? descriptor.close()
+    }
+
+    /// The member of `descriptor`'s file that holds output byte `offset`, from `member` on:
+    /// indexed members before it are passed over by their tables.
+    static func walk(_ descriptor: Descriptor, path: Pathname, size: Int64, to offset: Int64, from member: Member) throws -> Start {
+        var member = member
+        while member.input < size {
+            guard let (headerLength, index) = try indexedHeader(descriptor, path: path, at: member.input) else {
+                return .sequential(member)
+            }
+            let end = member.output + index.totalSize
+            if offset < end { return .indexed(member, index, headerLength: headerLength) }
+            let trailer = member.input + Int64(headerLength) + index.compressedLength
+            let isize = try read(descriptor, path: path, count: 8, at: trailer)
+            // The trailer must say what the index says; if not, the member is decoded.
+            guard isize.count == 8, isize.bytes.littleEndian(UInt32.self, at: 4) == UInt32(truncatingIfNeeded: index.totalSize)
+            else { return .sequential(member) }
+            member = Member(input: trailer + 8, output: end, number: member.number + 1)
+        }
+        return .end
+    }
+
+    /// The header at `offset` and its index, if it is a member's header with an index a
+    /// decoder may follow (``GzipIndex/isUsable``); `nil` for anything else.
+    static func indexedHeader(_ descriptor: Descriptor, path: Pathname, at offset: Int64) throws -> (Int, GzipIndex)? {
+        var bytes: [UInt8] = []
+        while true {
+            switch ParallelGzipDecoder.parseHeader(bytes) {
+            case .incomplete(let needed):
+                let more = try read(descriptor, path: path, count: max(needed, 64 << 10), at: offset + Int64(bytes.count))
+                if more.count == 0 { return nil }
+                bytes += more.bytes
+            case .parsed(let length, let index?, _) where index.isUsable:
+                return (length, index)
+            case .parsed, .other:
+                return nil
+            }
+        }
+    }
+
+    /// Up to `count` bytes at `offset` (fewer only at the end of the file), by `pread(2)`.
+    static func read(_ descriptor: Descriptor, path: Pathname, count: Int, at offset: Int64) throws(FileError) -> Chunk {
+        do {
+            return try Chunk(capacity: count) { (buffer: UnsafeMutableRawBufferPointer) throws(ErrorNumber) -> Int in
+                var filled = 0
+                while filled < count {
+                    let step = try descriptor.read(
+                        fromAbsoluteOffset: offset + Int64(filled), into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                    if step == 0 { break }
+                    filled += step
+                }
+                return filled
+            }
+        } catch {
+            throw .read(path: path, errno: error)
+        }
+    }
+
+    func read(count: Int, at offset: Int64) throws(FileError) -> Chunk {
+        try Self.read(descriptor, path: path, count: count, at: offset)
+    }
+
+    // MARK: Producing
+
+    /// Whether decoding starts at an access point of an indexed member (or past the data's end),
+    /// not at the start of a member without an index.
+    var startsAtAccessPoint: Bool {
+        if case .sequential = start { false } else { true }
+    }
+
+    /// Produces the range's bytes in order, through `emit`, from ``start``.
+    func produce(emit: @escaping (Chunk) async throws -> Void) async throws {
+        warnings.withLock { $0 = [] }
+        var output = RangeOutput(range: range, emit: emit)
+        var start = self.start
+        while !output.isComplete {
+            switch start {
+            case .end:
+                return
+            case .sequential(let member):
+                try await decodeSequentially(from: member, into: &output)
+                return
+            case .indexed(let member, let index, let headerLength):
+                if let failure = try await decodeSegments(of: member, index, headerLength: headerLength, into: &output) {
+                    report(failure)
+                    try await decodeSequentially(from: member, into: &output)
+                    return
+                }
+                let next = Member(
+                    input: member.input + Int64(headerLength) + index.compressedLength + 8, output: member.output + index.totalSize,
+                    number: member.number + 1)
+                start = try Self.walk(descriptor, path: path, size: size, to: next.output, from: next)
+            }
+        }
+    }
+
+    private func report(_ warning: StageWarning) {
+        warnings.withLock { $0.append(warning) }
+        onWarning(warning)
+    }
+
+    /// Decodes the segments of `member` that the range overlaps, each checked against `index`,
+    /// at most twice ``threadCount`` of them in memory at once.
+    ///
+    /// - Returns: the warning that says which segment did not match, or `nil` if all did.
+    private func decodeSegments(
+        of member: Member, _ index: GzipIndex, headerLength: Int, into output: inout RangeOutput
+    ) async throws -> StageWarning? {
+        let first = Int((max(range.lowerBound, member.output) - member.output) / index.segmentSize)
+        let last = Int((min(range.upperBound, member.output + index.totalSize) - 1 - member.output) / index.segmentSize)
+        var offset = member.input + Int64(headerLength)
+        for number in 0..<first { offset += Int64(index.segments[number].compressedLength) }
+        let pieces = SegmentDecoding(threadCount: min(threadCount, last - first + 1), chunkSize: chunkSize)
+        defer { pieces.stop() }
+        for number in first...last {
+            let length = Int(index.segments[number].compressedLength)
+            let piece = ParallelGzipDecoder.Piece(
+                data: try read(count: length, at: offset), number: number,
+                expected: (Int(index.uncompressedLength(ofSegment: number)), index.segments[number].crc32),
+                isLast: number == index.segments.count - 1)
+            offset += Int64(length)
+            for decoded in try await pieces.submit(piece) {
+                if let warning = try await write(decoded, of: member, index, into: &output) { return warning }
+            }
+        }
+        for decoded in try await pieces.finish() {
+            if let warning = try await write(decoded, of: member, index, into: &output) { return warning }
+        }
+        return nil
+    }
+
+    /// Writes a decoded segment's output, or returns the warning that says it does not match.
+    private func write(
+        _ decoded: ParallelGzipDecoder.Decoded, of member: Member, _ index: GzipIndex, into output: inout RangeOutput
+    ) async throws -> StageWarning? {
+        if let failure = decoded.failure {
+            return StageWarning(
+                "member \(member.number + 1), segment \(decoded.piece.number + 1) does not match its index (\(failure)): "
+                    + "decoded from the member's start")
+        }
+        try await output.write(decoded.output, at: member.output + Int64(decoded.piece.number) * index.segmentSize)
+        return nil
+    }
+
+    /// Decodes from `member`'s start to the range's end (or the file's), the members after it
+    /// too, with a ``GzipDecoder`` and all its checks (the trailers' CRC-32 and ISIZE among
+    /// them): what is before the range, or already out, is dropped.
+    private func decodeSequentially(from member: Member, into output: inout RangeOutput) async throws {
+        let decoder = GzipDecoder(outputChunkSize: chunkSize, outputLimit: nil, allocator: nil)
+        decoder.resume(afterMembers: member.number, input: member.input, output: member.output, crc32: 0, lastMember: nil)
+        output.position = member.output
+        var offset = member.input
+        do {
+            while true {
+                let input = try read(count: Self.sequentialReadSize, at: offset)
+                if input.count == 0 { break }
+                offset += Int64(input.count)
+                try await decoder.process(input) { chunk in try await output.write(chunk) }
+            }
+            let summary = try await decoder.finish { chunk in try await output.write(chunk) }
+            summary.warnings.forEach(report)
+        } catch is RangeOutput.Complete {
+            // The range's last byte is out: the rest of the file is not read.
+        }
+    }
+
+    /// The compressed bytes read at a time when decoding from a member's start: at most 64 MiB
+    /// of output each (deflate's largest ratio is about 1,032:1), handed out a chunk at a time.
+    static let sequentialReadSize = 64 << 10
+}
+
+/// Segments decoded in order: on the calling thread for one thread, on an
+/// ``OrderedParallelStage`` of `threadCount` workers (twice as many segments in flight) for more.
+struct SegmentDecoding {
+    typealias Piece = ParallelGzipDecoder.Piece
+    typealias Decoded = ParallelGzipDecoder.Decoded
+
+    private let inflater: ParallelGzipDecoder.Inflater?
+    private let stage: OrderedParallelStage<Piece, Decoded>?
+
+    init(threadCount: Int, chunkSize: Int) {
+        if threadCount <= 1 {
+            (inflater, stage) = (ParallelGzipDecoder.Inflater(outputChunkSize: chunkSize), nil)
+        } else {
+            inflater = nil
+            stage = OrderedParallelStage(
+                workerCount: threadCount, maximumInFlight: 2 * threadCount, label: "sluice.inflate",
+                makeWorker: {
+                    let inflater = ParallelGzipDecoder.Inflater(outputChunkSize: chunkSize)
+                    return { piece in try inflater.decode(piece) }
+                })
+        }
+    }
+
+    /// Submits `piece`; returns the segments decoded meanwhile (all of them on one thread).
+    func submit(_ piece: Piece) async throws -> [Decoded] {
+        guard let stage else { return [try inflater!.decode(piece)] }
+        var done: [Decoded] = []
+        // One task submits and consumes: it takes a result first while the stage is full.
+        while stage.isFull, let decoded = try await stage.next() { done.append(decoded) }
+        try await stage.submit(piece)
+        while let decoded = try stage.nextIfReady() { done.append(decoded) }
+        return done
+    }
+
+    /// The segments still in flight, in order.
+    func finish() async throws -> [Decoded] {
+        guard let stage else { return [] }
+        stage.finish()
+        var done: [Decoded] = []
+        while let decoded = try await stage.next() { done.append(decoded) }
+        return done
+    }
+
+    /// Stops the workers (what they decode is dropped).
+    func stop() {
+        stage?.cancel()
+    }
+}
+
+/// The range's bytes out of a run of output: what is before the range, or already out (a
+/// member decoded again from its start), is dropped; what is past it ends the run
+/// (``Complete``).
+struct RangeOutput {
+    let range: Range<Int64>
+    let emit: (Chunk) async throws -> Void
+    /// The output offset of the next byte given to ``write(_:)``.
+    var position: Int64 = 0
+    /// The bytes before this offset are out (or are before the range).
+    private(set) var emitted: Int64
+
+    init(range: Range<Int64>, emit: @escaping (Chunk) async throws -> Void) {
+        self.range = range
+        self.emit = emit
+        emitted = range.lowerBound
+    }
+
+    /// Thrown by ``write(_:)`` once the range's last byte is out.
+    struct Complete: Error {}
+
+    /// Whether the range's last byte is out.
+    var isComplete: Bool { emitted >= range.upperBound }
+
+    /// Writes `chunks`, which start at output offset `offset`.
+    mutating func write(_ chunks: [Chunk], at offset: Int64) async throws {
+        position = offset
+        for chunk in chunks where !isComplete { try await take(chunk) }
+    }
+
+    /// Writes the part of `chunk` in the range; throws ``Complete`` once the range is out.
+    mutating func write(_ chunk: Chunk) async throws {
+        try await take(chunk)
+        if isComplete { throw Complete() }
+    }
+
+    private mutating func take(_ chunk: Chunk) async throws {
+        let start = position
+        position += Int64(chunk.count)
+        assert(start <= emitted, "a gap in a range's output")
+        let lower = max(emitted, start), upper = min(range.upperBound, position)
+        guard lower < upper else { return }
+        if lower == start && upper == position {
+            try await emit(chunk)
+        } else {
+            try await emit(chunk.withUnsafeBytes { Chunk($0[Int(lower - start)..<Int(upper - start)]) })
+        }
+        emitted = upper
+    }
+}
