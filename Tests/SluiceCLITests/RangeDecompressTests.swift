@@ -83,6 +83,43 @@ struct RangeDecompressTests {
         #expect(result.stderr.contains("segment 2 does not match its index"), "\(result.stderr)")
     }
 
+    /// A bit flipped in a segment's data (random bytes: stored, so it inflates): the warning
+    /// that names the segment, then the member decoded from its start fails its CRC-32: exit
+    /// 1, both messages, and `-o`'s file is not created.
+    @Test func aFlippedBitInASegmentIsAnError() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write(pattern(count: (5 << 20) + 99, seed: 41), to: "noise")
+        #expect(try await CLI.run(["compress", "noise"], in: sandbox).status == 0)
+        var member = try #require(sandbox.contents("noise.gz"))
+        let index = try #require(IndexedGzipTests.index(of: member))
+        guard case .parsed(let headerLength, _, _) = ParallelGzipDecoder.parseHeader(member) else {
+            Issue.record("no header")
+            return
+        }
+        member[headerLength + Int(index.segments[0].compressedLength) + 1000] ^= 0x10
+        try sandbox.write(member, to: "flipped.gz")
+        let result = try await CLI.run(["decompress", "-p", "2", "--range", "2M:3M", "-o", "part", "flipped.gz"], in: sandbox)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("segment 2 does not match its index"), "\(result.stderr)")
+        #expect(result.stderr.contains("CRC-32 mismatch"), "\(result.stderr)")
+        #expect(!sandbox.exists("part"))
+    }
+
+    /// `-f --range … -o` naming the source itself (or another name of it): refused, the
+    /// source kept.
+    @Test func theSourceAsItsOwnDestination() async throws {
+        let (sandbox, _) = try await ParallelDecompressTests.indexedFile()
+        let original = try #require(sandbox.contents("input.gz"))
+        let result = try await CLI.shell(
+            """
+            ln input.gz other-name.gz
+            "$SLUICE" decompress -f --range 0:1M -o input.gz input.gz; echo "status $?"
+            "$SLUICE" decompress -f --range 0:1M -o other-name.gz input.gz; echo "status $?"
+            """, in: sandbox)
+        #expect(result.stdout == Array("status 1\nstatus 1\n".utf8), "\(result.stderr)")
+        #expect(sandbox.contents("input.gz") == original)
+    }
+
     /// What `--range` cannot go with, and ranges that do not parse: usage errors (exit 64).
     @Test func refusals() async throws {
         let (sandbox, _) = try await ParallelDecompressTests.indexedFile()

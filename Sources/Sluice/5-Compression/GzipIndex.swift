@@ -162,6 +162,19 @@ package struct GzipIndex: Sendable, Hashable {
     package func uncompressedLength(ofSegment index: Int) -> Int64 {
         min(segmentSize, totalSize - Int64(index) * segmentSize)
     }
+
+    /// Whether a member's trailer (CRC-32 then ISIZE, little-endian: RFC 1952 §2.3.1) says what
+    /// this index says: ISIZE is ``totalSize`` modulo 2³², and the CRC-32 is the segments' own
+    /// combined (zlib's `crc32_combine`). `false` for fewer than 8 bytes (a truncated file).
+    package func matches(trailer: [UInt8]) -> Bool {
+        guard trailer.count == 8, trailer.littleEndian(UInt32.self, at: 4) == UInt32(truncatingIfNeeded: totalSize) else {
+            return false
+        }
+        let crc32 = segments.indices.reduce(UInt32(0)) { crc32, number in
+            CRC32.combine(crc32, segments[number].crc32, secondLength: uncompressedLength(ofSegment: number))
+        }
+        return crc32 == trailer.littleEndian(UInt32.self, at: 0)
+    }
 }
 
 extension [UInt8] {

@@ -4,8 +4,9 @@
 ///
 /// Each iteration reads and decodes the range again (the reads are `pread(2)`s at absolute
 /// offsets): a producing task of its own, on the reader's thread, sends the chunks through a
-/// ``BoundedChannel`` of two, so at most two chunks wait for the consumer, and decoding stops
-/// when the iterator is released.
+/// ``BoundedChannel`` of two, so at most two chunks wait for the consumer. Releasing the
+/// iterator cancels that task: it stops before its next read, or at once if it waits to send.
+/// The file stays open while the sequence lives.
 ///
 /// Concurrency contract: `Sendable`; an iterator belongs to one task.
 package struct GzipRangeChunks: AsyncSequence, Sendable {
@@ -42,26 +43,42 @@ package struct GzipRangeChunks: AsyncSequence, Sendable {
         AsyncIterator(reader: reader)
     }
 
-    /// Takes the chunks the producing task sends; starts it with the first ``next()``.
+    /// Takes the chunks the producing task sends; starts it with the first ``next()``, and
+    /// cancels it when released.
     package struct AsyncIterator: AsyncIteratorProtocol {
         let reader: GzipRangeReader
         var chunks: BoundedChannel<Chunk>.Iterator?
+        var production: Production?
 
         package mutating func next() async throws -> Chunk? {
             if chunks == nil {
                 let channel = BoundedChannel<Chunk>(capacity: 2)
                 let reader = self.reader
-                Task(executorPreference: reader.executor) {
-                    do {
-                        try await reader.produce { chunk in try await channel.send(chunk) }
-                        channel.finish()
-                    } catch {
-                        channel.fail(error)
-                    }
-                }
+                production = Production(
+                    Task(executorPreference: reader.executor) {
+                        do {
+                            try await reader.produce { chunk in try await channel.send(chunk) }
+                            channel.finish()
+                        } catch {
+                            channel.fail(error)
+                        }
+                    })
                 chunks = channel.makeAsyncIterator()
             }
             return try await chunks!.next()
+        }
+    }
+
+    /// The producing task of an iteration, cancelled when the last copy of its iterator goes.
+    final class Production: Sendable {
+        let task: Task<Void, Never>
+
+        init(_ task: Task<Void, Never>) {
+            self.task = task
+        }
+
+        deinit {
+            task.cancel()
         }
     }
 }
@@ -75,10 +92,11 @@ extension GzipDecoder {
     /// their indexes, and only the header and the segments the range overlaps are read, each
     /// decoded from its access point (in parallel on `threadCount` threads) and checked against
     /// the index: its compressed length, its uncompressed length and CRC-32, and that it ends at
-    /// an access point. A segment that does not match is reported to `onWarning` and its member
-    /// is decoded from its start instead, so a damaged index never gives bytes `gzip -d` would
-    /// not give; what is not read is not checked (the member's trailer CRC-32 is checked only
-    /// when it is decoded from its start). Without an index (files of gzip, pigz or `bgzip`),
+    /// an access point; the member's trailer is read too and must match the index (ISIZE, and
+    /// the CRC-32 its segments make together). A mismatch is reported to `onWarning` and the
+    /// member is decoded from its start instead, through its trailer, whose CRC-32 and ISIZE
+    /// are then checked: a damaged index never gives bytes `gzip -d` would not give. An index
+    /// guards against damage, not forgery: to trust a file made to mislead, decode it whole. Without an index (files of gzip, pigz or `bgzip`),
     /// the file is decoded from its start (or from the first member without an index after
     /// indexed ones) and the bytes before the range are dropped: the same bytes, at the cost of
     /// decoding them.
@@ -96,15 +114,23 @@ extension GzipDecoder {
     ///     output's end is empty.
     ///   - chunkSize: the largest chunk in bytes; default 1 MiB.
     ///   - threadCount: the threads that decode segments at once; default 1.
-    ///   - onWarning: called, on the decoding thread, with each condition met that did not stop
-    ///     the decoding (a segment that did not match its index, garbage after the last member).
+    ///   - onWarning: called with each condition met that did not stop the decoding (an index
+    ///     that does not match the segment or the trailer it describes, garbage after the last
+    ///     member), on the decoding thread; two iterations at once may call it at once.
     /// - Returns: a sequence of the range's bytes in order, in chunks of 1...`chunkSize` bytes.
-    ///   Each iteration decodes anew, on a thread of its own, at most two chunks ahead of the
-    ///   consumer; releasing the iterator stops it.
+    ///   Each iteration decodes anew, at most two chunks ahead of the consumer, on the
+    ///   sequence's one thread (its iterations take turns on it) and `threadCount` - 1 more
+    ///   for segments; releasing the iterator stops it before its next read. The file stays
+    ///   open while the sequence lives.
     /// - Throws: here, ``FileError`` (`open`, `fstat`, `read`; `isDirectory`) and ``GzipError``
     ///   with ``GzipError/Kind/notGzip`` for a file that does not start with a gzip member;
     ///   while iterating, ``FileError`` (`read`) and the ``GzipError``s of ``process(_:emit:)``
-    ///   for what it decodes.
+    ///   for what it decodes (``GzipError/Kind/truncatedInput`` for a file that ends inside a
+    ///   member it decodes, a CRC-32 or ISIZE that does not match in a trailer it reads, zlib's
+    ///   errors), and `CancellationError` when the iterating task is cancelled.
+    ///
+    /// - Precondition: `chunkSize` and `threadCount` above 0; the range starts at 0 or later and
+    ///   ends below `Int64.max`.
     public static func decompressedChunks(
         of path: Pathname, in range: some RangeExpression<Int64>, chunkSize: Int = 1 << 20, threadCount: Int = 1,
         onWarning: @escaping @Sendable (StageWarning) -> Void = { _ in }

@@ -12,9 +12,16 @@ import Musl
 /// an index is passed over by its header, its table and its trailer's ISIZE, without reading its
 /// deflate data; in the member that holds the range's first byte, only the segments the range
 /// overlaps are read and decoded, each from its access point and checked against the index (its
-/// length, its CRC-32, its end at an access point). A member without an index (gzip's, pigz's,
-/// BGZF), and everything after a segment that does not match its index, is decoded from that
-/// member's start by a ``GzipDecoder``, and the bytes before the range are dropped.
+/// length, its CRC-32, its end at an access point), after the member's trailer was checked against
+/// the index (ISIZE, and the CRC-32 the segments make together). A member without an index
+/// (gzip's, pigz's, BGZF), and everything from a member whose index does not match what was read,
+/// is decoded from that member's start by a ``GzipDecoder``, and the bytes before the range are
+/// dropped; a member whose index did not match is decoded through its trailer, whose CRC-32 and
+/// ISIZE are checked.
+///
+/// An index guards against damage, not against a forger: the compressed lengths of the segments
+/// before the range are taken as they are, so a file crafted to hold one thing where its index
+/// points and another in its deflate stream gives the first here and the second decoded in full.
 ///
 /// Concurrency: `Sendable`; its reads run on ``executor``'s thread (the producing task
 /// prefers it), and the descriptor is closed when the reader is released.
@@ -46,8 +53,13 @@ package final class GzipRangeReader: Sendable {
     enum Start: Sendable {
         /// At the segments of an indexed member whose header is `headerLength` bytes.
         case indexed(Member, GzipIndex, headerLength: Int)
-        /// From the start of a member without an index (or what is there instead).
-        case sequential(Member)
+        /// From the start of a member without an index; `mismatch` says why an index there was
+        /// not followed (it does not match its trailer), and the member is then decoded
+        /// through its trailer.
+        case sequential(Member, mismatch: StageWarning?)
+        /// What follows the last member is not a gzip member (trailing garbage, which the
+        /// decoder reports as a warning).
+        case trailing(Member)
         /// Past the end of the file's data: nothing to produce.
         case end
     }
@@ -61,21 +73,22 @@ package final class GzipRangeReader: Sendable {
         onWarning: @escaping @Sendable (StageWarning) -> Void = { _ in }
     ) throws {
         precondition(range.lowerBound >= 0 && chunkSize > 0 && threadCount >= 1, "invalid range reader parameters")
-        self.onWarning = onWarning
-        descriptor = try Descriptor.open(path, O_RDONLY)
+        let descriptor = try Descriptor.open(path, O_RDONLY)
+        let (size, start): (Int64, Start)
         do {
             let status: FileStatus
             do { status = try descriptor.status() } catch { throw FileError.fstat(path: path, errno: error) }
             if status.kind == .directory { throw FileError.isDirectory(.read, path: path) }
-            (self.path, size, self.range, self.chunkSize, self.threadCount, self.executor) =
-                (path, status.size, range, chunkSize, threadCount, executor)
             let magic = try Self.read(descriptor, path: path, count: 2, at: 0)
             guard magic.bytes == [0x1F, 0x8B] else { throw GzipError(.notGzip, offset: 0) }
-            start = try Self.walk(descriptor, path: path, size: status.size, to: range.lowerBound, from: Member())
+            (size, start) = (status.size, try Self.walk(descriptor, path: path, size: status.size, to: range.lowerBound, from: Member()))
         } catch {
             try? descriptor.close()
             throw error
         }
+        // Owned from here: ``deinit`` closes it.
+        (self.descriptor, self.path, self.size, self.range, self.start) = (descriptor, path, size, range, start)
+        (self.chunkSize, self.threadCount, self.executor, self.onWarning) = (chunkSize, threadCount, executor, onWarning)
     }
 
     deinit {
@@ -87,37 +100,62 @@ package final class GzipRangeReader: Sendable {
     static func walk(_ descriptor: Descriptor, path: Pathname, size: Int64, to offset: Int64, from member: Member) throws -> Start {
         var member = member
         while member.input < size {
-            guard let (headerLength, index) = try indexedHeader(descriptor, path: path, at: member.input) else {
-                return .sequential(member)
+            let (headerLength, index): (Int, GzipIndex)
+            switch try header(descriptor, path: path, at: member.input) {
+            case .indexed(let length, let found): (headerLength, index) = (length, found)
+            case .member: return .sequential(member, mismatch: nil)
+            case .other: return member.number == 0 ? .sequential(member, mismatch: nil) : .trailing(member)
             }
-            let end = member.output + index.totalSize
+            let (end, overflow) = member.output.addingReportingOverflow(index.totalSize)
+            if overflow { return .sequential(member, mismatch: nil) }
+            // The member that holds the range's start has its trailer checked after its segments.
             if offset < end { return .indexed(member, index, headerLength: headerLength) }
-            let trailer = member.input + Int64(headerLength) + index.compressedLength
-            let isize = try read(descriptor, path: path, count: 8, at: trailer)
-            // The trailer must say what the index says; if not, the member is decoded.
-            guard isize.count == 8, isize.bytes.littleEndian(UInt32.self, at: 4) == UInt32(truncatingIfNeeded: index.totalSize)
-            else { return .sequential(member) }
-            member = Member(input: trailer + 8, output: end, number: member.number + 1)
+            let trailerOffset = member.input + Int64(headerLength) + index.compressedLength
+            if let mismatch = try checkTrailer(descriptor, path: path, at: trailerOffset, of: member, index) {
+                return .sequential(member, mismatch: mismatch)
+            }
+            member = Member(input: trailerOffset + 8, output: end, number: member.number + 1)
         }
         return .end
     }
 
-    /// The header at `offset` and its index, if it is a member's header with an index a
-    /// decoder may follow (``GzipIndex/isUsable``); `nil` for anything else.
-    static func indexedHeader(_ descriptor: Descriptor, path: Pathname, at offset: Int64) throws -> (Int, GzipIndex)? {
+    /// What starts at an offset of the file.
+    enum Header {
+        /// A member's header of `length` bytes with an index a decoder may follow
+        /// (``GzipIndex/isUsable``).
+        case indexed(length: Int, GzipIndex)
+        /// A member without such an index (or with a header left to the sequential decoder).
+        case member
+        /// Not a gzip member (ID1 ID2 are not 1f 8b), or the end of the file.
+        case other
+    }
+
+    /// What starts at `offset`.
+    static func header(_ descriptor: Descriptor, path: Pathname, at offset: Int64) throws -> Header {
         var bytes: [UInt8] = []
         while true {
             switch ParallelGzipDecoder.parseHeader(bytes) {
             case .incomplete(let needed):
                 let more = try read(descriptor, path: path, count: max(needed, 64 << 10), at: offset + Int64(bytes.count))
-                if more.count == 0 { return nil }
+                if more.count == 0 { return bytes.starts(with: [0x1F, 0x8B]) ? .member : .other }
                 bytes += more.bytes
             case .parsed(let length, let index?, _) where index.isUsable:
-                return (length, index)
+                return .indexed(length: length, index)
             case .parsed, .other:
-                return nil
+                return bytes.starts(with: [0x1F, 0x8B]) ? .member : .other
             }
         }
+    }
+
+    /// The warning that says `member`'s trailer, at `offset`, does not say what its index says
+    /// (``GzipIndex/matches(trailer:)``); `nil` when it does.
+    static func checkTrailer(
+        _ descriptor: Descriptor, path: Pathname, at offset: Int64, of member: Member, _ index: GzipIndex
+    ) throws -> StageWarning? {
+        let trailer = try read(descriptor, path: path, count: 8, at: offset)
+        if index.matches(trailer: trailer.bytes) { return nil }
+        let what = trailer.count < 8 ? "ends past the end of the file" : "does not match the member's trailer"
+        return StageWarning("member \(member.number + 1): its index \(what): decoded from the member's start")
     }
 
     /// Up to `count` bytes at `offset` (fewer only at the end of the file), by `pread(2)`.
@@ -144,13 +182,16 @@ package final class GzipRangeReader: Sendable {
 
     // MARK: Producing
 
-    /// Whether decoding starts at an access point of an indexed member (or past the data's end),
-    /// not at the start of a member without an index.
+    /// Whether decoding starts at an access point of an indexed member (or past the data's end,
+    /// or at what follows the last member), not at the start of a member without an index.
     var startsAtAccessPoint: Bool {
         if case .sequential = start { false } else { true }
     }
 
-    /// Produces the range's bytes in order, through `emit`, from ``start``.
+    /// Produces the range's bytes in order, through `emit`, from ``start``: each call anew.
+    ///
+    /// - Throws: what reading and decoding throw; `CancellationError` when the task is
+    ///   cancelled (looked at before each read).
     func produce(emit: @escaping (Chunk) async throws -> Void) async throws {
         warnings.withLock { $0 = [] }
         var output = RangeOutput(range: range, emit: emit)
@@ -159,13 +200,17 @@ package final class GzipRangeReader: Sendable {
             switch start {
             case .end:
                 return
-            case .sequential(let member):
-                try await decodeSequentially(from: member, into: &output)
+            case .sequential(let member, let mismatch):
+                if let mismatch { report(mismatch) }
+                try await decodeSequentially(from: member, checkingThrough: mismatch == nil ? nil : member.number, into: &output)
+                return
+            case .trailing(let member):
+                try await decodeSequentially(from: member, checkingThrough: nil, into: &output)
                 return
             case .indexed(let member, let index, let headerLength):
                 if let failure = try await decodeSegments(of: member, index, headerLength: headerLength, into: &output) {
                     report(failure)
-                    try await decodeSequentially(from: member, into: &output)
+                    try await decodeSequentially(from: member, checkingThrough: member.number, into: &output)
                     return
                 }
                 let next = Member(
@@ -182,19 +227,38 @@ package final class GzipRangeReader: Sendable {
     }
 
     /// Decodes the segments of `member` that the range overlaps, each checked against `index`,
-    /// at most twice ``threadCount`` of them in memory at once.
+    /// at most twice ``threadCount`` of them in memory at once, then checks the member's trailer
+    /// against `index`.
     ///
-    /// - Returns: the warning that says which segment did not match, or `nil` if all did.
+    /// - Returns: the warning that says which segment, or that the trailer, did not match;
+    ///   `nil` if all did.
     private func decodeSegments(
         of member: Member, _ index: GzipIndex, headerLength: Int, into output: inout RangeOutput
     ) async throws -> StageWarning? {
         let first = Int((max(range.lowerBound, member.output) - member.output) / index.segmentSize)
         let last = Int((min(range.upperBound, member.output + index.totalSize) - 1 - member.output) / index.segmentSize)
-        var offset = member.input + Int64(headerLength)
-        for number in 0..<first { offset += Int64(index.segments[number].compressedLength) }
         let pieces = SegmentDecoding(threadCount: min(threadCount, last - first + 1), chunkSize: chunkSize)
-        defer { pieces.stop() }
-        for number in first...last {
+        do {
+            let warning = try await decodeSegments(
+                first...last, of: member, index, headerLength: headerLength, through: pieces, into: &output)
+            await pieces.close()
+            let trailerOffset = member.input + Int64(headerLength) + index.compressedLength
+            return try warning ?? Self.checkTrailer(descriptor, path: path, at: trailerOffset, of: member, index)
+        } catch {
+            await pieces.close()
+            throw error
+        }
+    }
+
+    /// Decodes the segments `numbers` of `member` through `pieces`.
+    private func decodeSegments(
+        _ numbers: ClosedRange<Int>, of member: Member, _ index: GzipIndex, headerLength: Int, through pieces: SegmentDecoding,
+        into output: inout RangeOutput
+    ) async throws -> StageWarning? {
+        var offset = member.input + Int64(headerLength)
+        for number in 0..<numbers.lowerBound { offset += Int64(index.segments[number].compressedLength) }
+        for number in numbers {
+            try Task.checkCancellation()
             let length = Int(index.segments[number].compressedLength)
             let piece = ParallelGzipDecoder.Piece(
                 data: try read(count: length, at: offset), number: number,
@@ -227,18 +291,32 @@ package final class GzipRangeReader: Sendable {
     /// Decodes from `member`'s start to the range's end (or the file's), the members after it
     /// too, with a ``GzipDecoder`` and all its checks (the trailers' CRC-32 and ISIZE among
     /// them): what is before the range, or already out, is dropped.
-    private func decodeSequentially(from member: Member, into output: inout RangeOutput) async throws {
+    ///
+    /// - Parameter checkedMember: the number of a member decoded at least through its
+    ///   trailer, so that its CRC-32 and ISIZE are checked even when the range ends before.
+    private func decodeSequentially(
+        from member: Member, checkingThrough checkedMember: Int?, into output: inout RangeOutput
+    ) async throws {
         let decoder = GzipDecoder(outputChunkSize: chunkSize, outputLimit: nil, allocator: nil)
         decoder.resume(afterMembers: member.number, input: member.input, output: member.output, crc32: 0, lastMember: nil)
         output.position = member.output
         var offset = member.input
+        // Whether the range is out and nothing is left to check.
+        func isDone(_ output: RangeOutput) -> Bool {
+            output.isComplete && decoder.membersDecoded > (checkedMember ?? -1)
+        }
         do {
-            while true {
+            while !isDone(output) {
+                try Task.checkCancellation()
                 let input = try read(count: Self.sequentialReadSize, at: offset)
                 if input.count == 0 { break }
                 offset += Int64(input.count)
-                try await decoder.process(input) { chunk in try await output.write(chunk) }
+                try await decoder.process(input) { chunk in
+                    try await output.write(chunk)
+                    if checkedMember == nil && output.isComplete { throw RangeOutput.Complete() }
+                }
             }
+            if isDone(output) { return }
             let summary = try await decoder.finish { chunk in try await output.write(chunk) }
             summary.warnings.forEach(report)
         } catch is RangeOutput.Complete {
@@ -294,9 +372,9 @@ struct SegmentDecoding {
         return done
     }
 
-    /// Stops the workers (what they decode is dropped).
-    func stop() {
-        stage?.cancel()
+    /// Stops the workers (what they decode is dropped) and waits until none runs.
+    func close() async {
+        await stage?.close()
     }
 }
 
@@ -317,7 +395,7 @@ struct RangeOutput {
         emitted = range.lowerBound
     }
 
-    /// Thrown by ``write(_:)`` once the range's last byte is out.
+    /// Thrown out of a run of output once the range's last byte is out.
     struct Complete: Error {}
 
     /// Whether the range's last byte is out.
@@ -329,16 +407,15 @@ struct RangeOutput {
         for chunk in chunks where !isComplete { try await take(chunk) }
     }
 
-    /// Writes the part of `chunk` in the range; throws ``Complete`` once the range is out.
+    /// Writes `chunk`, which starts at ``position``: the part of it in the range and not yet out.
     mutating func write(_ chunk: Chunk) async throws {
         try await take(chunk)
-        if isComplete { throw Complete() }
     }
 
     private mutating func take(_ chunk: Chunk) async throws {
         let start = position
         position += Int64(chunk.count)
-        assert(start <= emitted, "a gap in a range's output")
+        precondition(start <= emitted || isComplete, "a gap in a range's output")
         let lower = max(emitted, start), upper = min(range.upperBound, position)
         guard lower < upper else { return }
         if lower == start && upper == position {

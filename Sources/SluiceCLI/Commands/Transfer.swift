@@ -120,7 +120,7 @@ struct Transfer {
         forwarding?.cancel()
         switch result {
         case .failure(let error):
-            return await fail(error, display: display, file: file, options: options)
+            return await fail(error, display: display, file: file, options: options, warnings: rangeChunks?.warnings ?? [])
         case .success(let committed):
             await display?.finish(.completed)
             file?.finish(bytes: committed.report.bytesRead, written: committed.report.bytesWritten, error: nil, options: options)
@@ -165,14 +165,14 @@ struct Transfer {
         case .file(let path): input = .file(path)
         }
         let output: Copier.Job.Destination
+        let read = switch source {
+        case .standardInput: try? Descriptor.standardInput.status()
+        case .file(let path): try? FileStatus.of(path)
+        }
         switch destination {
         case .descriptor(let number, let name):
             // `sluice copy f - >> f` would read its own output until the disk is full.
             let descriptor = Descriptor(rawValue: number)
-            let read = switch source {
-            case .standardInput: try? Descriptor.standardInput.status()
-            case .file(let path): try? FileStatus.of(path)
-            }
             if let read, let written = try? descriptor.status(), written.kind == .regular, written.isSameFile(as: read) {
                 throw FileError.sameFile(destination: name)
             }
@@ -181,6 +181,10 @@ struct Transfer {
             output = .sink(DiscardingSink(), name: "-")
         case .file(let path):
             if let refusal = createdFileRefusal(path) { throw refusal }
+            // A range's source reaches the copier as chunks: compared here (`--range … -o in.gz in.gz`).
+            if rangeChunks != nil, let read, let written = try? FileStatus.of(path), written.isSameFile(as: read) {
+                throw FileError.sameFile(destination: path)
+            }
             output = .file(path)
         }
         return (Copier.Job(from: input, to: output, transform: rangeChunks == nil ? transform : nil), rangeChunks)
@@ -276,7 +280,11 @@ struct Transfer {
     /// progress line, with its `"error"` for `--progress=json` (for a file of an operation, its
     /// line in the operation), then the message, if the failure has one (a signal and a closed
     /// output pipe are quiet).
-    private func fail(_ error: any Error, display: ProgressDisplay?, file: OperationFile?, options: CommonOptions) async -> Outcome {
+    ///
+    /// - Parameter warnings: the source's own, met before it failed: printed before its message.
+    private func fail(
+        _ error: any Error, display: ProgressDisplay?, file: OperationFile?, options: CommonOptions, warnings: [StageWarning] = []
+    ) async -> Outcome {
         let (outcome, message) = classify(error)
         let lastError = progressError(error, (outcome, message))
         if let file {
@@ -290,6 +298,9 @@ struct Transfer {
                 bytesCompleted: 0, bytesWritten: 0, totalBytes: nil, fraction: nil, elapsed: .zero,
                 bytesPerSecond: 0, bufferedBytes: 0, peakBufferedBytes: 0, producerSuspended: .zero, isFinal: true)
             Console.writeError(nothing.jsonLine(done: true, error: lastError) + "\n")
+        }
+        if !options.quiet {
+            for warning in warnings { Console.message("\(verb) '\(source.name)': \(warning)") }
         }
         if let message { Console.message(message) }
         if case .failure = outcome { return .failure(message: message) }

@@ -148,4 +148,117 @@ struct GzipRangeTests {
             #expect(first.withUnsafeBytes { Array($0) } == Array(Self.input.prefix(4096)))
         }
     }
+
+    /// Random bytes, stored as they are: a bit flipped in the second segment's data decodes
+    /// without an inflate error, so only a CRC-32 catches it. The range gives a warning naming
+    /// the segment, then its member is decoded from its start through its trailer, whose CRC-32
+    /// fails: an error, never the flipped byte.
+    @Test(arguments: [1, 2])
+    func aFlippedBitInStoredDataIsAnError(threads: Int) async throws {
+        try await withScratchDirectory { directory in
+            let input = randomBytes(count: (5 << 20) + 99, seed: 41)
+            var (member, _) = try await GzipIndexTests.indexed(input)
+            let (found, start) = GzipIndexTests.index(of: member)
+            let index = try #require(found)
+            member[start + Int(index.segments[0].compressedLength) + 1000] ^= 0x10
+            try writeFile(directory.appending("flipped.gz"), member)
+            // Decoded whole, the member inflates, and its trailer's CRC-32 says no.
+            await #expect {
+                _ = try await drive(GzipDecoder(), member, chunkSize: 1 << 20)
+            } throws: { error in
+                if case .crc32Mismatch = (error as? GzipError)?.kind { true } else { false }
+            }
+            let warnings = Recorded()
+            await #expect {
+                _ = try await Self.collect(directory.appending("flipped.gz"), (2 << 20) + 500..<(2 << 20) + 2000, threads: threads, warnings: warnings)
+            } throws: { error in
+                if case .crc32Mismatch = (error as? GzipError)?.kind { true } else { false }
+            }
+            #expect(warnings.all.map(\.message).contains { $0.contains("member 1, segment 2 does not match its index") })
+        }
+    }
+
+    /// A file cut inside its trailer: the segments match, the trailer does not say what the
+    /// index says: a warning, and the member decoded from its start ends in `truncatedInput`;
+    /// a member passed over on the way to a range is checked the same way.
+    @Test func aTruncatedTrailer() async throws {
+        try await withScratchDirectory { directory in
+            let (member, _) = try await GzipIndexTests.indexed(Self.input)
+            try writeFile(directory.appending("cut.gz"), Array(member.dropLast(3)))
+            let warnings = Recorded()
+            await #expect {
+                _ = try await Self.collect(directory.appending("cut.gz"), 100..<200, warnings: warnings)
+            } throws: { error in
+                if case .truncatedInput = (error as? GzipError)?.kind { true } else { false }
+            }
+            #expect(warnings.all.map(\.message) == ["member 1: its index ends past the end of the file: decoded from the member's start"])
+
+            // The first member's trailer altered (its ISIZE), a range in the second member.
+            var first = member
+            first[first.count - 1] ^= 1
+            try writeFile(directory.appending("two.gz"), first + member)
+            let size = Int64(Self.input.count)
+            let later = Recorded()
+            await #expect {
+                _ = try await Self.collect(directory.appending("two.gz"), size + 10..<size + 20, warnings: later)
+            } throws: { error in
+                if case .sizeMismatch = (error as? GzipError)?.kind { true } else { false }
+            }
+            #expect(later.all.map(\.message) == ["member 1: its index does not match the member's trailer: decoded from the member's start"])
+        }
+    }
+
+    /// A range past the end of an indexed file padded with zeros (as tape blocks are), or
+    /// followed by garbage: nothing, the warnings a whole decode gives (none for NUL padding,
+    /// one for garbage), and the range counts as started at an access point (`-v` says nothing
+    /// of a missing index).
+    @Test(arguments: [([UInt8](repeating: 0, count: 1000), 0), (Array("junk".utf8), 1)])
+    func aRangePastTheEndOfAPaddedFile(padding: [UInt8], warningCount: Int) async throws {
+        try await withScratchDirectory { directory in
+            let (member, _) = try await GzipIndexTests.indexed(Self.input)
+            try writeFile(directory.appending("padded.gz"), member + padding)
+            let size = Int64(Self.input.count)
+            let reader = try GzipRangeReader(
+                path: directory.appending("padded.gz"), range: size + 10..<size + 20, chunkSize: 1 << 20, threadCount: 1,
+                executor: BlockingIOExecutor())
+            #expect(reader.startsAtAccessPoint)
+            let warnings = Recorded()
+            #expect(try await Self.collect(directory.appending("padded.gz"), size + 10..<size + 20, warnings: warnings).isEmpty)
+            #expect(warnings.all.count == warningCount)
+            #expect(try await Self.collect(directory.appending("padded.gz"), size - 10..<size + 20) == Array(Self.input.suffix(10)))
+        }
+    }
+
+    /// An iterator released while its producing task waits to send (the consumer took one
+    /// chunk of many): the task is cancelled and ends.
+    @Test func releasingTheIteratorEndsItsTask() async throws {
+        try await withScratchDirectory { directory in
+            try writeFile(directory.appending("plain.gz"), try await drive(try GzipEncoder(), Self.input, chunkSize: 1 << 20).output)
+            let chunks = try await GzipRangeChunks.open(directory.appending("plain.gz"), range: 0..<Int64.max, chunkSize: 4096)
+            var iterator: GzipRangeChunks.AsyncIterator? = chunks.makeAsyncIterator()
+            _ = try await iterator!.next()
+            let task = try #require(iterator!.production?.task)
+            iterator = nil
+            await task.value
+        }
+    }
+
+    /// A producing task cancelled before it starts reads nothing: `CancellationError` before
+    /// the first read, on a file without an index (a long prefix to decode) and with one.
+    @Test func aCancelledProductionStopsBeforeItsFirstRead() async throws {
+        try await withScratchDirectory { directory in
+            try writeFile(directory.appending("plain.gz"), try await drive(try GzipEncoder(), Self.input, chunkSize: 1 << 20).output)
+            try writeFile(directory.appending("indexed.gz"), try await GzipIndexTests.indexed(Self.input).bytes)
+            for name in ["plain.gz", "indexed.gz"] {
+                let reader = try GzipRangeReader(
+                    path: directory.appending(Pathname(name)), range: (5 << 20)..<(5 << 20) + 10, chunkSize: 1 << 20, threadCount: 2,
+                    executor: BlockingIOExecutor())
+                let task = Task {
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    try await reader.produce { _ in Issue.record("a chunk after the cancellation") }
+                }
+                await #expect(throws: CancellationError.self, "\(name)") { try await task.value }
+            }
+        }
+    }
 }
