@@ -2,8 +2,9 @@
 # Side-by-side: sluice compress/decompress against gzip, pigz and a bare zlib inflate loop, on
 # one mixed text/binary file, warm, every command once a round (the next round in reverse
 # order), one warm-up round discarded, outputs deleted between runs outside the timed region,
-# --no-fsync. Reports per command the median seconds, MB/s of uncompressed data, peak RSS
-# (GNU time: wait4 on that child) and output size, then the ratios the README quotes.
+# --no-fsync. Reports per command the median seconds (wall clock, to the millisecond), MB/s of
+# uncompressed data, peak RSS (GNU time: wait4 on that child) and output size, then the ratios
+# the README quotes.
 #   compress, at levels 1, 6 and 9: sluice (-p 2 and -p 1), gzip -n, pigz -p 2 -n
 #   decompress (of gzip -6's output): sluice, gzip -d, pigz -d, and inflate-loop: one thread
 #     of zlib inflate(3) between read(2) and write(2) (benchmarks/inflate-loop.c, built here
@@ -12,8 +13,13 @@
 #     sluice -p 2 and -p 1, pigz -d, gzip -d, the inflate loop; of a `bgzip -@ 2` file: sluice
 #     -p 2, bgzip -d -@ 2, the inflate loop; the sizes of the indexed output, --no-index and
 #     pigz -6; and --range: 1 MiB from the middle of the indexed file, timed to the microsecond.
+#     These rows write to /dev/null: they time the decoders. Writing 256 MiB into the page cache
+#     of this project's virtual machines varies about 2x run to run (pages the balloon driver
+#     reported free fault in again on the host), which would swamp the ratio; the -dxfile rows,
+#     sluice -p 2 and the inflate loop writing a file, show that case.
 # Usage: benchmarks/gzip-vs-sluice.sh [SIZE_MIB] [RUNS] [mixed|text|logs] [all|compress|decompress]
 #   (defaults 128, 5, mixed, all)
+#   VERBOSE=1 in the environment prints every run's time on standard error.
 #   mixed: half text, half random bytes, in 1 MiB stripes; text: the text stripes only, which
 #   shows the speed without Sluice's shortcut for data deflate cannot shrink (stored blocks);
 #   logs: web-server log lines, with about 18 % of the 4 KiB blocks random bytes.
@@ -87,7 +93,8 @@ if [ "$rows" != compress ]; then
   pigz -p 2 -6 -n -c "$work/src" > "$work/src.pigz"
   bgzip -@ 2 -c "$work/src" > "$work/src.bgz"
   cat "$work/own.gz" "$work/src.bgz" > /dev/null
-  names+=("sluice-p2 -dx" "sluice-p1 -dx" "pigz -dx" "gzip -dx" "inflate-loop -dx")
+  sync  # the inputs written back now, not during the timed runs
+  names+=("sluice-p2 -dx" "sluice-p1 -dx" "pigz -dx" "gzip -dx" "inflate-loop -dx" "sluice-p2 -dxfile" "inflate-loop -dxfile")
   names+=("sluice-p2 -dbgzf" "bgzip-@2 -dbgzf" "inflate-loop -dbgzf")
 fi
 
@@ -102,17 +109,23 @@ run_one() { # "COMMAND -LEVEL" or "COMMAND -d"; prints "seconds peak_kib"
     "gzip -d")          set -- sh -c "gzip -d -c '$work/src.gz' > '$work/out'" ;;
     "pigz -d")          set -- sh -c "pigz -d -c '$work/src.gz' > '$work/out'" ;;
     "inflate-loop -d")  set -- "$work/inflate-loop" "$work/src.gz" "$work/out" ;;
-    "sluice-p2 -dx")    set -- "$sluice" decompress --no-fsync -p 2 -o "$work/out" "$work/own.gz" ;;
-    "sluice-p1 -dx")    set -- "$sluice" decompress --no-fsync -p 1 -o "$work/out" "$work/own.gz" ;;
-    "pigz -dx")         set -- sh -c "pigz -d -c '$work/own.gz' > '$work/out'" ;;
-    "gzip -dx")         set -- sh -c "gzip -d -c '$work/own.gz' > '$work/out'" ;;
-    "inflate-loop -dx") set -- "$work/inflate-loop" "$work/own.gz" "$work/out" ;;
-    "sluice-p2 -dbgzf") set -- "$sluice" decompress --no-fsync -p 2 -o "$work/out" "$work/src.bgz" ;;
-    "bgzip-@2 -dbgzf")  set -- sh -c "bgzip -d -@ 2 -c '$work/src.bgz' > '$work/out'" ;;
-    "inflate-loop -dbgzf") set -- "$work/inflate-loop" "$work/src.bgz" "$work/out" ;;
+    # The parallel rows write to /dev/null but the two -dxfile rows (see the header).
+    "sluice-p2 -dx")    set -- "$sluice" decompress -p 2 -c "$work/own.gz" ;;
+    "sluice-p1 -dx")    set -- "$sluice" decompress -p 1 -c "$work/own.gz" ;;
+    "pigz -dx")         set -- pigz -d -c "$work/own.gz" ;;
+    "gzip -dx")         set -- gzip -d -c "$work/own.gz" ;;
+    "inflate-loop -dx") set -- "$work/inflate-loop" "$work/own.gz" /dev/null ;;
+    "sluice-p2 -dxfile") set -- "$sluice" decompress --no-fsync -p 2 -o "$work/out" "$work/own.gz" ;;
+    "inflate-loop -dxfile") set -- "$work/inflate-loop" "$work/own.gz" "$work/out" ;;
+    "sluice-p2 -dbgzf") set -- "$sluice" decompress -p 2 -c "$work/src.bgz" ;;
+    "bgzip-@2 -dbgzf")  set -- bgzip -d -@ 2 -c "$work/src.bgz" ;;
+    "inflate-loop -dbgzf") set -- "$work/inflate-loop" "$work/src.bgz" /dev/null ;;
   esac
-  out=$( { /usr/bin/time -f '%e %M' "$@" > /dev/null; } 2>&1 | tail -1 )
-  echo "$out"
+  # Wall time by bash's `time` to the millisecond (GNU time's %e has 10 ms steps), peak RSS by
+  # GNU time (-o: the command's own messages go to /dev/null).
+  local TIMEFORMAT=%3R wall
+  wall=$( { time /usr/bin/time -o "$work/rss" -f '%M' "$@" > /dev/null 2>&1; } 2>&1 )
+  echo "$wall $(tail -1 "$work/rss")"
 }
 
 declare -A seconds rss size
@@ -122,7 +135,8 @@ for round in $(seq 0 "$runs"); do
     read -r s m < <(run_one "$name")
     if [ "$round" -gt 0 ]; then
       seconds[$name]+="$s "; rss[$name]+="$m "
-      size[$name]=$(stat -c %s "$work/out")
+      [ -z "${VERBOSE:-}" ] || echo "round $round: $name $s s" >&2
+      size[$name]=$(stat -c %s "$work/out" 2>/dev/null || echo -)
     fi
     rm -f "$work/out"
   done
@@ -134,10 +148,10 @@ median() { printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR
 max() { printf '%s\n' $1 | sort -g | tail -1; }
 printf 'input %d MiB %s (%d bytes), %d runs each after a warm-up, medians; MB/s of uncompressed data\n' \
   "$size_mib" "$data" "$(stat -c %s "$work/src")" "$runs"
-printf '%-18s %9s %9s %12s %14s\n' command seconds MB/s "peak RSS" "output bytes"
+printf '%-21s %9s %9s %12s %14s\n' command seconds MB/s "peak RSS" "output bytes"
 for name in "${names[@]}"; do
   s=$(median "${seconds[$name]}")
-  printf '%-18s %9.3f %9.1f %8.1f MiB %14s\n' "$name" "$s" "$(echo "$size_mib * 1.048576 / $s" | bc -l)" \
+  printf '%-21s %9.3f %9.1f %8.1f MiB %14s\n' "$name" "$s" "$(echo "$size_mib * 1.048576 / $s" | bc -l)" \
     "$(echo "$(max "${rss[$name]}") / 1024" | bc -l)" "${size[$name]}"
 done
 speed() { echo "$(median "${seconds[$2]}") / $(median "${seconds[$1]}")" | bc -l; }  # $1 against $2
@@ -156,6 +170,8 @@ if [ "$rows" != compress ]; then
   printf 'decompress -p 2 of the indexed file: %.2fx the inflate loop, %.2fx pigz -d, %.2fx gzip -d, %.2fx -p 1\n' \
     "$(speed "sluice-p2 -dx" "inflate-loop -dx")" "$(speed "sluice-p2 -dx" "pigz -dx")" \
     "$(speed "sluice-p2 -dx" "gzip -dx")" "$(speed "sluice-p2 -dx" "sluice-p1 -dx")"
+  printf 'decompress -p 2 of the indexed file to a file: %.2fx the inflate loop to a file\n' \
+    "$(speed "sluice-p2 -dxfile" "inflate-loop -dxfile")"
   printf 'decompress -p 2 of a bgzip -@ 2 file: %.2fx the inflate loop, %.2fx bgzip -d -@ 2\n' \
     "$(speed "sluice-p2 -dbgzf" "inflate-loop -dbgzf")" "$(speed "sluice-p2 -dbgzf" "bgzip-@2 -dbgzf")"
   indexed=$(stat -c %s "$work/own.gz") plain=$(stat -c %s "$work/own-plain.gz") pigz=$(stat -c %s "$work/src.pigz")

@@ -198,4 +198,40 @@ import Testing
             #expect(try readFile(path) == chunks.flatMap(\.bytes))
         }
     }
+
+    /// No call is given more than ``Descriptor/maximumWriteSize`` bytes: a buffer over it goes
+    /// in several `write(2)`s, a batch over it in several `writev(2)`s (a buffer over it cut),
+    /// every byte once and in order.
+    @Test func noCallIsGivenMoreThanTheMaximumWriteSize() throws {
+        let limit = Descriptor.maximumWriteSize
+        let written = LockedValue<[UInt8]>([])
+        let largest = LockedValue(0)
+        let system = SystemCalls(
+            read: SystemCalls.live.read,
+            write: { _, base, count in
+                largest.withLock { $0 = max($0, count) }
+                written.withLock { $0 += UnsafeRawBufferPointer(start: base, count: count) }
+                return .success(count)
+            },
+            fsync: SystemCalls.live.fsync,
+            writev: { _, vectors, count in
+                let buffers = UnsafeBufferPointer(start: vectors, count: Int(count))
+                largest.withLock { $0 = max($0, buffers.reduce(0) { $0 + $1.iov_len }) }
+                for vector in buffers {
+                    written.withLock { $0 += UnsafeRawBufferPointer(start: vector.iov_base, count: vector.iov_len) }
+                }
+                return .success(buffers.reduce(0) { $0 + $1.iov_len })
+            })
+        let data = randomBytes(count: 3 * limit + 123, seed: 7)
+        try data.withUnsafeBytes { try Descriptor(rawValue: -1).write(contentsOf: $0, system: system) }
+        #expect(written.withLock { $0 } == data && largest.withLock { $0 } == limit)
+
+        written.withLock { $0 = [] }
+        largest.withLock { $0 = 0 }
+        let sizes = [100, limit - 50, 60, 2 * limit + 1, 10, 10]
+        let chunks = sizes.indices.map { Chunk(randomBytes(count: sizes[$0], seed: UInt64($0))) }
+        try Descriptor(rawValue: -1).write(chunks, path: "x", system: system)
+        #expect(written.withLock { $0 } == chunks.flatMap { $0.withUnsafeBytes { Array($0) } })
+        #expect(largest.withLock { $0 } <= limit)
+    }
 }
