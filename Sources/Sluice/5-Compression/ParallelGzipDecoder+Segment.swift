@@ -107,43 +107,68 @@ extension ParallelGzipDecoder {
         /// (not in the final block), the last with the final block; a member must end its
         /// deflate data with the final block right before its 8-byte trailer, and match it.
         func decode(_ piece: Piece) throws(GzipError) -> Decoded {
-            guard !piece.members.isEmpty else { return try decodeOne(piece) }
+            piece.members.isEmpty ? try decodeSegment(piece) : try decodeMembers(of: piece)
+        }
+
+        /// The raw inflate stream, reset for the next piece or member.
+        private func resetStream() throws(GzipError) -> ZStream {
+            if let stream {
+                stream.resetForNextMember()
+                return stream
+            }
+            let created = try ZStream(.rawInflate)
+            stream = created
+            return created
+        }
+
+        /// Decodes a batch of BGZF members into shared chunks of the output chunk size (a chunk
+        /// of its own per 64 KiB member cost an allocation each, and `malloc` trimmed and faulted
+        /// their pages in again), each checked against its trailer: it uses exactly its deflate
+        /// data, ends with the final block, and gives the CRC-32 and ISIZE the trailer says.
+        private func decodeMembers(of piece: Piece) throws(GzipError) -> Decoded {
             var batch = Decoded(piece: piece, output: [], count: 0, crc32: 0)
-            for member in piece.members {
-                let decoded = try decodeOne(member)
-                if let failure = decoded.failure { return failed(piece, failure) }
-                batch.output += decoded.output
-                batch.crc32 = CRC32.combine(batch.crc32, decoded.crc32, secondLength: Int64(decoded.count))
-                batch.count += decoded.count
-                batch.lastMember = GzipDecoder.Member(crc32: decoded.crc32, size: Int64(decoded.count))
+            var member = MemberDecoding()
+            var next = 0
+            while next < piece.members.count || member.isActive {
+                var failure: String?
+                let chunk = try Chunk(capacity: outputChunkSize) { (buffer) throws(GzipError) -> Int in
+                    var filled = 0
+                    while filled < buffer.count {
+                        if !member.isActive {
+                            guard next < piece.members.count else { break }
+                            member = try MemberDecoding(piece.members[next], stream: resetStream())
+                            next += 1
+                        }
+                        filled += member.inflate(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                        guard !member.isActive else { continue }
+                        if let reason = member.failure {
+                            failure = reason
+                            break
+                        }
+                        batch.crc32 = CRC32.combine(batch.crc32, member.crc.value, secondLength: Int64(member.produced))
+                        batch.lastMember = GzipDecoder.Member(crc32: member.crc.value, size: Int64(member.produced))
+                    }
+                    batch.count += filled
+                    return filled
+                }
+                if let failure { return failed(piece, failure) }
+                if chunk.count > 0 { batch.output.append(chunk) }
             }
             return batch
         }
 
-        private func decodeOne(_ piece: Piece) throws(GzipError) -> Decoded {
-            let stream: ZStream
-            if let existing = self.stream {
-                stream = existing
-            } else {
-                stream = try ZStream(.rawInflate)
-                self.stream = stream
-            }
-            stream.resetForNextMember()
-            let (start, end) = piece.expected == nil ? (piece.headerLength, piece.data.count - 8) : (0, piece.data.count)
-            var limit = piece.expected?.count ?? 0
-            if piece.expected == nil {
-                guard end >= start else { return failed(piece, "the member is shorter than its header and trailer") }
-                limit = Int(piece.data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: end + 4, as: UInt32.self)) })
-                // A BGZF member holds at most 64 KiB: a larger size is no reason to allocate it.
-                guard limit <= 1 << 20 else { return failed(piece, "the member's size is not that of a BGZF block") }
-            }
+        /// Decodes a segment of an indexed member into chunks of its own (it is megabytes).
+        private func decodeSegment(_ piece: Piece) throws(GzipError) -> Decoded {
+            guard let expected = piece.expected else { preconditionFailure("a BGZF member goes in a batch") }
+            let stream = try resetStream()
+            let (end, limit) = (piece.data.count, expected.count)
             var output: [Chunk] = []
             var (produced, consumed, code, crc) = (0, 0, Z_OK, CRC32())
             // Where the last call that made progress left the stream (a call that makes none
             // moves zlib on from "between blocks", so it is read after each call that does).
             var isBetweenBlocks = false
             piece.data.withUnsafeBytes { bytes in
-                let input = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+                let input = UnsafeRawBufferPointer(rebasing: bytes[..<end])
                 // One byte of room past the count: more output than listed is a mismatch.
                 while code == Z_OK && produced <= limit {
                     let room = min(outputChunkSize, limit + 1 - produced)
@@ -165,21 +190,87 @@ extension ParallelGzipDecoder {
                 }
             }
             let decoded = Decoded(piece: piece, output: output, count: produced, crc32: crc.value)
-            let isLast = piece.expected == nil || piece.isLast
+            let isLast = piece.isLast
             if code != Z_OK && code != Z_STREAM_END && code != Z_BUF_ERROR { return failed(piece, "invalid compressed data") }
-            guard consumed == end - start else { return failed(piece, "its data does not end where its length says") }
+            guard consumed == end else { return failed(piece, "its data does not end where its length says") }
             guard (code == Z_STREAM_END) == isLast, isLast || isBetweenBlocks else {
                 return failed(piece, isLast ? "it does not end with the final block" : "it does not end at an access point")
             }
             guard produced == limit else { return failed(piece, "it decodes to \(produced) bytes, not \(limit)") }
-            let crc32 = piece.expected?.crc32
-                ?? piece.data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: end, as: UInt32.self)) }
-            guard crc.value == crc32 else { return failed(piece, "its CRC-32 does not match") }
+            guard crc.value == expected.crc32 else { return failed(piece, "its CRC-32 does not match") }
             return decoded
         }
 
         private func failed(_ piece: Piece, _ reason: String) -> Decoded {
             Decoded(piece: piece, output: [], count: 0, crc32: 0, failure: reason)
+        }
+
+        /// One BGZF member of a batch being inflated, into as many output buffers as it takes.
+        struct MemberDecoding {
+            private var stream: ZStream?
+            private var data = Chunk([])
+            private var (start, end, limit, consumed) = (0, 0, 0, 0)
+            private(set) var produced = 0
+            private(set) var crc = CRC32()
+            private var code = Z_OK
+            /// Why the member does not decode as its trailer says, once it ended.
+            private(set) var failure: String?
+
+            init() {}
+
+            /// Starts `piece`, a whole member, on `stream` (reset): its deflate data lies
+            /// between its header and its 8-byte trailer, whose ISIZE bounds its output.
+            init(_ piece: Piece, stream: ZStream) {
+                (self.stream, data, start) = (stream, piece.data, piece.headerLength)
+                end = piece.data.count - 8
+                guard end >= start else {
+                    (self.stream, failure) = (nil, "the member is shorter than its header and trailer")
+                    return
+                }
+                limit = Int(piece.data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: end + 4, as: UInt32.self)) })
+                // A BGZF member holds at most 64 KiB: a larger size is no reason to allocate it.
+                if limit > 1 << 20 { (self.stream, failure) = (nil, "the member's size is not that of a BGZF block") }
+            }
+
+            /// Whether the member has more to inflate.
+            var isActive: Bool { stream != nil }
+
+            /// Inflates into `buffer`, at most one byte past the member's size (more output than
+            /// listed is a mismatch); checks the member once it ends.
+            ///
+            /// - Returns: the bytes written at the front of `buffer`.
+            mutating func inflate(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+                guard let stream else { return 0 }
+                var filled = 0
+                let room = min(buffer.count, limit + 1 - produced)
+                data.withUnsafeBytes { bytes in
+                    let input = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+                    while filled < room && code == Z_OK {
+                        let step = stream.inflate(
+                            UnsafeRawBufferPointer(rebasing: input[consumed...]),
+                            into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<room]))
+                        (consumed, filled, code) = (consumed + step.consumed, filled + step.produced, step.code)
+                        if step.produced == 0 && step.consumed == 0 { break }
+                    }
+                }
+                crc.update(UnsafeRawBufferPointer(rebasing: buffer[..<filled]))
+                produced += filled
+                if code == Z_OK && filled == room && room < buffer.count { code = Z_BUF_ERROR }  // past the size
+                if code == Z_OK && filled == buffer.count { return filled }  // the buffer is full: more later
+                self.stream = nil
+                failure = check()
+                return filled
+            }
+
+            /// Why the ended member does not match its trailer, or `nil`.
+            private func check() -> String? {
+                if code != Z_STREAM_END && code != Z_BUF_ERROR && code != Z_OK { return "invalid compressed data" }
+                guard consumed == end - start else { return "its data does not end where its length says" }
+                guard code == Z_STREAM_END else { return "it does not end with the final block" }
+                guard produced == limit else { return "it decodes to \(produced) bytes, not \(limit)" }
+                let expected = data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: end, as: UInt32.self)) }
+                return crc.value == expected ? nil : "its CRC-32 does not match"
+            }
         }
     }
 }
