@@ -227,7 +227,7 @@ package final class GzipRangeReader: Sendable {
     }
 
     /// Decodes the segments of `member` that the range overlaps, each checked against `index`,
-    /// at most twice ``threadCount`` of them in memory at once, then checks the member's trailer
+    /// a few more than ``threadCount`` of them in memory at once, then checks the member's trailer
     /// against `index`.
     ///
     /// - Returns: the warning that says which segment, or that the trailer, did not match;
@@ -330,7 +330,8 @@ package final class GzipRangeReader: Sendable {
 }
 
 /// Segments decoded in order: on the calling thread for one thread, on an
-/// ``OrderedParallelStage`` of `threadCount` workers (twice as many segments in flight) for more.
+/// ``OrderedParallelStage`` of `threadCount` workers (as many segments in flight as
+/// ``ParallelGzipDecoder/maximumInFlight(threadCount:)`` says) for more.
 struct SegmentDecoding {
     typealias Piece = ParallelGzipDecoder.Piece
     typealias Decoded = ParallelGzipDecoder.Decoded
@@ -344,7 +345,8 @@ struct SegmentDecoding {
         } else {
             inflater = nil
             stage = OrderedParallelStage(
-                workerCount: threadCount, maximumInFlight: 2 * threadCount, label: "sluice.inflate",
+                workerCount: threadCount, maximumInFlight: ParallelGzipDecoder.maximumInFlight(threadCount: threadCount),
+                label: "sluice.inflate",
                 makeWorker: {
                     let inflater = ParallelGzipDecoder.Inflater(outputChunkSize: chunkSize)
                     return { piece in try inflater.decode(piece) }
