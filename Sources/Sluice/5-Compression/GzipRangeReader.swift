@@ -136,7 +136,8 @@ package final class GzipRangeReader: Sendable {
         while true {
             switch ParallelGzipDecoder.parseHeader(bytes) {
             case .incomplete(let needed):
-                let more = try read(descriptor, path: path, count: max(needed, 64 << 10), at: offset + Int64(bytes.count))
+                // What the header needs and no more: the deflate data after it is not the range's.
+                let more = try read(descriptor, path: path, count: needed, at: offset + Int64(bytes.count))
                 if more.count == 0 { return bytes.starts(with: [0x1F, 0x8B]) ? .member : .other }
                 bytes += more.bytes
             case .parsed(let length, let index?, _) where index.isUsable:
