@@ -266,7 +266,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     }
 
     /// The most chunks the writer stage hands the sink at once (`IOV_MAX`, what one `writev(2)`
-    /// takes).
+    /// takes; a descriptor's writes split them by ``Descriptor/maximumWriteSize`` bytes).
     static var maximumBatch: Int { 1024 }
 
     static func write(
