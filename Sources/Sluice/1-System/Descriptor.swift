@@ -172,9 +172,13 @@ public struct Descriptor: Sendable, Hashable {
                 bytes += vectors[first + count].iov_len
                 count += 1
             }
-            var cut = iovec(iov_base: vectors[first].iov_base, iov_len: min(bytes, Self.maximumWriteSize))
-            let result = bytes > Self.maximumWriteSize
-                ? system.writev(rawValue, &cut, 1) : system.writev(rawValue, base + first, CInt(count))
+            let result: Result<Int, ErrorNumber>
+            if bytes > Self.maximumWriteSize {
+                var cut = iovec(iov_base: vectors[first].iov_base, iov_len: Self.maximumWriteSize)
+                result = system.writev(rawValue, &cut, 1)
+            } else {
+                result = system.writev(rawValue, base + first, CInt(count))
+            }
             switch result {
             case .success(0): throw ErrorNumber.ioError  // no progress and no error: never loop forever
             case .success(var written):

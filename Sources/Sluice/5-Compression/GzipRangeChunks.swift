@@ -30,13 +30,13 @@ package struct GzipRangeChunks: AsyncSequence, Sendable {
         return GzipRangeChunks(reader: reader)
     }
 
-    /// Whether the range starts at an access point of an indexed member, so that only the
-    /// segments it overlaps are read; `false` when it is decoded from the start of a member
-    /// without an index (gzip's, pigz's, BGZF's, or an index that cannot be used).
-    package var startsAtAccessPoint: Bool { reader.startsAtAccessPoint }
+    /// Whether the range's start is found through indexes, so that only the segments it
+    /// overlaps are read; `false` when it is decoded from the start of a member without an
+    /// index (gzip's, pigz's, BGZF's, or one that cannot be used).
+    package var isIndexed: Bool { reader.isIndexed }
 
-    /// The warnings of the last iteration that ended (a segment that did not match its index,
-    /// garbage after the last member).
+    /// The warnings of the last iteration (an index that did not match, garbage after the last
+    /// member); emptied when an iteration starts.
     package var warnings: [StageWarning] { reader.warnings.withLock { $0 } }
 
     package func makeAsyncIterator() -> AsyncIterator {

@@ -12,8 +12,9 @@ import Musl
 /// an index is passed over by its header, its table and its trailer's ISIZE, without reading its
 /// deflate data; in the member that holds the range's first byte, only the segments the range
 /// overlaps are read and decoded, each from its access point and checked against the index (its
-/// length, its CRC-32, its end at an access point), after the member's trailer was checked against
-/// the index (ISIZE, and the CRC-32 the segments make together). A member without an index
+/// length, its CRC-32, its end at an access point), then the member's trailer is checked against
+/// the index (ISIZE, and the CRC-32 the segments make together); a member passed over has its
+/// trailer checked the same way. A member without an index
 /// (gzip's, pigz's, BGZF), and everything from a member whose index does not match what was read,
 /// is decoded from that member's start by a ``GzipDecoder``, and the bytes before the range are
 /// dropped; a member whose index did not match is decoded through its trailer, whose CRC-32 and
@@ -183,10 +184,10 @@ package final class GzipRangeReader: Sendable {
 
     // MARK: Producing
 
-    /// Whether decoding starts at an access point of an indexed member (or past the data's end,
-    /// or at what follows the last member), not at the start of a member without an index.
-    var startsAtAccessPoint: Bool {
-        if case .sequential = start { false } else { true }
+    /// Whether the range's start is found through indexes: `false` when it is in or after a
+    /// member without one (gzip's, pigz's, BGZF), which is then decoded from its start.
+    var isIndexed: Bool {
+        if case .sequential(_, mismatch: nil) = start { false } else { true }
     }
 
     /// Produces the range's bytes in order, through `emit`, from ``start``: each call anew.
@@ -214,6 +215,8 @@ package final class GzipRangeReader: Sendable {
                     try await decodeSequentially(from: member, checkingThrough: member.number, into: &output)
                     return
                 }
+                // The range is out: nothing after this member is read.
+                if output.isComplete { return }
                 let next = Member(
                     input: member.input + Int64(headerLength) + index.compressedLength + 8, output: member.output + index.totalSize,
                     number: member.number + 1)
@@ -322,6 +325,9 @@ package final class GzipRangeReader: Sendable {
             summary.warnings.forEach(report)
         } catch is RangeOutput.Complete {
             // The range's last byte is out: the rest of the file is not read.
+        } catch where isDone(output) {
+            // Past the range and the checked member, in what the last read took of the member
+            // after it: not the range's.
         }
     }
 

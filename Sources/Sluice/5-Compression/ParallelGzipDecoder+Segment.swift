@@ -129,9 +129,13 @@ extension ParallelGzipDecoder {
             var batch = Decoded(piece: piece, output: [], count: 0, crc32: 0)
             var member = MemberDecoding()
             var next = 0
+            // The output the trailers promise (each at most 1 MiB + 1, the most a member may make
+            // before it fails): a chunk holds no more than is left of it, whatever the chunk size.
+            var promised = piece.members.reduce(0) { $0 + MemberDecoding.promisedSize(of: $1) }
             while next < piece.members.count || member.isActive {
                 var failure: String?
-                let chunk = try Chunk(capacity: outputChunkSize) { (buffer) throws(GzipError) -> Int in
+                let capacity = min(outputChunkSize, max(promised, 1))
+                let chunk = try Chunk(capacity: capacity) { (buffer) throws(GzipError) -> Int in
                     var filled = 0
                     while filled < buffer.count {
                         if !member.isActive {
@@ -152,6 +156,7 @@ extension ParallelGzipDecoder {
                     return filled
                 }
                 if let failure { return failed(piece, failure) }
+                promised -= chunk.count
                 if chunk.count > 0 { batch.output.append(chunk) }
             }
             return batch
@@ -217,6 +222,14 @@ extension ParallelGzipDecoder {
             private(set) var failure: String?
 
             init() {}
+
+            /// The most output `piece`, a whole member, may make before it fails: its ISIZE and
+            /// one byte more (at most 1 MiB + 1); 1 for a member too short for a trailer.
+            static func promisedSize(of piece: Piece) -> Int {
+                guard piece.data.count - 8 >= piece.headerLength else { return 1 }
+                let size = piece.data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: $0.count - 4, as: UInt32.self)) }
+                return min(Int(size), 1 << 20) + 1
+            }
 
             /// Starts `piece`, a whole member, on `stream` (reset): its deflate data lies
             /// between its header and its 8-byte trailer, whose ISIZE bounds its output.

@@ -158,7 +158,7 @@ struct Transfer {
         case .file(let path) where range != nil:
             let chunks = try await GzipRangeChunks.open(
                 path, range: range!.bytes, chunkSize: options.chunkSize, threadCount: range!.threadCount)
-            if options.verbose && !chunks.startsAtAccessPoint {
+            if options.verbose && !chunks.isIndexed {
                 Console.message("\(verb) '\(path)': no index to start the range from: decoding from the start")
             }
             (input, rangeChunks) = (.chunks(chunks, name: path), chunks)

@@ -71,7 +71,7 @@ struct GzipRangeTests {
             let range: Range<Int64> = (2 << 20) + 5..<(3 << 20)
             let reader = try GzipRangeReader(
                 path: path, range: range, chunkSize: 1 << 20, threadCount: 1, executor: BlockingIOExecutor())
-            #expect(reader.startsAtAccessPoint)
+            #expect(reader.isIndexed)
             #expect(try await Self.collect(path, range) == Self.slice(Self.input, range))
         }
     }
@@ -95,7 +95,7 @@ struct GzipRangeTests {
             let reader = try GzipRangeReader(
                 path: directory.appending("plain.gz"), range: range, chunkSize: 1 << 20, threadCount: 1,
                 executor: BlockingIOExecutor())
-            #expect(!reader.startsAtAccessPoint)
+            #expect(!reader.isIndexed)
             #expect(try await Self.collect(directory.appending("plain.gz"), range, threads: threads) == Self.slice(Self.input, range))
         }
     }
@@ -212,8 +212,9 @@ struct GzipRangeTests {
     /// followed by garbage: nothing, the warnings a whole decode gives (none for NUL padding,
     /// one for garbage), and the range counts as started at an access point (`-v` says nothing
     /// of a missing index).
-    @Test(arguments: [([UInt8](repeating: 0, count: 1000), 0), (Array("junk".utf8), 1)])
-    func aRangePastTheEndOfAPaddedFile(padding: [UInt8], warningCount: Int) async throws {
+    @Test(arguments: [("1,000 NULs", 0), ("junk", 1)])
+    func aRangePastTheEndOfAPaddedFile(padding name: String, warningCount: Int) async throws {
+        let padding = name == "junk" ? Array("junk".utf8) : [UInt8](repeating: 0, count: 1000)
         try await withScratchDirectory { directory in
             let (member, _) = try await GzipIndexTests.indexed(Self.input)
             try writeFile(directory.appending("padded.gz"), member + padding)
@@ -221,7 +222,7 @@ struct GzipRangeTests {
             let reader = try GzipRangeReader(
                 path: directory.appending("padded.gz"), range: size + 10..<size + 20, chunkSize: 1 << 20, threadCount: 1,
                 executor: BlockingIOExecutor())
-            #expect(reader.startsAtAccessPoint)
+            #expect(reader.isIndexed)
             let warnings = Recorded()
             #expect(try await Self.collect(directory.appending("padded.gz"), size + 10..<size + 20, warnings: warnings).isEmpty)
             #expect(warnings.all.count == warningCount)
@@ -259,6 +260,23 @@ struct GzipRangeTests {
                 }
                 await #expect(throws: CancellationError.self, "\(name)") { try await task.value }
             }
+        }
+    }
+
+    /// A member whose index does not match, decoded from its start through its trailer, then a
+    /// damaged member after it: the range, all in the first member, is out and right; what the
+    /// last read took of the next member is not the range's and fails nothing.
+    @Test func damageAfterARangeDecodedThroughItsTrailerIsNotTheRanges() async throws {
+        try await withScratchDirectory { directory in
+            var (member, _) = try await GzipIndexTests.indexed(Self.input)
+            member[16 + GzipIndex.fixedLength + 4] ^= 1  // the first segment's CRC-32
+            let damaged: [UInt8] = [0x1F, 0x8B, 7, 0, 0, 0, 0, 0, 0, 3] + Array(repeating: 0x55, count: 100)
+            try writeFile(directory.appending("two.gz"), member + damaged)
+            let warnings = Recorded()
+            #expect(try await Self.collect(directory.appending("two.gz"), 0..<100, warnings: warnings) == Array(Self.input.prefix(100)))
+            #expect(warnings.all.map(\.message).contains { $0.contains("member 1, segment 1 does not match its index") })
+            // The whole file still fails where gzip fails.
+            await #expect(throws: GzipError.self) { _ = try await Self.collect(directory.appending("two.gz"), 0..<Int64.max) }
         }
     }
 }
