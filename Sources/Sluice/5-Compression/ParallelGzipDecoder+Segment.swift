@@ -134,7 +134,9 @@ extension ParallelGzipDecoder {
             var promised = piece.members.reduce(0) { $0 + MemberDecoding.promisedSize(of: $1) }
             while next < piece.members.count || member.isActive {
                 var failure: String?
-                let capacity = min(outputChunkSize, max(promised, 1))
+                // Rounded up to a size the chunk pool keeps (a multiple of its smallest).
+                let granule = ChunkPool.minimumPooledCapacity
+                let capacity = min(outputChunkSize, (max(promised, 1) + granule - 1) / granule * granule)
                 let chunk = try Chunk(capacity: capacity) { (buffer) throws(GzipError) -> Int in
                     var filled = 0
                     while filled < buffer.count {
