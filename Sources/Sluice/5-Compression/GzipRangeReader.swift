@@ -48,6 +48,17 @@ package final class GzipRangeReader: Sendable {
         var input: Int64 = 0
         var output: Int64 = 0
         var number = 0
+
+        /// Where the trailer of this member is, when its header of `headerLength` bytes holds
+        /// `index`: after the header and the segments.
+        func trailerOffset(headerLength: Int, _ index: GzipIndex) -> Int64 {
+            input + Int64(headerLength) + index.compressedLength
+        }
+
+        /// The member after this one, when its header of `headerLength` bytes holds `index`.
+        func next(headerLength: Int, _ index: GzipIndex) -> Member {
+            Member(input: trailerOffset(headerLength: headerLength, index) + 8, output: output + index.totalSize, number: number + 1)
+        }
     }
 
     /// Where decoding starts.
@@ -111,11 +122,10 @@ package final class GzipRangeReader: Sendable {
             if overflow { return .sequential(member, mismatch: nil) }
             // The member that holds the range's start has its trailer checked after its segments.
             if offset < end { return .indexed(member, index, headerLength: headerLength) }
-            let trailerOffset = member.input + Int64(headerLength) + index.compressedLength
-            if let mismatch = try checkTrailer(descriptor, path: path, at: trailerOffset, of: member, index) {
+            if let mismatch = try checkTrailer(descriptor, path: path, of: member, headerLength: headerLength, index) {
                 return .sequential(member, mismatch: mismatch)
             }
-            member = Member(input: trailerOffset + 8, output: end, number: member.number + 1)
+            member = member.next(headerLength: headerLength, index)
         }
         return .end
     }
@@ -149,12 +159,12 @@ package final class GzipRangeReader: Sendable {
         }
     }
 
-    /// The warning that says `member`'s trailer, at `offset`, does not say what its index says
+    /// The warning that says `member`'s trailer does not say what its index says
     /// (``GzipIndex/matches(trailer:)``); `nil` when it does.
     static func checkTrailer(
-        _ descriptor: Descriptor, path: Pathname, at offset: Int64, of member: Member, _ index: GzipIndex
+        _ descriptor: Descriptor, path: Pathname, of member: Member, headerLength: Int, _ index: GzipIndex
     ) throws -> StageWarning? {
-        let trailer = try read(descriptor, path: path, count: 8, at: offset)
+        let trailer = try read(descriptor, path: path, count: 8, at: member.trailerOffset(headerLength: headerLength, index))
         if index.matches(trailer: trailer.bytes) { return nil }
         let what = trailer.count < 8 ? "ends past the end of the file" : "does not match the member's trailer"
         return StageWarning("member \(member.number + 1): its index \(what): decoded from the member's start")
@@ -217,9 +227,7 @@ package final class GzipRangeReader: Sendable {
                 }
                 // The range is out: nothing after this member is read.
                 if output.isComplete { return }
-                let next = Member(
-                    input: member.input + Int64(headerLength) + index.compressedLength + 8, output: member.output + index.totalSize,
-                    number: member.number + 1)
+                let next = member.next(headerLength: headerLength, index)
                 start = try Self.walk(descriptor, path: path, size: size, to: next.output, from: next)
             }
         }
@@ -246,8 +254,7 @@ package final class GzipRangeReader: Sendable {
             let warning = try await decodeSegments(
                 first...last, of: member, index, headerLength: headerLength, through: pieces, into: &output)
             await pieces.close()
-            let trailerOffset = member.input + Int64(headerLength) + index.compressedLength
-            return try warning ?? Self.checkTrailer(descriptor, path: path, at: trailerOffset, of: member, index)
+            return try warning ?? Self.checkTrailer(descriptor, path: path, of: member, headerLength: headerLength, index)
         } catch {
             await pieces.close()
             throw error
@@ -413,15 +420,11 @@ struct RangeOutput {
     /// Writes `chunks`, which start at output offset `offset`.
     mutating func write(_ chunks: [Chunk], at offset: Int64) async throws {
         position = offset
-        for chunk in chunks where !isComplete { try await take(chunk) }
+        for chunk in chunks where !isComplete { try await write(chunk) }
     }
 
     /// Writes `chunk`, which starts at ``position``: the part of it in the range and not yet out.
     mutating func write(_ chunk: Chunk) async throws {
-        try await take(chunk)
-    }
-
-    private mutating func take(_ chunk: Chunk) async throws {
         let start = position
         position += Int64(chunk.count)
         precondition(start <= emitted || isComplete, "a gap in a range's output")

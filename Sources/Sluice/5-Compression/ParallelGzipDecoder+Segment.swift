@@ -225,26 +225,33 @@ extension ParallelGzipDecoder {
 
             init() {}
 
+            /// The ISIZE of `piece`, a whole member; `nil` for one too short for its header and
+            /// trailer.
+            static func size(of piece: Piece) -> Int? {
+                guard piece.data.count - 8 >= piece.headerLength else { return nil }
+                return Int(piece.data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: $0.count - 4, as: UInt32.self)) })
+            }
+
+            /// The largest ISIZE decoded: a BGZF member holds at most 64 KiB, and a larger size
+            /// is no reason to allocate it.
+            static let maximumSize = 1 << 20
+
             /// The most output `piece`, a whole member, may make before it fails: its ISIZE and
-            /// one byte more (at most 1 MiB + 1); 1 for a member too short for a trailer.
+            /// one byte more (at most ``maximumSize`` + 1); 1 for a member too short for a trailer.
             static func promisedSize(of piece: Piece) -> Int {
-                guard piece.data.count - 8 >= piece.headerLength else { return 1 }
-                let size = piece.data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: $0.count - 4, as: UInt32.self)) }
-                return min(Int(size), 1 << 20) + 1
+                min(size(of: piece) ?? 0, maximumSize) + 1
             }
 
             /// Starts `piece`, a whole member, on `stream` (reset): its deflate data lies
             /// between its header and its 8-byte trailer, whose ISIZE bounds its output.
             init(_ piece: Piece, stream: ZStream) {
-                (self.stream, data, start) = (stream, piece.data, piece.headerLength)
-                end = piece.data.count - 8
-                guard end >= start else {
+                (self.stream, data, start, end) = (stream, piece.data, piece.headerLength, piece.data.count - 8)
+                guard let size = Self.size(of: piece) else {
                     (self.stream, failure) = (nil, "the member is shorter than its header and trailer")
                     return
                 }
-                limit = Int(piece.data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: end + 4, as: UInt32.self)) })
-                // A BGZF member holds at most 64 KiB: a larger size is no reason to allocate it.
-                if limit > 1 << 20 { (self.stream, failure) = (nil, "the member's size is not that of a BGZF block") }
+                limit = size
+                if limit > Self.maximumSize { (self.stream, failure) = (nil, "the member's size is not that of a BGZF block") }
             }
 
             /// Whether the member has more to inflate.

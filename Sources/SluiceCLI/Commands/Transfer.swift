@@ -165,15 +165,15 @@ struct Transfer {
         case .file(let path): input = .file(path)
         }
         let output: Copier.Job.Destination
-        let read = switch source {
-        case .standardInput: try? Descriptor.standardInput.status()
-        case .file(let path): try? FileStatus.of(path)
+        // The source's identity, looked up only where a destination is compared with it.
+        func read() -> FileStatus? {
+            if case .file(let path) = source { try? FileStatus.of(path) } else { try? Descriptor.standardInput.status() }
         }
         switch destination {
         case .descriptor(let number, let name):
             // `sluice copy f - >> f` would read its own output until the disk is full.
             let descriptor = Descriptor(rawValue: number)
-            if let read, let written = try? descriptor.status(), written.kind == .regular, written.isSameFile(as: read) {
+            if let written = try? descriptor.status(), written.kind == .regular, let read = read(), written.isSameFile(as: read) {
                 throw FileError.sameFile(destination: name)
             }
             output = .sink(DescriptorSink(descriptor, path: name), name: name)
@@ -182,7 +182,7 @@ struct Transfer {
         case .file(let path):
             if let refusal = createdFileRefusal(path) { throw refusal }
             // A range's source reaches the copier as chunks: compared here (`--range … -o in.gz in.gz`).
-            if rangeChunks != nil, let read, let written = try? FileStatus.of(path), written.isSameFile(as: read) {
+            if rangeChunks != nil, let written = try? FileStatus.of(path), let read = read(), written.isSameFile(as: read) {
                 throw FileError.sameFile(destination: path)
             }
             output = .file(path)
