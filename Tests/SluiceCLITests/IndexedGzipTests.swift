@@ -145,16 +145,37 @@ struct ParallelDecompressTests {
         #expect(result.stderr.contains(alteration == "crc" ? "segment 2 does not match its index" : "segment 1 does not match its index"), "\(result.stderr)")
     }
 
-    /// Damaged data under a valid index: exit 1, as `gzip -d` fails too.
-    @Test func damagedDataFailsAsGzipDoes() async throws {
+    /// Damaged data under a valid index: exit 1, as `gzip -d` fails too, and before the
+    /// failure the warning naming the segment that did not match, whether the file is decoded
+    /// alone (to standard output) or as one of several (to files, none left behind).
+    @Test func damagedDataFailsAsGzipDoesAfterNamingTheSegment() async throws {
         let (sandbox, _) = try await Self.indexedFile()
         var member = try #require(sandbox.contents("input.gz"))
-        member[member.count / 2] ^= 0x55
+        let index = try #require(IndexedGzipTests.index(of: member))
+        // A byte in the middle of the second segment's compressed bytes, after the header (its
+        // fixed 10 bytes, XLEN and the extra field, no name: the flags say FEXTRA only).
+        #expect(member[3] == 0x04)
+        let headerLength = 12 + (Int(member[10]) | Int(member[11]) << 8)
+        let secondStart = headerLength + Int(index.segments[0].compressedLength)
+        member[secondStart + Int(index.segments[1].compressedLength) / 2] ^= 0x55
         try sandbox.write(member, to: "damaged.gz")
+        try sandbox.write(member, to: "copy.gz")
         let gzip = try await CLI.shell("gzip -dc damaged.gz > /dev/null", in: sandbox)
         #expect(gzip.status != 0)
-        let result = try await CLI.run(["decompress", "-p", "2", "-c", "damaged.gz"], in: sandbox)
-        #expect(result.status == 1, "\(result.stderr)")
+        let alone = try await CLI.run(["decompress", "-p", "2", "-c", "damaged.gz"], in: sandbox)
+        let several = try await CLI.run(["decompress", "-p", "2", "-k", "damaged.gz", "copy.gz"], in: sandbox)
+        for (result, name) in [(alone, "damaged.gz"), (several, "copy.gz")] {
+            #expect(result.status == 1, "\(result.stderr)")
+            let lines = result.stderr.split(separator: "\n")
+            let warning = try #require(
+                lines.firstIndex { $0.contains("decompress '\(name)': member 1, segment 2 does not match its index") },
+                "\(result.stderr)")
+            let failure = try #require(lines.lastIndex { $0.contains(name) && !$0.contains("segment") }, "\(result.stderr)")
+            #expect(warning < failure, "\(result.stderr)")
+        }
+        #expect(!sandbox.exists("damaged") && !sandbox.exists("copy"))
+        let quiet = try await CLI.run(["decompress", "-q", "-p", "2", "-c", "damaged.gz"], in: sandbox)
+        #expect(quiet.status == 1 && !quiet.stderr.contains("segment"), "\(quiet.stderr)")
     }
 
     /// Truncated inside a segment: exit 1 and the message of a truncated input.

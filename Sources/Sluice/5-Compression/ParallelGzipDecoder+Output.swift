@@ -59,7 +59,7 @@ extension ParallelGzipDecoder {
         pending = []
         let segment: Int? = if case .segments(_, let number) = phase { number } else { nil }
         if let number = failed.map({ $0.piece.expected == nil ? nil : $0.piece.number }) ?? segment {
-            warnings.append(StageWarning(
+            warn(StageWarning(
                 "member \(membersDecoded + 1), segment \(number + 1) does not match its index (\(reason)): "
                     + "decoded on one thread from there"))
             let stream = try ZStream(.rawInflate)

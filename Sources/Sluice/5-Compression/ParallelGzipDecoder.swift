@@ -66,6 +66,9 @@ package final class ParallelGzipDecoder: ChunkTransform {
     var totalOutput: Int64 = 0
     var crc32: UInt32 = 0
     var warnings: [StageWarning] = []
+    /// Told of each warning as it is met (``warn(_:)``), for a caller that must print it
+    /// even if the decoding fails afterwards, when no summary comes.
+    let onWarning: @Sendable (StageWarning) -> Void
     var bgzfMembers = 0
     /// Pieces submitted and not yet taken back, and the output they promise (the segments' sizes).
     var inFlight = 0
@@ -97,10 +100,16 @@ package final class ParallelGzipDecoder: ChunkTransform {
     ///   - threadCount: the threads that inflate (>= 1).
     ///   - outputChunkSize: the largest output chunk in bytes (> 0).
     ///   - outputLimit: the most bytes the output may hold over all members, or `nil`.
-    package init(threadCount: Int, outputChunkSize: Int = 1 << 20, outputLimit: Int64? = nil) {
+    ///   - onWarning: called with each warning as it is met, on the decoding stage's thread;
+    ///     the summary carries them all as well, but a decoding that fails gives no summary.
+    package init(
+        threadCount: Int, outputChunkSize: Int = 1 << 20, outputLimit: Int64? = nil,
+        onWarning: @escaping @Sendable (StageWarning) -> Void = { _ in }
+    ) {
         precondition(threadCount >= 1 && outputChunkSize > 0 && (outputLimit ?? 0) >= 0, "invalid decoder parameters")
         self.outputChunkSize = outputChunkSize
         self.outputLimit = outputLimit
+        self.onWarning = onWarning
         stage = OrderedParallelStage(
             workerCount: threadCount, maximumInFlight: Self.maximumInFlight(threadCount: threadCount), label: "sluice.inflate",
             makeWorker: {
@@ -146,6 +155,12 @@ package final class ParallelGzipDecoder: ChunkTransform {
             await stage.close()
             throw error
         }
+    }
+
+    /// Records a warning for the summary and tells ``onWarning`` of it.
+    func warn(_ warning: StageWarning) {
+        warnings.append(warning)
+        onWarning(warning)
     }
 
     /// Takes `chunk` from `offset` on, phase by phase.

@@ -24,9 +24,15 @@ extension GzipOptions {
         if mode == .compress, destination == .standardOutput, !common.force, Console.isTerminal(1) {
             return .skip(message: "refusing to write compressed data to a terminal (use -f to force, or redirect)", isFailure: true)
         }
+        // Once each: a verification decodes the source again.
+        let warnings = LockedValue<[StageWarning]>([])
+        let record: @Sendable (StageWarning) -> Void = { warning in
+            warnings.withLock { if !$0.contains(warning) { $0.append(warning) } }
+        }
         return .transfer(Transfer(
             source: Transfer.Source(operand: source), destination: destination, verb: verb,
-            transform: transform(for: source, to: destination),
+            transform: transform(for: source, to: destination, onWarning: record),
+            transformWarnings: warnings,
             removesSource: removesSources, keepsModificationTime: range == nil, created: created,
             compressionThreads: mode == .compress ? threads : nil,
             verification: mode == .compress ? .gzipOfSource : .decodedSource,

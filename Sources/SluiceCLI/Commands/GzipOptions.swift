@@ -108,7 +108,10 @@ struct GzipOptions {
     /// thread count; its access points are laid out for the source's size, and its index is
     /// reserved where the output is a regular file the sink can write again before the commit
     /// (not standard output, not a device), unless `--no-index` (<doc:IndexedGzip>).
-    func transform(for source: Pathname, to destination: Transfer.Destination) -> FileCopy<FileChunks, AnyChunkSink>.TransformFactory {
+    /// `onWarning` is told of the parallel decoder's warnings as they are met.
+    func transform(
+        for source: Pathname, to destination: Transfer.Destination, onWarning: @escaping @Sendable (StageWarning) -> Void
+    ) -> FileCopy<FileChunks, AnyChunkSink>.TransformFactory {
         let (chunkSize, level, outputLimit, threads, blockSize) = (common.chunkSize, level, maxOutput, threads, blockSize)
         var indexing = ParallelGzipEncoder.Indexing.none
         if mode == .compress && writesIndex {
@@ -124,7 +127,7 @@ struct GzipOptions {
                 indexing: indexing)
         }
         case .decompress where threads > 1: {
-            ParallelGzipDecoder(threadCount: threads, outputChunkSize: chunkSize, outputLimit: outputLimit)
+            ParallelGzipDecoder(threadCount: threads, outputChunkSize: chunkSize, outputLimit: outputLimit, onWarning: onWarning)
         }
         case .decompress: { GzipDecoder(outputChunkSize: chunkSize, outputLimit: outputLimit) }
         }

@@ -27,6 +27,9 @@ extension Transfer {
         switch outcome.result {
         case .failure(let error):
             let (result, message) = classify(error)
+            if !options.quiet, message != nil {
+                for warning in transformWarnings.withLock({ $0 }) { Console.message("\(verb) '\(source.name)': \(warning)") }
+            }
             if let message { Console.message(message) }
             return result
         case .success(let value): committed = value

@@ -53,6 +53,10 @@ struct Transfer {
     /// The verb of messages: `copy`, `compress`, `decompress`, `test`.
     var verb: String
     var transform: FileCopy<FileChunks, AnyChunkSink>.TransformFactory?
+    /// The warnings ``transform`` met, recorded as they are met: printed before a failure,
+    /// which gives no report to carry them (a segment that did not match its index, then a
+    /// trailer that fails its check).
+    var transformWarnings = LockedValue<[StageWarning]>([])
     /// `--rm`: remove the source once the destination is committed (durably).
     var removesSource = false
     /// Whether a file destination takes the source's modification time, as `gzip` gives it
@@ -120,7 +124,8 @@ struct Transfer {
         forwarding?.cancel()
         switch result {
         case .failure(let error):
-            return await fail(error, display: display, file: file, options: options, warnings: rangeChunks?.warnings ?? [])
+            let warnings = rangeChunks?.warnings ?? transformWarnings.withLock { $0 }
+            return await fail(error, display: display, file: file, options: options, warnings: warnings)
         case .success(let committed):
             await display?.finish(.completed)
             file?.finish(bytes: committed.report.bytesRead, written: committed.report.bytesWritten, error: nil, options: options)
