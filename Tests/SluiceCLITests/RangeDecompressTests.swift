@@ -128,6 +128,8 @@ struct RangeDecompressTests {
             (["--range", "0:10", "--rm", "input.gz"], "--rm"),
             (["--range", "0:10", "--verify", "-o", "x", "input.gz"], "--verify"),
             (["--range", "0:10", "--max-output", "1M", "input.gz"], "--max-output"),
+            // It would test only the range, not the file.
+            (["--range", "0:10", "-t", "input.gz"], "--test"),
             (["--range", "0:10", "-"], "standard input"),
             (["--range", "10", "input.gz"], "invalid range"),
             (["--range", "10:5", "input.gz"], "ends before it starts"),
@@ -140,5 +142,34 @@ struct RangeDecompressTests {
         }
         let notGzip = try await CLI.run(["decompress", "--range", "0:10", "input"], in: sandbox)
         #expect(notGzip.status == 1 && notGzip.stderr.contains("not in gzip format"), "\(notGzip.stderr)")
+    }
+
+    /// A FIFO, a character device: a range is read at offsets, so refused with that reason at
+    /// once (the FIFO without a writer: not waited for), nothing written.
+    @Test func aFileThatCannotBeReadAtOffsets() async throws {
+        let (sandbox, _) = try await ParallelDecompressTests.indexedFile()
+        let result = try await CLI.shell(
+            """
+            mkfifo pipe.gz
+            "$SLUICE" decompress --range 0:10 -o part pipe.gz; echo "status $?"
+            "$SLUICE" decompress --range 0:10 /dev/zero; echo "status $?"
+            """, in: sandbox)
+        #expect(result.stdout == Array("status 1\nstatus 1\n".utf8), "\(result.stderr)")
+        #expect(result.stderr.contains("cannot read 'pipe.gz': not a regular file: a range is read at offsets"), "\(result.stderr)")
+        #expect(result.stderr.contains("cannot read '/dev/zero': not a regular file"), "\(result.stderr)")
+        #expect(!sandbox.exists("part"))
+    }
+
+    /// `-v` counts what was written and names the range: the bytes the copy took are the
+    /// range's decoded bytes, not bytes read from the file.
+    @Test func verboseNamesTheRange() async throws {
+        let (sandbox, _) = try await ParallelDecompressTests.indexedFile()
+        let result = try await CLI.run(["decompress", "-v", "--range", "1000:1100", "input.gz"], in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.count == 100)
+        #expect(
+            result.stderr.contains("decompress 'input.gz' to standard output: 100 bytes written, the range 1000:1100 of its data"),
+            "\(result.stderr)")
+        #expect(!result.stderr.contains("bytes read"), "\(result.stderr)")
     }
 }

@@ -19,6 +19,14 @@ extension FileError {
         FileError(operation, path: path, errno: .isDirectory, file: file, line: line)
     }
 
+    /// A file that must be read at random (at offsets, by `pread(2)`) is not a regular file:
+    /// a FIFO, a socket or a device. `path` is the file, `reason` says why it is read so.
+    package static func notRegular(
+        _ path: Pathname, reason: String, file: String = #fileID, line: Int = #line
+    ) -> FileError {
+        FileError(code: .unsupported, operation: .read, path: path, reason: "not a regular file: \(reason)", file: file, line: line)
+    }
+
     /// A directory would be copied into itself, as `cp` refuses it: "cannot copy a directory,
     /// 'X', into itself, 'Y'". `source` is the directory, `destination` the copy it would go
     /// into (the destination is inside the source, or the source is one of the copy's own

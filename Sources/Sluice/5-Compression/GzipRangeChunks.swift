@@ -122,7 +122,8 @@ extension GzipDecoder {
     ///   sequence's one thread (its iterations take turns on it) and `threadCount` - 1 more
     ///   for segments; releasing the iterator stops it before its next read. The file stays
     ///   open while the sequence lives.
-    /// - Throws: here, ``FileError`` (`open`, `fstat`, `read`; `isDirectory`) and ``GzipError``
+    /// - Throws: here, ``FileError`` (`open`, `fstat`, `read`; `isDirectory`; `unsupported` for a
+    ///   FIFO, a socket or a device, which cannot be read at offsets) and ``GzipError``
     ///   with ``GzipError/Kind/notGzip`` for a file that does not start with a gzip member;
     ///   while iterating, ``FileError`` (`read`) and the ``GzipError``s of ``process(_:emit:)``
     ///   for what it decodes (``GzipError/Kind/truncatedInput`` for a file that ends inside a

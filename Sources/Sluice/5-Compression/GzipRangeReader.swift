@@ -78,19 +78,22 @@ package final class GzipRangeReader: Sendable {
 
     /// Opens `path` and walks to the member that holds `range.lowerBound`; on the calling thread.
     ///
-    /// - Throws: ``FileError`` (`open`, `fstat`, `read`; `isDirectory`); ``GzipError`` with
+    /// - Throws: ``FileError`` (`open`, `fstat`, `read`; `isDirectory`; `unsupported` for a
+    ///   FIFO, a socket or a device, which cannot be read at offsets); ``GzipError`` with
     ///   ``GzipError/Kind/notGzip`` when the file does not start with a gzip member.
     init(
         path: Pathname, range: Range<Int64>, chunkSize: Int, threadCount: Int, executor: BlockingIOExecutor,
         onWarning: @escaping @Sendable (StageWarning) -> Void = { _ in }
     ) throws {
         precondition(range.lowerBound >= 0 && chunkSize > 0 && threadCount >= 1, "invalid range reader parameters")
-        let descriptor = try Descriptor.open(path, O_RDONLY)
+        // Without waiting for a FIFO's writer: the kind of file is checked first.
+        let descriptor = try Descriptor.open(path, O_RDONLY | O_NONBLOCK)
         let (size, start): (Int64, Start)
         do {
             let status: FileStatus
             do { status = try descriptor.status() } catch { throw FileError.fstat(path: path, errno: error) }
             if status.kind == .directory { throw FileError.isDirectory(.read, path: path) }
+            if status.kind != .regular { throw FileError.notRegular(path, reason: "a range is read at offsets") }
             let magic = try Self.read(descriptor, path: path, count: 2, at: 0)
             guard magic.bytes == [0x1F, 0x8B] else { throw GzipError(.notGzip, offset: 0) }
             (size, start) = (status.size, try Self.walk(descriptor, path: path, size: status.size, to: range.lowerBound, from: Member()))

@@ -94,8 +94,9 @@ struct GzipOptions {
         let refusal = "--range writes part of one file's output: it cannot be used with"
         if sources.count > 1 || recursive { throw UsageError("\(refusal) several sources or -r") }
         if sources.contains("-") { throw UsageError("--range reads a file at random: it cannot read standard input") }
-        if list || removesSources || common.verify || maxOutput != nil {
-            throw UsageError("\(refusal) --list, --rm, --verify or --max-output")
+        // `--test` would check only the range's segments and trailer, not the file.
+        if list || test || removesSources || common.verify || maxOutput != nil {
+            throw UsageError("\(refusal) --list, --test, --rm, --verify or --max-output")
         }
     }
 

@@ -398,8 +398,13 @@ struct Transfer {
         case .descriptor(_, let name): text += name == "-" ? " to standard output" : " to '\(name)'"
         case .discard: break
         }
-        // `--test` writes nothing: what it counts is the data decoded and verified.
-        text += ": \(report.bytesRead) bytes read, \(report.bytesWritten) bytes " + (destination == .discard ? "decoded" : "written")
+        if let range {
+            // What the copy read is the range's decoded bytes, not the file's.
+            text += ": \(report.bytesWritten) bytes written, the range \(range.bytes.lowerBound):\(range.bytes.upperBound) of its data"
+        } else {
+            // `--test` writes nothing: what it counts is the data decoded and verified.
+            text += ": \(report.bytesRead) bytes read, \(report.bytesWritten) bytes " + (destination == .discard ? "decoded" : "written")
+        }
         if let threads = compressionThreads {
             // The compressed size against the input's, as gzip -v and pigz -v report it.
             let ratio = report.bytesRead > 0 ? 100 * Double(report.bytesWritten) / Double(report.bytesRead) : 0
