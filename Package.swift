@@ -9,9 +9,11 @@ let package = Package(
         .executable(name: "CallbackIngest", targets: ["CallbackIngest"]),
     ],
     targets: [
-        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // libdeflate's CRC-32, linked statically (its module map links `libdeflate.a`).
+        .systemLibrary(name: "CDeflate", path: "Sources/CDeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(name: "CSluiceShims", path: "Sources/CSluiceShims"),
-        .target(name: "Sluice", dependencies: ["CZlib", "CSluiceShims"]),
+        .target(name: "Sluice", dependencies: ["CZlib", "CDeflate", "CSluiceShims"]),
         .target(name: "SluiceBenchmarks", dependencies: ["Sluice"]),
         .executableTarget(name: "SluiceCLI", dependencies: ["Sluice", "SluiceBenchmarks"]),
         .executableTarget(name: "CallbackIngest", dependencies: ["Sluice", "SluiceBenchmarks"], path: "Examples/CallbackIngest"),

