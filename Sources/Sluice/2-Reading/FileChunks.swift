@@ -72,7 +72,7 @@ public struct FileChunks: AsyncSequence, Sendable {
     private init(reader: FileReader, status: FileStatus) {
         self.reader = reader
         self.status = status
-        readsHolesAsData = status.kind == .regular && status.allocatedBytes < status.size && reader.extents == nil
+        readsHolesAsData = status.mayHaveHoles && reader.extents == nil
     }
 
     /// Opens `path` for reading (`open(2)` with `O_RDONLY`, on a dedicated thread: opening a

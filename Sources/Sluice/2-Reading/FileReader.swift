@@ -90,9 +90,7 @@ actor FileReader {
                 let pipe = try WakePipe()
                 if wake.withLock({ $0.pipe = pipe; return $0.signalled }) { pipe.signal() }
             }
-            // A file with as many blocks as bytes has no hole to find (as cp decides): no
-            // SEEK_DATA and SEEK_HOLE probes.
-            if status.kind == .regular && status.size > 0 && status.allocatedBytes < status.size,
+            if status.mayHaveHoles,
                 case .success(let offset) = system.seek(descriptor!.rawValue, 0, SEEK_CUR) {
                 // Its map, checked once for every reader of it (a kernel copy follows it too).
                 let map = HoleMap.read(descriptor!, size: status.size, system: system)

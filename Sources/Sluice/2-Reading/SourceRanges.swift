@@ -6,7 +6,8 @@
 ///   saw it.
 /// - ``Chunk/SourceRange/Method/kernelCopy``: the data extents of the first `size` bytes (the map
 ///   the reader walked at its open when it kept it, else `lseek(2)`'s `SEEK_DATA` and
-///   `SEEK_HOLE` when holes are looked for, else all of it as one extent), a chunk for each
+///   `SEEK_HOLE` when holes are looked for and the file may have some
+///   (``FileStatus/mayHaveHoles``), else all of it as one extent), a chunk for each
 ///   `sliceSize` bytes of data with the holes between its extents (``Chunk/SourceRange/dataExtents``;
 ///   its count is its span);
 ///   then, when the data reaches the size, one range to the end of the file (a file that grew is
@@ -40,7 +41,7 @@ package struct SourceRanges: AsyncSequence, Sendable {
             method: method, size: size, sliceSize: sliceSize,
             template: Chunk.SourceRange(descriptor: descriptor, offset: 0, method: method, owner: reader),
             extents: DataExtents(
-                descriptor: descriptor, size: size, findsHoles: findsHoles && reader.dataExtents == nil,
+                descriptor: descriptor, size: size, findsHoles: findsHoles && reader.dataExtents == nil && file.status.mayHaveHoles,
                 known: findsHoles ? reader.dataExtents.map { $0[...] } : nil, system: file.system, path: file.path))
     }
 

@@ -99,7 +99,7 @@ extension Copier {
     /// Whether a file is copied by ``copySmallFile(_:copyOptions:share:on:)``: regular, not empty, at most
     /// one chunk, with as many bytes allocated as its size (no hole to keep).
     private static func fitsInOneStep(_ status: FileStatus, chunkSize: Int) -> Bool {
-        status.kind == .regular && status.size > 0 && status.size <= Int64(chunkSize) && status.allocatedBytes >= status.size
+        status.kind == .regular && status.size > 0 && status.size <= Int64(chunkSize) && !status.mayHaveHoles
     }
 
     /// Copies the `size` bytes of `source` into `sink`'s temporary file by `path`: a clone or

@@ -76,7 +76,7 @@ extension CopyMethod {
         if reflink == .auto && canClone { return [.clone, .kernelCopy, .pipeline] }
         // On a cloning file system copy_file_range would share extents: not with never.
         guard !cloningFileSystems.contains(destinationFileSystem) else { return [.pipeline] }
-        let isSparse = source.allocatedBytes < source.size
+        let isSparse = source.mayHaveHoles
         if kernelCopyFileSystems.contains(destinationFileSystem) {
             // A verified copy reads the data anyway: the pipeline reads it once.
             let verifiesInMemory = verified && !isSparse && localKernelCopyFileSystems.contains(destinationFileSystem)

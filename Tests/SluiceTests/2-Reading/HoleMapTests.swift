@@ -51,10 +51,11 @@ struct HoleMapTests {
     }
 
     /// Copies `in` to `out` through the pipeline (or the path `options` choose) with `system`
-    /// for the source; returns whether the map was distrusted and the output's allocated bytes.
+    /// for the source (checking it against `expected`, else the sparse file of `extents`); returns
+    /// whether the map was distrusted and the output's allocated bytes.
     static func copy(
         in directory: ScratchDirectory, system: SystemCalls, options: RegularFileCopy.Options = .init(forcesPipeline: true),
-        findsHoles: Bool = true
+        findsHoles: Bool = true, expected: [UInt8]? = nil
     ) async throws -> (distrusted: Bool, allocated: Int64, report: CopyReport) {
         let source = try await FileChunks.open(
             directory.appending("in"), descriptor: nil, ownsDescriptor: true, chunkSize: 64 << 10, findsHoles: findsHoles,
@@ -62,7 +63,7 @@ struct HoleMapTests {
         let sink = try await FileSink.create(
             at: directory.appending("out"), source: source.status, options: .init(synchronizes: false))
         let report = try await RegularFileCopy(from: source, to: sink, options: options).run()
-        #expect(try readFile(directory.appending("out")) == sparseContent(size: size, extents: extents))
+        #expect(try readFile(directory.appending("out")) == expected ?? sparseContent(size: size, extents: extents))
         return (source.reader.distrustsHoleMap, try FileStatus.of(directory.appending("out")).allocatedBytes, report)
     }
 
@@ -153,6 +154,28 @@ struct HoleMapTests {
             #expect(copied.allocated < 2_097_152)
             let counted = seeks.withLock { $0 }
             #expect(counted.data == 3 && counted.hole == 2, "\(counted)")
+        }
+    }
+
+    /// A file with as many blocks as bytes has no hole to find: its kernel copy makes no
+    /// `SEEK_DATA` or `SEEK_HOLE` probe (on tmpfs one `SEEK_HOLE` over 1 GiB walks its pages),
+    /// and the copy is exact.
+    @Test func aFullyAllocatedFileIsNotProbedForHoles() async throws {
+        try await withScratchDirectory { directory in
+            let bytes = randomBytes(count: 3 << 20, seed: 3)
+            try writeSparseFile(directory.appending("in"), size: Int64(bytes.count), extents: [(0, bytes)])
+            let seeks = LockedValue(0)
+            var system = SystemCalls.live
+            system.seek = { descriptor, offset, whence in
+                if whence == CSluiceShims_SEEK_DATA || whence == CSluiceShims_SEEK_HOLE { seeks.withLock { $0 += 1 } }
+                return SystemCalls.liveSeek(descriptor, offset, whence)
+            }
+            var options = RegularFileCopy.Options()
+            options.kernelCopyLimit = 1 << 30
+            let copied = try await Self.copy(in: directory, system: system, options: options, expected: bytes)
+            #expect(copied.report.method == .kernelCopy)
+            #expect(copied.report.bytesWritten == Int64(bytes.count))
+            #expect(seeks.withLock { $0 } == 0)
         }
     }
 
