@@ -39,7 +39,10 @@ extension Copier {
         defer { if isFile { state.withLock { $0.filesWaitingForDescriptors -= 1 } } }
         let committing = batch?.commitNow() ?? false
         if directories.releaseOpenDirectories() { return true }
-        guard active > 0 || committing || (batch?.pendingCount ?? 0) > 0 else { return false }
+        // A batch counts its release before it lowers its pending count: a count of 0 read
+        // after the snapshot may mean a batch let its files go since, which is a release.
+        let releasedSinceStart = { self.state.withLock { $0.releases != start && !$0.isCancelled } && !Task.isCancelled }
+        guard active > 0 || committing || (batch?.pendingCount ?? 0) > 0 else { return releasedSinceStart() }
         // A release comes when a file finishes or a batch is committed. The bytes the files
         // have moved, read every 50 ms: while they move (or a batch is pending), the wait goes on.
         let patience = Duration.milliseconds(options.descriptorWaitMilliseconds)
@@ -50,7 +53,8 @@ extension Copier {
         var (mark, lastMove, polls) = (moved(), ContinuousClock.now, 0)
         while state.withLock({ $0.releases == start && !$0.isCancelled }) && !Task.isCancelled {
             let pending = batch?.pendingCount ?? 0
-            if state.withLock({ others($0) <= 0 }) && pending == 0 { return false }
+            // Nothing left to release: give up, unless a batch let its files go since the loop's check.
+            if state.withLock({ others($0) <= 0 }) && pending == 0 { return releasedSinceStart() }
             if pending > 0 { batch?.commitNow() }
             polls += 1
             if polls % 50 == 0 {
