@@ -75,7 +75,7 @@ extension Copier {
     /// ``waitForReleasedDescriptors(holding:)``), or the engine is cancelled. Checks every
     /// 100 µs. Blocks: call it from a thread of the caller's own, never the cooperative pool.
     func waitUntilNoFileHoldsDescriptors() {
-        while state.withLock({ ($0.running > 0 || $0.isDispatching || !$0.waiting.isEmpty) && !$0.isCancelled }) {
+        while state.withLock({ ($0.running > 0 || $0.dispatching > 0 || !$0.waiting.isEmpty) && !$0.isCancelled }) {
             usleep(100)
         }
     }

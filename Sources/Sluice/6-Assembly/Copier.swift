@@ -14,9 +14,11 @@ import Musl
 /// pipeline within the same width, budget, rate and progress.
 ///
 /// Jobs go in with ``submit(_:)``, which suspends while ``Options/width`` files are in flight
-/// and as many more wait (backpressure: never an unbounded queue of jobs; a submitter resumes
-/// once half of those were taken, one thread wake-up per half a width of files). A dispatcher
-/// on a thread of its own hands them to the files' threads. Each file then:
+/// and as many more wait, or up to 16 where the process's descriptors allow (backpressure:
+/// never an unbounded queue of jobs; a submitter resumes once half of those were taken, one
+/// thread wake-up per half of them). Each of the
+/// ``Options/width`` files' threads takes the next job itself when it ends a file (no thread
+/// between them and the jobs, none woken while jobs wait). Each file then:
 /// 1. takes its share of the byte budget (its chunk size and channel
 ///    capacity fit its share, so the bytes buffered by all files in flight stay within
 ///    ``Options/byteBudget``, whatever their count and sizes);
@@ -92,15 +94,26 @@ public final class Copier: Sendable {
         var filesInOneStep = 0
         /// Files on their slots' threads now.
         var running = 0
-        /// Whether the dispatcher holds a job it took from ``waiting`` and has not started yet
-        /// (it waits for a slot or for its share of the budget).
-        var isDispatching = false
+        /// Jobs slots took from ``waiting`` and have not started yet (each waits for room or
+        /// for its share of the budget).
+        var dispatching = 0
+        /// Files admitted by `admit(durable:)` and not yet ended.
+        var inFlight = 0
+        /// Durable files waiting for `inFlight` to fall below ``Copier/durableWidth``.
+        var admissionWaiters: [CheckedContinuation<Void, Never>] = []
         /// Counts the events that release descriptors (a file finished, or sealed and in its
         /// batch; a batch committed and its files let go): ``waitForReleasedDescriptors(holding:)``
         /// waits for it to move.
         var releases = 0
         /// Files (not the walk) inside ``waitForReleasedDescriptors(holding:)`` now.
         var filesWaitingForDescriptors = 0
+
+        /// Counts an admitted file's end, and returns the durable files to let try again.
+        mutating func leave() -> [CheckedContinuation<Void, Never>] {
+            inFlight -= 1
+            defer { admissionWaiters.removeAll() }
+            return admissionWaiters
+        }
     }
 
     /// The options the engine was made with.
@@ -120,8 +133,9 @@ public final class Copier: Sendable {
     /// Whether ``tracker`` is the engine's own, finished by ``finish()``; a progress it was
     /// handed is its owner's to finish.
     let ownsProgress: Bool
-    /// Jobs handed over and not yet started: up to ``Options/width``; a submitter that found it
-    /// full resumes once half of it was taken (one thread wake-up per half a width of files).
+    /// Jobs handed over and not yet started: ``Options/width``, or up to 16 where the process's
+    /// descriptors allow (`DescriptorBudget.jobsWaiting(besideFilesInFlight:)`); a submitter
+    /// that found it full resumes once half of it was taken (one thread wake-up per half of it).
     private let intake: BoundedChannel<Indexed>
     let state = LockedValue(State())
 
@@ -175,15 +189,16 @@ public final class Copier: Sendable {
         self.ownsProgress = ownsProgress
         directories = DirectorySyncBatch(system: system)
         progress.measuresBuffered { (Int64(budget.held), Int64(budget.peakHeld)) }
-        intake = BoundedChannel(capacity: width, lowWatermark: width / 2)
-        // The dispatcher has a thread of its own: each file that ends wakes it, and a thread of
-        // the cooperative pool would be woken instead, then hand over to the file's thread.
+        let waiting = DescriptorBudget.current.jobsWaiting(besideFilesInFlight: width)
+        intake = BoundedChannel(capacity: waiting, lowWatermark: waiting / 2)
+        // Off the cooperative pool: when the slots end, it completes the jobs never started,
+        // whose completions are the caller's code.
         let worker = Task(executorPreference: BlockingIOExecutor(label: "sluice.dispatch")) { await self.work() }
         state.withLock { $0.worker = worker }
     }
 
-    /// Hands over one file; suspends while ``Options/width`` files are in flight and as many
-    /// more wait, until half of those were taken.
+    /// Hands over one file; suspends while ``Options/width`` files are in flight and the most
+    /// jobs wait to start (as many, or up to 16), until half of those were taken.
     ///
     /// - Returns: the job's index (from 0, in the order of the calls), which its ``Outcome`` carries.
     /// - Throws: `CancellationError` if the engine was cancelled or finished, or the calling task
@@ -270,17 +285,18 @@ public final class Copier: Sendable {
         }
     }
 
-    /// Takes jobs while there is room: a slot among ``Options/width`` and a share of the budget.
+    /// Runs the files on ``Options/width`` slots, each a task on one `BlockingIOExecutor`
+    /// started here once for the engine, that takes jobs from ``intake`` itself
+    /// (``serve(_:on:batch:share:)``).
     ///
-    /// Each slot is one `BlockingIOExecutor`, started here once for the engine: a file in
-    /// flight holds one, and its reader, its sink and its stages all run on that thread, so a
-    /// chunk goes from the read to the write without waking another thread. The threads end
-    /// when this returns (the executors are released once their last job has run). A file
-    /// that comes back sealed joins the ``SyncBatch`` at once, committed on the batch's thread;
-    /// its slot is free meanwhile.
+    /// A slot's file has its reader, its sink and its stages on that thread, so a chunk goes
+    /// from the read to the write without waking another thread, and a slot that ends a file
+    /// takes the next one waiting there, on the same thread, without waking any. The threads end
+    /// when this returns (the executors are released once their last job has run). A file that
+    /// comes back sealed joins the ``SyncBatch`` at once, committed on the batch's thread; its
+    /// slot takes the next file meanwhile.
     private func work() async {
         let share = options.byteBudget / width
-        var idle = (0..<width).map { _ in BlockingIOExecutor(label: "sluice.many-files") }
         let batch = SyncBatch(
             maximumWait: .milliseconds(options.syncBatchWaitMilliseconds),
             released: { self.state.withLock { $0.releases += 1 } }
@@ -293,43 +309,13 @@ public final class Copier: Sendable {
         }) {
             batch.cancel()
         }
-        await withTaskGroup(of: BlockingIOExecutor.self) { group in
-            do {
-                for try await item in intake {
-                    let (taken, cancelled) = state.withLock { state in
-                        let taken = state.waiting.removeValue(forKey: item.index) != nil
-                        state.isDispatching = taken
-                        return (taken, state.isCancelled)
-                    }
-                    defer { state.withLock { $0.isDispatching = false } }
-                    guard taken else { continue }
-                    // Handed over before the cancellation, delivered after it: never started.
-                    if cancelled { await fail(item, CancellationError()); continue }
-                    // A durable file starts only while fewer than `durableWidth` files are in flight.
-                    let limit = writesDurableFile(item.job) ? durableWidth : width
-                    while width - idle.count >= limit, let freed = await group.next() { idle.append(freed) }
-                    let piece = self.share(of: item.job, within: share)
-                    do { try await budget.acquire(piece.bytes) } catch { await fail(item, error); continue }
-                    let executor = idle.removeLast()
-                    state.withLock { $0.running += 1 }
-                    // The task holds the job (and so its directories' descriptors) only while it
-                    // runs: a release is counted once they are closed.
-                    let held = LockedValue<Indexed?>(item)
-                    group.addTask(executorPreference: executor) {
-                        let step = await self.run(taking: held, piece, on: executor)
-                        self.budget.release(piece.bytes)
-                        // A sealed file counts as running until its batch holds it, so a file
-                        // waiting for descriptors never finds it in neither.
-                        if case .sealed(let entry) = step { await batch.append(entry) }
-                        self.state.withLock {
-                            $0.running -= 1
-                            $0.releases += 1
-                        }
-                        return executor
-                    }
+        let jobs = BoundedChannel<Indexed>.SharedIterator(intake)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<width {
+                let executor = BlockingIOExecutor(label: "sluice.many-files")
+                group.addTask(executorPreference: executor) {
+                    await self.serve(jobs, on: executor, batch: batch, share: share)
                 }
-            } catch {
-                // Cancelled: what is buffered is never started.
             }
         }
         if state.withLock({ $0.isCancelled }) { batch.cancel() }
