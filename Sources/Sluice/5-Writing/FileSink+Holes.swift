@@ -41,7 +41,7 @@ extension FileSink {
     ///
     /// - Throws: ``FileError`` (operation `write` or `lseek`) with the destination and errno.
     func writeSparse(_ chunks: [Chunk]) throws(FileError) {
-        guard case .open(let descriptor, _) = state else { preconditionFailure("FileSink.write after commit or abort") }
+        let descriptor = try descriptorForWriting()
         if !splitsZeroBlocks && !chunks.contains(where: \.isHole) {
             try descriptor.write(chunks, path: destination, system: system)
             sizeAfterHole = nil

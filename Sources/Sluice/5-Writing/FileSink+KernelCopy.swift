@@ -7,7 +7,8 @@ import CSluiceShims
 extension FileSink: SourceRangeSink {
     /// Writes `chunks` in order: bytes and holes as ``write(contentsOf:)`` does, a range of the
     /// source by the method it names, at the same offset in the temporary file, whose offset
-    /// then stands after it and after the holes that follow it. With `synchronizes`,
+    /// then stands after it and after the holes that follow it (moved there when something is
+    /// written next: ``FileSink/unsettledOffset``). With `synchronizes`,
     /// the write-back of each range copied starts at once (`sync_file_range(2)`
     /// `SYNC_FILE_RANGE_WRITE`, which does not wait), so that the `fsync(2)` at the commit finds
     /// most of the file on its way to the disk.
@@ -28,34 +29,22 @@ extension FileSink: SourceRangeSink {
     /// file synced in a batch does not: the batch's `syncfs(2)` writes it).
     package func copyRanges(_ chunks: [Chunk], startsWriteBack: Bool, copied: (Int64) -> Void) throws {
         var bytes: [Chunk] = []
-        // Where the file's offset belongs after the ranges (copied at explicit offsets) and the
-        // holes after them, until something is written at the offset: one lseek(2) then, not
-        // one per range and per hole (a file of 10,000 extents).
-        var position: Int64?
-        func settle() throws(FileError) {
-            guard let offset = position, case .open(let descriptor, _) = state else { return }
-            do throws(ErrorNumber) { try descriptor.seek(to: offset, system: system) } catch {
-                throw FileError.lseek(path: destination, errno: error)
-            }
-            position = nil
-        }
         for chunk in chunks {
             if let range = chunk.sourceRange {
                 if !bytes.isEmpty {
                     try write(contentsOf: bytes)
                     bytes.removeAll()
                 }
-                position = try copy(range, count: Int64(chunk.count), startsWriteBack: startsWriteBack, copied: copied)
-            } else if chunk.isHole, makesHoles, let offset = position {
-                position = offset + Int64(chunk.count)
-                sizeAfterHole = position
+                unsettledOffset = try copy(range, count: Int64(chunk.count), startsWriteBack: startsWriteBack, copied: copied)
+            } else if chunk.isHole, makesHoles, bytes.isEmpty, let offset = unsettledOffset {
+                // After a range: the offset moves past the hole when something is written.
+                unsettledOffset = offset + Int64(chunk.count)
+                sizeAfterHole = unsettledOffset
             } else {
-                try settle()
                 bytes.append(chunk)
             }
         }
         if !bytes.isEmpty { try write(contentsOf: bytes) }
-        try settle()
     }
 
     /// Copies one range into the temporary file at its offset: a clone, or `copy_file_range(2)`
@@ -177,6 +166,7 @@ extension FileSink: SourceRangeSink {
         do { try descriptor.seek(to: 0, system: system) } catch {
             throw FileError.lseek(path: destination, errno: error)
         }
+        unsettledOffset = nil
         sizeAfterHole = nil
     }
 }

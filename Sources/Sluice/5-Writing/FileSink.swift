@@ -15,8 +15,9 @@ import Musl
 /// 255-byte destination name works, and leftovers after `kill -9` can be found with `ls -A`).
 /// ``commit()`` sets the attributes, `fsync(2)`s the file, names it and `fsync(2)`s the
 /// directory (a rename without the fsyncs can leave an empty file after a crash);
-/// `synchronizes: false` skips both fsyncs. A new name is given with `linkat(2)` of
-/// `/proc/self/fd/N` (which refuses an existing name), so an append-only directory (`chattr +a`)
+/// `synchronizes: false` skips both fsyncs. A new name is given with `linkat(2)` of the
+/// descriptor (`AT_EMPTY_PATH` where the kernel allows it, else `/proc/self/fd/N`; either
+/// refuses an existing name), so an append-only directory (`chattr +a`)
 /// takes a new file as it does for `cp`; an existing file is replaced by a rename (of the
 /// unnamed file linked under a temporary name first). A replacement the kernel would refuse
 /// (an append-only or immutable directory, an append-only or immutable file, read with
@@ -88,6 +89,11 @@ public actor FileSink: ChunkSink {
     /// The size to set at the commit when the data so far ends in a hole (`lseek(2)` past the
     /// end makes no size by itself); `nil` when it ends in data.
     var sizeAfterHole: Int64?
+    /// Where the temporary file's offset belongs after ranges copied at explicit offsets (and
+    /// the holes after them), until something is written there: moved by one `lseek(2)` before
+    /// the next write (``descriptorForWriting()``), and not at all when nothing follows (a
+    /// small file copied whole by the kernel).
+    var unsettledOffset: Int64?
     /// The temporary file's block size (`st_blksize`, 4096 where `fstat(2)` fails): the least
     /// run of zeros that ``FileChunks/SparseMode/always`` turns into a hole. Read at its first use, so a
     /// sink that never makes holes makes no `fstat(2)` for it.
@@ -348,13 +354,22 @@ public actor FileSink: ChunkSink {
     ///   `EFBIG` (File too large) or `ENOSPC`.
     public func write(_ chunk: Chunk) throws {
         if makesHoles { return try writeSparse([chunk]) }
-        try writableDescriptor.write(chunk, path: destination, system: system)
+        try descriptorForWriting().write(chunk, path: destination, system: system)
     }
 
-    /// The temporary file (or in-place destination) while it is open for writes.
-    private var writableDescriptor: Descriptor {
+    /// The temporary file (or in-place destination) while it is open for writes, its offset
+    /// moved to ``unsettledOffset`` first if ranges were copied before.
+    ///
+    /// - Throws: ``FileError`` (operation `lseek`).
+    func descriptorForWriting() throws(FileError) -> Descriptor {
         guard case .open(let descriptor, _) = state else {
             preconditionFailure("FileSink.write after commit or abort")
+        }
+        if let offset = unsettledOffset {
+            do throws(ErrorNumber) { try descriptor.seek(to: offset, system: system) } catch {
+                throw FileError.lseek(path: destination, errno: error)
+            }
+            unsettledOffset = nil
         }
         return descriptor
     }
@@ -368,7 +383,7 @@ public actor FileSink: ChunkSink {
     ///   `EFBIG`, ...).
     public func write(contentsOf chunks: [Chunk]) throws {
         if makesHoles { return try writeSparse(chunks) }
-        try writableDescriptor.write(chunks, path: destination, system: system)
+        try descriptorForWriting().write(chunks, path: destination, system: system)
     }
 
     /// The sink's own executor: the writer stage runs on the thread that writes.
