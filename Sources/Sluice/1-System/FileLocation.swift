@@ -1,4 +1,5 @@
 import CSluiceShims
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -131,18 +132,31 @@ package struct FileLocation: Sendable, CustomStringConvertible {
         return name.withCString { old in target.name.withCString { new in system.linkAt(from, old, to, new, 0) } }
     }
 
-    /// `linkat(2)` of `/proc/self/fd/N` with `AT_SYMLINK_FOLLOW`: gives the file open as
-    /// `descriptor` (an unnamed `O_TMPFILE` file) this entry's name. Unprivileged wherever
-    /// `/proc` is mounted (`AT_EMPTY_PATH` would need `CAP_DAC_READ_SEARCH` on older kernels).
+    /// `linkat(2)` of the file open as `descriptor` (an unnamed `O_TMPFILE` file): gives it this
+    /// entry's name. By the descriptor itself (`AT_EMPTY_PATH`, no path to look up) where the
+    /// kernel allows it (with `CAP_DAC_READ_SEARCH`, as root has), else, and for the rest of the
+    /// process once refused (`ENOENT`), by `/proc/self/fd/N` with `AT_SYMLINK_FOLLOW`,
+    /// unprivileged wherever `/proc` is mounted (linkat(2), open(2) on `O_TMPFILE`).
     ///
     /// - Returns: `EEXIST` if the name is taken, else the errno of `linkat(2)`.
     func link(descriptor: Descriptor, system: SystemCalls) -> Result<Void, ErrorNumber> {
         let to = directoryDescriptor
+        if Self.linksByDescriptor.load(ordering: .relaxed) {
+            let result = name.withCString { new in system.linkAt(descriptor.rawValue, "", to, new, CSluiceShims_AT_EMPTY_PATH) }
+            guard case .failure(.noSuchFileOrDirectory) = result else { return result }
+        }
         let proc = "/proc/self/fd/\(descriptor.rawValue)"
-        return proc.withCString { from in
+        let result = proc.withCString { from in
             name.withCString { new in system.linkAt(CSluiceShims_AT_FDCWD, from, to, new, CSluiceShims_AT_SYMLINK_FOLLOW) }
         }
+        // The ENOENT before was the kernel's refusal of AT_EMPTY_PATH, not a missing directory.
+        if case .success = result { Self.linksByDescriptor.store(false, ordering: .relaxed) }
+        return result
     }
+
+    /// Whether ``link(descriptor:system:)`` tries `AT_EMPTY_PATH` first: until the kernel
+    /// refuses it once.
+    static let linksByDescriptor = Atomic(true)
 
     /// The inode flags (`FS_IOC_GETFLAGS`, through `system`) of the file or directory here,
     /// opened read-only without following a link and without blocking (by the real `openat(2)`:

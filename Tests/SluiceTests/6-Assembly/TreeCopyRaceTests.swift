@@ -82,10 +82,13 @@ struct TreeCopyRaceTests {
             try handle.setTimes(of: "source", access: old, modification: old)
             let seen = LockedValue<[String]>([])
             // What the file being named looks like at that instant (through the path the call names it by).
-            let look: @Sendable (UnsafePointer<CChar>) -> Void = { from in
+            // An unnamed file linked by its descriptor (`AT_EMPTY_PATH`) is looked at through /proc.
+            let look: @Sendable (CInt, UnsafePointer<CChar>) -> Void = { descriptor, from in
                 var raw = stat()
-                let path = Pathname(String(cString: from))
-                guard stat(from, &raw) == 0 else { return }
+                let name = String(cString: from)
+                let named = name.isEmpty ? "/proc/self/fd/\(descriptor)" : name
+                let path = Pathname(named)
+                guard stat(named, &raw) == 0 else { return }
                 seen.withLock {
                     $0.append("\(Self.noteValue(at: path, following: true) ?? "none") \(String(raw.st_mode & 0o7777, radix: 8)) \(raw.st_mtim.tv_sec)")
                 }
@@ -93,11 +96,11 @@ struct TreeCopyRaceTests {
             var system = refusesUnnamed ? SystemCalls.refusingUnnamedFiles : SystemCalls.live
             let (link, rename) = (system.linkAt, system.rename)
             system.linkAt = { fromDirectory, from, toDirectory, to, flags in
-                look(from)
+                look(fromDirectory, from)
                 return link(fromDirectory, from, toDirectory, to, flags)
             }
             system.rename = { from, to, flags in
-                look(from)
+                look(CSluiceShims_AT_FDCWD, from)
                 return rename(from, to, flags)
             }
             var options = FileSink.Options(synchronizes: false, preservesAttributes: true)

@@ -414,6 +414,7 @@ final class CrashRecorder: @unchecked Sendable {
     /// open file `N`; else the entry `from`.
     private func linkedNode(_ directory: CInt, _ from: UnsafePointer<CChar>, _ flags: CInt) -> Int? {
         let path = String(cString: from)
+        if flags & CSluiceShims_AT_EMPTY_PATH != 0, path.isEmpty { return node(of: directory) }
         if flags & CSluiceShims_AT_SYMLINK_FOLLOW != 0, path.hasPrefix("/proc/self/fd/"), let number = CInt(path.dropFirst(14)) {
             return node(of: number)
         }
