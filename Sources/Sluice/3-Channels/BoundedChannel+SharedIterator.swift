@@ -2,7 +2,7 @@ extension BoundedChannel {
     /// The channel's one consumer, shared by a pool of tasks that each take an element when they
     /// are free: each ``next()`` takes the consumer's turn, takes the next element (waiting in
     /// the channel's `next()` while the buffer is empty), then lets the turn go and wakes the
-    /// task that waited longest for it.
+    /// task that waited longest for it to try again (a task already running may take it first).
     ///
     /// A task that finds the turn free and an element buffered takes it without suspending, so
     /// a worker that ends one element starts the next on its own thread, waking nothing. The
@@ -40,6 +40,19 @@ extension BoundedChannel {
             await takeTurn()
             defer { passTurn() }
             return try await iterator.next()
+        }
+
+        /// The next element, given to `prepare` before the turn goes to another task, and what
+        /// `prepare` made of it; `nil` at the end, as ``next()``. The tasks waiting for the turn
+        /// wait for `prepare` too: a pool that admits its elements one at a time, in the
+        /// channel's order, holds one element at most waiting to be admitted.
+        ///
+        /// - Throws: as ``next()``.
+        package func next<Prepared>(preparing prepare: (Element) async -> Prepared) async throws -> Prepared? {
+            await takeTurn()
+            defer { passTurn() }
+            guard let element = try await iterator.next() else { return nil }
+            return await prepare(element)
         }
 
         /// The tasks waiting for the turn now (for tests that order an event after a wait).

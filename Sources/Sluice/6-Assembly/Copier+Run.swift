@@ -10,11 +10,7 @@ extension Copier {
     /// ``run(_:_:on:)`` of the file `held` holds, taken out of it, so that nothing but this
     /// call (and a sealed file's batch entry) holds the job once it returns.
     func run(taking held: LockedValue<Indexed?>, _ share: PipelineShare, on executor: BlockingIOExecutor) async -> Step {
-        let item = held.withLock { item in
-            defer { item = nil }
-            return item!
-        }
-        return await run(item, share, on: executor)
+        await run(Self.take(held), share, on: executor)
     }
 
     /// Copies one file within its share, on `executor` (the file's slot), then completes it,

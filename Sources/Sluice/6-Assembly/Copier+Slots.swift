@@ -2,25 +2,25 @@
 extension Copier {
     /// One slot: takes jobs until ``intake`` ends (or is cancelled: what is buffered is never
     /// started), each once there is room for it (a durable file only while fewer than
-    /// ``durableWidth`` files are in flight) and its share of the budget.
+    /// ``durableWidth`` files are in flight, waited for before the next slot may take a job, so
+    /// jobs start in order and one at most waits) and its share of the budget.
     func serve(
         _ jobs: BoundedChannel<Indexed>.SharedIterator, on executor: BlockingIOExecutor, batch: SyncBatch, share: Int
     ) async {
-        while let item = try? await jobs.next() {
-            let (taken, cancelled) = state.withLock { state in
-                let taken = state.waiting.removeValue(forKey: item.index) != nil
-                if taken { state.dispatching += 1 }
-                return (taken, state.isCancelled)
-            }
-            guard taken else { continue }
-            // Handed over before the cancellation, delivered after it: never started.
-            if cancelled {
+        // The job goes into a box at once: the slot holds it (and so its directories'
+        // descriptors) only until `run(taking:)` or `fail` takes it out, before its release is
+        // counted.
+        while let (held, admission) = try? await jobs.next(preparing: { item in (LockedValue<Indexed?>(item), await admit(item)) }) {
+            switch admission {
+            case .gone: continue
+            case .cancelled:
+                // Handed over before the cancellation, delivered after it: never started.
                 state.withLock { $0.dispatching -= 1 }
-                await fail(item, CancellationError())
+                await fail(Self.take(held), CancellationError())
                 continue
+            case .admitted: break
             }
-            await admit(durable: writesDurableFile(item.job))
-            let piece = self.share(of: item.job, within: share)
+            let piece = self.share(of: held.withLock { $0!.job }, within: share)
             do {
                 try await budget.acquire(piece.bytes)
             } catch {
@@ -29,16 +29,14 @@ extension Copier {
                     return state.leave()
                 }
                 for waiter in waiters { waiter.resume() }
-                await fail(item, error)
+                await fail(Self.take(held), error)
                 continue
             }
             state.withLock { state in
                 state.dispatching -= 1
                 state.running += 1
             }
-            // The slot holds the job (and so its directories' descriptors) only while it runs:
-            // a release is counted once they are closed.
-            let step = await run(taking: LockedValue<Indexed?>(item), piece, on: executor)
+            let step = await run(taking: held, piece, on: executor)
             budget.release(piece.bytes)
             // A sealed file counts as running until its batch holds it, so a file waiting for
             // descriptors never finds it in neither.
@@ -49,6 +47,38 @@ extension Copier {
                 return state.leave()
             }
             for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    /// What became of a job a slot took.
+    enum Admission {
+        /// Failed or completed meanwhile (no longer in `waiting`): nothing to do.
+        case gone
+        /// The engine was cancelled: the job is to fail, never started.
+        case cancelled
+        /// Counted in flight (and in `dispatching` until it runs or fails).
+        case admitted
+    }
+
+    /// Takes `item` from `waiting` into `dispatching` and, unless the engine was cancelled,
+    /// counts it in flight (``admit(durable:)``).
+    private func admit(_ item: Indexed) async -> Admission {
+        let (taken, cancelled) = state.withLock { state in
+            let taken = state.waiting.removeValue(forKey: item.index) != nil
+            if taken { state.dispatching += 1 }
+            return (taken, state.isCancelled)
+        }
+        guard taken else { return .gone }
+        if cancelled { return .cancelled }
+        await admit(durable: writesDurableFile(item.job))
+        return .admitted
+    }
+
+    /// The job `held` holds, taken out of it.
+    static func take(_ held: LockedValue<Indexed?>) -> Indexed {
+        held.withLock { item in
+            defer { item = nil }
+            return item!
         }
     }
 

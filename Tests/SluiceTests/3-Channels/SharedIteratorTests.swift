@@ -83,4 +83,32 @@ struct SharedIteratorTests {
         let error = await BoundedChannelTests.send(1, to: channel)
         #expect(error?.reason == .consumerTerminated)
     }
+
+    /// One task prepares the element it took while another asks for the next: the other waits
+    /// for the turn until the preparation ends, then takes the element after it.
+    @Test func aTaskPreparingItsElementHoldsTheTurn() async throws {
+        let channel = BoundedChannel<Int>(capacity: 4)
+        for element in 1...2 { try await channel.send(element) }
+        channel.finish()
+        let jobs = BoundedChannel<Int>.SharedIterator(channel)
+        let (preparing, entered) = AsyncStream.makeStream(of: Void.self)
+        let gate = LockedValue<CheckedContinuation<Void, Never>?>(nil)
+        let first = Task {
+            try await jobs.next { element in
+                await withCheckedContinuation { continuation in
+                    gate.withLock { $0 = continuation }
+                    entered.yield()
+                }
+                return element * 10
+            }
+        }
+        var inside = preparing.makeAsyncIterator()
+        await inside.next()
+        let second = Task { try await jobs.next() }
+        while jobs.tasksWaitingForTurn == 0 { await Task.yield() }
+        gate.withLock { $0 }!.resume()
+        #expect(try await first.value == 10)
+        #expect(try await second.value == 2)
+        #expect(try await jobs.next() == nil)
+    }
 }
