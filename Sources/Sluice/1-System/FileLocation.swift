@@ -134,16 +134,22 @@ package struct FileLocation: Sendable, CustomStringConvertible {
 
     /// `linkat(2)` of the file open as `descriptor` (an unnamed `O_TMPFILE` file): gives it this
     /// entry's name. By the descriptor itself (`AT_EMPTY_PATH`, no path to look up) where the
-    /// kernel allows it (with `CAP_DAC_READ_SEARCH`, as root has), else, and for the rest of the
-    /// process once refused (`ENOENT`), by `/proc/self/fd/N` with `AT_SYMLINK_FOLLOW`,
-    /// unprivileged wherever `/proc` is mounted (linkat(2), open(2) on `O_TMPFILE`).
+    /// kernel allows it (with `CAP_DAC_READ_SEARCH`, as root has), else by `/proc/self/fd/N` with
+    /// `AT_SYMLINK_FOLLOW`, unprivileged wherever `/proc` is mounted (linkat(2), open(2) on
+    /// `O_TMPFILE`). Once `AT_EMPTY_PATH` failed where `/proc` then succeeded, the process goes
+    /// to `/proc` at once.
     ///
     /// - Returns: `EEXIST` if the name is taken, else the errno of `linkat(2)`.
     func link(descriptor: Descriptor, system: SystemCalls) -> Result<Void, ErrorNumber> {
         let to = directoryDescriptor
         if Self.linksByDescriptor.load(ordering: .relaxed) {
             let result = name.withCString { new in system.linkAt(descriptor.rawValue, "", to, new, CSluiceShims_AT_EMPTY_PATH) }
-            guard case .failure(.noSuchFileOrDirectory) = result else { return result }
+            // Refused (ENOENT from Linux without the capability; EPERM, EINVAL, ENOSYS or
+            // EOPNOTSUPP from a sandbox that knows no AT_EMPTY_PATH): through /proc. Any other
+            // errno (EEXIST, ENOSPC, EIO, ...) is the answer.
+            guard case .failure(let error) = result,
+                error == .noSuchFileOrDirectory || error == .notPermitted || error.meansNotSupportedHere
+            else { return result }
         }
         let proc = "/proc/self/fd/\(descriptor.rawValue)"
         let result = proc.withCString { from in
@@ -154,8 +160,8 @@ package struct FileLocation: Sendable, CustomStringConvertible {
         return result
     }
 
-    /// Whether ``link(descriptor:system:)`` tries `AT_EMPTY_PATH` first: until the kernel
-    /// refuses it once.
+    /// Whether ``link(descriptor:system:)`` tries `AT_EMPTY_PATH` first: until it failed once
+    /// where `/proc` succeeded.
     static let linksByDescriptor = Atomic(true)
 
     /// The inode flags (`FS_IOC_GETFLAGS`, through `system`) of the file or directory here,

@@ -20,7 +20,7 @@ import Darwin
 /// order (one atomic exchange each way). Should the toolchain teach ThreadSanitizer about
 /// `Mutex`, swapping back is a one-line change per user.
 ///
-/// The mutex is adaptive (`PTHREAD_MUTEX_ADAPTIVE_NP`): a thread that finds it held spins a
+/// The mutex is adaptive (glibc's `PTHREAD_MUTEX_ADAPTIVE_NP`): a thread that finds it held spins a
 /// moment before it sleeps, since the sections it guards are a few instructions long. With the
 /// files of a tree committing on 8 threads over 2 cores, that took 1,400 thread switches down
 /// to 1,160 for 2,000 files.
@@ -44,7 +44,9 @@ package final class LockedValue<Value>: @unchecked Sendable {
         mutex.initialize(to: pthread_mutex_t())
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
+        #if canImport(Glibc)
         pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        #endif
         let result = pthread_mutex_init(mutex, &attributes)
         pthread_mutexattr_destroy(&attributes)
         precondition(result == 0, "pthread_mutex_init failed: \(result)")
