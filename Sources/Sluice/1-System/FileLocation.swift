@@ -155,7 +155,7 @@ package struct FileLocation: Sendable, CustomStringConvertible {
         let result = proc.withCString { from in
             name.withCString { new in system.linkAt(CSluiceShims_AT_FDCWD, from, to, new, CSluiceShims_AT_SYMLINK_FOLLOW) }
         }
-        // The ENOENT before was the kernel's refusal of AT_EMPTY_PATH, not a missing directory.
+        // The failure before was a refusal of AT_EMPTY_PATH, not of the link: remember it.
         if case .success = result { Self.linksByDescriptor.store(false, ordering: .relaxed) }
         return result
     }

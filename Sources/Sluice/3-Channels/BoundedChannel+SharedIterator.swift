@@ -37,9 +37,7 @@ extension BoundedChannel {
         /// - Throws: what the channel's iterator throws (the error given to `fail(_:)`, or
         ///   `CancellationError` once a consumer task was cancelled while waiting).
         package func next() async throws -> Element? {
-            await takeTurn()
-            defer { passTurn() }
-            return try await iterator.next()
+            try await next { $0 }
         }
 
         /// The next element, given to `prepare` before the turn goes to another task, and what

@@ -24,11 +24,7 @@ extension Copier {
             do {
                 try await budget.acquire(piece.bytes)
             } catch {
-                let waiters = state.withLock { state in
-                    state.dispatching -= 1
-                    return state.leave()
-                }
-                for waiter in waiters { waiter.resume() }
+                leave { $0.dispatching -= 1 }
                 await fail(Self.take(held), error)
                 continue
             }
@@ -41,13 +37,20 @@ extension Copier {
             // A sealed file counts as running until its batch holds it, so a file waiting for
             // descriptors never finds it in neither.
             if case .sealed(let entry) = step { await batch.append(entry) }
-            let waiters = state.withLock { state in
+            leave { state in
                 state.running -= 1
                 state.releases += 1
-                return state.leave()
             }
-            for waiter in waiters { waiter.resume() }
         }
+    }
+
+    /// Ends an admitted file with `change`, under one lock, and lets the durable file waiting
+    /// for room try again.
+    private func leave(_ change: (inout State) -> Void) {
+        state.withLock { state in
+            change(&state)
+            return state.leave()
+        }?.resume()
     }
 
     /// What became of a job a slot took.
@@ -95,8 +98,10 @@ extension Copier {
             await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
                 // A file that ended meanwhile: try again at once.
                 let waits = state.withLock { state in
-                    if state.inFlight >= durableWidth { state.admissionWaiters.append(waiter) }
-                    return state.inFlight >= durableWidth
+                    guard state.inFlight >= durableWidth else { return false }
+                    precondition(state.admissionWaiter == nil, "two slots admitting at once")
+                    state.admissionWaiter = waiter
+                    return true
                 }
                 if !waits { waiter.resume() }
             }

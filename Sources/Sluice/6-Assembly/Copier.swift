@@ -99,8 +99,9 @@ public final class Copier: Sendable {
         var dispatching = 0
         /// Files admitted by `admit(durable:)` and not yet ended.
         var inFlight = 0
-        /// Durable files waiting for `inFlight` to fall below ``Copier/durableWidth``.
-        var admissionWaiters: [CheckedContinuation<Void, Never>] = []
+        /// The durable file waiting for `inFlight` to fall below ``Copier/durableWidth``: one at
+        /// most, as a slot admits its job while it holds the intake's turn.
+        var admissionWaiter: CheckedContinuation<Void, Never>?
         /// Counts the events that release descriptors (a file finished, or sealed and in its
         /// batch; a batch committed and its files let go): ``waitForReleasedDescriptors(holding:)``
         /// waits for it to move.
@@ -108,11 +109,11 @@ public final class Copier: Sendable {
         /// Files (not the walk) inside ``waitForReleasedDescriptors(holding:)`` now.
         var filesWaitingForDescriptors = 0
 
-        /// Counts an admitted file's end, and returns the durable files to let try again.
-        mutating func leave() -> [CheckedContinuation<Void, Never>] {
+        /// Counts an admitted file's end, and returns the durable file to let try again.
+        mutating func leave() -> CheckedContinuation<Void, Never>? {
             inFlight -= 1
-            defer { admissionWaiters.removeAll() }
-            return admissionWaiters
+            defer { admissionWaiter = nil }
+            return admissionWaiter
         }
     }
 
