@@ -28,121 +28,135 @@ import Musl
 /// buffer's spill file (``PushBuffer``'s overflow to disk), which is unlinked as soon as it is made and so is
 /// never part of what a crash leaves under a name but for that instant. Reads of metadata
 /// elsewhere (`stat`, `fcntl`, `poll`, `getxattr`) are not part of it.
+@dynamicMemberLookup
 package struct SystemCalls: Sendable {
-    /// `read(2)`: reads up to `count` bytes into the buffer; 0 at end of file.
-    package var read: @Sendable (_ descriptor: CInt, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Result<Int, ErrorNumber>
-    /// `write(2)`: writes up to `count` bytes from the buffer; may write fewer.
-    package var write: @Sendable (_ descriptor: CInt, _ buffer: UnsafeRawPointer, _ count: Int) -> Result<Int, ErrorNumber>
-    /// `writev(2)`: writes up to the total length of `count` buffers, in order, with one call;
-    /// may write fewer bytes.
-    package var writev: @Sendable (_ descriptor: CInt, _ vectors: UnsafePointer<iovec>, _ count: CInt) -> Result<Int, ErrorNumber>
-    /// `fsync(2)`.
-    package var fsync: @Sendable (_ descriptor: CInt) -> Result<Void, ErrorNumber>
-    /// `open(2)`: opens `path` with `flags` (the caller adds `O_CLOEXEC`) and, for a created
-    /// file, `mode`; returns the new descriptor.
-    package var open: @Sendable (_ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t) -> Result<CInt, ErrorNumber>
-    /// `close(2)`: on Linux the descriptor is released even when an error (`EINTR`, `EIO`) is
-    /// reported, so a replacement must release it too.
-    package var close: @Sendable (_ descriptor: CInt) -> Result<Void, ErrorNumber>
-    /// `renameat2(2)` with both paths relative to the current directory (`AT_FDCWD`): `flags`
-    /// 0 is `rename(2)`; `RENAME_NOREPLACE` refuses to replace an existing `to` (`EEXIST`).
-    package var rename: @Sendable (_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>, _ flags: CUnsignedInt) -> Result<Void, ErrorNumber>
-    /// `ioctl(destination, FICLONE, source)` (ioctl_ficlone(2)): the destination file becomes a
-    /// copy of the whole source that shares its extents. `EOPNOTSUPP` where the file system
-    /// cannot, `EXDEV` across file systems.
-    package var clone: @Sendable (_ destination: CInt, _ source: CInt) -> Result<Void, ErrorNumber>
-    /// `copy_file_range(2)` of up to `count` bytes from `source` at `sourceOffset` to
-    /// `destination` at `destinationOffset` (neither descriptor's offset moves); returns the
-    /// count copied, 0 at the source's end.
-    package var copyFileRange: @Sendable (
-        _ source: CInt, _ sourceOffset: Int64, _ destination: CInt, _ destinationOffset: Int64, _ count: Int
-    ) -> Result<Int, ErrorNumber>
-    /// `lseek(2)`: moves the descriptor's offset (`SEEK_SET`, `SEEK_CUR`, `SEEK_END`) or finds
-    /// the next data (`SEEK_DATA`) or hole (`SEEK_HOLE`) at or after `offset` (`ENXIO`: none).
-    package var seek: @Sendable (_ descriptor: CInt, _ offset: Int64, _ whence: CInt) -> Result<Int64, ErrorNumber>
-    /// `ftruncate(2)`: sets the file's size in bytes (what it gains reads as zeros, a hole).
-    package var truncate: @Sendable (_ descriptor: CInt, _ size: Int64) -> Result<Void, ErrorNumber>
-    /// `fstatfs(2)`'s `f_type`: the magic number of the file system that holds the file.
-    package var fileSystemType: @Sendable (_ descriptor: CInt) -> Result<UInt32, ErrorNumber>
+    /// The functions, kept once for every copy of a set: a set is a pointer, however many
+    /// files and entries hold one (each durable file waiting for its batch's `syncfs(2)` held
+    /// three copies of the 33 functions, 528 bytes each, before).
+    package struct Functions: Sendable {
+        /// `read(2)`: reads up to `count` bytes into the buffer; 0 at end of file.
+        package var read: @Sendable (_ descriptor: CInt, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Result<Int, ErrorNumber>
+        /// `write(2)`: writes up to `count` bytes from the buffer; may write fewer.
+        package var write: @Sendable (_ descriptor: CInt, _ buffer: UnsafeRawPointer, _ count: Int) -> Result<Int, ErrorNumber>
+        /// `writev(2)`: writes up to the total length of `count` buffers, in order, with one call;
+        /// may write fewer bytes.
+        package var writev: @Sendable (_ descriptor: CInt, _ vectors: UnsafePointer<iovec>, _ count: CInt) -> Result<Int, ErrorNumber>
+        /// `fsync(2)`.
+        package var fsync: @Sendable (_ descriptor: CInt) -> Result<Void, ErrorNumber>
+        /// `open(2)`: opens `path` with `flags` (the caller adds `O_CLOEXEC`) and, for a created
+        /// file, `mode`; returns the new descriptor.
+        package var open: @Sendable (_ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t) -> Result<CInt, ErrorNumber>
+        /// `close(2)`: on Linux the descriptor is released even when an error (`EINTR`, `EIO`) is
+        /// reported, so a replacement must release it too.
+        package var close: @Sendable (_ descriptor: CInt) -> Result<Void, ErrorNumber>
+        /// `renameat2(2)` with both paths relative to the current directory (`AT_FDCWD`): `flags`
+        /// 0 is `rename(2)`; `RENAME_NOREPLACE` refuses to replace an existing `to` (`EEXIST`).
+        package var rename: @Sendable (_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>, _ flags: CUnsignedInt) -> Result<Void, ErrorNumber>
+        /// `ioctl(destination, FICLONE, source)` (ioctl_ficlone(2)): the destination file becomes a
+        /// copy of the whole source that shares its extents. `EOPNOTSUPP` where the file system
+        /// cannot, `EXDEV` across file systems.
+        package var clone: @Sendable (_ destination: CInt, _ source: CInt) -> Result<Void, ErrorNumber>
+        /// `copy_file_range(2)` of up to `count` bytes from `source` at `sourceOffset` to
+        /// `destination` at `destinationOffset` (neither descriptor's offset moves); returns the
+        /// count copied, 0 at the source's end.
+        package var copyFileRange: @Sendable (
+            _ source: CInt, _ sourceOffset: Int64, _ destination: CInt, _ destinationOffset: Int64, _ count: Int
+        ) -> Result<Int, ErrorNumber>
+        /// `lseek(2)`: moves the descriptor's offset (`SEEK_SET`, `SEEK_CUR`, `SEEK_END`) or finds
+        /// the next data (`SEEK_DATA`) or hole (`SEEK_HOLE`) at or after `offset` (`ENXIO`: none).
+        package var seek: @Sendable (_ descriptor: CInt, _ offset: Int64, _ whence: CInt) -> Result<Int64, ErrorNumber>
+        /// `ftruncate(2)`: sets the file's size in bytes (what it gains reads as zeros, a hole).
+        package var truncate: @Sendable (_ descriptor: CInt, _ size: Int64) -> Result<Void, ErrorNumber>
+        /// `fstatfs(2)`'s `f_type`: the magic number of the file system that holds the file.
+        package var fileSystemType: @Sendable (_ descriptor: CInt) -> Result<UInt32, ErrorNumber>
 
-    // The calls that make, name and remove a destination's entries, relative to a directory
-    // descriptor (`AT_FDCWD`: the current directory). Real unless a test sets them.
+        // The calls that make, name and remove a destination's entries, relative to a directory
+        // descriptor (`AT_FDCWD`: the current directory). Real unless a test sets them.
 
-    /// `openat(2)`: opens `path` in `directory` with `flags` (the caller adds `O_CLOEXEC`) and,
-    /// for a created file, `mode`; with `O_TMPFILE`, `path` is the directory itself (`.`) and the
-    /// file made has no name.
-    var openAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t) -> Result<CInt, ErrorNumber> =
-        SystemCalls.liveOpenAt
-    /// `linkat(2)`: gives the file `from` (in `fromDirectory`) the new name `to` in `toDirectory`;
-    /// `EEXIST` if that name is taken. With `AT_SYMLINK_FOLLOW`, `from` may be
-    /// `/proc/self/fd/N`, which names an unnamed (`O_TMPFILE`) file.
-    var linkAt: @Sendable (
-        _ fromDirectory: CInt, _ from: UnsafePointer<CChar>, _ toDirectory: CInt, _ to: UnsafePointer<CChar>, _ flags: CInt
-    ) -> Result<Void, ErrorNumber> = SystemCalls.liveLinkAt
-    /// `renameat2(2)`: `flags` 0 replaces an existing `to`; `RENAME_NOREPLACE` refuses it (`EEXIST`).
-    var renameAt: @Sendable (
-        _ fromDirectory: CInt, _ from: UnsafePointer<CChar>, _ toDirectory: CInt, _ to: UnsafePointer<CChar>, _ flags: CUnsignedInt
-    ) -> Result<Void, ErrorNumber> = SystemCalls.liveRenameAt
-    /// `mkdirat(2)`: makes the directory `path` in `directory` with `mode` (narrowed by the umask
-    /// or the default ACL).
-    var makeDirectoryAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ mode: mode_t) -> Result<Void, ErrorNumber> =
-        SystemCalls.liveMakeDirectoryAt
-    /// `unlinkat(2)`: removes the name `path` in `directory` (`AT_REMOVEDIR`: a directory).
-    var unlinkAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt) -> Result<Void, ErrorNumber> =
-        SystemCalls.liveUnlinkAt
-    /// `ioctl(2)` `FS_IOC_GETFLAGS` (ioctl_iflags(2)): the inode flags `chattr(1)` sets, such as
-    /// append-only and immutable; `ENOTTY` or `EOPNOTSUPP` where the file system keeps none.
-    var inodeFlags: @Sendable (_ descriptor: CInt) -> Result<UInt32, ErrorNumber> = SystemCalls.liveInodeFlags
+        /// `openat(2)`: opens `path` in `directory` with `flags` (the caller adds `O_CLOEXEC`) and,
+        /// for a created file, `mode`; with `O_TMPFILE`, `path` is the directory itself (`.`) and the
+        /// file made has no name.
+        var openAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t) -> Result<CInt, ErrorNumber> =
+            SystemCalls.liveOpenAt
+        /// `linkat(2)`: gives the file `from` (in `fromDirectory`) the new name `to` in `toDirectory`;
+        /// `EEXIST` if that name is taken. With `AT_SYMLINK_FOLLOW`, `from` may be
+        /// `/proc/self/fd/N`, which names an unnamed (`O_TMPFILE`) file.
+        var linkAt: @Sendable (
+            _ fromDirectory: CInt, _ from: UnsafePointer<CChar>, _ toDirectory: CInt, _ to: UnsafePointer<CChar>, _ flags: CInt
+        ) -> Result<Void, ErrorNumber> = SystemCalls.liveLinkAt
+        /// `renameat2(2)`: `flags` 0 replaces an existing `to`; `RENAME_NOREPLACE` refuses it (`EEXIST`).
+        var renameAt: @Sendable (
+            _ fromDirectory: CInt, _ from: UnsafePointer<CChar>, _ toDirectory: CInt, _ to: UnsafePointer<CChar>, _ flags: CUnsignedInt
+        ) -> Result<Void, ErrorNumber> = SystemCalls.liveRenameAt
+        /// `mkdirat(2)`: makes the directory `path` in `directory` with `mode` (narrowed by the umask
+        /// or the default ACL).
+        var makeDirectoryAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ mode: mode_t) -> Result<Void, ErrorNumber> =
+            SystemCalls.liveMakeDirectoryAt
+        /// `unlinkat(2)`: removes the name `path` in `directory` (`AT_REMOVEDIR`: a directory).
+        var unlinkAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt) -> Result<Void, ErrorNumber> =
+            SystemCalls.liveUnlinkAt
+        /// `ioctl(2)` `FS_IOC_GETFLAGS` (ioctl_iflags(2)): the inode flags `chattr(1)` sets, such as
+        /// append-only and immutable; `ENOTTY` or `EOPNOTSUPP` where the file system keeps none.
+        var inodeFlags: @Sendable (_ descriptor: CInt) -> Result<UInt32, ErrorNumber> = SystemCalls.liveInodeFlags
 
-    // The calls that give a file or an entry its attributes, and the rest of what makes data
-    // durable; with the calls above, every call that changes what is on disk goes through the
-    // seam (a recorder of them sees everything a crash could keep or lose). Real unless a test
-    // sets them (SystemCalls+Attributes.swift).
+        // The calls that give a file or an entry its attributes, and the rest of what makes data
+        // durable; with the calls above, every call that changes what is on disk goes through the
+        // seam (a recorder of them sees everything a crash could keep or lose). Real unless a test
+        // sets them (SystemCalls+Attributes.swift).
 
-    /// `fchmod(2)`: the permission bits of the open file (or directory).
-    var setPermissions: @Sendable (_ descriptor: CInt, _ mode: mode_t) -> Result<Void, ErrorNumber> = SystemCalls.liveSetPermissions
-    /// `fchownat(2)` of the descriptor itself (`AT_EMPTY_PATH`, as `fchown(2)`, also for an
-    /// `O_PATH` descriptor); `uid_t.max` or `gid_t.max` leaves that one as it is.
-    var setOwner: @Sendable (_ descriptor: CInt, _ user: uid_t, _ group: gid_t) -> Result<Void, ErrorNumber> = SystemCalls.liveSetOwner
-    /// `futimens(3)`: the access and modification times (two `timespec`s; `UTIME_OMIT` keeps one).
-    var setTimes: @Sendable (_ descriptor: CInt, _ times: UnsafePointer<timespec>) -> Result<Void, ErrorNumber> = SystemCalls.liveSetTimes
-    /// `fsetxattr(2)` (flags 0: create or replace) of the open file.
-    var setExtendedAttribute: @Sendable (
-        _ descriptor: CInt, _ name: UnsafePointer<CChar>, _ value: UnsafeRawBufferPointer
-    ) -> Result<Void, ErrorNumber> = SystemCalls.liveSetExtendedAttribute
-    /// `fremovexattr(2)` of the open file.
-    var removeExtendedAttribute: @Sendable (_ descriptor: CInt, _ name: UnsafePointer<CChar>) -> Result<Void, ErrorNumber> =
-        SystemCalls.liveRemoveExtendedAttribute
-    /// `lsetxattr(2)` of the entry `path` (a symbolic link itself).
-    var setEntryExtendedAttribute: @Sendable (
-        _ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>, _ value: UnsafeRawBufferPointer
-    ) -> Result<Void, ErrorNumber> = SystemCalls.liveSetEntryExtendedAttribute
-    /// `lremovexattr(2)` of the entry `path`.
-    var removeEntryExtendedAttribute: @Sendable (_ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>) -> Result<Void, ErrorNumber> =
-        SystemCalls.liveRemoveEntryExtendedAttribute
-    /// `fchmodat2(2)` of `path` in `directory` with `AT_SYMLINK_NOFOLLOW`.
-    var setPermissionsAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ mode: mode_t) -> Result<Void, ErrorNumber> =
-        SystemCalls.liveSetPermissionsAt
-    /// `utimensat(2)` of `path` in `directory` with `AT_SYMLINK_NOFOLLOW`.
-    var setTimesAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ times: UnsafePointer<timespec>) -> Result<Void, ErrorNumber> =
-        SystemCalls.liveSetTimesAt
-    /// `fchownat(2)` of `path` in `directory` with `AT_SYMLINK_NOFOLLOW`.
-    var setOwnerAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ user: uid_t, _ group: gid_t) -> Result<Void, ErrorNumber> =
-        SystemCalls.liveSetOwnerAt
-    /// `symlinkat(2)`: the symbolic link `path` in `directory`, to `target`.
-    var makeSymbolicLinkAt: @Sendable (_ target: UnsafePointer<CChar>, _ directory: CInt, _ path: UnsafePointer<CChar>) -> Result<Void, ErrorNumber> =
-        SystemCalls.liveMakeSymbolicLinkAt
-    /// `mknodat(2)`: the node `path` in `directory` (a FIFO, a device, a socket).
-    var makeNodeAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ mode: mode_t, _ device: dev_t) -> Result<Void, ErrorNumber> =
-        SystemCalls.liveMakeNodeAt
-    /// `syncfs(2)`: writes the data and metadata of the whole file system that holds the file.
-    var synchronizeFileSystem: @Sendable (_ descriptor: CInt) -> Result<Void, ErrorNumber> = SystemCalls.liveSynchronizeFileSystem
-    /// `sync_file_range(2)` of the whole file with `flags`: starts or waits for the write-back
-    /// of its pages; makes nothing durable by itself (no metadata, no device cache flush).
-    var synchronizeFileRange: @Sendable (_ descriptor: CInt, _ flags: CUnsignedInt) -> Result<Void, ErrorNumber> =
-        SystemCalls.liveSynchronizeFileRange
-    /// `fstat(2)`.
-    var status: @Sendable (_ descriptor: CInt) -> Result<stat, ErrorNumber> = SystemCalls.liveStatus
+        /// `fchmod(2)`: the permission bits of the open file (or directory).
+        var setPermissions: @Sendable (_ descriptor: CInt, _ mode: mode_t) -> Result<Void, ErrorNumber> = SystemCalls.liveSetPermissions
+        /// `fchownat(2)` of the descriptor itself (`AT_EMPTY_PATH`, as `fchown(2)`, also for an
+        /// `O_PATH` descriptor); `uid_t.max` or `gid_t.max` leaves that one as it is.
+        var setOwner: @Sendable (_ descriptor: CInt, _ user: uid_t, _ group: gid_t) -> Result<Void, ErrorNumber> = SystemCalls.liveSetOwner
+        /// `futimens(3)`: the access and modification times (two `timespec`s; `UTIME_OMIT` keeps one).
+        var setTimes: @Sendable (_ descriptor: CInt, _ times: UnsafePointer<timespec>) -> Result<Void, ErrorNumber> = SystemCalls.liveSetTimes
+        /// `fsetxattr(2)` (flags 0: create or replace) of the open file.
+        var setExtendedAttribute: @Sendable (
+            _ descriptor: CInt, _ name: UnsafePointer<CChar>, _ value: UnsafeRawBufferPointer
+        ) -> Result<Void, ErrorNumber> = SystemCalls.liveSetExtendedAttribute
+        /// `fremovexattr(2)` of the open file.
+        var removeExtendedAttribute: @Sendable (_ descriptor: CInt, _ name: UnsafePointer<CChar>) -> Result<Void, ErrorNumber> =
+            SystemCalls.liveRemoveExtendedAttribute
+        /// `lsetxattr(2)` of the entry `path` (a symbolic link itself).
+        var setEntryExtendedAttribute: @Sendable (
+            _ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>, _ value: UnsafeRawBufferPointer
+        ) -> Result<Void, ErrorNumber> = SystemCalls.liveSetEntryExtendedAttribute
+        /// `lremovexattr(2)` of the entry `path`.
+        var removeEntryExtendedAttribute: @Sendable (_ path: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>) -> Result<Void, ErrorNumber> =
+            SystemCalls.liveRemoveEntryExtendedAttribute
+        /// `fchmodat2(2)` of `path` in `directory` with `AT_SYMLINK_NOFOLLOW`.
+        var setPermissionsAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ mode: mode_t) -> Result<Void, ErrorNumber> =
+            SystemCalls.liveSetPermissionsAt
+        /// `utimensat(2)` of `path` in `directory` with `AT_SYMLINK_NOFOLLOW`.
+        var setTimesAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ times: UnsafePointer<timespec>) -> Result<Void, ErrorNumber> =
+            SystemCalls.liveSetTimesAt
+        /// `fchownat(2)` of `path` in `directory` with `AT_SYMLINK_NOFOLLOW`.
+        var setOwnerAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ user: uid_t, _ group: gid_t) -> Result<Void, ErrorNumber> =
+            SystemCalls.liveSetOwnerAt
+        /// `symlinkat(2)`: the symbolic link `path` in `directory`, to `target`.
+        var makeSymbolicLinkAt: @Sendable (_ target: UnsafePointer<CChar>, _ directory: CInt, _ path: UnsafePointer<CChar>) -> Result<Void, ErrorNumber> =
+            SystemCalls.liveMakeSymbolicLinkAt
+        /// `mknodat(2)`: the node `path` in `directory` (a FIFO, a device, a socket).
+        var makeNodeAt: @Sendable (_ directory: CInt, _ path: UnsafePointer<CChar>, _ mode: mode_t, _ device: dev_t) -> Result<Void, ErrorNumber> =
+            SystemCalls.liveMakeNodeAt
+        /// `syncfs(2)`: writes the data and metadata of the whole file system that holds the file.
+        var synchronizeFileSystem: @Sendable (_ descriptor: CInt) -> Result<Void, ErrorNumber> = SystemCalls.liveSynchronizeFileSystem
+        /// `sync_file_range(2)` of the whole file with `flags`: starts or waits for the write-back
+        /// of its pages; makes nothing durable by itself (no metadata, no device cache flush).
+        var synchronizeFileRange: @Sendable (_ descriptor: CInt, _ flags: CUnsignedInt) -> Result<Void, ErrorNumber> =
+            SystemCalls.liveSynchronizeFileRange
+        /// `fstat(2)`.
+        var status: @Sendable (_ descriptor: CInt) -> Result<stat, ErrorNumber> = SystemCalls.liveStatus
+    }
+
+    /// Shared by copies of a set; changed only when not shared (``subscript(dynamicMember:)``).
+    private final class Box: @unchecked Sendable {
+        var functions: Functions
+        init(_ functions: Functions) { self.functions = functions }
+    }
+
+    private var box: Box
 
     /// Creates a set of system calls from the given functions; those not given are the real ones.
     package init(
@@ -161,26 +175,28 @@ package struct SystemCalls: Sendable {
         truncate: @escaping @Sendable (CInt, Int64) -> Result<Void, ErrorNumber> = SystemCalls.liveTruncate,
         fileSystemType: @escaping @Sendable (CInt) -> Result<UInt32, ErrorNumber> = SystemCalls.liveFileSystemType
     ) {
-        self.read = read
-        self.write = write
         // Without a `writev` of its own, a gathered write goes through `write`, one buffer per
         // call (a short `writev` is allowed to stop after the first buffer), so an injected
         // `write` sees every byte.
-        self.writev = writev ?? { descriptor, vectors, count in
+        let writev = writev ?? { descriptor, vectors, count in
             guard let first = UnsafeBufferPointer(start: vectors, count: Int(count)).first(where: { $0.iov_len > 0 }) else {
                 return .success(0)
             }
             return write(descriptor, UnsafeRawPointer(first.iov_base!), first.iov_len)
         }
-        self.fsync = fsync
-        self.open = open
-        self.close = close
-        self.rename = rename
-        self.clone = clone
-        self.copyFileRange = copyFileRange
-        self.seek = seek
-        self.truncate = truncate
-        self.fileSystemType = fileSystemType
+        box = Box(Functions(
+            read: read, write: write, writev: writev, fsync: fsync, open: open, close: close, rename: rename, clone: clone,
+            copyFileRange: copyFileRange, seek: seek, truncate: truncate, fileSystemType: fileSystemType))
+    }
+
+    /// One function of the set, read or replaced (`calls.fsync = { ... }`): a set is copied
+    /// (its functions, once) only when one of two copies that share them is changed.
+    package subscript<Value>(dynamicMember member: WritableKeyPath<Functions, Value>) -> Value {
+        get { box.functions[keyPath: member] }
+        set {
+            if !isKnownUniquelyReferenced(&box) { box = Box(box.functions) }
+            box.functions[keyPath: member] = newValue
+        }
     }
 
     /// The real system calls.
