@@ -36,7 +36,8 @@ trap cleanup EXIT
 now() { date +%s.%N; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 # compare DST COMMAND... : runs each "label|command" (DST as the destination, src beside it),
-# alternating, the source read into the page cache before each, and prints the median of each.
+# alternating, the source read into the page cache before each, and prints the median of each
+# and every run's time, in the order they ran.
 compare() {
   local dst=$1; shift
   local -a labels=() commands=()
@@ -56,7 +57,8 @@ compare() {
   done
   for index in "${!commands[@]}"; do
     # shellcheck disable=SC2086
-    printf '  %-34s %8.4f s\n' "${labels[$index]}" "$(median ${times[$index]})"
+    printf '  %-34s %8.4f s   (%s)\n' "${labels[$index]}" "$(median ${times[$index]})" \
+      "$(printf '%.3f\n' ${times[$index]} | paste -sd ' ')"
   done
 }
 used_kib() { df -k --output=used "$1" | tail -1 | tr -d ' '; }
