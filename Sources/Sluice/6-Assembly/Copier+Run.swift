@@ -77,7 +77,7 @@ extension Copier {
             warnings += refusals.map { StageWarning("cannot preserve \($0.kind): \($0.error)") }
         }
         if let file = sink.takeSealed() {
-            return .sealed(SyncBatch.Entry(item: item, file: file, report: report, warnings: warnings))
+            return .sealed(SyncBatch.Entry(receipt: Receipt(item), file: file, report: report, warnings: warnings))
         }
         // A file that synced its directory itself is durable now; any other once its directory is.
         guard options.batchesSyncs else {

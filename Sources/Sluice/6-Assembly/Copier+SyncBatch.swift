@@ -28,7 +28,7 @@ extension Copier {
     final class SyncBatch: Sendable {
         /// One sealed file and what its completion reports.
         struct Entry: Sendable {
-            var item: Indexed
+            var receipt: Receipt
             var file: SealedFile
             var report: CopyReport
             var warnings: [StageWarning]
@@ -144,6 +144,11 @@ extension Copier {
                 var earlier: Taken?
                 if let directory, !state.directories.contains(directory), state.directories.count >= maximumDirectories {
                     earlier = Self.take(&state)
+                }
+                if state.entries.count == state.entries.capacity {
+                    // Doubling, but never past a full batch (growing by itself, the array would
+                    // double for a full batch's last file).
+                    state.entries.reserveCapacity(Swift.min(maximumFiles, Swift.max(16, 2 * state.entries.capacity)))
                 }
                 state.entries.append(entry)
                 state.bytes += entry.report.bytesWritten
@@ -307,26 +312,26 @@ extension Copier {
                 try entry.file.makeDurable(fsyncs: fsyncs)
             } catch {
                 entry.file.discard()
-                complete(entry.item, .failure(error), bytes: bytes)
+                complete(entry.receipt, .failure(error), bytes: bytes)
                 continue
             }
             do {
                 if batch.isCancelled {
                     // Not named: its descriptor is still open (rename() closes it otherwise).
                     entry.file.discard()
-                    complete(entry.item, .failure(CancellationError()), bytes: bytes)
+                    complete(entry.receipt, .failure(CancellationError()), bytes: bytes)
                     continue
                 }
                 try entry.file.rename()
             } catch {
                 entry.file.discard(closed: true)
-                complete(entry.item, .failure(error), bytes: bytes)
+                complete(entry.receipt, .failure(error), bytes: bytes)
                 continue
             }
-            directories.record(directoryOf: entry.item.job.destinationLocation)
+            directories.record(directoryOf: entry.file.location)
             entry.file.unregister()
             complete(
-                entry.item, .success(Committed(report: entry.report, warnings: entry.warnings, isDurableOnceDirectorySynced: true)),
+                entry.receipt, .success(Committed(report: entry.report, warnings: entry.warnings, isDurableOnceDirectorySynced: true)),
                 bytes: bytes)
         }
     }
@@ -344,7 +349,7 @@ extension Copier {
     func discard(_ entries: [SyncBatch.Entry]) {
         for entry in entries {
             entry.file.discard()
-            complete(entry.item, .failure(CancellationError()), bytes: entry.report.bytesRead)
+            complete(entry.receipt, .failure(CancellationError()), bytes: entry.report.bytesRead)
         }
     }
 

@@ -79,6 +79,25 @@ public final class Copier: Sendable {
         var job: Job
     }
 
+    /// What completing a file needs once its copy is done: what a sealed file waiting for its
+    /// batch's `syncfs(2)` keeps of its job (up to ``DescriptorBudget/maximumSealedFiles`` wait
+    /// at once, so not the whole ``Job``, whose options, source and factories are spent).
+    struct Receipt: Sendable {
+        var index: Int
+        var progressIndex: Int
+        var source: Pathname
+        var destination: Pathname
+        var completion: @Sendable (Outcome) -> Void
+
+        init(_ item: Indexed) {
+            index = item.index
+            progressIndex = item.progressIndex
+            source = item.job.source
+            destination = item.job.destination
+            completion = item.job.completion
+        }
+    }
+
     struct State {
         var nextIndex = 0
         var totals = Totals()
@@ -375,6 +394,11 @@ public final class Copier: Sendable {
 
     /// Counts and reports one file's end.
     func complete(_ item: Indexed, _ result: Result<Committed, any Error>, bytes: Int64) {
+        complete(Receipt(item), result, bytes: bytes)
+    }
+
+    /// Counts and reports the end of the file `receipt` is of.
+    func complete(_ receipt: Receipt, _ result: Result<Committed, any Error>, bytes: Int64) {
         state.withLock { state in
             state.releases += 1
             switch result {
@@ -392,9 +416,9 @@ public final class Copier: Sendable {
         case .failure(let error): "\(error)"
         }
         let written: Int64? = if case .success(let committed) = result { committed.report.bytesWritten } else { nil }
-        let snapshot = tracker.finished(index: item.progressIndex, file: item.job.source, bytes: bytes, written: written, error: error)
-        item.job.completion(
-            Outcome(index: item.index, source: item.job.source, destination: item.job.destination, result: result, progress: snapshot))
+        let snapshot = tracker.finished(index: receipt.progressIndex, file: receipt.source, bytes: bytes, written: written, error: error)
+        receipt.completion(
+            Outcome(index: receipt.index, source: receipt.source, destination: receipt.destination, result: result, progress: snapshot))
     }
 }
 

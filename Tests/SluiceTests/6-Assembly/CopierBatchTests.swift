@@ -123,4 +123,46 @@ struct CopierBatchTests {
         #expect(outcomes.all.allSatisfy { if case .failure(is CancellationError) = $0.result { true } else { false } })
         #expect(try entries(in: directory.appending("out")).isEmpty)
     }
+
+    /// What a job's transform factory holds, to see when the engine lets it go.
+    private final class Canary: Sendable {}
+
+    /// A job whose transform factory holds `canary`, and nothing else does.
+    private static func job(from source: Pathname, to destination: Pathname, holding canary: Canary, outcomes: Outcomes) throws -> Copier.Job {
+        Copier.Job(
+            source: source, destination: destination, sourceStatus: try FileStatus.of(source),
+            transform: {
+                withExtendedLifetime(canary) {}
+                return try GzipEncoder(level: .fastest, outputChunkSize: 64 << 10)
+            },
+            completion: outcomes.add)
+    }
+
+    /// Up to 2,048 sealed files wait for their batch's syncfs(2) at once: each keeps what its
+    /// completion needs, not its job (whose factories, options and source are spent).
+    @Test func aFileWaitingForItsBatchNoLongerHoldsItsJob() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let sources = try CopierTests.makeSources([70_000], in: directory)
+        var options = Copier.Options(width: 1)
+        options.syncBatchWaitMilliseconds = 600_000  // one batch, committed at the end
+        let engine = Copier(options: options)
+        let outcomes = Outcomes()
+        weak var held: Canary?
+        do {
+            let canary = Canary()
+            held = canary
+            try await engine.submit(
+                Self.job(from: sources[0], to: directory.appending(Pathname("out/f0.gz")), holding: canary, outcomes: outcomes))
+        }
+        while engine.state.withLock({ $0.batch?.pendingCount ?? 0 }) < 1 {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        // Sealed and waiting, not yet renamed: its job is gone.
+        #expect(held == nil)
+        #expect(outcomes.all.isEmpty)
+        let totals = await engine.finish()
+        #expect(totals.committed == 1)
+        #expect(try outcomes.all.map { try $0.result.get().report.bytesRead } == [70_000])
+    }
 }
