@@ -32,8 +32,29 @@ import Musl
 final class OperandBatch {
     private enum Slot {
         case skipped(message: String?, isFailure: Bool)
-        case finished(Transfer, Copier.Outcome)
+        case finished(Transfer, Result<Copier.Committed, any Error>)
         case refused(Transfer, FileError)
+    }
+
+    /// An operand handed to the engine, which its job's completion holds: one reference for
+    /// each file in flight or waiting for its batch's `syncfs(2)`.
+    private final class Submitted: Sendable {
+        let position: Int
+        let transfer: Transfer
+
+        init(position: Int, transfer: Transfer) {
+            self.position = position
+            self.transfer = transfer
+        }
+    }
+
+    /// What an operand's completion leaves for the command's thread: its result and, with
+    /// `--progress=json`, its line (not the whole snapshot). A batch's commit completes up to
+    /// a thousand files at once, faster than the command reports them.
+    private struct Finished: Sendable {
+        var operand: Submitted
+        var result: Result<Copier.Committed, any Error>
+        var jsonLine: String?
     }
 
     /// A directory entry: the directory's device and inode, and the name in it.
@@ -53,15 +74,17 @@ final class OperandBatch {
     private var filesCommitted = 0
     private var filesFailed = 0
     private var engine: Copier?
-    /// Operands in flight, by engine index: their position and transfer.
-    private var inFlight: [Int: (position: Int, transfer: Transfer)] = [:]
     /// Operands done and not yet reported, by position.
     private var ready: [Int: Slot] = [:]
     private var nextToReport = 0
-    private var destinations: Set<EntryKey> = []
+    /// The directory entries named by the operands since the files in flight last ended, as
+    /// the hash values of their keys: memory per operand stays a word. Two entries that share
+    /// one are taken for one, which only makes the second wait as the same entry would.
+    private var destinations: Set<Int> = []
     /// `--rm` candidates, until the directories are synced.
     private var removals: [(transfer: Transfer, committed: Copier.Committed, hasWarnings: Bool)] = []
-    private let finished = LockedValue<[Copier.Outcome]>([])
+    /// Operands the engine finished and the command has not yet collected.
+    private let finished = LockedValue<[Finished]>([])
     /// Rung by each completion, so the command's thread reports while it waits for the engine.
     private var bell: (stream: AsyncStream<Void>, ring: AsyncStream<Void>.Continuation)?
     var tally = OperandTally()
@@ -184,13 +207,15 @@ final class OperandBatch {
         let engine = startSegment(for: transfer)
         let finished = finished
         let ring = bell?.ring
+        let operand = Submitted(position: position, transfer: transfer)
+        let json = options.progress == .json
         guard let job = transfer.job(options: options, completion: { outcome in
-            finished.withLock { $0.append(outcome) }
+            let done = Finished(operand: operand, result: outcome.result, jsonLine: json ? outcome.progress.jsonLine() : nil)
+            finished.withLock { $0.append(done) }
             ring?.yield()
         }) else { return }
         do {
-            let index = try await engine.submit(job)
-            inFlight[index] = (position, transfer)
+            try await engine.submit(job)
         } catch {
             stopStatus = ExitStatus.interrupted
         }
@@ -279,10 +304,9 @@ final class OperandBatch {
             defer { outcomes.removeAll() }
             return outcomes
         }
-        for outcome in outcomes {
-            if options.progress == .json { Console.writeError(outcome.progress.jsonLine() + "\n") }
-            guard let (position, transfer) = inFlight.removeValue(forKey: outcome.index) else { continue }
-            ready[position] = .finished(transfer, outcome)
+        for done in outcomes {
+            if let line = done.jsonLine { Console.writeError(line + "\n") }
+            ready[done.operand.position] = .finished(done.operand.transfer, done.result)
             // Reported as soon as its line is out (when its turn has come), not after the lines
             // of the files that finished with it: a signal after a file's line never finds the
             // file unreported.
@@ -300,7 +324,7 @@ final class OperandBatch {
                 if isFailure { tally.fail() } else { tally.warn() }
             case .finished(let transfer, let outcome):
                 let result = transfer.report(outcome, options: options)
-                if case .success(let warnings) = result, transfer.removesSource, case .success(let committed) = outcome.result {
+                if case .success(let warnings) = result, transfer.removesSource, case .success(let committed) = outcome {
                     removals.append((transfer, committed, !warnings.isEmpty))
                 }
                 if let status = tally.record(result), stopStatus == nil { stopStatus = status }
@@ -312,9 +336,9 @@ final class OperandBatch {
         }
     }
 
-    /// The directory entry `path` names, if its directory exists.
-    private static func entryKey(_ path: Pathname) -> EntryKey? {
+    /// The hash value of the directory entry `path` names, if its directory exists.
+    private static func entryKey(_ path: Pathname) -> Int? {
         guard let directory = try? FileStatus.of(path.directory) else { return nil }
-        return EntryKey(device: directory.device, inode: directory.inode, name: path.lastComponent.bytes)
+        return EntryKey(device: directory.device, inode: directory.inode, name: path.lastComponent.bytes).hashValue
     }
 }

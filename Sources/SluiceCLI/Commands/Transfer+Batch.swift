@@ -22,13 +22,13 @@ extension Transfer {
     /// Reports a file the engine finished, as ``run(options:)`` reports one it ran: remembers
     /// the file created, prints the warnings, the failure or the `--verbose` report. `--rm` is
     /// left for ``removeSource(isDurable:hasWarnings:options:removals:)``, once the directories are synced.
-    func report(_ outcome: Copier.Outcome, options: CommonOptions) -> Outcome {
+    func report(_ result: Result<Copier.Committed, any Error>, options: CommonOptions) -> Outcome {
         let committed: Copier.Committed
-        switch outcome.result {
+        switch result {
         case .failure(let error):
             let (result, message) = classify(error)
             if !options.quiet, message != nil {
-                for warning in transformWarnings.withLock({ $0 }) { Console.message("\(verb) '\(source.name)': \(warning)") }
+                for warning in transformWarnings?.withLock({ $0 }) ?? [] { Console.message("\(verb) '\(source.name)': \(warning)") }
             }
             if let message { Console.message(message) }
             return result
@@ -38,7 +38,7 @@ extension Transfer {
             created.insert(status)
         }
         if CommitGate.shared.interruption != nil {
-            SignalWatcher.reportWritten(outcome.destination)
+            if case .file(let path) = destination { SignalWatcher.reportWritten(path) }
             return .cancelled
         }
         var warnings = committed.report.warnings + committed.warnings

@@ -5,7 +5,7 @@ import Sluice
 
 /// One source to one destination through the Sluice pipeline: what `copy`, `compress` and
 /// `decompress` each run per operand.
-struct Transfer {
+struct Transfer: Sendable {
     enum Source: Equatable {
         case standardInput
         case file(Pathname)
@@ -55,8 +55,8 @@ struct Transfer {
     var transform: FileCopy<FileChunks, AnyChunkSink>.TransformFactory?
     /// The warnings ``transform`` met, recorded as they are met: printed before a failure,
     /// which gives no report to carry them (a segment that did not match its index, then a
-    /// trailer that fails its check).
-    var transformWarnings = LockedValue<[StageWarning]>([])
+    /// trailer that fails its check); `nil` without a transform.
+    var transformWarnings: LockedValue<[StageWarning]>? = nil
     /// `--rm`: remove the source once the destination is committed (durably).
     var removesSource = false
     /// Whether a file destination takes the source's modification time, as `gzip` gives it
@@ -124,7 +124,7 @@ struct Transfer {
         forwarding?.cancel()
         switch result {
         case .failure(let error):
-            let warnings = rangeChunks?.warnings ?? transformWarnings.withLock { $0 }
+            let warnings = rangeChunks?.warnings ?? transformWarnings?.withLock { $0 } ?? []
             return await fail(error, display: display, file: file, options: options, warnings: warnings)
         case .success(let committed):
             await display?.finish(.completed)
