@@ -4,6 +4,8 @@
 # (--jobs 1) against the default width.
 # Usage: benchmarks/many-files.sh [RUNS] [COUNTS...]   (defaults 5, and 500 2000 5000)
 # Files are 1 KiB to 256 KiB (mixed, fixed seed). Takes SLUICE (default .build/release/sluice).
+# Peak RSS is the median of RUNS runs; with BASELINE=path/to/another/sluice, that build's peak RSS
+# is measured too, alternating with SLUICE's, and the ratio printed.
 set -euo pipefail
 runs=${1:-5}
 shift || true
@@ -40,14 +42,34 @@ compare() {  # label-a label-b command-a... -- command-b...
   printf '  %-28s %7.3f s\n  %-28s %7.3f s   ratio %.2fx\n' "$label_a" "$ma" "$label_b" "$mb" "$(echo "$mb / $ma" | bc -l)"
 }
 
+baseline=${BASELINE:-}
+
+# Median peak RSS (KiB) of `sluice copy ARGS... -- files/* dst/` over RUNS runs, for one build
+# or, with BASELINE, for both alternately: prints one line per build.
+peak_rss() {  # label args...
+  local label=$1; shift
+  local a=() b=()
+  for _ in $(seq "$runs"); do
+    fresh; a+=("$(peak_rss_kib bash -c 'cd "$1/files" && shift && "$@" -- * "$0/dst/"' "$work" "$work" "$sluice" copy "$@")")
+    if [ -n "$baseline" ]; then
+      fresh; b+=("$(peak_rss_kib bash -c 'cd "$1/files" && shift && "$@" -- * "$0/dst/"' "$work" "$work" "$baseline" copy "$@")")
+    fi
+  done
+  local ma; ma=$(median "${a[@]}")
+  printf '  peak RSS, %-19s %6d KiB (%s)\n' "$label:" "$ma" "${a[*]}"
+  if [ -n "$baseline" ]; then
+    local mb; mb=$(median "${b[@]}")
+    printf '  peak RSS, %-19s %6d KiB (%s), baseline, ratio %.3fx\n' "$label:" "$mb" "${b[*]}" "$(echo "$ma / $mb" | bc -l)"
+  fi
+}
+
 printf 'sluice %s, %d runs each (median), %s processors\n' "$sluice" "$runs" "$(nproc)"
+[ -z "$baseline" ] || printf 'baseline %s\n' "$baseline"
 for count in "${counts[@]}"; do
   make_files "$count"
   printf '%d files, %s MiB\n' "$count" "$(du -sm "$work/files" | cut -f1)"
-  fresh
-  printf '  peak RSS, copy --no-fsync:   %s KiB\n' "$(peak_rss_kib bash -c "cd '$work/files' && '$sluice' copy --no-fsync -- * '$work/dst/'")"
-  fresh
-  printf '  peak RSS, copy (durable):    %s KiB\n' "$(peak_rss_kib bash -c "cd '$work/files' && '$sluice' copy -- * '$work/dst/'")"
+  peak_rss "copy --no-fsync" --no-fsync
+  peak_rss "copy (durable)"
   compare "cp" "sluice copy --no-fsync" run_cp -- run_sluice --no-fsync
   compare "cp; sync" "sluice copy (durable)" run_cp_sync -- run_sluice
   compare "sluice copy --jobs 1" "sluice copy (default jobs)" run_sluice --jobs 1 -- run_sluice
