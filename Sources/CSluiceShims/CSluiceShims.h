@@ -118,11 +118,4 @@ static const int CSluiceShims_SFD_CLOEXEC = 02000000;
 /* <sys/stat.h>: the tv_nsec that tells utimensat(2) and futimens(2) to leave a time as it is. */
 static const long CSluiceShims_UTIME_OMIT = (1l << 30) - 2l;
 
-#ifdef __GLIBC__
-/* mallopt(3) (<malloc.h>, glibc): sets a parameter of malloc; M_ARENA_MAX, the most arenas
-   (pools that threads allocate from; by default 8 per processor). Returns 1 on success. */
-int mallopt(int param, int value);
-static const int CSluiceShims_M_ARENA_MAX = -8;
-#endif
-
 #endif

@@ -47,9 +47,6 @@ struct SluiceMain {
     /// other thread exists (every thread inherits the mask), and then only waits.
     static func main() {
         SignalWatcher.blockSignals()
-        // As many arenas as processors, not 8 per processor: the threads mostly wait for the
-        // kernel, and each arena keeps its threads' freed memory.
-        MallocArenas.limit(to: ProcessorAffinity.availableProcessorCount())
         let arguments = (1..<Int(CommandLine.argc)).map { index in
             Pathname(cString: CommandLine.unsafeArgv[index]!).bytes
         }
