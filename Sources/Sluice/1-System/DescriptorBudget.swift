@@ -22,7 +22,7 @@ import Musl
 /// | ``directoriesToSync`` | 1/16 | 1 to 64 |
 /// | ``filesInFlight`` | the rest, ``perFileInFlight`` (6) per durable file | 1 to 64 |
 /// | ``filesInFlightWithoutSync`` | what the walk leaves, 6 per file | 1 to 64 |
-/// | ``sealedFiles`` | 1/4, held open | 0 (closed, named) below 8, to 2,048 |
+/// | ``sealedFiles`` | 1/4, held open | 0 (closed, named) below 8, to 1,024 |
 ///
 /// The walk itself holds ``heldByWalk``: its two stacks, both parents and one descriptor for a
 /// moment. Where not even one file fits beside it (``copiesOneFileAtATime``, as at `ulimit -n`
@@ -165,13 +165,15 @@ package struct DescriptorBudget: Sendable, Hashable {
         return quarter < 8 ? 0 : quarter
     }
 
-    /// The most sealed files, whatever the limit: 2,048, so a batch holds up to 1,024 files
-    /// (``sealedFiles`` halved) where the limit allows it (`ulimit -n` of 8,192 or more). Fewer
-    /// batches, fewer `syncfs(2)`: the 2,000 files of `benchmarks/tree-copy.sh` made durable
-    /// with 6 instead of 17 (at most 256 before; batches of 50 ms then), and with one
-    /// `syncfs(2)` for the directories, 408 ms against 444 for `cp -a` then `sync` at 383 (7
-    /// runs, a loop ext4 image).
-    package static let maximumSealedFiles = 2048
+    /// The most sealed files, whatever the limit: 1,024, so a batch holds up to 512 files
+    /// (``sealedFiles`` halved) where the limit allows it (`ulimit -n` of 4,096 or more). Fewer
+    /// batches, fewer `syncfs(2)`: the 2,000 files of `benchmarks/tree-copy.sh` are made durable
+    /// with 8 (17 with at most 256, when a batch waited 50 ms; 7 with 2,048). Each file waiting
+    /// keeps about 700 bytes of records in the `sluice` command: with 2,048 a durable copy of
+    /// 5,000 files peaked 0.6 MiB higher (18.6 MiB against 17.9, 5 alternating runs), in the
+    /// same time, and the tree's durable copy took the same time (0.83x and 0.85x `cp -a` then
+    /// `sync` against 0.85x and 0.83x, 5 rounds each, a journaled loop ext4 image).
+    package static let maximumSealedFiles = 1024
 
     /// Runs `open` again each time it fails for want of descriptors (`EMFILE`, `ENFILE`) and
     /// `release` (which frees descriptors its caller holds, and waits until it has) says some

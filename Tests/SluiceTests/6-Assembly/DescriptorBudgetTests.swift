@@ -16,11 +16,11 @@ struct DescriptorBudgetTests {
     /// The shares at the limits a user meets, from a terminal (standard input, output and
     /// error and the signal descriptor open).
     /// Under a high limit (`ulimit -n` 20,000, as on this project's machines), a durable batch
-    /// holds up to 1,024 files: at most 2,048 sealed, whatever the limit.
+    /// holds up to 512 files: at most 1,024 sealed, whatever the limit.
     @Test(arguments: [20_000, 1 << 20])
     func sealedFilesUnderAHighLimit(limit: Int) {
         let budget = DescriptorBudget(limit: limit, inUse: 4)
-        #expect(budget.sealedFiles == 2_048)
+        #expect(budget.sealedFiles == 1_024)
         #expect(budget.filesInFlight == 64)
     }
 
