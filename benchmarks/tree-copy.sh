@@ -11,14 +11,15 @@
 # create scans the inodes deleted in the last 30 seconds or so (ext4's recently_deleted()), so
 # the copies this script deletes between runs come to dominate cp's time and sluice's alike;
 # run it with TMPDIR on a journaled file system then (for example a loop-mounted ext4 image).
-# Usage: benchmarks/tree-copy.sh [RUNS] [FILES]   (defaults 3, 2000)
+# Usage: [SLUICE=path] benchmarks/tree-copy.sh [RUNS] [FILES]   (defaults 3, 2000)
 set -euo pipefail
 runs=${1:-3}
 files=${2:-2000}
 [[ $runs =~ ^[1-9][0-9]*$ && $files =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [RUNS] [FILES]" >&2; exit 64; }
 here=$(cd "$(dirname "$0")/.." && pwd)
-swift build -c release --product sluice --package-path "$here" >/dev/null
-sluice="$here/.build/release/sluice"
+# SLUICE: another build to measure (default: this package's release build, built first).
+if [ -z "${SLUICE:-}" ]; then swift build -c release --product sluice --package-path "$here" >/dev/null; fi
+sluice=${SLUICE:-$here/.build/release/sluice}
 work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-tree.XXXXXX")
 cleanup() { chmod -R u+w "$work" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
