@@ -166,7 +166,7 @@ package struct DescriptorBudget: Sendable, Hashable {
     }
 
     /// The most sealed files, whatever the limit: 1,024, so a batch holds up to 512 files
-    /// (``sealedFiles`` halved) where the limit allows it (`ulimit -n` of 4,096 or more). Fewer
+    /// (``sealedFiles`` halved) where the limit allows it (`ulimit -n` of about 4,100 or more). Fewer
     /// batches, fewer `syncfs(2)`: the 2,000 files of `benchmarks/tree-copy.sh` are made durable
     /// with 8 (17 with at most 256, when a batch waited 50 ms; 7 with 2,048). Each file waiting
     /// keeps about 700 bytes of records in the `sluice` command: with 2,048 a durable copy of

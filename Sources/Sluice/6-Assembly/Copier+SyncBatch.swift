@@ -277,7 +277,7 @@ extension Copier {
     /// their directories (it waits for every writer on that file system, not only Sluice's),
     /// then for each file in order the check of its write-back
     /// (``SealedFile/makeDurable(fsyncs:)``), its naming at the commit point and `close(2)`
-    /// (``SealedFile/rename()``), its hook and its directory's record (synced once by
+    /// (``SealedFile/rename()``), its directory's record (synced once by
     /// ``finish()``), and its completion. The `syncfs(2)` writes the data of all at once; each
     /// file's own check then decides whether its data is durable (a `syncfs(2)` may report
     /// another file's error, and before Linux 5.8 none): `sync_file_range(2)` where that sees

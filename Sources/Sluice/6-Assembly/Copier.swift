@@ -26,7 +26,7 @@ import Musl
 ///    pipeline, <doc:CopyPaths>) without a transform, ``FileCopy`` with one, to a ``FileSink``: a temporary file, with its
 ///    attributes. Durable files (``FileSink/Options/synchronizes``, without
 ///    verification) then wait in a batch, sealed, while the slot takes the next file: once it
-///    holds 127 files (1,024 under a high `ulimit -n`) or 256 MiB, 5 ms after its first file, and at the end, one `syncfs(2)`
+///    holds 127 files (512 under a `ulimit -n` of about 4,100 or more) or 256 MiB, 5 ms after its first file, and at the end, one `syncfs(2)`
 ///    per file system writes their data (it waits for every writer on that file system), a
 ///    check of each file's own write-back makes it durable (`sync_file_range(2)`, or `fsync(2)`
 ///    where that cannot see the file's pages), each is closed, then renamed at
@@ -53,8 +53,9 @@ import Musl
 /// stay, files before their commit point are aborted (nothing of them is left), jobs not
 /// started complete with `CancellationError`.
 ///
-/// Memory per file beyond the budget: the job while it waits or runs, and nothing after its
-/// completion but the distinct directories renamed into (one path each).
+/// Memory per file beyond the budget: the job while it waits or runs, a receipt (its index,
+/// names and completion) and its sealed file instead of the job while it waits for its batch,
+/// and nothing after its completion but the distinct directories renamed into (one path each).
 ///
 /// ```swift
 /// let engine = Copier(totalBytes: sizes.reduce(0, +), totalFiles: paths.count)

@@ -155,12 +155,14 @@ struct CopierBatchTests {
             try await engine.submit(
                 Self.job(from: sources[0], to: directory.appending(Pathname("out/f0.gz")), holding: canary, outcomes: outcomes))
         }
-        while engine.state.withLock({ $0.batch?.pendingCount ?? 0 }) < 1 {
+        // Guards against a hang; the batch itself waits ten minutes.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while engine.state.withLock({ $0.batch?.pendingCount ?? 0 }) < 1 && outcomes.all.isEmpty && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(1))
         }
-        // Sealed and waiting, not yet renamed (the batch waits ten minutes): its job is let go
-        // (the copy's tasks may end just after the file is sealed; a guard against a hang).
-        let deadline = ContinuousClock.now + .seconds(30)
+        // Not completed (a copy that failed would be), so sealed and waiting, not yet renamed.
+        try #require(outcomes.all.isEmpty)
+        // Its job is let go (the copy's tasks may end just after the file is sealed).
         while held != nil && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(1))
         }
