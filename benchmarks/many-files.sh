@@ -44,16 +44,19 @@ compare() {  # label-a label-b command-a... -- command-b...
 
 baseline=${BASELINE:-}
 
-# Median peak RSS (KiB) of `sluice copy ARGS... -- files/* dst/` over RUNS runs, for one build
-# or, with BASELINE, for both alternately: prints one line per build.
+# Peak RSS (KiB) of one `BUILD copy ARGS... -- files/* dst/` into a fresh dst/.
+rss_of() {  # build args...
+  fresh; peak_rss_kib bash -c 'cd "$0/files" && exec "$@" -- * "$0/dst/"' "$work" "$1" copy "${@:2}"
+}
+
+# Median peak RSS (KiB) of `sluice copy ARGS...` over RUNS runs, for one build or, with
+# BASELINE, for both alternately: prints one line per build.
 peak_rss() {  # label args...
   local label=$1; shift
   local a=() b=()
   for _ in $(seq "$runs"); do
-    fresh; a+=("$(peak_rss_kib bash -c 'cd "$1/files" && shift && "$@" -- * "$0/dst/"' "$work" "$work" "$sluice" copy "$@")")
-    if [ -n "$baseline" ]; then
-      fresh; b+=("$(peak_rss_kib bash -c 'cd "$1/files" && shift && "$@" -- * "$0/dst/"' "$work" "$work" "$baseline" copy "$@")")
-    fi
+    a+=("$(rss_of "$sluice" "$@")")
+    if [ -n "$baseline" ]; then b+=("$(rss_of "$baseline" "$@")"); fi
   done
   local ma; ma=$(median "${a[@]}")
   printf '  peak RSS, %-19s %6d KiB (%s)\n' "$label:" "$ma" "${a[*]}"
