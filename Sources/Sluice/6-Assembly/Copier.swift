@@ -72,12 +72,21 @@ import Musl
 /// called once, after the last ``submit(_:)``; an engine must be finished (or cancelled and
 /// finished) or its worker task waits for ever.
 public final class Copier: Sendable {
-    struct Indexed: Sendable {
-        var index: Int
+    /// A job as the engine holds it, numbered. A reference: it passes from the intake to a slot,
+    /// its box and its run, and each hand-over is one reference count, not a copy of the job's
+    /// fields (a tree copy hands over thousands of small files a second).
+    final class Indexed: Sendable {
+        let index: Int
         /// The file's index in the progress (`ManyFilesProgress/reserveIndex()`): the engine's
         /// own index, unless the progress is shared with other engines or copies.
-        var progressIndex: Int
-        var job: Job
+        let progressIndex: Int
+        let job: Job
+
+        init(index: Int, progressIndex: Int, job: Job) {
+            self.index = index
+            self.progressIndex = progressIndex
+            self.job = job
+        }
     }
 
     /// What completing a file needs once its copy is done: what a sealed file waiting for its
