@@ -9,7 +9,7 @@
 #   (CPU at the size - CPU at 1M) / (chunks at the size - chunks at 1M).
 # Usage: benchmarks/chunk-cost.sh [-n RUNS] [-s SIZE_MIB] [SLUICE]
 #   RUNS: counted rounds (default 5); SIZE_MIB: the file's size (default 256);
-#   SLUICE: the sluice binary (default .build/release/sluice, built if it is missing).
+#   SLUICE: the sluice binary (default: the one README "Install" builds, built first; lib.sh).
 set -euo pipefail
 usage() { sed -n 's/^# \{0,1\}//; /^Usage:/,/built if/p' "$0"; }
 runs=5
@@ -26,12 +26,9 @@ shift $((OPTIND - 1))
 [ $# -le 1 ] || { usage >&2; exit 64; }
 [[ $runs =~ ^[1-9][0-9]*$ && $size_mib =~ ^[1-9][0-9]*$ ]] || { echo "chunk-cost.sh: RUNS and SIZE_MIB are positive integers" >&2; exit 64; }
 here=$(cd "$(dirname "$0")/.." && pwd)
-if [ $# -eq 1 ]; then
-  sluice=$1
-else
-  sluice="$here/.build/release/sluice"
-  [ -x "$sluice" ] || swift build -c release --product sluice --package-path "$here" >/dev/null
-fi
+# shellcheck source=benchmarks/lib.sh
+. "$here/benchmarks/lib.sh"  # sluice_binary
+if [ $# -eq 1 ]; then sluice=$1; else sluice=$(sluice_binary "$here"); fi
 [ -x "$sluice" ] || { echo "chunk-cost.sh: '$sluice' is not an executable" >&2; exit 1; }
 command -v dd >/dev/null || { echo "chunk-cost.sh: dd is missing" >&2; exit 1; }
 

@@ -23,8 +23,9 @@ for tool in cp python3 fallocate mkfs.xfs mkfs.ext4 mount umount cmp du df; do
   command -v "$tool" >/dev/null || { echo "copy-paths.sh: $tool is missing" >&2; exit 1; }
 done
 here=$(cd "$(dirname "$0")/.." && pwd)
-swift build -c release --product sluice --package-path "$here" >/dev/null
-sluice="$here/.build/release/sluice"
+# shellcheck source=benchmarks/lib.sh
+. "$here/benchmarks/lib.sh"  # sluice_binary, median, now
+sluice=$(sluice_binary "$here")
 work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-paths.XXXXXX")
 mounts=()
 cleanup() {
@@ -33,8 +34,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-now() { date +%s.%N; }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 # compare DST COMMAND... : runs each "label|command" (DST as the destination, src beside it),
 # alternating, the source read into the page cache before each, and prints the median of each
 # and every run's time, in the order they ran.

@@ -6,14 +6,13 @@ set -euo pipefail
 size_mib=${1:-1024}
 runs=${2:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
-swift build -c release --package-path "$here" >/dev/null
-sluice="$here/.build/release/sluice"
+# shellcheck source=benchmarks/lib.sh
+. "$here/benchmarks/lib.sh"  # sluice_binary, median, time_it
+sluice=$(sluice_binary "$here")
 work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 head -c "$((size_mib * 1024 * 1024))" /dev/urandom > "$work/src"
 cat "$work/src" > /dev/null
-now() { date +%s.%N; }
-time_it() { local start end; start=$(now); "$@"; end=$(now); echo "$end - $start" | bc -l; }
 run_cat() { cat "$work/src" > "$work/dst"; }
 run_sluice() { "$sluice" copy --no-fsync "$work/src" "$work/dst"; }
 # Warm-up, not counted.
@@ -23,7 +22,6 @@ for _ in $(seq "$runs"); do
   cat_times+=("$(time_it run_cat)"); rm -f "$work/dst"
   sluice_times+=("$(time_it run_sluice)"); rm -f "$work/dst"
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 cat_median=$(median "${cat_times[@]}")
 sluice_median=$(median "${sluice_times[@]}")
 printf 'size %d MiB, %d runs each (median)\n' "$size_mib" "$runs"

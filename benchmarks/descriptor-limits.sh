@@ -5,15 +5,14 @@
 # standard input, output and error open, as from a terminal, and is checked: every file byte for
 # byte (`diff -r`), exit 0, no temporary file left.
 # Usage: benchmarks/descriptor-limits.sh [RUNS] [LIMITS...]   (defaults 5, and 16 32 64)
-# Takes SLUICE (default .build/release/sluice).
+# Takes SLUICE (default: the binary README "Install" builds, built first; lib.sh).
 set -euo pipefail
 runs=${1:-5}
 shift || true
 if [ $# -eq 0 ]; then limits=(16 32 64); else limits=("$@"); fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 source "$here/benchmarks/lib.sh"
-sluice=${SLUICE:-$here/.build/release/sluice}
-[ -x "$sluice" ] || swift build -c release --product sluice --package-path "$here" >/dev/null
+sluice=$(sluice_binary "$here")
 work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-limits.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 

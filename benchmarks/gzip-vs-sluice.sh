@@ -39,8 +39,9 @@ for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null || { echo "gzip-vs-sluice.sh: $tool is missing" >&2; exit 1; }
 done
 [ -x /usr/bin/time ] || { echo "gzip-vs-sluice.sh: GNU time (/usr/bin/time) is missing" >&2; exit 1; }
-swift build -c release --product sluice --package-path "$here" >/dev/null
-sluice="$here/.build/release/sluice"
+# shellcheck source=benchmarks/lib.sh
+. "$here/benchmarks/lib.sh"  # sluice_binary
+sluice=$(sluice_binary "$here")
 work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-gzip-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 clang -O2 -o "$work/inflate-loop" "$here/benchmarks/inflate-loop.c" -lz

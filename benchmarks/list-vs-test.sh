@@ -9,8 +9,7 @@ runs=${1:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=benchmarks/lib.sh
 . "$here/benchmarks/lib.sh"  # median, now
-swift build -c release --package-path "$here" >/dev/null
-sluice="$here/.build/release/sluice"
+sluice=$(sluice_binary "$here")
 work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-list.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 file=${2:-}

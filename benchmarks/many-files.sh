@@ -3,7 +3,8 @@
 # warm-up discarded, medians of RUNS; peak RSS per count (flat from 500 to 5,000 files); W=1
 # (--jobs 1) against the default width.
 # Usage: benchmarks/many-files.sh [RUNS] [COUNTS...]   (defaults 5, and 500 2000 5000)
-# Files are 1 KiB to 256 KiB (mixed, fixed seed). Takes SLUICE (default .build/release/sluice).
+# Files are 1 KiB to 256 KiB (mixed, fixed seed). Takes SLUICE (default: the binary
+# README "Install" builds, built first; lib.sh).
 # Peak RSS is the median of RUNS runs; with BASELINE=path/to/another/sluice, that build's peak RSS
 # is measured too, alternating with SLUICE's, and the ratio printed.
 set -euo pipefail
@@ -12,8 +13,7 @@ shift || true
 if [ $# -eq 0 ]; then counts=(500 2000 5000); else counts=("$@"); fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 source "$here/benchmarks/lib.sh"
-sluice=${SLUICE:-$here/.build/release/sluice}
-[ -x "$sluice" ] || swift build -c release --product sluice --package-path "$here" >/dev/null
+sluice=$(sluice_binary "$here")
 work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-many.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 

@@ -11,8 +11,7 @@ runs=${3:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=benchmarks/lib.sh
 . "$here/benchmarks/lib.sh"  # median, now
-swift build -c release --package-path "$here" >/dev/null
-sluice="$here/.build/release/sluice"
+sluice=$(sluice_binary "$here")
 work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 head -c "$((size_mib * 1024 * 1024))" /dev/urandom > "$work/src"

@@ -17,9 +17,10 @@ runs=${1:-3}
 files=${2:-2000}
 [[ $runs =~ ^[1-9][0-9]*$ && $files =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [RUNS] [FILES]" >&2; exit 64; }
 here=$(cd "$(dirname "$0")/.." && pwd)
-# SLUICE: another build to measure (default: this package's release build, built first).
-if [ -z "${SLUICE:-}" ]; then swift build -c release --product sluice --package-path "$here" >/dev/null; fi
-sluice=${SLUICE:-$here/.build/release/sluice}
+# shellcheck source=benchmarks/lib.sh
+. "$here/benchmarks/lib.sh"  # sluice_binary
+# SLUICE: another build to measure (default: the binary README "Install" builds, built first).
+sluice=$(sluice_binary "$here")
 work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-tree.XXXXXX")
 cleanup() { chmod -R u+w "$work" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
