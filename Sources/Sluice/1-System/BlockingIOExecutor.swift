@@ -217,6 +217,7 @@ extension BlockingIOExecutor {
 
         /// Moves the timed work that is due to the queue (the mutex held).
         private func queueDueWork() {
+            guard !timed.isEmpty else { return }  // no clock read for the many that have none
             let now = Self.now()
             while let first = timed.first, first.deadline <= now {
                 timed.removeFirst()

@@ -16,8 +16,7 @@ extension Copier {
     /// Copies one file within its share, on `executor` (the file's slot), then completes it,
     /// or hands it sealed to the sync batch.
     func run(_ item: Indexed, _ share: PipelineShare, on executor: BlockingIOExecutor) async -> Step {
-        let job = item.job
-        tracker.started(index: item.progressIndex, file: job.source)
+        tracker.started(index: item.progressIndex, file: item.job.source)
         let result: Result<Committed, any Error>
         do {
             switch try await copy(item, share: share, on: executor) {
@@ -28,7 +27,7 @@ extension Copier {
             result = .failure(error)
         }
         // A file that failed counts as passed over, so the bar still reaches its end.
-        let bytes = (try? result.get().report.bytesRead) ?? job.sourceStatus?.size ?? 0
+        let bytes = (try? result.get().report.bytesRead) ?? item.job.sourceStatus?.size ?? 0
         complete(item, result, bytes: bytes)
         return .done
     }
@@ -68,10 +67,9 @@ extension Copier {
     /// rename over the destination (read before the commit, which ends it), not a destination
     /// in place.
     func finishCommit(_ item: Indexed, sink: isolated FileSink, report: CopyReport, replaces: Bool) -> Copied {
-        let job = item.job
         let refusals = sink.attributeRefusals
         var warnings = sink.warnings
-        if let record = job.preservationWarnings {
+        if let record = item.job.preservationWarnings {
             for (kind, error) in refusals { record.record(kind, error) }
         } else {
             warnings += refusals.map { StageWarning("cannot preserve \($0.kind): \($0.error)") }
@@ -83,8 +81,8 @@ extension Copier {
         guard options.batchesSyncs else {
             return .committed(Committed(report: report, warnings: warnings, isDurableOnceDirectorySynced: sink.isDurablyCommitted))
         }
-        let durable = replaces && writing(job).synchronizes
-        if durable { directories.record(directoryOf: job.destinationLocation) }
+        let durable = replaces && writing(item.job).synchronizes
+        if durable { directories.record(directoryOf: item.job.destinationLocation) }
         return .committed(Committed(report: report, warnings: warnings, isDurableOnceDirectorySynced: durable))
     }
 
@@ -92,18 +90,17 @@ extension Copier {
     /// the reader, the sink and the progress forwarding all on `executor`. A job from or to
     /// something else than a file runs the pipeline (``copyThroughPipeline(_:share:on:)``).
     private func copy(_ item: Indexed, share: PipelineShare, on executor: BlockingIOExecutor) async throws -> Copied {
-        let job = item.job
-        guard case .file = job.input.kind, case .file = job.output else {
+        guard case .file = item.job.input.kind, case .file = item.job.output else {
             return try await copyThroughPipeline(item, share: share, on: executor)
         }
         try Task.checkCancellation()
-        let copyOptions = copyOptions(of: job, share: share)
+        let copyOptions = copyOptions(of: item.job, share: share)
         if let copied = try copySmallFile(item, copyOptions: copyOptions, share: share, on: executor) { return copied }
-        let chunks = try await openFile(of: job, chunkSize: share.chunkSize, copyOptions: copyOptions, on: executor)
-        let sink = try await createFileSink(of: job, source: chunks.status, on: executor)
+        let chunks = try await openFile(of: item.job, chunkSize: share.chunkSize, copyOptions: copyOptions, on: executor)
+        let sink = try await createFileSink(of: item.job, source: chunks.status, on: executor)
         let replaces = await sink.replacesDestination
         let report: CopyReport
-        if let transform = job.transform {
+        if let transform = item.job.transform {
             let copy = FileCopy(
                 from: chunks, to: sink, totalBytes: chunks.expectedSize, options: copyOptions.pipeline, transform: transform)
             report = try await run(copy.run, publishingTo: copy.progress, item, forwards: Self.forwards(chunks.status, share), on: executor)
@@ -121,33 +118,32 @@ extension Copier {
     /// as it comes; a file destination is committed as any of the copier's files, a sink by
     /// its own commit.
     private func copyThroughPipeline(_ item: Indexed, share: PipelineShare, on executor: BlockingIOExecutor) async throws -> Copied {
-        let job = item.job
-        let copyOptions = copyOptions(of: job, share: share)
+        let copyOptions = copyOptions(of: item.job, share: share)
         let (chunks, sink, replaces): (FileChunks?, FileSink?, Bool)
         do {
-            (chunks, sink, replaces) = try await openThroughPipeline(job, share: share, copyOptions: copyOptions, on: executor)
+            (chunks, sink, replaces) = try await openThroughPipeline(item.job, share: share, copyOptions: copyOptions, on: executor)
         } catch {
             // The pipeline never ran, so never aborted it: a caller's sink is aborted here.
-            if case .sink(let other, _) = job.output { await other.abort() }
+            if case .sink(let other, _) = item.job.output { await other.abort() }
             throw error
         }
         let destination: AnyChunkSink
-        switch job.output {
+        switch item.job.output {
         case .sink(let other, _): destination = AnyChunkSink(other)
         case .file: destination = AnyChunkSink(sink!)
         }
         let forwards = chunks.map { Self.forwards($0.status, share) } ?? true
         let report: CopyReport
-        switch job.input.kind {
+        switch item.job.input.kind {
         case .chunks(let sequence, _):
             let copy = FileCopy(
                 from: sequence, to: destination, totalBytes: nil, options: copyOptions.pipeline,
-                transform: job.transform)
+                transform: item.job.transform)
             report = try await run(copy.run, publishingTo: copy.progress, item, forwards: forwards, on: executor)
         case .file, .descriptor:
             let copy = FileCopy(
                 from: chunks!, to: destination, totalBytes: chunks!.expectedSize, options: copyOptions.pipeline,
-                transform: job.transform)
+                transform: item.job.transform)
             report = try await run(copy.run, publishingTo: copy.progress, item, forwards: forwards, on: executor)
         }
         guard let sink else { return .committed(Committed(report: report, warnings: [], isDurableOnceDirectorySynced: false)) }

@@ -20,7 +20,7 @@ extension Copier {
                 continue
             case .admitted: break
             }
-            let piece = self.share(of: held.withLock { $0!.job }, within: share)
+            let piece = held.withLock { self.share(of: $0!.job, within: share) }
             do {
                 try await budget.acquire(piece.bytes)
             } catch {

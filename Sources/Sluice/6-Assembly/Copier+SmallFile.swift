@@ -23,37 +23,37 @@ extension Copier {
     func copySmallFile(
         _ item: Indexed, copyOptions: RegularFileCopy.Options, share: PipelineShare, on executor: BlockingIOExecutor
     ) throws -> Copied? {
-        let job = item.job
-        guard job.transform == nil, job.onCopyStart == nil, copyOptions.pipeline.verification == nil, copyOptions.pipeline.rateLimit == nil,
+        guard item.job.transform == nil, item.job.onCopyStart == nil, copyOptions.pipeline.verification == nil,
+            copyOptions.pipeline.rateLimit == nil,
             !copyOptions.forcesPipeline, copyOptions.holes == .auto, copyOptions.reflink != .always,
-            let known = job.sourceStatus, Self.fitsInOneStep(known, chunkSize: share.chunkSize)
+            let known = item.job.sourceStatus, Self.fitsInOneStep(known, chunkSize: share.chunkSize)
         else { return nil }
         try Task.checkCancellation()
         let start = ContinuousClock.now
         // Out of descriptors, a file waits while the engine releases some of its own.
         let source = try DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }, {
-            try job.sourceLocation.open(O_RDONLY | O_NONBLOCK | (job.followsLinks ? 0 : O_NOFOLLOW), system: system)
+            try item.job.sourceLocation.open(O_RDONLY | O_NONBLOCK | (item.job.followsLinks ? 0 : O_NOFOLLOW), system: system)
         })
         defer { try? source.close(system: system) }
         let status: FileStatus
-        do { status = try source.status() } catch { throw FileError.fstat(path: job.source, errno: error) }
-        if status.kind == .directory { throw FileError.isDirectory(.read, path: job.source) }
+        do { status = try source.status() } catch { throw FileError.fstat(path: item.job.source, errno: error) }
+        if status.kind == .directory { throw FileError.isDirectory(.read, path: item.job.source) }
         guard Self.fitsInOneStep(status, chunkSize: share.chunkSize) else { return nil }
         let sink = try DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }, {
             try FileSink.createOnExecutorThread(
-                location: job.destinationLocation, source: status, options: sinkOptions(of: job), system: system,
+                location: item.job.destinationLocation, source: status, options: sinkOptions(of: item.job), system: system,
                 executor: executor)
         })
-        if joinsSyncBatch(job) { sink.assumeIsolated { $0.deferRename() } }
+        if joinsSyncBatch(item.job) { sink.assumeIsolated { $0.deferRename() } }
         // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its
         // descriptor (as RegularFileCopy does).
-        if sinkOptions(of: job).preservesAttributes { sink.assumeIsolated { $0.preserveAttributes(of: source, at: job.source) } }
+        if sinkOptions(of: item.job).preservesAttributes { sink.assumeIsolated { $0.preserveAttributes(of: source, at: item.job.source) } }
         let report: CopyReport
         // A destination written in place (a device, a FIFO), opened already: by writes.
         let replaces = sink.assumeIsolated { $0.replacesDestination }
         do {
             let (taken, refusals) = try sink.assumeIsolated { sink in
-                try copyInOneStep(source, status: status, into: sink, job: job, copyOptions: copyOptions, share: share)
+                try copyInOneStep(source, status: status, into: sink, job: item.job, copyOptions: copyOptions, share: share)
             }
             state.withLock { $0.filesInOneStep += 1 }
             try Task.checkCancellation()

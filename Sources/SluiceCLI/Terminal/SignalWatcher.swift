@@ -66,10 +66,12 @@ final class SignalWatcher: Sendable {
             return
         }
         gate.setSignalSource {
-            // struct signalfd_siginfo is 128 bytes; ssi_signo (uint32) comes first.
-            var info = [UInt8](repeating: 0, count: 128)
-            guard read(descriptor, &info, info.count) == info.count else { return nil }
-            return Int32(info[0]) | Int32(info[1]) << 8 | Int32(info[2]) << 16 | Int32(info[3]) << 24
+            // struct signalfd_siginfo is 128 bytes; ssi_signo (uint32) comes first. On the stack:
+            // every commit point asks, and almost always finds nothing (EAGAIN).
+            withUnsafeTemporaryAllocation(byteCount: 128, alignment: 8) { info -> Int32? in
+                guard read(descriptor, info.baseAddress, info.count) == info.count else { return nil }
+                return Int32(bitPattern: info.load(as: UInt32.self))
+            }
         }
         DedicatedThread.start(name: "sluice.signals") { [self] in self.watch(descriptor) }
     }
