@@ -9,7 +9,7 @@
 #   (CPU at the size - CPU at 1M) / (chunks at the size - chunks at 1M).
 # Usage: benchmarks/chunk-cost.sh [-n RUNS] [-s SIZE_MIB] [SLUICE]
 #   RUNS: counted rounds (default 5); SIZE_MIB: the file's size (default 256);
-#   SLUICE: the sluice binary (default: the one README "Install" builds, built first; lib.sh).
+#   SLUICE: the sluice binary (default: the one README "Install" builds, built if needed; lib.sh).
 set -euo pipefail
 usage() { sed -n 's/^# \{0,1\}//; /^Usage:/,/built if/p' "$0"; }
 runs=5

@@ -15,5 +15,7 @@ sluice_binary() {
   if [ -n "${SLUICE:-}" ]; then echo "$SLUICE"; return; fi
   local flags=(-c release --static-swift-stdlib --product sluice --package-path "$1" --scratch-path "$1/.build/static")
   swift build "${flags[@]}" >/dev/null || return 1
-  echo "$(swift build "${flags[@]}" --show-bin-path)/sluice"
+  local bin
+  bin=$(swift build "${flags[@]}" --show-bin-path) || return 1
+  echo "$bin/sluice"
 }
