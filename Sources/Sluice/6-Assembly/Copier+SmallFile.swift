@@ -46,8 +46,10 @@ extension Copier {
         })
         if joinsSyncBatch(item.job) { sink.assumeIsolated { $0.deferRename() } }
         // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its
-        // descriptor (as RegularFileCopy does).
-        if sinkOptions(of: item.job).preservesAttributes { sink.assumeIsolated { $0.preserveAttributes(of: source, at: item.job.source) } }
+        // descriptor (as RegularFileCopy does, by the sink's own options).
+        sink.assumeIsolated { sink in
+            if sink.options.preservesAttributes { sink.preserveAttributes(of: source, at: item.job.source) }
+        }
         let report: CopyReport
         // A destination written in place (a device, a FIFO), opened already: by writes.
         let replaces = sink.assumeIsolated { $0.replacesDestination }
