@@ -8,7 +8,7 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(
 peak_rss_kib() { /usr/bin/time -v "$@" 2>&1 >/dev/null | awk -F': ' '/Maximum resident set size/ {print $2}'; }
 # The sluice to measure: $SLUICE when set, else the binary README "Install" builds, the one a user
 # runs: release, the Swift runtime linked in (--static-swift-stdlib), built into .build/static
-# as .ci/static-binary builds it. The runtime linked dynamically costs every run its loading
+# (.ci/static-binary checks that same build). The runtime linked dynamically costs every run its loading
 # (a 1-file tree copy: 8.7 ms against 6.1 ms, `cp -a` 1.8 ms) and every call into it a jump
 # through the PLT. Prints the binary's path. Usage: sluice=$(sluice_binary "$here")
 sluice_binary() {
