@@ -14,8 +14,9 @@ peak_rss_kib() { /usr/bin/time -v "$@" 2>&1 >/dev/null | awk -F': ' '/Maximum re
 sluice_binary() {
   if [ -n "${SLUICE:-}" ]; then echo "$SLUICE"; return; fi
   local flags=(-c release --static-swift-stdlib --product sluice --package-path "$1" --scratch-path "$1/.build/static")
-  swift build "${flags[@]}" >/dev/null || return 1
+  # Without the benchmark's TMPDIR: SwiftPM leaves its temporary directories and locks there.
+  env -u TMPDIR swift build "${flags[@]}" >/dev/null || return 1
   local bin
-  bin=$(swift build "${flags[@]}" --show-bin-path) || return 1
+  bin=$(env -u TMPDIR swift build "${flags[@]}" --show-bin-path) || return 1
   echo "$bin/sluice"
 }
