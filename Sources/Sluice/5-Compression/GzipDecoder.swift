@@ -169,72 +169,81 @@ public final class GzipDecoder: ChunkTransform {
     private func decode(_ chunk: Chunk, emit: (Chunk) async throws -> Void) async throws {
         var position = 0
         while true {
-            let output: Chunk
-            do {
-                output = try Chunk(capacity: outputChunkSize) { (buffer) throws(GzipError) -> Int in
-                    try chunk.withUnsafeBytes { (input) throws(GzipError) -> Int in
-                        try fill(buffer, from: input, position: &position)
+            // The bytes decoded before a failure are emitted before it is thrown (as `gzip -dc`
+            // writes them): a chunk may hold the end of a good member and the start of a bad one.
+            var error: GzipError?
+            let output = Chunk(capacity: outputChunkSize) { buffer in
+                var produced = 0
+                do throws(GzipError) {
+                    try chunk.withUnsafeBytes { (input) throws(GzipError) in
+                        try fill(buffer, from: input, position: &position, produced: &produced)
                     }
+                } catch let caught {
+                    error = caught
                 }
-            } catch {
-                failure = error
-                throw error
+                return produced
             }
             let isFull = output.count == outputChunkSize
             if output.count > 0 {
                 // A chunk keeps its allocation: copy a small one so that its memory matches its count.
                 try await emit(output.count >= outputChunkSize / 2 ? output : Chunk(Array(output.bytes[...])))
             }
+            if let error {
+                failure = error
+                throw error
+            }
             if !isFull { return }
         }
     }
 
-    /// Advances through `input` from `position`, inflating into `output`; returns the bytes
-    /// written. Returns less than `output.count` only when the input is used up and zlib holds
-    /// no pending output.
+    /// Advances through `input` from `position`, inflating into `output` and counting the bytes
+    /// written in `produced`, also when it throws (they are good output). Stops with
+    /// `produced < output.count` only when the input is used up and zlib holds no pending output.
     private func fill(
         _ output: UnsafeMutableRawBufferPointer,
         from input: UnsafeRawBufferPointer,
-        position: inout Int
-    ) throws(GzipError) -> Int {
-        var produced = 0
+        position: inout Int,
+        produced: inout Int
+    ) throws(GzipError) {
         while produced < output.count {
             switch phase {
             case .ignoringGarbage:
                 consumedInput += Int64(input.count - position)
                 position = input.count
-                return produced
+                return
 
             case .skippingPadding:
                 while position < input.count && input[position] == 0 {
                     position += 1
                     consumedInput += 1
                 }
-                guard position < input.count else { return produced }
+                guard position < input.count else { return }
                 ignoreTrailingGarbage(from: consumedInput)
 
             case .expectingMember:
                 while probe.count < 3 && position < input.count && phase == .expectingMember {
                     if try examine(input[position]) { position += 1 }
                 }
-                if phase == .expectingMember && probe.count < 3 { return produced }
+                if phase == .expectingMember && probe.count < 3 { return }
 
             case .decoding:
-                let (count, needsInput) = try inflateStep(
-                    into: UnsafeMutableRawBufferPointer(rebasing: output[produced...]), from: input, position: &position)
-                produced += count
-                if needsInput { return produced }
+                let needsInput = try inflateStep(
+                    into: UnsafeMutableRawBufferPointer(rebasing: output[produced...]), from: input, position: &position,
+                    produced: &produced)
+                if needsInput { return }
             }
         }
-        return produced
     }
 
     /// One call of zlib's `inflate` in the member being decoded, from the bytes of its start
-    /// kept in `probe`, else from `input` at `position`: the bytes it wrote to `output`, and
-    /// whether it needs more input to go on (it made no progress).
+    /// kept in `probe`, else from `input` at `position`: adds the bytes it wrote to `output` to
+    /// `produced` (before it throws, those within the output limit: a failure found at a
+    /// member's trailer comes after all of its data) and returns whether it needs more input to
+    /// go on (it made no progress).
     private func inflateStep(
-        into output: UnsafeMutableRawBufferPointer, from input: UnsafeRawBufferPointer, position: inout Int
-    ) throws(GzipError) -> (produced: Int, needsInput: Bool) {
+        into output: UnsafeMutableRawBufferPointer, from input: UnsafeRawBufferPointer, position: inout Int,
+        produced: inout Int
+    ) throws(GzipError) -> Bool {
         let step: ZStream.Step
         let inputExhausted: Bool
         let stream = try activeStream()
@@ -254,21 +263,23 @@ public final class GzipDecoder: ChunkTransform {
         memberOutput &+= Int64(step.produced)
         totalOutput &+= Int64(step.produced)
         if let outputLimit, totalOutput > outputLimit {
+            produced += step.produced - Int(totalOutput - outputLimit)
             throw GzipError(.outputLimitExceeded(limit: outputLimit), offset: consumedInput)
         }
+        produced += step.produced
         switch step.code {
         case Z_OK, Z_BUF_ERROR:
             if step.consumed == 0 && step.produced == 0 {
                 // No progress: zlib needs more input (it always has room for output here).
                 precondition(inputExhausted, "inflate made no progress with input and output available")
-                return (0, true)
+                return true
             }
         case Z_STREAM_END:
             endMember(stream)
         default:
             throw error(for: step.code, stream: stream)
         }
-        return (step.produced, false)
+        return false
     }
 
     /// Looks at the next byte of a member's start (RFC 1952 §2.3.1: ID1, ID2, CM) and returns
