@@ -32,19 +32,44 @@ struct ChunkAccumulator {
     /// Whether nothing is gathered.
     var isEmpty: Bool { count == 0 }
 
-    /// Takes bytes of `chunk` from `offset` on until the block is full or the chunk is used up.
+    /// Takes bytes of `chunk` from `offset` on until the block is full, the chunk is used up or
+    /// `end` is reached.
     ///
     /// - Parameters:
     ///   - chunk: the chunk to take from.
     ///   - offset: the first byte of `chunk` not yet taken, in `0...chunk.count`.
+    ///   - end: the offset in `chunk` to stop at, in `offset...chunk.count`; default the chunk's end.
     /// - Returns: the offset of the first byte of `chunk` not taken (`chunk.count` when all were).
-    mutating func fill(from chunk: Chunk, at offset: Int) -> Int {
-        precondition(offset >= 0 && offset <= chunk.count, "offset out of the chunk")
-        let taken = min(size - count, chunk.count - offset)
+    mutating func fill(from chunk: Chunk, at offset: Int, upTo end: Int? = nil) -> Int {
+        let end = end ?? chunk.count
+        precondition(offset >= 0 && offset <= end && end <= chunk.count, "offset out of the chunk")
+        let taken = min(size - count, end - offset)
         guard taken > 0 else { return offset }
         pieces.append((chunk, offset..<(offset + taken)))
         count += taken
         return offset + taken
+    }
+
+    /// Moves everything `other` gathered to the end of this accumulator (references, not
+    /// copies), emptying `other`.
+    ///
+    /// - Precondition: it fits: `count + other.count <= size`.
+    mutating func append(_ other: inout ChunkAccumulator) {
+        precondition(count + other.count <= size, "appended more than the block holds")
+        pieces += other.pieces
+        count += other.count
+        other.pieces.removeAll(keepingCapacity: true)
+        other.count = 0
+    }
+
+    /// The last `length` bytes gathered (all of them if fewer), in order, without taking them.
+    func suffix(_ length: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for piece in pieces.reversed() where bytes.count < length {
+            let wanted = min(length - bytes.count, piece.range.count)
+            piece.chunk.withUnsafeBytes { bytes.insert(contentsOf: $0[(piece.range.upperBound - wanted)..<piece.range.upperBound], at: 0) }
+        }
+        return bytes
     }
 
     /// Returns what was gathered (a full block, or less at the end of the input) as one chunk,

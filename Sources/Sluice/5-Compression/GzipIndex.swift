@@ -183,8 +183,11 @@ extension [UInt8] {
         for shift in stride(from: 0, to: T.bitWidth, by: 8) { append(UInt8(truncatingIfNeeded: value >> shift)) }
     }
 
-    /// The `T` stored least significant byte first at `offset`.
+}
+
+extension RandomAccessCollection<UInt8> where Index == Int {
+    /// The `T` stored least significant byte first at `offset` from the start.
     func littleEndian<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
-        (0..<(T.bitWidth / 8)).reduce(T(0)) { value, index in value | T(self[offset + index]) << (8 * index) }
+        (0..<(T.bitWidth / 8)).reduce(T(0)) { value, index in value | T(self[startIndex + offset + index]) << (8 * index) }
     }
 }

@@ -274,10 +274,7 @@ package final class GzipRangeReader: Sendable {
         for number in numbers {
             try Task.checkCancellation()
             let length = Int(index.segments[number].compressedLength)
-            let piece = ParallelGzipDecoder.Piece(
-                data: try read(count: length, at: offset), number: number,
-                expected: (Int(index.uncompressedLength(ofSegment: number)), index.segments[number].crc32),
-                isLast: number == index.segments.count - 1)
+            let piece = ParallelGzipDecoder.Piece.segment(number, of: index, data: try read(count: length, at: offset))
             offset += Int64(length)
             for decoded in try await pieces.submit(piece) {
                 if let warning = try await write(decoded, of: member, index, into: &output) { return warning }

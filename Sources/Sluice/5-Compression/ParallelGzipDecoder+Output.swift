@@ -3,7 +3,7 @@ import CZlib
 extension ParallelGzipDecoder {
     /// Writes out a decoded piece, or, if it failed its checks, goes on from it on one thread.
     func write(_ decoded: Decoded, emit: (Chunk) async throws -> Void) async throws {
-        promisedInFlight -= decoded.piece.expected?.count ?? Self.batchBytes
+        promisedInFlight -= decoded.piece.promised
         if let failure = decoded.failure { return try await fallBack(from: decoded, reason: failure, emit: emit) }
         for chunk in decoded.output { try await emitOutput(chunk, emit: emit) }
         crc32 = CRC32.combine(crc32, decoded.crc32, secondLength: Int64(decoded.count))
@@ -41,11 +41,11 @@ extension ParallelGzipDecoder {
     /// are given to the one that goes on, in order.
     func fallBack(from failed: Decoded?, reason: String, emit: (Chunk) async throws -> Void) async throws {
         fallBacks += 1
-        var rest = failed.map(\.piece.chunks) ?? []
+        var rest = failed.map { [$0.piece.data] } ?? []
         while inFlight > 0, let decoded = try await stage.next() {
             inFlight -= 1
-            promisedInFlight -= decoded.piece.expected?.count ?? Self.batchBytes
-            rest += decoded.piece.chunks
+            promisedInFlight -= decoded.piece.promised
+            rest.append(decoded.piece.data)
         }
         var partial: Chunk?
         switch phase {

@@ -19,7 +19,11 @@ extension ParallelGzipDecoder {
     /// Reads the header at the start of `bytes` (RFC 1952 §2.3.1): ID1 ID2 CM FLG, MTIME, XFL,
     /// OS, then the extra field (whose `SL` and `BC` subfields are looked at), the name and the
     /// comment, as the flags say. A header with a header CRC is left to the sequential decoder.
-    static func parseHeader(_ bytes: [UInt8]) -> Header {
+    ///
+    /// - Parameter bytes: the bytes from the member's start (indices from 0: an array, or a
+    ///   buffer).
+    static func parseHeader<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes) -> Header where Bytes.Index == Int {
+        precondition(bytes.startIndex == 0, "a header's bytes are indexed from 0")
         let magic: [UInt8] = [0x1F, 0x8B, 8]
         guard zip(bytes, magic).allSatisfy({ $0 == $1 }) else { return .other }
         guard bytes.count >= 10 else { return .incomplete(needed: 10 - bytes.count) }
@@ -54,28 +58,45 @@ extension ParallelGzipDecoder {
         return .parsed(length: position, index: index, memberSize: memberSize)
     }
 
-    /// One piece of a member for a worker: a segment of an indexed member, from its access
-    /// point, or a whole BGZF member.
+    /// One piece of the input for a worker: a segment of an indexed member, from its access
+    /// point, or a batch of whole BGZF members.
     struct Piece: Sendable {
-        /// The compressed bytes: the segment's deflate data, or the whole member.
+        /// The compressed bytes: the segment's deflate data, or the members one after another.
         var data: Chunk
-        /// The segment's number in its member (a BGZF member: its number in the input).
+        /// The segment's number in its member (a batch: its first member's number in the input).
         var number: Int
-        /// The uncompressed bytes and CRC-32 the index lists for a segment; `nil` for a member,
-        /// whose trailer says them.
+        /// The uncompressed bytes and CRC-32 the index lists for a segment; `nil` for members,
+        /// whose trailers say them.
         var expected: (count: Int, crc32: UInt32)?
-        /// Whether it ends with the member's final block (the last segment).
+        /// Whether it ends with the member's final block (the last segment, or members).
         var isLast: Bool
-        /// Where a member's deflate data starts in `data` (its header's length).
-        var headerLength = 0
-        /// BGZF members decoded as one piece, in order (then `data` is empty): one hand-over to
-        /// a worker for many members of at most 64 KiB each.
-        var members: [Piece] = []
+        /// BGZF members decoded as one piece, in order: one hand-over to a worker for many
+        /// members of at most 64 KiB each.
+        var members: [MemberSpan] = []
+        /// The most output it may decode to before it fails: what the worker may hold of it.
+        var promised: Int
 
-        /// The compressed bytes, in order: the piece's, or its members'.
-        var chunks: [Chunk] { members.isEmpty ? [data] : members.map(\.data) }
-        /// Their count.
-        var count: Int { members.isEmpty ? data.count : members.reduce(0) { $0 + $1.data.count } }
+        /// Its compressed bytes.
+        var count: Int { data.count }
+
+        /// Segment `number` of a member indexed by `index`, its deflate data `data`: it must
+        /// decode to the size and CRC-32 the index lists.
+        static func segment(_ number: Int, of index: GzipIndex, data: Chunk) -> Piece {
+            let size = Int(index.uncompressedLength(ofSegment: number))
+            return Piece(
+                data: data, number: number, expected: (size, index.segments[number].crc32),
+                isLast: number == index.segments.count - 1, promised: size)
+        }
+    }
+
+    /// Where one BGZF member lies in a batch's ``Piece/data``.
+    struct MemberSpan: Sendable {
+        /// Its first byte.
+        var start: Int
+        /// Its bytes, header and trailer included (BSIZE + 1).
+        var size: Int
+        /// Its header's length: where its deflate data starts.
+        var headerLength: Int
     }
 
     /// A piece decoded, or why it was not.
@@ -127,11 +148,14 @@ extension ParallelGzipDecoder {
         /// data, ends with the final block, and gives the CRC-32 and ISIZE the trailer says.
         private func decodeMembers(of piece: Piece) throws(GzipError) -> Decoded {
             var batch = Decoded(piece: piece, output: [], count: 0, crc32: 0)
+            // The batch's CRC-32 over its output chunks: one pass over the bytes costs less than
+            // combining the CRC-32s of thousands of tiny members.
+            var crc = CRC32()
             var member = MemberDecoding()
             var next = 0
             // The output the trailers promise (each at most 1 MiB + 1, the most a member may make
             // before it fails): a chunk holds no more than is left of it, whatever the chunk size.
-            var promised = piece.members.reduce(0) { $0 + MemberDecoding.promisedSize(of: $1) }
+            var promised = piece.promised
             while next < piece.members.count || member.isActive {
                 var failure: String?
                 // Rounded up to a size the chunk pool keeps (a multiple of its smallest).
@@ -142,7 +166,7 @@ extension ParallelGzipDecoder {
                     while filled < buffer.count {
                         if !member.isActive {
                             guard next < piece.members.count else { break }
-                            member = try MemberDecoding(piece.members[next], stream: resetStream())
+                            member = try MemberDecoding(piece.members[next], of: piece.data, stream: resetStream())
                             next += 1
                         }
                         filled += member.inflate(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
@@ -151,7 +175,6 @@ extension ParallelGzipDecoder {
                             failure = reason
                             break
                         }
-                        batch.crc32 = CRC32.combine(batch.crc32, member.crc.value, secondLength: Int64(member.produced))
                         batch.lastMember = GzipDecoder.Member(crc32: member.crc.value, size: Int64(member.produced))
                     }
                     batch.count += filled
@@ -159,8 +182,12 @@ extension ParallelGzipDecoder {
                 }
                 if let failure { return failed(piece, failure) }
                 promised -= chunk.count
-                if chunk.count > 0 { batch.output.append(chunk) }
+                if chunk.count > 0 {
+                    chunk.withUnsafeBytes { crc.update($0) }
+                    batch.output.append(chunk)
+                }
             }
+            batch.crc32 = crc.value
             return batch
         }
 
@@ -225,32 +252,25 @@ extension ParallelGzipDecoder {
 
             init() {}
 
-            /// The ISIZE of `piece`, a whole member; `nil` for one too short for its header and
-            /// trailer.
-            static func size(of piece: Piece) -> Int? {
-                guard piece.data.count - 8 >= piece.headerLength else { return nil }
-                return Int(piece.data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: $0.count - 4, as: UInt32.self)) })
-            }
-
             /// The largest ISIZE decoded: a BGZF member holds at most 64 KiB, and a larger size
             /// is no reason to allocate it.
             static let maximumSize = 1 << 20
 
-            /// The most output `piece`, a whole member, may make before it fails: its ISIZE and
-            /// one byte more (at most ``maximumSize`` + 1); 1 for a member too short for a trailer.
-            static func promisedSize(of piece: Piece) -> Int {
-                min(size(of: piece) ?? 0, maximumSize) + 1
+            /// The most output a member whose trailer's ISIZE is `size` may make before it fails:
+            /// its ISIZE and one byte more, at most ``maximumSize`` + 1.
+            static func promisedSize(isize size: UInt32) -> Int {
+                min(Int(size), maximumSize) + 1
             }
 
-            /// Starts `piece`, a whole member, on `stream` (reset): its deflate data lies
+            /// Starts the member at `span` of `data` on `stream` (reset): its deflate data lies
             /// between its header and its 8-byte trailer, whose ISIZE bounds its output.
-            init(_ piece: Piece, stream: ZStream) {
-                (self.stream, data, start, end) = (stream, piece.data, piece.headerLength, piece.data.count - 8)
-                guard let size = Self.size(of: piece) else {
-                    (self.stream, failure) = (nil, "the member is shorter than its header and trailer")
-                    return
-                }
-                limit = size
+            ///
+            /// - Precondition: the span holds its header and a trailer.
+            init(_ span: MemberSpan, of data: Chunk, stream: ZStream) {
+                precondition(span.size >= span.headerLength + 8, "a member too short for its header and trailer")
+                (self.stream, self.data) = (stream, data)
+                (start, end) = (span.start + span.headerLength, span.start + span.size - 8)
+                limit = Int(data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: end + 4, as: UInt32.self)) })
                 if limit > Self.maximumSize { (self.stream, failure) = (nil, "the member's size is not that of a BGZF block") }
             }
 

@@ -79,9 +79,13 @@ package final class ParallelGzipDecoder: ChunkTransform {
     static func maximumInFlight(threadCount: Int) -> Int { threadCount + 1 }
     /// The most output the pieces in flight may promise: 32 MiB.
     static let maximumPromisedBytes = 32 << 20
-    /// BGZF members gathered and not yet handed to a worker (``submitBatch(emit:)``).
-    var batch: [Piece] = []
-    var batchBytes = 0
+    /// BGZF members gathered and not yet handed to a worker (``submitBatch(emit:)``): their
+    /// bytes (references to the input's chunks, copied once into one chunk when handed over),
+    /// where each lies in them, and the output their trailers promise. So a batch's memory is
+    /// its bytes, however many members they hold.
+    var batch = ChunkAccumulator(size: batchBytes + maximumMemberSize)
+    var batchMembers: [MemberSpan] = []
+    var batchPromised = 0
     /// While a piece is being submitted: bytes a fallback took that come after that piece.
     var isSubmitting = false
     var heldBack: [Chunk] = []
@@ -172,21 +176,15 @@ package final class ParallelGzipDecoder: ChunkTransform {
                 let rest = offset == 0 ? chunk : chunk.withUnsafeBytes { Chunk($0[offset...]) }
                 try await decoder.process(rest, emit: emit)
                 return
-            case .header:
-                guard case .incomplete(let needed) = Self.parseHeader(pending) else {
-                    try await startMember(emit: emit)
-                    continue
+            case .header, .member:
+                if gatherBGZFMembers(from: chunk, at: &offset) {
+                    try await submitBatch(emit: emit)
+                } else if case .header = phase, offset < chunk.count || !pending.isEmpty {
+                    try await startMember(Self.parseHeader(pending), emit: emit)
                 }
-                let taken = min(chunk.count - offset, needed)
-                chunk.withUnsafeBytes { pending += $0[offset..<offset + taken] }
-                offset += taken
-                try await startMember(emit: emit)
             case .segments(let index, let number):
                 offset = gathered.fill(from: chunk, at: offset)
                 if gathered.isFull { try await submitSegment(index, number, emit: emit) }
-            case .member(_, let headerLength):
-                offset = gathered.fill(from: chunk, at: offset)
-                if gathered.isFull { try await submitMember(headerLength: headerLength, emit: emit) }
             case .trailer:
                 let taken = min(chunk.count - offset, 8 - pending.count)
                 chunk.withUnsafeBytes { pending += $0[offset..<offset + taken] }
@@ -198,14 +196,82 @@ package final class ParallelGzipDecoder: ChunkTransform {
         }
     }
 
-    /// At a member's start, once its header is here: an indexed member's segments, a BGZF
-    /// member, or the sequential decoder for the rest.
-    private func startMember(emit: (Chunk) async throws -> Void) async throws {
-        switch Self.parseHeader(pending) {
+    /// Takes BGZF members from `chunk` at `offset` without suspending (each suspension costs a
+    /// hop to an executor: they took a fifth of the time of a file of tiny members). Stops at
+    /// the chunk's end, at a header that is no BGZF member's (left in `pending` for
+    /// ``startMember(_:emit:)``), or when the batch is ready to hand over: then returns true.
+    private func gatherBGZFMembers(from chunk: Chunk, at offset: inout Int) -> Bool {
+        while offset < chunk.count {
+            switch phase {
+            case .header:
+                if pending.isEmpty, takeWholeBGZFMembers(from: chunk, at: &offset) { return true }
+                guard offset < chunk.count else { return false }
+                // A member that straddles the chunk's end, or a header that is not BGZF's.
+                var header = Self.parseHeader(pending)
+                if case .incomplete(let needed) = header {
+                    let taken = min(chunk.count - offset, needed)
+                    chunk.withUnsafeBytes { pending += $0[offset..<offset + taken] }
+                    offset += taken
+                    header = Self.parseHeader(pending)
+                    if case .incomplete = header { continue }
+                }
+                guard startBGZFMember(header) else { return false }
+            case .member(_, let headerLength):
+                offset = gathered.fill(from: chunk, at: offset)
+                if gathered.isFull, endBGZFMember(headerLength: headerLength) { return true }
+            default:
+                return false
+            }
+        }
+        return false
+    }
+
+    /// Adds the BGZF members that lie whole in `chunk` from `offset` on to the batch, reading
+    /// their headers where they are, and returns whether the batch is ready to hand over. Stops
+    /// at a member that ends past the chunk, or at a header that is no BGZF member's.
+    private func takeWholeBGZFMembers(from chunk: Chunk, at offset: inout Int) -> Bool {
+        let start = offset
+        var (end, isReady) = (offset, false)
+        chunk.withUnsafeBytes { bytes in
+            while !isReady {
+                let rest = UnsafeRawBufferPointer(rebasing: bytes[end...])
+                guard case .parsed(let length, let index, let size?) = Self.parseHeader(rest), index?.isUsable != true,
+                    size >= length + 8, size <= rest.count
+                else { break }
+                bgzfMembers += 1
+                batchMembers.append(MemberSpan(start: batch.count + end - start, size: size, headerLength: length))
+                batchPromised += Inflater.MemberDecoding.promisedSize(isize: rest.littleEndian(UInt32.self, at: size - 4))
+                end += size
+                isReady = batch.count + end - start >= Self.batchBytes || batchPromised >= Self.maximumBatchOutput
+            }
+        }
+        offset = batch.fill(from: chunk, at: start, upTo: end)
+        return isReady
+    }
+
+    /// At a member's start, once its `header` is here: gathers a BGZF member and returns true,
+    /// or returns false for any other header.
+    private func startBGZFMember(_ header: Header) -> Bool {
+        guard case .parsed(let length, let index, let size?) = header, index?.isUsable != true, size >= length + 8 else {
+            return false
+        }
+        // The header is the member's first bytes: gathered with the rest.
+        let bytes = Chunk(pending)
+        pending = []
+        phase = .member(size: size, headerLength: length)
+        gathered = ChunkAccumulator(size: size)
+        _ = gathered.fill(from: bytes, at: 0)
+        return true
+    }
+
+    /// At a member's start, once its `header` is here: an indexed member's segments, or the
+    /// sequential decoder for the rest (a BGZF member: ``startBGZFMember(_:)``).
+    private func startMember(_ header: Header, emit: (Chunk) async throws -> Void) async throws {
+        switch header {
         case .incomplete:
             return
         case .parsed(let length, let index?, _) where index.isUsable:
-            if inFlight > 0 || !batch.isEmpty {
+            if inFlight > 0 || !batchMembers.isEmpty {
                 // The BGZF members before it are written out first (the member's own counts
                 // start at 0); a failure among them takes this member on too.
                 try await drain(emit: emit)
@@ -216,13 +282,6 @@ package final class ParallelGzipDecoder: ChunkTransform {
             (memberOutput, memberCRC32, history) = (0, 0, [])
             phase = .segments(index, number: 0)
             gathered = ChunkAccumulator(size: Int(index.segments[0].compressedLength))
-        case .parsed(let length, _, let size?) where size >= length + 8:
-            // The header is the member's first bytes: gathered with the rest.
-            let header = Chunk(pending)
-            pending = []
-            phase = .member(size: size, headerLength: length)
-            gathered = ChunkAccumulator(size: size)
-            _ = gathered.fill(from: header, at: 0)
         default:
             try await drain(emit: emit)
             // A piece that failed while draining may have handed the rest over already.
@@ -233,12 +292,8 @@ package final class ParallelGzipDecoder: ChunkTransform {
     /// A segment's bytes are here: hands it to a worker, and the next segment (or the trailer)
     /// begins.
     private func submitSegment(_ index: GzipIndex, _ number: Int, emit: (Chunk) async throws -> Void) async throws {
-        let data = gathered.take(granule: Self.bufferGranule)
-        let isLast = number == index.segments.count - 1
-        let piece = Piece(
-            data: data, number: number, expected: (Int(index.uncompressedLength(ofSegment: number)), index.segments[number].crc32),
-            isLast: isLast)
-        if isLast {
+        let piece = Piece.segment(number, of: index, data: gathered.take(granule: Self.bufferGranule))
+        if piece.isLast {
             phase = .trailer
         } else {
             phase = .segments(index, number: number + 1)
@@ -247,27 +302,36 @@ package final class ParallelGzipDecoder: ChunkTransform {
         try await submit(piece, emit: emit)
     }
 
-    /// A BGZF member's bytes are here: hands it to a worker; the next member begins.
-    private func submitMember(headerLength length: Int, emit: (Chunk) async throws -> Void) async throws {
-        let data = gathered.take(granule: Self.bufferGranule)
+    /// A BGZF member's bytes are here: it joins the batch and the next member begins. Returns
+    /// whether the batch is ready to hand over (``submitBatch(emit:)``).
+    private func endBGZFMember(headerLength length: Int) -> Bool {
         phase = .header
         bgzfMembers += 1
-        let member = Piece(data: data, number: bgzfMembers, expected: nil, isLast: true, headerLength: length)
-        batch.append(member)
-        batchBytes += data.count
-        // Members go to the workers some at a time: one hand-over per 256 KiB of input.
-        if batchBytes >= Self.batchBytes { try await submitBatch(emit: emit) }
+        let isize = gathered.suffix(4).littleEndian(UInt32.self, at: 0)
+        batchMembers.append(MemberSpan(start: batch.count, size: gathered.count, headerLength: length))
+        batch.append(&gathered)
+        batchPromised += Inflater.MemberDecoding.promisedSize(isize: isize)
+        // Members go to the workers some at a time: one hand-over per 256 KiB of input or 4 MiB
+        // of promised output, whichever comes first.
+        return batch.count >= Self.batchBytes || batchPromised >= Self.maximumBatchOutput
     }
 
-    /// BGZF members gathered and not yet handed to a worker, and their compressed bytes.
+    /// The compressed bytes of BGZF members that make a batch.
     static let batchBytes = 256 << 10
+    /// The output a batch's trailers may promise before it is handed over.
+    static let maximumBatchOutput = 4 << 20
+    /// The largest BGZF member: BSIZE + 1, with BSIZE a 16-bit field.
+    static let maximumMemberSize = 1 << 16
 
     /// Hands the BGZF members gathered to a worker as one piece.
     func submitBatch(emit: (Chunk) async throws -> Void) async throws {
-        guard !batch.isEmpty else { return }
-        let members = batch
-        (batch, batchBytes) = ([], 0)
-        try await submit(Piece(data: Chunk([]), number: members[0].number, expected: nil, isLast: true, members: members), emit: emit)
+        guard !batchMembers.isEmpty else { return }
+        let (members, promised) = (batchMembers, batchPromised)
+        let data = batch.take(granule: ChunkPool.minimumPooledCapacity)
+        (batchMembers, batchPromised) = ([], 0)
+        let piece = Piece(
+            data: data, number: bgzfMembers - members.count + 1, expected: nil, isLast: true, members: members, promised: promised)
+        try await submit(piece, emit: emit)
     }
 
     /// Submits `piece`, first writing out every piece already decoded and, while the stage is
@@ -282,7 +346,7 @@ package final class ParallelGzipDecoder: ChunkTransform {
         }
         // At most `maximumInFlight` pieces, and at most 32 MiB of their promised output: an
         // index's segment size is the file's word, not a bound.
-        let promised = piece.expected?.count ?? Self.batchBytes
+        let promised = piece.promised
         while stage.isFull || (inFlight > 0 && promisedInFlight + promised > Self.maximumPromisedBytes) {
             guard let decoded = try await stage.next() else { preconditionFailure("a full stage ended") }
             inFlight -= 1
@@ -292,7 +356,7 @@ package final class ParallelGzipDecoder: ChunkTransform {
             // A piece written out just now failed: what comes after it (this piece, then the
             // bytes gathered since) goes on on one thread, whatever phase that has reached.
             isSubmitting = false
-            for chunk in piece.chunks { try await consume(chunk, from: 0, emit: emit) }
+            try await consume(piece.data, from: 0, emit: emit)
             let held = heldBack
             heldBack = []
             for chunk in held { try await consume(chunk, from: 0, emit: emit) }

@@ -68,6 +68,24 @@ enum GzipBytes {
         header + deflate + bigEndian(adler32(data))
     }
 
+    /// A BGZF member (the SAM specification, section 4.1: FEXTRA with a `BC` subfield holding
+    /// the member's size - 1) of `data`, whose raw deflate data is `deflate`.
+    static func bgzfMember(of data: [UInt8], deflate: [UInt8]) -> [UInt8] {
+        let size = 18 + deflate.count + 8
+        let header: [UInt8] = [0x1F, 0x8B, 8, 4, 0, 0, 0, 0, 0, 0xFF, 6, 0, 0x42, 0x43, 2, 0]
+        return header + [UInt8(truncatingIfNeeded: size - 1), UInt8(truncatingIfNeeded: (size - 1) >> 8)] + deflate
+            + littleEndian(CRC32(data).value) + littleEndian(UInt32(data.count))
+    }
+
+    /// The raw deflate data (RFC 1951 §3.2.4) of `data` (at most 65,535 bytes) as one final
+    /// stored block: deflate without a compressor.
+    static func storedBlock(_ data: [UInt8]) -> [UInt8] {
+        precondition(data.count <= 0xFFFF, "a stored block holds at most 65,535 bytes")
+        let length = UInt16(data.count)
+        return [1, UInt8(truncatingIfNeeded: length), UInt8(length >> 8), UInt8(truncatingIfNeeded: ~length), UInt8(~length >> 8)]
+            + data
+    }
+
     /// The payload of the C06 member (as `mkhdr.py`).
     static let headerFieldsPayload = Array(String(repeating: "header-flags test payload\n", count: 100).utf8)
 

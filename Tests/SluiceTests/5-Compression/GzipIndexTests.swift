@@ -175,9 +175,7 @@ extension GzipIndexTests {
         for (number, segment) in index.segments.enumerated() {
             let data = Chunk(member[position..<position + Int(segment.compressedLength)])
             position += data.count
-            let decoded = try inflater.decode(ParallelGzipDecoder.Piece(
-                data: data, number: number, expected: (Int(index.uncompressedLength(ofSegment: number)), segment.crc32),
-                isLast: number == index.segments.count - 1))
+            let decoded = try inflater.decode(ParallelGzipDecoder.Piece.segment(number, of: index, data: data))
             #expect(decoded.failure == nil, "segment \(number)")
         }
     }

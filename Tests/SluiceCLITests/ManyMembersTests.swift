@@ -1,0 +1,63 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SluiceTestSupport
+import Testing
+
+/// The parallel decoder's memory is bounded by bytes, never by a count of members: a file of
+/// many tiny BGZF members (what `cat` of many bgzipped records gives) decodes at every `-p` in
+/// about the memory of one thread, and within an address-space limit that `bgzip -d` meets.
+@Suite(.timeLimit(.minutes(3)))
+struct ManyMembersTests {
+    /// 20,000 records, each a BGZF member followed by an empty one (bgzip's end-of-file
+    /// marker), about 1 MB; and what they decode to.
+    static func tinyMembers() -> (file: [UInt8], data: [UInt8]) {
+        var (file, data): ([UInt8], [UInt8]) = ([], [])
+        let empty = GzipBytes.bgzfMember(of: [], deflate: GzipBytes.storedBlock([]))
+        for number in 0..<20_000 {
+            let record = Array("record \(number)\n".utf8)
+            file += GzipBytes.bgzfMember(of: record, deflate: GzipBytes.storedBlock(record)) + empty
+            data += record
+        }
+        return (file, data)
+    }
+
+    @Test(
+        .disabled(if: Sanitizer.inflatesMemory, "the sanitizers reserve terabytes of address space"),
+        arguments: ["1", "2", "3"])
+    func tinyMembersDecodeUnderAnAddressSpaceLimit(threads: String) async throws {
+        let sandbox = try Sandbox()
+        let (file, data) = Self.tinyMembers()
+        try sandbox.write(file, to: "records.gz")
+        let result = try await CLI.shell(
+            #"ulimit -v 2000000 && "$SLUICE" decompress -p \#(threads) -o records records.gz"#, in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        let decoded = sandbox.contents("records") == data
+        #expect(decoded)
+    }
+
+    /// Peak RSS (GNU time) of `-p 2` against `-p 1`: tiny members, and members of 64 KiB of
+    /// zeros each (about 100 bytes compressed: a batch's bytes are few, its output is not).
+    @Test(
+        .enabled(if: Tool.gnuTime != nil, "GNU time (/usr/bin/time, Debian package 'time') is not installed"),
+        .disabled(if: Sanitizer.inflatesMemory, "sanitizers inflate RSS: memory is asserted in normal builds only"))
+    func twoThreadsTakeAtMostOneThreadsMemoryAnd32MiB() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write(Self.tinyMembers().file, to: "records.gz")
+        let zeros = [UInt8](repeating: 0, count: 65_280)
+        let member = GzipBytes.bgzfMember(of: zeros, deflate: try await GzipBytes.rawDeflate(of: zeros, in: sandbox))
+        try sandbox.write(Array([[UInt8]](repeating: member, count: 2_000).joined()), to: "zeros.gz")
+        for name in ["records.gz", "zeros.gz"] {
+            var peaks: [String: Int] = [:]
+            for threads in ["1", "2"] {
+                let result = try await CLI.shell(
+                    #"/usr/bin/time -f %M -o rss.txt "$SLUICE" decompress -p \#(threads) -c \#(name) > /dev/null"#, in: sandbox)
+                #expect(result.status == 0, "\(name) -p \(threads): \(result.stderr)")
+                peaks[threads] = sandbox.text("rss.txt").flatMap { Int($0.split(separator: "\n").last ?? "") }
+            }
+            let (one, two) = (try #require(peaks["1"]), try #require(peaks["2"]))
+            #expect(two <= one + 32 * 1024, "\(name): peak RSS -p 2 \(two) KiB, -p 1 \(one) KiB")
+        }
+    }
+}
