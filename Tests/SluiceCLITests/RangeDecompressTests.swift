@@ -92,7 +92,7 @@ struct RangeDecompressTests {
         #expect(try await CLI.run(["compress", "noise"], in: sandbox).status == 0)
         var member = try #require(sandbox.contents("noise.gz"))
         let index = try #require(IndexedGzipTests.index(of: member))
-        guard case .parsed(let headerLength, _, _) = ParallelGzipDecoder.parseHeader(member) else {
+        guard case .parsed(let headerLength, _, _, _) = ParallelGzipDecoder.parseHeader(member) else {
             Issue.record("no header")
             return
         }

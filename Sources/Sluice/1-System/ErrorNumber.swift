@@ -60,6 +60,8 @@ public struct ErrorNumber: Error, Hashable, Sendable, CustomStringConvertible {
     package static let fileTooLarge = ErrorNumber(rawValue: EFBIG)
     /// `ENOSPC`: no space left on device.
     package static let noSpace = ErrorNumber(rawValue: ENOSPC)
+    /// `ENOMEM`: out of memory, or of address space (`ulimit -v`).
+    package static let outOfMemory = ErrorNumber(rawValue: ENOMEM)
     /// `EDQUOT`: disk quota exceeded.
     package static let diskQuotaExceeded = ErrorNumber(rawValue: EDQUOT)
     /// `EROFS`: read-only file system.

@@ -15,6 +15,7 @@ extension FileError {
         case .isDirectory, .notDirectory: return .isDirectory
         case .noSpace, .diskQuotaExceeded, .fileTooLarge: return .noSpace
         case .ioError: return .io
+        case .outOfMemory: return .outOfMemory
         case .brokenPipe: return .closed
         case .notSupported, .invalidArgument, .improperLink: return .unsupported
         default: return .unknown

@@ -15,6 +15,7 @@ extension FileError {
             case clone = "FICLONE"
             case copyFileRange = "copy_file_range"
             case posixSpawn = "posix_spawn"
+            case malloc, mmap
         }
 
         private let call: Call
@@ -48,10 +49,15 @@ extension FileError {
             case .fchmodat, .utimensat, .fchownat, .setxattr: "set attributes of"
             case .getdents: "read directory"
             case .listxattr, .getxattr: "read attributes of"
+            case .malloc, .mmap: "allocate"
             default: call.rawValue
             }
         }
 
+        /// `malloc(3)` of a buffer Sluice sizes (a chunk, an encoder's output).
+        package static let malloc = Operation(.malloc)
+        /// `mmap(2)` of address space (the zeros a hole reads as).
+        package static let mmap = Operation(.mmap)
         /// `open(2)` of an existing file (or of a directory to sync).
         package static let open = Operation(.open)
         /// `open(2)` with `O_CREAT | O_EXCL`: a new file, such as the temporary file of a

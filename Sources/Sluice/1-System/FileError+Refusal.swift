@@ -7,6 +7,16 @@ extension FileError {
             reason: "source and destination are the same file", file: file, line: line)
     }
 
+    /// `operation` (`malloc`, `mmap`) could not have `bytes` bytes: memory or address space ran
+    /// out: `cannot allocate: out of memory for 1048576 bytes`.
+    package static func outOfMemory(
+        _ operation: Operation = .malloc, bytes: Int, file: String = #fileID, line: Int = #line
+    ) -> FileError {
+        FileError(
+            code: .outOfMemory, operation: operation, path: nil, errno: .outOfMemory,
+            reason: "out of memory for \(bytes) bytes", file: file, line: line)
+    }
+
     /// The destination exists and overwriting was not asked for: `EEXIST` of a `create`.
     package static func destinationExists(_ path: Pathname, file: String = #fileID, line: Int = #line) -> FileError {
         FileError(.create, path: path, errno: .fileExists, file: file, line: line)

@@ -36,6 +36,8 @@ public struct FileError: Error, Sendable, CustomStringConvertible {
         public static let io = Code("io")
         /// The operation is not supported for this kind of file.
         public static let unsupported = Code("unsupported")
+        /// Memory, or address space (`ulimit -v`), ran out for a buffer Sluice sized (`ENOMEM`).
+        public static let outOfMemory = Code("outOfMemory")
         /// The reader of a pipe or socket went away (`EPIPE`).
         public static let closed = Code("closed")
         /// Anything else; see ``FileError/errno``.

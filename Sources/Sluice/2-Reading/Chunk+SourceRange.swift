@@ -58,7 +58,7 @@ extension Chunk {
     /// ``SourceRange/Method/kernelCopyToEnd``).
     package static func sourceRange(_ range: SourceRange, count: Int) -> Chunk {
         precondition(count >= 0, "count must not be negative")
-        return Chunk(storage: ChunkStorage.makeHole(count: count, range: range))
+        return Chunk(storage: ChunkStorage.makeHole(count: count, zeros: ZeroRegion.small, range: range))
     }
 
     /// The range of a source this chunk stands for, or `nil` for a chunk of bytes or a hole.
@@ -84,7 +84,7 @@ extension Chunk {
             var offset = piece.lowerBound
             while offset < piece.upperBound {
                 let wanted = Int(min(Int64(chunkSize), piece.upperBound - offset))
-                let chunk = try Chunk(capacity: wanted) { (buffer) throws(FileError) -> Int in
+                let chunk = try Chunk(allocating: wanted) { (buffer) throws(FileError) -> Int in
                     do throws(ErrorNumber) {
                         return try range.descriptor.read(fromAbsoluteOffset: offset, into: buffer)
                     } catch {

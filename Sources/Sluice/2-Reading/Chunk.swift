@@ -39,7 +39,7 @@ public struct Chunk: @unchecked Sendable, Hashable {
     /// `memcpy`; any other collection byte by byte.
     public init(_ bytes: some Collection<UInt8>) {
         let count = bytes.count
-        let storage = ChunkStorage.make(capacity: count)
+        guard let storage = ChunkStorage.make(capacity: count) else { preconditionFailure("out of memory for a chunk of \(count) bytes") }
         let buffer = UnsafeMutableRawBufferPointer(start: storage.base, count: count)
         let copied: Void? = bytes.withContiguousStorageIfAvailable { source in
             if count > 0 { buffer.copyMemory(from: UnsafeRawBufferPointer(source)) }
@@ -59,13 +59,47 @@ public struct Chunk: @unchecked Sendable, Hashable {
     ///   - initializer: writes the bytes and returns their count.
     /// - Throws: whatever `initializer` throws; then no chunk is created (the buffer goes back
     ///   to the pool).
+    /// - Precondition: memory for `capacity` bytes can be had (as for an `Array`'s storage).
     @inlinable
     public init<E: Error>(
         capacity: Int,
         initializingWith initializer: (UnsafeMutableRawBufferPointer) throws(E) -> Int
     ) throws(E) {
-        precondition(capacity >= 0, "capacity must not be negative")
-        let storage = ChunkStorage.make(capacity: capacity)
+        guard let storage = ChunkStorage.make(capacity: capacity) else {
+            preconditionFailure("out of memory for a chunk of \(capacity) bytes")
+        }
+        try self.init(storage: storage, capacity: capacity, initializingWith: initializer)
+    }
+
+    /// As ``init(capacity:initializingWith:)``, for the buffers Sluice sizes itself (a chunk
+    /// size, an output chunk, a block): throws a ``FileError`` of code
+    /// ``FileError/Code/outOfMemory`` when memory (or address space, under `ulimit -v`) for
+    /// `capacity` bytes cannot be had, instead of stopping the process.
+    ///
+    /// - Throws: ``FileError`` (`malloc`, `ENOMEM`); whatever `initializer` throws.
+    package init(
+        allocating capacity: Int,
+        initializingWith initializer: (UnsafeMutableRawBufferPointer) throws(FileError) -> Int
+    ) throws(FileError) {
+        guard let storage = ChunkStorage.make(capacity: capacity) else { throw FileError.outOfMemory(bytes: capacity) }
+        try self.init(storage: storage, capacity: capacity, initializingWith: initializer)
+    }
+
+    /// As the initializer above, for an initializer that throws other errors.
+    ///
+    /// - Throws: ``FileError`` (`malloc`, `ENOMEM`); whatever `initializer` throws.
+    package init<E: Error>(
+        allocating capacity: Int,
+        initializingWith initializer: (UnsafeMutableRawBufferPointer) throws(E) -> Int
+    ) throws {
+        guard let storage = ChunkStorage.make(capacity: capacity) else { throw FileError.outOfMemory(bytes: capacity) }
+        try self.init(storage: storage, capacity: capacity, initializingWith: initializer)
+    }
+
+    @inlinable
+    init<E: Error>(
+        storage: ChunkStorage, capacity: Int, initializingWith initializer: (UnsafeMutableRawBufferPointer) throws(E) -> Int
+    ) throws(E) {
         let count = try initializer(UnsafeMutableRawBufferPointer(start: storage.base, count: capacity))
         precondition(count >= 0 && count <= capacity, "initializer returned a count out of 0...capacity")
         storage.count = count
@@ -75,9 +109,23 @@ public struct Chunk: @unchecked Sendable, Hashable {
     /// A hole of `count` bytes: zeros that take no memory (see ``Chunk``).
     ///
     /// - Parameter count: its length in bytes; >= 0.
+    /// - Precondition: address space for `count` bytes of zeros can be mapped (a read-only
+    ///   mapping that takes no memory).
     public static func hole(count: Int) -> Chunk {
+        do {
+            return try makeHole(count: count)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    /// As ``hole(count:)``, for the holes Sluice finds: throws when the address space for its
+    /// zeros cannot be mapped.
+    ///
+    /// - Throws: ``FileError`` (`mmap`, `ENOMEM`).
+    package static func makeHole(count: Int) throws(FileError) -> Chunk {
         precondition(count >= 0, "count must not be negative")
-        return Chunk(storage: ChunkStorage.makeHole(count: count))
+        return Chunk(storage: ChunkStorage.makeHole(count: count, zeros: try ZeroRegion.zeros(count: count)))
     }
 
     init(storage: ChunkStorage) {
@@ -155,14 +203,16 @@ final class ChunkStorage: ManagedBuffer<ChunkStorage.Header, UInt8> {
         let range: Chunk.SourceRange?
     }
 
-    /// Storage for up to `capacity` bytes, uninitialised.
+    /// Storage for up to `capacity` bytes, uninitialised; `nil` when a buffer of 64 KiB or
+    /// more cannot be had (a smaller one is part of the object, as an array's).
     @usableFromInline
-    static func make(capacity: Int) -> ChunkStorage {
+    static func make(capacity: Int) -> ChunkStorage? {
+        precondition(capacity >= 0, "capacity must not be negative")
         let isPooled = capacity >= ChunkPool.minimumPooledCapacity
+        let pooled = isPooled ? ChunkPool.shared.take(capacity: capacity) : nil
+        if isPooled && pooled == nil { return nil }
         let buffer = create(minimumCapacity: isPooled ? 0 : capacity) { buffer in
-            let base = isPooled
-                ? ChunkPool.shared.take(capacity: capacity)
-                : UnsafeMutableRawPointer(buffer.withUnsafeMutablePointerToElements { $0 })
+            let base = pooled ?? UnsafeMutableRawPointer(buffer.withUnsafeMutablePointerToElements { $0 })
             return Header(
                 count: 0, capacity: capacity, base: base, isPooled: isPooled, isHole: false, holdsBytes: true, range: nil)
         }
@@ -171,12 +221,13 @@ final class ChunkStorage: ManagedBuffer<ChunkStorage.Header, UInt8> {
 
     /// Storage for a hole of `count` bytes: its bytes are ``ZeroRegion``'s, never written. Or
     /// for a range of a source of `count` bytes, which has no bytes at all (reading them traps):
-    /// a clone of a 200 TiB file maps nothing.
-    static func makeHole(count: Int, range: Chunk.SourceRange? = nil) -> ChunkStorage {
+    /// a clone of a 200 TiB file maps nothing. `zeros` is where a hole's bytes are
+    /// (``ZeroRegion/zeros(count:)`` of `count`).
+    static func makeHole(count: Int, zeros: UnsafeRawPointer, range: Chunk.SourceRange? = nil) -> ChunkStorage {
         let buffer = create(minimumCapacity: 0) { _ in
             Header(
                 count: count, capacity: count,
-                base: UnsafeMutableRawPointer(mutating: ZeroRegion.zeros(count: range == nil ? count : 0)),
+                base: UnsafeMutableRawPointer(mutating: zeros),
                 isPooled: false, isHole: range == nil, holdsBytes: false, range: range)
         }
         return unsafeDowncast(buffer, to: ChunkStorage.self)

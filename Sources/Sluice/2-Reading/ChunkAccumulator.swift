@@ -80,7 +80,9 @@ struct ChunkAccumulator {
     ///   instead of filling it with buffers of sizes never asked for again.
     /// - Returns: the gathered bytes in order: the chunk that was given when it alone makes all
     ///   of them, else a new chunk with a copy of them; an empty chunk when nothing was gathered.
-    mutating func take(granule: Int = 1) -> Chunk {
+    /// - Throws: ``FileError`` (`malloc`, `ENOMEM`) when memory for the copy cannot be had; the
+    ///   accumulator is emptied all the same.
+    mutating func take(granule: Int = 1) throws(FileError) -> Chunk {
         defer {
             pieces.removeAll(keepingCapacity: true)
             count = 0
@@ -89,7 +91,7 @@ struct ChunkAccumulator {
             return pieces[0].chunk
         }
         let pieces = self.pieces
-        return Chunk(capacity: (count + granule - 1) / granule * granule) { buffer in
+        return try Chunk(allocating: (count + granule - 1) / granule * granule) { buffer in
             var written = 0
             for piece in pieces {
                 piece.chunk.withUnsafeBytes { bytes in

@@ -31,9 +31,10 @@ final class ChunkPool: Sendable {
 
     private let state = LockedValue(State())
 
-    /// A buffer of `capacity` bytes (at least 1 byte is allocated), uninitialised.
+    /// A buffer of `capacity` bytes (at least 1 byte is allocated), uninitialised; `nil` when
+    /// `malloc` has no memory (or address space, under `ulimit -v`) for it.
     @usableFromInline
-    func take(capacity: Int) -> UnsafeMutableRawPointer {
+    func take(capacity: Int) -> UnsafeMutableRawPointer? {
         if capacity >= Self.minimumPooledCapacity {
             let pooled = state.withLock { state -> UInt? in
                 guard let address = state.idle[capacity]?.popLast() else { return nil }
@@ -42,8 +43,7 @@ final class ChunkPool: Sendable {
             }
             if let pooled, let buffer = UnsafeMutableRawPointer(bitPattern: pooled) { return buffer }
         }
-        guard let buffer = malloc(max(capacity, 1)) else { fatalError("out of memory allocating \(capacity) bytes") }
-        return buffer
+        return malloc(max(capacity, 1))
     }
 
     /// Gives a buffer back: kept for reuse if the pool has room, freed otherwise.

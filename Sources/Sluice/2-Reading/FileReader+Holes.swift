@@ -53,7 +53,7 @@ extension FileReader {
                 let count = Int(min(holeChunkLimit, size - cursor.offset))
                 cursor.offset += Int64(count)
                 extents = cursor
-                return .hole(count: count)
+                return try .makeHole(count: count)
             }
             do throws(ErrorNumber) {
                 let end = try descriptor.nextHole(from: data, system: system) ?? data
@@ -68,12 +68,12 @@ extension FileReader {
             let count = Int(min(holeChunkLimit, cursor.data.lowerBound - cursor.offset))
             cursor.offset += Int64(count)
             extents = cursor
-            return .hole(count: count)
+            return try .makeHole(count: count)
         }
         let wanted = Int(min(Int64(chunkSize), cursor.data.upperBound - cursor.offset))
         let system = self.system
         let path = self.path
-        let chunk = try Chunk(capacity: wanted) { (buffer) throws(FileError) -> Int in
+        let chunk = try Chunk(allocating: wanted) { (buffer) throws(FileError) -> Int in
             do throws(ErrorNumber) { return try descriptor.readFully(into: buffer, system: system) } catch {
                 throw FileError.read(path: path, errno: error)
             }

@@ -140,7 +140,7 @@ actor FileReader {
         let wake = waitsForData ? self.wake.withLock { $0.pipe } : nil
         let path = self.path
         let willWait = self.willWait.withLock { $0 }
-        let chunk = try Chunk(capacity: chunkSize) { (buffer) throws -> Int in
+        let chunk = try Chunk(allocating: chunkSize) { (buffer) throws -> Int in
             do {
                 while let wake {
                     willWait?()

@@ -104,7 +104,7 @@ package struct SourceRanges: AsyncSequence, Sendable {
                 // size (a hole up to it, which the sink sizes).
                 let count = Swift.min(holeLimit, (endsInHole ? size : extent.lowerBound) - offset)
                 offset += count
-                return .hole(count: Int(count))
+                return try .makeHole(count: Int(count))
             }
             // The data reaches the size: on to the end of file.
             isAtEnd = true

@@ -82,7 +82,7 @@ public struct CRC32: Sendable, Hashable, CustomStringConvertible {
         var result = CRC32()
         let remainder = Int(count % block)
         // Whole blocks: the CRC-32 of 2^k blocks, doubled, taken where `count / block` has a bit.
-        var power = CRC32(UnsafeRawBufferPointer(start: ZeroRegion.zeros(count: Int(block)), count: Int(block))).value
+        var power = CRC32(UnsafeRawBufferPointer(start: ZeroRegion.small, count: Int(block))).value
         var powerLength = block
         var blocks = count / block
         while blocks > 0 {
@@ -93,7 +93,7 @@ public struct CRC32: Sendable, Hashable, CustomStringConvertible {
                 powerLength *= 2
             }
         }
-        result.update(UnsafeRawBufferPointer(start: ZeroRegion.zeros(count: remainder), count: remainder))
+        result.update(UnsafeRawBufferPointer(start: ZeroRegion.small, count: remainder))
         return result.value
     }
 

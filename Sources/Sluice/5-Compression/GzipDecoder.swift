@@ -78,7 +78,7 @@ public final class GzipDecoder: ChunkTransform {
     private var totalOutput: Int64 = 0
     private var crc32: UInt32 = 0
     private var warnings: [StageWarning] = []
-    private var failure: GzipError?
+    private var failure: (any Error)?
     private var isFinished = false
 
     /// Creates a decoder.
@@ -172,16 +172,22 @@ public final class GzipDecoder: ChunkTransform {
             // The bytes decoded before a failure are emitted before it is thrown (as `gzip -dc`
             // writes them): a chunk may hold the end of a good member and the start of a bad one.
             var error: GzipError?
-            let output = Chunk(capacity: outputChunkSize) { buffer in
-                var produced = 0
-                do throws(GzipError) {
-                    try chunk.withUnsafeBytes { (input) throws(GzipError) in
-                        try fill(buffer, from: input, position: &position, produced: &produced)
+            let output: Chunk
+            do {
+                output = try Chunk(allocating: outputChunkSize) { buffer in
+                    var produced = 0
+                    do throws(GzipError) {
+                        try chunk.withUnsafeBytes { (input) throws(GzipError) in
+                            try fill(buffer, from: input, position: &position, produced: &produced)
+                        }
+                    } catch let caught {
+                        error = caught
                     }
-                } catch let caught {
-                    error = caught
+                    return produced
                 }
-                return produced
+            } catch let outOfMemory {
+                failure = outOfMemory
+                throw outOfMemory
             }
             let isFull = output.count == outputChunkSize
             if output.count > 0 {

@@ -61,10 +61,12 @@ package final class GzipEncoder: ChunkTransform {
     /// - Parameters:
     ///   - chunk: the next uncompressed bytes (may be empty).
     ///   - emit: receives each full output chunk; suspends under backpressure.
-    /// - Throws: only what `emit` throws (deflate cannot fail on any input).
+    /// - Throws: ``FileError`` (`ENOMEM`) when memory for the output runs out; what `emit` throws
+    ///   (deflate cannot fail on any input).
     /// - Precondition: ``finish(emit:)`` has not been called.
     package func process(_ chunk: Chunk, emit: (Chunk) async throws -> Void) async throws {
         precondition(!isFinished, "GzipEncoder.process called after finish")
+        try output.allocate()
         var position = 0
         while position < chunk.count {
             let step = chunk.withUnsafeBytes { input in
@@ -75,7 +77,7 @@ package final class GzipEncoder: ChunkTransform {
             position += step.consumed
             output.commit(step.produced)
             if output.isFull {
-                try await emit(output.take())
+                try await emit(try output.take())
             }
         }
     }
@@ -86,11 +88,12 @@ package final class GzipEncoder: ChunkTransform {
     /// - Parameter emit: receives each remaining output chunk.
     /// - Returns: a summary whose `crc32` is the CRC-32 of all uncompressed input (the value
     ///   stored in the trailer); no warnings.
-    /// - Throws: only what `emit` throws.
+    /// - Throws: ``FileError`` (`ENOMEM`) when memory for the output runs out; what `emit` throws.
     /// - Precondition: called once.
     package func finish(emit: (Chunk) async throws -> Void) async throws -> TransformSummary {
         precondition(!isFinished, "GzipEncoder.finish called twice")
         isFinished = true
+        try output.allocate()
         while true {
             let step = stream.deflate(UnsafeRawBufferPointer(start: nil, count: 0), into: output.freeSpace, flush: Z_FINISH)
             output.commit(step.produced)
@@ -98,13 +101,13 @@ package final class GzipEncoder: ChunkTransform {
             precondition(step.code == Z_OK || step.code == Z_BUF_ERROR, "deflate failed with \(step.code)")
             precondition(step.produced > 0 || output.isFull, "deflate made no progress")
             if output.isFull {
-                try await emit(output.take())
+                try await emit(try output.take())
             }
         }
         let crc32 = stream.checkValue
         stream.end()
         if !output.isEmpty {
-            try await emit(output.take())
+            try await emit(try output.take())
         }
         return TransformSummary(crc32: crc32)
     }

@@ -143,14 +143,41 @@ package struct GzipIndex: Sendable, Hashable {
         }
     }
 
-    /// Whether a decoder may follow this index: its segments are at most
-    /// ``ParallelGzipDecoder/maximumSegmentSize``, and each compressed length is above 0 and
-    /// within what deflate makes of a segment (so a forged index does not make a decoder gather
-    /// gigabytes for one segment).
+    /// Whether a decoder may follow this index: it is not damaged (``damage``) and its segments
+    /// are at most ``ParallelGzipDecoder/maximumSegmentSize`` (a larger one is no damage: the
+    /// index of an input over 512 GiB, whose segments are decoded on one thread).
     package var isUsable: Bool {
+        damage == nil && segmentSize <= ParallelGzipDecoder.maximumSegmentSize
+    }
+
+    /// Why the table cannot be right, naming the first segment whose compressed length is 0
+    /// or more than deflate makes of a segment (so a forged index does not make a decoder
+    /// gather gigabytes for one segment); `nil` when every length is plausible.
+    package var damage: String? {
         let bound = segmentSize + segmentSize / 8 + (64 << 10)
-        return segmentSize <= ParallelGzipDecoder.maximumSegmentSize
-            && segments.allSatisfy { $0.compressedLength > 0 && Int64($0.compressedLength) <= bound }
+        guard let number = segments.firstIndex(where: { $0.compressedLength == 0 || Int64($0.compressedLength) > bound }) else {
+            return nil
+        }
+        return "segment \(number + 1)'s compressed length, \(segments[number].compressedLength), "
+            + "is not that of a segment of \(uncompressedLength(ofSegment: number)) bytes"
+    }
+
+    /// Why a subfield that says it holds an index (version 1, flags bit 0 set) holds none that
+    /// ``init(subfield:)`` accepts; `nil` for a subfield of another version, one left unused, or
+    /// an index.
+    package static func damage(ofSubfield data: some Collection<UInt8>) -> String? {
+        let bytes = Array(data)
+        guard bytes.count >= 2, bytes[0] == version, bytes[1] & 1 == 1, GzipIndex(subfield: bytes) == nil else { return nil }
+        guard bytes.count >= fixedLength else { return "its subfield of \(bytes.count) bytes is shorter than its fixed fields" }
+        let segmentSize = Int64(truncatingIfNeeded: bytes.littleEndian(UInt64.self, at: 2))
+        let totalSize = Int64(truncatingIfNeeded: bytes.littleEndian(UInt64.self, at: 10))
+        let count = Int(bytes.littleEndian(UInt32.self, at: 18))
+        if segmentSize <= 0 { return "its segment size is \(segmentSize)" }
+        if totalSize <= 0 { return "its total size is \(totalSize)" }
+        if count <= 0 { return "it lists no segment" }
+        if subfieldLength(segments: count) > bytes.count { return "it lists \(count) segments, more than its subfield holds" }
+        let expected = segmentCount(inputSize: totalSize, segmentSize: segmentSize)
+        return "it lists \(count) segments, but a total of \(totalSize) bytes in segments of \(segmentSize) makes \(expected)"
     }
 
     /// The member's deflate data: the sum of the segments' compressed lengths.

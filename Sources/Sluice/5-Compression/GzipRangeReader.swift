@@ -118,7 +118,11 @@ package final class GzipRangeReader: Sendable {
             let (headerLength, index): (Int, GzipIndex)
             switch try header(descriptor, path: path, at: member.input) {
             case .indexed(let length, let found): (headerLength, index) = (length, found)
-            case .member: return .sequential(member, mismatch: nil)
+            case .member(let damage):
+                let mismatch = damage.map {
+                    StageWarning("member \(member.number + 1): its index does not match its data (\($0)): decoded from the member's start")
+                }
+                return .sequential(member, mismatch: mismatch)
             case .other: return member.number == 0 ? .sequential(member, mismatch: nil) : .trailing(member)
             }
             let (end, overflow) = member.output.addingReportingOverflow(index.totalSize)
@@ -138,8 +142,9 @@ package final class GzipRangeReader: Sendable {
         /// A member's header of `length` bytes with an index a decoder may follow
         /// (``GzipIndex/isUsable``).
         case indexed(length: Int, GzipIndex)
-        /// A member without such an index (or with a header left to the sequential decoder).
-        case member
+        /// A member without such an index (or with a header left to the sequential decoder), and
+        /// why an index it holds cannot be right (``GzipIndex/damage``), if it does.
+        case member(indexDamage: String?)
         /// Not a gzip member (ID1 ID2 are not 1f 8b), or the end of the file.
         case other
     }
@@ -148,16 +153,17 @@ package final class GzipRangeReader: Sendable {
     static func header(_ descriptor: Descriptor, path: Pathname, at offset: Int64) throws -> Header {
         var bytes: [UInt8] = []
         while true {
-            switch ParallelGzipDecoder.parseHeader(bytes) {
+            let parsed = ParallelGzipDecoder.parseHeader(bytes)
+            switch parsed {
             case .incomplete(let needed):
                 // What the header needs and no more: the deflate data after it is not the range's.
                 let more = try read(descriptor, path: path, count: needed, at: offset + Int64(bytes.count))
-                if more.count == 0 { return bytes.starts(with: [0x1F, 0x8B]) ? .member : .other }
+                if more.count == 0 { return bytes.starts(with: [0x1F, 0x8B]) ? .member(indexDamage: nil) : .other }
                 bytes += more.bytes
-            case .parsed(let length, let index?, _) where index.isUsable:
+            case .parsed(let length, let index?, _, _) where index.isUsable:
                 return .indexed(length: length, index)
             case .parsed, .other:
-                return bytes.starts(with: [0x1F, 0x8B]) ? .member : .other
+                return bytes.starts(with: [0x1F, 0x8B]) ? .member(indexDamage: parsed.indexDamage) : .other
             }
         }
     }
@@ -175,19 +181,20 @@ package final class GzipRangeReader: Sendable {
 
     /// Up to `count` bytes at `offset` (fewer only at the end of the file), by `pread(2)`.
     static func read(_ descriptor: Descriptor, path: Pathname, count: Int, at offset: Int64) throws(FileError) -> Chunk {
-        do {
-            return try Chunk(capacity: count) { (buffer: UnsafeMutableRawBufferPointer) throws(ErrorNumber) -> Int in
-                var filled = 0
-                while filled < count {
-                    let step = try descriptor.read(
+        try Chunk(allocating: count) { (buffer: UnsafeMutableRawBufferPointer) throws(FileError) -> Int in
+            var filled = 0
+            while filled < count {
+                let step: Int
+                do throws(ErrorNumber) {
+                    step = try descriptor.read(
                         fromAbsoluteOffset: offset + Int64(filled), into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
-                    if step == 0 { break }
-                    filled += step
+                } catch {
+                    throw .read(path: path, errno: error)
                 }
-                return filled
+                if step == 0 { break }
+                filled += step
             }
-        } catch {
-            throw .read(path: path, errno: error)
+            return filled
         }
     }
 
@@ -254,10 +261,29 @@ package final class GzipRangeReader: Sendable {
         let last = Int((min(range.upperBound, member.output + index.totalSize) - 1 - member.output) / index.segmentSize)
         let pieces = SegmentDecoding(threadCount: min(threadCount, last - first + 1), chunkSize: chunkSize)
         do {
-            let warning = try await decodeSegments(
+            if let warning = try await decodeSegments(
                 first...last, of: member, index, headerLength: headerLength, through: pieces, into: &output)
+            {
+                await pieces.close()
+                return warning
+            }
+            guard let mismatch = try Self.checkTrailer(descriptor, path: path, of: member, headerLength: headerLength, index) else {
+                await pieces.close()
+                return nil
+            }
+            // A field of a segment the range did not need: the others are checked, to name it.
+            var unused = RangeOutput(range: 0..<0) { _ in }
+            for numbers in [0..<first, last + 1..<index.segments.count] where !numbers.isEmpty {
+                if let warning = try await decodeSegments(
+                    numbers.lowerBound...numbers.upperBound - 1, of: member, index, headerLength: headerLength, through: pieces,
+                    into: &unused)
+                {
+                    await pieces.close()
+                    return warning
+                }
+            }
             await pieces.close()
-            return try warning ?? Self.checkTrailer(descriptor, path: path, of: member, headerLength: headerLength, index)
+            return mismatch
         } catch {
             await pieces.close()
             throw error
@@ -391,50 +417,5 @@ struct SegmentDecoding {
     /// Stops the workers (what they decode is dropped) and waits until none runs.
     func close() async {
         await stage?.close()
-    }
-}
-
-/// The range's bytes out of a run of output: what is before the range, or already out (a
-/// member decoded again from its start), is dropped; what is past it ends the run
-/// (``Complete``).
-struct RangeOutput {
-    let range: Range<Int64>
-    let emit: (Chunk) async throws -> Void
-    /// The output offset of the next byte given to ``write(_:)``.
-    var position: Int64 = 0
-    /// The bytes before this offset are out (or are before the range).
-    private(set) var emitted: Int64
-
-    init(range: Range<Int64>, emit: @escaping (Chunk) async throws -> Void) {
-        self.range = range
-        self.emit = emit
-        emitted = range.lowerBound
-    }
-
-    /// Thrown out of a run of output once the range's last byte is out.
-    struct Complete: Error {}
-
-    /// Whether the range's last byte is out.
-    var isComplete: Bool { emitted >= range.upperBound }
-
-    /// Writes `chunks`, which start at output offset `offset`.
-    mutating func write(_ chunks: [Chunk], at offset: Int64) async throws {
-        position = offset
-        for chunk in chunks where !isComplete { try await write(chunk) }
-    }
-
-    /// Writes `chunk`, which starts at ``position``: the part of it in the range and not yet out.
-    mutating func write(_ chunk: Chunk) async throws {
-        let start = position
-        position += Int64(chunk.count)
-        precondition(start <= emitted || isComplete, "a gap in a range's output")
-        let lower = max(emitted, start), upper = min(range.upperBound, position)
-        guard lower < upper else { return }
-        if lower == start && upper == position {
-            try await emit(chunk)
-        } else {
-            try await emit(chunk.withUnsafeBytes { Chunk($0[Int(lower - start)..<Int(upper - start)]) })
-        }
-        emitted = upper
     }
 }

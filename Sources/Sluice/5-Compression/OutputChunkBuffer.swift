@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Where an encoder gathers its output into chunks of one size.
 ///
 /// The encoder writes into ``freeSpace`` (zlib's `next_out`) and ``commit(_:)``s the bytes it
@@ -5,7 +11,8 @@
 /// the end, it emits ``take()``. So every output chunk but the last has exactly ``capacity``
 /// bytes, however the compressed bytes arrived.
 ///
-/// Memory: one buffer of ``capacity`` bytes, allocated once. Each chunk taken is a copy of
+/// Memory: one buffer of ``capacity`` bytes, allocated once, by ``allocate()`` (the encoder
+/// calls it before its first use, where a failure can be thrown). Each chunk taken is a copy of
 /// exactly its bytes: the buffer outlives the suspensions of `emit`, which a chunk's own
 /// initialiser cannot span.
 ///
@@ -15,19 +22,32 @@ final class OutputChunkBuffer {
     let capacity: Int
     /// The bytes gathered, in 0...capacity.
     private(set) var count = 0
-    private let storage: UnsafeMutableRawBufferPointer
+    private var buffer: UnsafeMutableRawPointer?
 
-    /// Creates an empty buffer for chunks of `capacity` bytes.
+    /// Creates an empty buffer for chunks of `capacity` bytes, not yet allocated.
     ///
     /// - Parameter capacity: bytes per full chunk; must be > 0.
     init(capacity: Int) {
         precondition(capacity > 0, "an output chunk must have room for a byte")
         self.capacity = capacity
-        storage = .allocate(byteCount: capacity, alignment: 16)
     }
 
     deinit {
-        storage.deallocate()
+        free(buffer)
+    }
+
+    /// Allocates the buffer, unless it is already.
+    ///
+    /// - Throws: ``FileError`` (`malloc`, `ENOMEM`) when memory for it cannot be had.
+    func allocate() throws(FileError) {
+        guard buffer == nil else { return }
+        guard let allocated = malloc(capacity) else { throw FileError.outOfMemory(bytes: capacity) }
+        buffer = allocated
+    }
+
+    private var storage: UnsafeMutableRawBufferPointer {
+        guard let buffer else { preconditionFailure("an OutputChunkBuffer used before allocate()") }
+        return UnsafeMutableRawBufferPointer(start: buffer, count: capacity)
     }
 
     /// Whether a whole chunk is gathered.
@@ -56,10 +76,12 @@ final class OutputChunkBuffer {
     }
 
     /// Returns the gathered bytes as a new chunk and empties the buffer.
-    func take() -> Chunk {
+    ///
+    /// - Throws: ``FileError`` (`malloc`, `ENOMEM`) when memory for the chunk cannot be had.
+    func take() throws(FileError) -> Chunk {
         let count = self.count
         self.count = 0
-        return Chunk(capacity: count) { chunk in
+        return try Chunk(allocating: count) { chunk in
             chunk.copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[..<count]))
             return count
         }

@@ -50,7 +50,7 @@ extension ParallelGzipDecoder {
         var partial: Chunk?
         switch phase {
         case .segments, .member:
-            let taken = gathered.take()
+            let taken = try gathered.take()
             if taken.count > 0 { partial = taken }
         default:
             break
@@ -112,7 +112,7 @@ extension ParallelGzipDecoder {
             let start = position
             var code = Z_OK
             var crc = CRC32()
-            let output = Chunk(capacity: outputChunkSize) { buffer in
+            let output = try Chunk(allocating: outputChunkSize) { buffer in
                 var filled = 0
                 chunk.withUnsafeBytes { input in
                     while filled < buffer.count && code == Z_OK {

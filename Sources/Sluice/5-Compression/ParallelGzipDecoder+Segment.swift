@@ -9,8 +9,16 @@ extension ParallelGzipDecoder {
         /// it is not gzip at all).
         case other
         /// A header of `length` bytes, with the index its extra field holds (`GzipIndex`), or
-        /// the size of the whole member its BGZF subfield gives (`BC`, BSIZE + 1).
-        case parsed(length: Int, index: GzipIndex?, memberSize: Int?)
+        /// the size of the whole member its BGZF subfield gives (`BC`, BSIZE + 1), and why an
+        /// index subfield there holds no index (``GzipIndex/damage(ofSubfield:)``).
+        case parsed(length: Int, index: GzipIndex?, memberSize: Int?, indexDamage: String?)
+
+        /// Why the header's index cannot be right: its subfield holds no consistent index, or
+        /// the index's table cannot be (``GzipIndex/damage``); `nil` otherwise.
+        var indexDamage: String? {
+            guard case .parsed(_, let index, _, let damage) = self else { return nil }
+            return damage ?? index?.damage
+        }
     }
 
     /// The most bytes a header may take before it is left to the sequential decoder.
@@ -32,7 +40,7 @@ extension ParallelGzipDecoder {
         // sequential decoder checks those.
         guard flags & 0xE2 == 0 else { return .other }
         var position = 10
-        var (index, memberSize): (GzipIndex?, Int?) = (nil, nil)
+        var (index, memberSize, indexDamage): (GzipIndex?, Int?, String?) = (nil, nil, nil)
         if flags & 0x04 != 0 {
             guard bytes.count >= 12 else { return .incomplete(needed: 12 - bytes.count) }
             position = 12 + Int(bytes.littleEndian(UInt16.self, at: 10))
@@ -42,7 +50,10 @@ extension ParallelGzipDecoder {
                 let length = Int(bytes.littleEndian(UInt16.self, at: field + 2))
                 guard field + 4 + length <= position else { break }
                 switch (bytes[field], bytes[field + 1]) {
-                case (0x53, 0x4C): index = GzipIndex(subfield: bytes[field + 4..<field + 4 + length])
+                case (0x53, 0x4C):
+                    let subfield = bytes[field + 4..<field + 4 + length]
+                    index = GzipIndex(subfield: subfield)
+                    if index == nil { indexDamage = GzipIndex.damage(ofSubfield: subfield) }
                 case (0x42, 0x43) where length == 2: memberSize = Int(bytes.littleEndian(UInt16.self, at: field + 4)) + 1
                 default: break
                 }
@@ -55,7 +66,7 @@ extension ParallelGzipDecoder {
             }
             position = end + 1
         }
-        return .parsed(length: position, index: index, memberSize: memberSize)
+        return .parsed(length: position, index: index, memberSize: memberSize, indexDamage: indexDamage)
     }
 
     /// One piece of the input for a worker: a segment of an indexed member, from its access
@@ -127,7 +138,10 @@ extension ParallelGzipDecoder {
         /// count and CRC-32 its index lists, and end between two blocks after a sync marker
         /// (not in the final block), the last with the final block; a member must end its
         /// deflate data with the final block right before its 8-byte trailer, and match it.
-        func decode(_ piece: Piece) throws(GzipError) -> Decoded {
+        ///
+        /// - Throws: ``GzipError`` when zlib cannot start; ``FileError`` (`ENOMEM`) when memory
+        ///   for the output runs out.
+        func decode(_ piece: Piece) throws -> Decoded {
             piece.members.isEmpty ? try decodeSegment(piece) : try decodeMembers(of: piece)
         }
 
@@ -146,7 +160,7 @@ extension ParallelGzipDecoder {
         /// of its own per 64 KiB member cost an allocation each, and `malloc` trimmed and faulted
         /// their pages in again), each checked against its trailer: it uses exactly its deflate
         /// data, ends with the final block, and gives the CRC-32 and ISIZE the trailer says.
-        private func decodeMembers(of piece: Piece) throws(GzipError) -> Decoded {
+        private func decodeMembers(of piece: Piece) throws -> Decoded {
             var batch = Decoded(piece: piece, output: [], count: 0, crc32: 0)
             // The batch's CRC-32 over its output chunks: one pass over the bytes costs less than
             // combining the CRC-32s of thousands of tiny members.
@@ -161,7 +175,7 @@ extension ParallelGzipDecoder {
                 // Rounded up to a size the chunk pool keeps (a multiple of its smallest).
                 let granule = ChunkPool.minimumPooledCapacity
                 let capacity = min(outputChunkSize, (max(promised, 1) + granule - 1) / granule * granule)
-                let chunk = try Chunk(capacity: capacity) { (buffer) throws(GzipError) -> Int in
+                let chunk = try Chunk(allocating: capacity) { (buffer) throws(GzipError) -> Int in
                     var filled = 0
                     while filled < buffer.count {
                         if !member.isActive {
@@ -192,7 +206,7 @@ extension ParallelGzipDecoder {
         }
 
         /// Decodes a segment of an indexed member into chunks of its own (it is megabytes).
-        private func decodeSegment(_ piece: Piece) throws(GzipError) -> Decoded {
+        private func decodeSegment(_ piece: Piece) throws -> Decoded {
             guard let expected = piece.expected else { preconditionFailure("a BGZF member goes in a batch") }
             let stream = try resetStream()
             let (end, limit) = (piece.data.count, expected.count)
@@ -201,12 +215,12 @@ extension ParallelGzipDecoder {
             // Where the last call that made progress left the stream (a call that makes none
             // moves zlib on from "between blocks", so it is read after each call that does).
             var isBetweenBlocks = false
-            piece.data.withUnsafeBytes { bytes in
+            try piece.data.withUnsafeBytes { (bytes) throws(FileError) in
                 let input = UnsafeRawBufferPointer(rebasing: bytes[..<end])
                 // One byte of room past the count: more output than listed is a mismatch.
                 while code == Z_OK && produced <= limit {
                     let room = min(outputChunkSize, limit + 1 - produced)
-                    let chunk = Chunk(capacity: room) { buffer in
+                    let chunk = try Chunk(allocating: room) { buffer in
                         var filled = 0
                         while filled < buffer.count && code == Z_OK {
                             let step = stream.inflate(

@@ -235,8 +235,8 @@ package final class ParallelGzipDecoder: ChunkTransform {
         chunk.withUnsafeBytes { bytes in
             while !isReady {
                 let rest = UnsafeRawBufferPointer(rebasing: bytes[end...])
-                guard case .parsed(let length, let index, let size?) = Self.parseHeader(rest), index?.isUsable != true,
-                    size >= length + 8, size <= rest.count
+                let header = Self.parseHeader(rest)
+                guard case .parsed(let length, nil, let size?, nil) = header, size >= length + 8, size <= rest.count
                 else { break }
                 bgzfMembers += 1
                 batchMembers.append(MemberSpan(start: batch.count + end - start, size: size, headerLength: length))
@@ -252,7 +252,7 @@ package final class ParallelGzipDecoder: ChunkTransform {
     /// At a member's start, once its `header` is here: gathers a BGZF member and returns true,
     /// or returns false for any other header.
     private func startBGZFMember(_ header: Header) -> Bool {
-        guard case .parsed(let length, let index, let size?) = header, index?.isUsable != true, size >= length + 8 else {
+        guard case .parsed(let length, nil, let size?, nil) = header, size >= length + 8 else {
             return false
         }
         // The header is the member's first bytes: gathered with the rest.
@@ -270,7 +270,7 @@ package final class ParallelGzipDecoder: ChunkTransform {
         switch header {
         case .incomplete:
             return
-        case .parsed(let length, let index?, _) where index.isUsable:
+        case .parsed(let length, let index?, _, _) where index.isUsable:
             if inFlight > 0 || !batchMembers.isEmpty {
                 // The BGZF members before it are written out first (the member's own counts
                 // start at 0); a failure among them takes this member on too.
@@ -285,14 +285,18 @@ package final class ParallelGzipDecoder: ChunkTransform {
         default:
             try await drain(emit: emit)
             // A piece that failed while draining may have handed the rest over already.
-            if isAtMemberStart { try await takeOver(emit: emit) }
+            guard isAtMemberStart else { return }
+            if let damage = header.indexDamage {
+                warn(StageWarning("member \(membersDecoded + 1): its index does not match its data (\(damage)): decoded on one thread"))
+            }
+            try await takeOver(emit: emit)
         }
     }
 
     /// A segment's bytes are here: hands it to a worker, and the next segment (or the trailer)
     /// begins.
     private func submitSegment(_ index: GzipIndex, _ number: Int, emit: (Chunk) async throws -> Void) async throws {
-        let piece = Piece.segment(number, of: index, data: gathered.take(granule: Self.bufferGranule))
+        let piece = Piece.segment(number, of: index, data: try gathered.take(granule: Self.bufferGranule))
         if piece.isLast {
             phase = .trailer
         } else {
@@ -327,7 +331,7 @@ package final class ParallelGzipDecoder: ChunkTransform {
     func submitBatch(emit: (Chunk) async throws -> Void) async throws {
         guard !batchMembers.isEmpty else { return }
         let (members, promised) = (batchMembers, batchPromised)
-        let data = batch.take(granule: ChunkPool.minimumPooledCapacity)
+        let data = try batch.take(granule: ChunkPool.minimumPooledCapacity)
         (batchMembers, batchPromised) = ([], 0)
         let piece = Piece(
             data: data, number: bgzfMembers - members.count + 1, expected: nil, isLast: true, members: members, promised: promised)

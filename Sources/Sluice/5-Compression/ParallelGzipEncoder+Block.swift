@@ -67,8 +67,9 @@ extension ParallelGzipEncoder {
         /// Compresses one block.
         ///
         /// - Throws: ``GzipError`` of kind ``GzipError/Kind/zlib(code:)`` when zlib cannot make
-        ///   its state (`Z_MEM_ERROR`), with the block's offset.
-        func compress(_ block: Block) throws(GzipError) -> CompressedBlock {
+        ///   its state (`Z_MEM_ERROR`), with the block's offset; ``FileError`` (`ENOMEM`) when
+        ///   memory for the output runs out.
+        func compress(_ block: Block) throws -> CompressedBlock {
             let isStored = block.data.withUnsafeBytes { IncompressibleData.contains($0) }
             let stream = try isStored ? stored(at: block.offset) : deflater(at: block.offset)
             stream.resetDeflate()
@@ -79,11 +80,11 @@ extension ParallelGzipEncoder {
             block.data.withUnsafeBytes { crc.update($0) }
             let flush = block.isLast ? Z_FINISH : Z_SYNC_FLUSH
             var pieces: [Chunk] = []
-            block.data.withUnsafeBytes { input in
+            try block.data.withUnsafeBytes { (input) throws(FileError) in
                 var consumed = 0
                 var isDone = false
                 while !isDone {
-                    pieces.append(Chunk(capacity: outputCapacity) { output in
+                    pieces.append(try Chunk(allocating: outputCapacity) { output in
                         var produced = 0
                         while !isDone && produced < output.count {
                             let step = stream.deflate(

@@ -205,13 +205,15 @@ public final class ParallelGzipEncoder: ChunkTransform {
     /// - Parameters:
     ///   - chunk: the next uncompressed bytes (may be empty).
     ///   - emit: receives each full output chunk; suspends under backpressure.
-    /// - Throws: a worker's ``GzipError`` (zlib could not allocate its state), or what `emit`
-    ///   throws, unchanged; `CancellationError` when the task is cancelled while it waits for a
-    ///   block. The workers are stopped first.
+    /// - Throws: a worker's ``GzipError`` (zlib could not allocate its state), a ``FileError``
+    ///   of code ``FileError/Code/outOfMemory`` when memory for a block or an output chunk runs
+    ///   out, or what `emit` throws, unchanged; `CancellationError` when the task is cancelled
+    ///   while it waits for a block. The workers are stopped first.
     /// - Precondition: ``finish(emit:)`` has not been called.
     public func process(_ chunk: Chunk, emit: (Chunk) async throws -> Void) async throws {
         precondition(!isFinished, "ParallelGzipEncoder.process called after finish")
         do {
+            try output.allocate()
             var offset = 0
             while offset < chunk.count {
                 if let block = held {
@@ -219,7 +221,7 @@ public final class ParallelGzipEncoder: ChunkTransform {
                     try await submit(block, isLast: false, emit: emit)
                 }
                 offset = gathered.fill(from: chunk, at: offset)
-                if gathered.isFull { held = gathered.take() }
+                if gathered.isFull { held = try gathered.take() }
             }
         } catch {
             await stage.close()
@@ -240,7 +242,8 @@ public final class ParallelGzipEncoder: ChunkTransform {
         precondition(!isFinished, "ParallelGzipEncoder.finish called twice")
         isFinished = true
         do {
-            let last = held ?? gathered.take()
+            try output.allocate()
+            let last = try held ?? gathered.take()
             held = nil
             try await submit(last, isLast: true, emit: emit)
             stage.finish()
@@ -254,7 +257,7 @@ public final class ParallelGzipEncoder: ChunkTransform {
         await stage.close()
         try await append(Chunk(trailer), emit: emit)
         if !output.isEmpty {
-            try await emit(output.take())
+            try await emit(try output.take())
         }
         var summary = TransformSummary(crc32: crc32)
         summary.patch = indexPatch()
@@ -302,7 +305,7 @@ public final class ParallelGzipEncoder: ChunkTransform {
         while position < chunk.count {
             position += chunk.withUnsafeBytes { output.append(UnsafeRawBufferPointer(rebasing: $0[position...])) }
             if output.isFull {
-                try await emit(output.take())
+                try await emit(try output.take())
             }
         }
     }

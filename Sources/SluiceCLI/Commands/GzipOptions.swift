@@ -127,10 +127,10 @@ struct GzipOptions {
                 level: level, threadCount: threads, blockSize: blockSize, outputChunkSize: chunkSize, maximumBlocksInFlight: nil,
                 indexing: indexing)
         }
-        case .decompress where threads > 1: {
+        // At -p 1 too: one thread inflates, and an index is checked as at any other count.
+        case .decompress: {
             ParallelGzipDecoder(threadCount: threads, outputChunkSize: chunkSize, outputLimit: outputLimit, onWarning: onWarning)
         }
-        case .decompress: { GzipDecoder(outputChunkSize: chunkSize, outputLimit: outputLimit) }
         }
     }
 }

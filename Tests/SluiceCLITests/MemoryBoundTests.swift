@@ -61,3 +61,28 @@ struct ManyMembersTests {
         }
     }
 }
+
+/// The buffers Sluice sizes itself (a chunk, an output chunk, a block) that cannot be had fail
+/// as an error with a message and exit 1, nothing committed, never as a trap: here a chunk
+/// size of 1 GiB under an address-space limit of about 1.4 GiB.
+@Suite(
+    .timeLimit(.minutes(3)),
+    .disabled(if: Sanitizer.inflatesMemory, "the sanitizers reserve terabytes of address space"))
+struct OutOfMemoryTests {
+    @Test(arguments: [
+        ["copy", "--chunk-size", "1G", "input", "output"],
+        ["compress", "-p", "1", "--chunk-size", "1G", "-o", "output", "input"],
+        ["compress", "-p", "2", "--chunk-size", "1G", "-o", "output", "input"],
+        ["decompress", "-p", "1", "--chunk-size", "1G", "-o", "output", "input.gz"],
+        ["decompress", "-p", "2", "--chunk-size", "1G", "-o", "output", "input.gz"],
+    ])
+    func aBufferThatCannotBeHadIsAnError(arguments: [String]) async throws {
+        let sandbox = try Sandbox()
+        try await writeWithGzip(pattern(count: 3 << 20), to: "input", in: sandbox)
+        let result = try await CLI.shell(
+            #"ulimit -v 1500000 && exec "$SLUICE" "# + arguments.joined(separator: " "), in: sandbox)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("out of memory for 1073741824 bytes"), "\(result.stderr)")
+        expectNotCommitted("output", in: sandbox)
+    }
+}
