@@ -39,6 +39,10 @@ static const unsigned int CSluiceShims_SYNC_FILE_RANGE_WAIT_BEFORE = 1u;
 static const unsigned int CSluiceShims_SYNC_FILE_RANGE_WRITE = 2u;
 static const unsigned int CSluiceShims_SYNC_FILE_RANGE_WAIT_AFTER = 4u;
 
+/* fcntl(2)'s F_SETLEASE (F_LINUX_SPECIFIC_BASE + 0, from <fcntl.h> under _GNU_SOURCE): a lease
+   of type F_RDLCK, F_WRLCK or F_UNLCK on an open file. */
+static const int CSluiceShims_F_SETLEASE = 1024;
+
 /* fgetxattr(2), fsetxattr(2), fremovexattr(2), getxattr(2): extended attributes (the
  * access ACL is "system.posix_acl_access", acl(5)). */
 ssize_t fgetxattr(int fd, const char *name, void *value, size_t size);

@@ -250,13 +250,11 @@ public struct Descriptor: Sendable, Hashable {
         }
     }
 
-    /// `fstat(2)`.
+    /// `fstat(2)`, through `system`.
     ///
     /// - Throws: the call's ``ErrorNumber``.
-    package func status() throws(ErrorNumber) -> FileStatus {
-        var raw = stat()
-        guard fstat(rawValue, &raw) == 0 else { throw ErrorNumber.current }
-        return FileStatus(raw)
+    package func status(system: SystemCalls = .live) throws(ErrorNumber) -> FileStatus {
+        FileStatus(try system.status(rawValue).get())
     }
 
     /// `fsync(2)`, retried on `EINTR`: the file's data and metadata reach the device.

@@ -64,6 +64,9 @@ package struct FileStatus: Sendable, Hashable {
     package var accessTime: FileTime
     /// Last modification time (`st_mtim`).
     package var modificationTime: FileTime
+    /// Last status change time (`st_ctim`): set by the kernel on any write or change of the
+    /// inode (its size, links, mode), and settable by no one.
+    package var changeTime: FileTime
     /// The device a character or block device file stands for (`st_rdev`); 0 for other kinds.
     package var representedDevice: UInt64
 
@@ -89,12 +92,27 @@ package struct FileStatus: Sendable, Hashable {
         groupID = raw.st_gid
         accessTime = FileTime(raw.st_atim)
         modificationTime = FileTime(raw.st_mtim)
+        changeTime = FileTime(raw.st_ctim)
         representedDevice = UInt64(raw.st_rdev)
     }
 
     /// Whether `other` is the same file (same device and inode).
     package func isSameFile(as other: FileStatus) -> Bool {
         device == other.device && inode == other.inode
+    }
+
+    /// What differs in `later`, a status of the file taken after this one, that says its
+    /// content may have changed in between: another file (device and inode), its size, its
+    /// modification time or its status change time (to the nanosecond), as gzip ("file size
+    /// changed while zipping") and tar ("file changed as we read it") look; `nil` if none does.
+    /// For example `size 62914560 -> 20971520 bytes, modification time`.
+    package func changes(to later: FileStatus) -> String? {
+        guard isSameFile(as: later) else { return "another file (inode \(later.inode), not \(inode))" }
+        var changes: [String] = []
+        if size != later.size { changes.append("size \(size) -> \(later.size) bytes") }
+        if modificationTime != later.modificationTime { changes.append("modification time") }
+        if changeTime != later.changeTime { changes.append("status change time") }
+        return changes.isEmpty ? nil : changes.joined(separator: ", ")
     }
 
     /// `stat(2)` (follows symbolic links) or `lstat(2)` (does not), retried on `EINTR`.

@@ -60,6 +60,13 @@ public struct FileChunks: AsyncSequence, Sendable {
         reader.ownsDescriptor ? reader.openDescriptor : nil
     }
 
+    /// What changed in the file while it was read (its size, modification or status change
+    /// time, since it was opened: ``FileStatus/changes(to:)``), or `nil`; call it once the reads
+    /// are over.
+    package func changeSinceOpen() -> String? {
+        reader.changeSinceOpen()
+    }
+
     /// The system calls the reads go through.
     var system: SystemCalls { reader.system }
 

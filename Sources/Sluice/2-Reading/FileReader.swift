@@ -35,6 +35,9 @@ actor FileReader {
     let ownsDescriptor: Bool
     private nonisolated(unsafe) var status: FileStatus?
     private nonisolated(unsafe) var isAtEnd = false
+    /// What changed in the file between its open and its end (``changeSinceOpen()``), taken
+    /// when the end was read, before the descriptor is closed.
+    private nonisolated(unsafe) var changeAtEnd: String?
     /// Whether to look for holes (`SEEK_DATA`/`SEEK_HOLE`) in a regular file.
     nonisolated let findsHoles: Bool
     /// Where the reads stand in a regular file whose holes are looked for; `nil` when they are
@@ -165,11 +168,22 @@ actor FileReader {
         return chunk
     }
 
-    /// Records the end of the file and closes a descriptor the reader opened; returns `nil`.
+    /// Records the end of the file and what changed in it since it was opened, and closes a
+    /// descriptor the reader opened; returns `nil`.
     nonisolated func endOfFile() -> Chunk? {
         isAtEnd = true
+        if let descriptor, let status { changeAtEnd = descriptor.change(since: status, system: system) }
         closeIfOwned()
         return nil
+    }
+
+    /// What changed in the file since it was opened (``Descriptor/change(since:system:)``): by
+    /// `fstat(2)` now while its descriptor is open (a kernel copy, which reads none of it here),
+    /// else as it was when its end was read. Call it once the reads are over.
+    nonisolated func changeSinceOpen() -> String? {
+        guard let status else { return nil }
+        if let descriptor { return descriptor.change(since: status, system: system) }
+        return changeAtEnd
     }
 
     /// The open descriptor, for a copy that the kernel makes from it (``FileChunks``'s

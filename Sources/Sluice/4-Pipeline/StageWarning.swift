@@ -16,4 +16,10 @@ public struct StageWarning: Sendable, Hashable, CustomStringConvertible {
 
     /// The `message`.
     public var description: String { message }
+
+    /// A source that changed while it was read: `changes` says what (`FileStatus.changes(to:)`).
+    /// The copy is what was read; the file holds something else now.
+    package static func sourceChanged(_ changes: String) -> StageWarning {
+        StageWarning("file changed as we read it (\(changes))")
+    }
 }

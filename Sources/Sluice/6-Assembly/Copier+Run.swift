@@ -99,7 +99,7 @@ extension Copier {
         let chunks = try await openFile(of: item.job, chunkSize: share.chunkSize, copyOptions: copyOptions, on: executor)
         let sink = try await createFileSink(of: item.job, source: chunks.status, on: executor)
         let replaces = await sink.replacesDestination
-        let report: CopyReport
+        var report: CopyReport
         if let transform = item.job.transform {
             let copy = FileCopy(
                 from: chunks, to: sink, totalBytes: chunks.expectedSize, options: copyOptions.pipeline, transform: transform)
@@ -108,6 +108,7 @@ extension Copier {
             let copy = RegularFileCopy(from: chunks, to: sink, options: copyOptions)
             report = try await run(copy.run, publishingTo: copy.progress, item, forwards: Self.forwards(chunks.status, share), on: executor)
         }
+        report.note(sourceChange: chunks.changeSinceOpen(), opened: chunks.status)
         // On the sink's thread: the hook may block, and a full batch of directories is synced by
         // the record that fills it.
         return await finishCommit(item, sink: sink, report: report, replaces: replaces)
@@ -133,7 +134,7 @@ extension Copier {
         case .file: destination = AnyChunkSink(sink!)
         }
         let forwards = chunks.map { Self.forwards($0.status, share) } ?? true
-        let report: CopyReport
+        var report: CopyReport
         switch item.job.input.kind {
         case .chunks(let sequence, _):
             let copy = FileCopy(
@@ -146,6 +147,7 @@ extension Copier {
                 transform: item.job.transform)
             report = try await run(copy.run, publishingTo: copy.progress, item, forwards: forwards, on: executor)
         }
+        if let chunks { report.note(sourceChange: chunks.changeSinceOpen(), opened: chunks.status) }
         guard let sink else { return .committed(Committed(report: report, warnings: [], isDurableOnceDirectorySynced: false)) }
         return await finishCommit(item, sink: sink, report: report, replaces: replaces)
     }

@@ -36,7 +36,7 @@ extension Copier {
         })
         defer { try? source.close(system: system) }
         let status: FileStatus
-        do { status = try source.status() } catch { throw FileError.fstat(path: item.job.source, errno: error) }
+        do { status = try source.status(system: system) } catch { throw FileError.fstat(path: item.job.source, errno: error) }
         if status.kind == .directory { throw FileError.isDirectory(.read, path: item.job.source) }
         guard Self.fitsInOneStep(status, chunkSize: share.chunkSize) else { return nil }
         let sink = try DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }, {
@@ -50,7 +50,7 @@ extension Copier {
         sink.assumeIsolated { sink in
             if sink.options.preservesAttributes { sink.preserveAttributes(of: source, at: item.job.source) }
         }
-        let report: CopyReport
+        var report: CopyReport
         // A destination written in place (a device, a FIFO), opened already: by writes.
         let replaces = sink.assumeIsolated { $0.replacesDestination }
         do {
@@ -58,12 +58,14 @@ extension Copier {
                 try copyInOneStep(source, status: status, into: sink, job: item.job, copyOptions: copyOptions, share: share)
             }
             state.withLock { $0.filesInOneStep += 1 }
+            let change = source.change(since: status, system: system)
             try Task.checkCancellation()
             try sink.assumeIsolated { try $0.commit() }
             report = CopyReport(
                 bytesRead: taken.bytes, bytesWritten: taken.bytes, crc32: taken.crc32, duration: ContinuousClock.now - start,
                 peakBufferedBytes: taken.method == .pipeline ? Int64(share.chunkSize) : 0, producerSuspended: .zero,
                 warnings: [], verification: nil, method: taken.method, refusals: refusals)
+            report.note(sourceChange: change, opened: status)
         } catch {
             sink.assumeIsolated { $0.abort() }
             throw error

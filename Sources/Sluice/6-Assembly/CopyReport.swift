@@ -30,6 +30,9 @@ public struct CopyReport: Sendable, Hashable {
     public var method: CopyMethod
     /// The methods tried before ``method`` that the kernel refused, in order, with why.
     package var refusals: [CopyMethod.Refusal]
+    /// The source's status when it was opened, before its first byte was read (a file's), what
+    /// `--rm` compares the source with before it removes it; `nil` for a source that is no file.
+    package var sourceStatus: FileStatus?
 
     /// Creates a report.
     package init(
@@ -48,6 +51,14 @@ public struct CopyReport: Sendable, Hashable {
         self.verification = verification
         self.method = method
         self.refusals = refusals
+    }
+
+    /// Records the source's status at its open, `opened`, and what changed in it while it was
+    /// read, `change` (`FileStatus.changes(to:)`), if anything did: a warning
+    /// (``StageWarning/sourceChanged(_:)``). The copy holds what was read.
+    package mutating func note(sourceChange change: String?, opened: FileStatus) {
+        sourceStatus = opened
+        if let change { warnings.append(.sourceChanged(change)) }
     }
 
     /// Average throughput over ``duration``, in source bytes per second (0 for a zero duration).

@@ -34,8 +34,11 @@ enum CopyCommand {
     static func run(_ arguments: ParsedArguments) async throws(UsageError) -> Int32 {
         let options = try CopyOptions(arguments)
         if options.recursive {
-            return await OperandBatch.run(options.sources, options: options.common, verb: "copy", copiesTrees: true) { _ in
-                .tree(destination: options.destination, options: options.treeOptions)
+            return await OperandBatch.run(options.sources, options: options.common, verb: "copy", copiesTrees: true) { source in
+                if options.moves, let moved = move(source, to: TreeCopy.target(source: source, destination: options.destination), options) {
+                    return moved
+                }
+                return .tree(destination: options.destination, options: options.treeOptions, moves: options.moves)
             }
         }
         let created = CreatedFiles()
@@ -44,9 +47,25 @@ enum CopyCommand {
                 // cp's words, exit 1; the other operands are still copied.
                 return .skip(message: "-r not specified; omitting directory '\(source)'", isFailure: true)
             }
-            return .transfer(Transfer(
-                source: Transfer.Source(operand: source), destination: options.destination(for: source), verb: "copy",
-                transform: nil, created: created))
+            let destination = options.destination(for: source)
+            if options.moves, case .file(let path) = destination, let moved = move(source, to: path, options) { return moved }
+            var transfer = Transfer(
+                source: Transfer.Source(operand: source), destination: destination, verb: "copy", transform: nil, created: created)
+            transfer.removesSource = options.moves
+            return .transfer(transfer)
         }
+    }
+
+    /// `--rm` within one file system: `source` renamed to `destination` (``SourceRemoval/rename(_:to:force:system:)``),
+    /// or why not; `nil` when the copy and the removal must make the move.
+    private static func move(_ source: Pathname, to destination: Pathname, _ options: CopyOptions) -> OperandStep? {
+        let size = (try? FileStatus.of(source, followsLinks: false)).flatMap { $0.kind == .regular ? $0.size : nil }
+        do {
+            guard try SourceRemoval.rename(source, to: destination, force: options.common.force) else { return nil }
+        } catch {
+            return .skip(message: error.messageNamingForce, isFailure: true)
+        }
+        let line = options.common.verbose && !options.common.quiet ? "renamed '\(source)' -> '\(destination)'" : nil
+        return .moved(message: line, size: size)
     }
 }

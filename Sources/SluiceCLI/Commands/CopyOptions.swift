@@ -21,6 +21,8 @@ struct CopyOptions {
     var links: Copier.SymbolicLinkPolicy
     /// Whether `-H`, `-L` or `-P` was given.
     private var linkOptionGiven: Bool
+    /// `--rm`: each source is moved (``MoveSource``).
+    var moves: Bool
 
     /// - Throws: ``UsageError`` for a missing operand, several sources without a directory
     ///   destination, or standard input into a directory.
@@ -31,6 +33,7 @@ struct CopyOptions {
         if archive { common.preserve = true }
         links = arguments.has(.followAll) ? .all : arguments.has(.followOperands) ? .root : .never
         linkOptionGiven = arguments.has(.followAll) || arguments.has(.followOperands) || arguments.has(.followNone)
+        moves = arguments.has(.moveSource)
         var operands = arguments.operands
         guard operands.count >= 2 else {
             throw UsageError(operands.isEmpty ? "missing source and destination" : "missing destination after '\(operands[0])'")
@@ -53,6 +56,12 @@ struct CopyOptions {
             if destinationDescriptor != nil || sources.contains("-") {
                 throw UsageError("-r copies files and directories by name: not standard input or standard output ('-')")
             }
+        }
+        if moves {
+            if destinationDescriptor != nil || sources.contains("-") {
+                throw UsageError("--rm moves files by name: not standard input or standard output ('-')")
+            }
+            if !common.synchronizes { throw UsageError("--rm needs a durable copy: it cannot be used with --no-fsync") }
         }
         if common.verify && destinationDescriptor != nil {
             throw UsageError("--verify reads the output back: it cannot be used with standard output")

@@ -21,8 +21,11 @@ extension OperandBatch {
     ///
     /// - Parameter completesTotal: whether this is the last tree, whose walk completes the
     ///   totals (its last files then have a fraction).
+    ///   - move: with `copy -r --rm`, where the tree's copied files are recorded, to be removed
+    ///     once durable (only if every entry was copied).
     func copyTree(
-        _ source: Pathname, to destination: Pathname, options treeOptions: Copier.TreeOptions, at position: Int, completesTotal: Bool
+        _ source: Pathname, to destination: Pathname, options treeOptions: Copier.TreeOptions, move: TreeMove?, at position: Int,
+        completesTotal: Bool
     ) async {
         let engine = startSegment(for: nil)
         let (json, verbose) = (options.progress == .json, options.verbose)
@@ -31,7 +34,10 @@ extension OperandBatch {
         do {
             let report = try await engine.copyTree(
                 from: source, to: destination, options: treeOptions, completesTotal: completesTotal,
-                onOutcome: Self.fileLine(json: json, verbose: verbose),
+                onOutcome: { [line = Self.fileLine(json: json, verbose: verbose)] outcome in
+                    move?.record(outcome)
+                    line(outcome)
+                },
                 onFailure: { error in Console.message(Self.describe(error, source: source)) })
             if CommitGate.shared.interruption != nil {
                 stopStatus = ExitStatus.interrupted
@@ -40,9 +46,11 @@ extension OperandBatch {
             if report.failures > 0 {
                 tally.fail()
                 failedEntries += report.failures
+                if move != nil, !options.quiet { Console.message("kept '\(source)': not every entry of it was copied") }
             } else if !report.warnings.isEmpty {
                 tally.warn()
             }
+            if let move, report.failures == 0 { treeMoves.append(move) }
             printReport(report, source: source, target: target)
         } catch is CancellationError {
             stopStatus = ExitStatus.interrupted

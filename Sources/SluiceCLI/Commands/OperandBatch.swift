@@ -32,6 +32,7 @@ import Musl
 final class OperandBatch {
     private enum Slot {
         case skipped(message: String?, isFailure: Bool)
+        case moved(message: String?)
         case finished(Transfer, Result<Copier.Committed, any Error>)
         case refused(Transfer, FileError)
     }
@@ -83,6 +84,8 @@ final class OperandBatch {
     private var destinations: Set<Int> = []
     /// `--rm` candidates, until the directories are synced.
     private var removals: [(transfer: Transfer, committed: Copier.Committed, hasWarnings: Bool)] = []
+    /// Trees copied by `copy -r --rm` whose copies hold every entry, until their directories are synced.
+    var treeMoves: [TreeMove] = []
     /// Operands the engine finished and the command has not yet collected.
     private let finished = LockedValue<[Finished]>([])
     /// Rung by each completion, so the command's thread reports while it waits for the engine.
@@ -147,6 +150,8 @@ final class OperandBatch {
         case .skip(let message, let isFailure):
             if let message { Console.message(message) }
             if isFailure { tally.fail() } else { tally.warn() }
+        case .moved(let message, _):
+            if let message { Console.message(message) }
         case .tree:
             preconditionFailure("a tree is copied by the batch")
         }
@@ -155,8 +160,10 @@ final class OperandBatch {
 
     private func take(_ step: OperandStep, source: Pathname, at position: Int, isLast: Bool) async {
         switch step {
-        case .tree(let destination, let treeOptions):
-            await copyTree(source, to: destination, options: treeOptions, at: position, completesTotal: isLast)
+        case .tree(let destination, let treeOptions, let moves):
+            await copyTree(
+                source, to: destination, options: treeOptions, move: moves ? TreeMove(source: source) : nil, at: position,
+                completesTotal: isLast)
         case .skip(let message, let isFailure):
             // Counted in the totals when it is a regular file (the initializer's rule).
             let counted = source == "-" ? nil : (try? FileStatus.of(source)).flatMap { $0.kind == .regular ? $0 : nil }
@@ -170,6 +177,10 @@ final class OperandBatch {
                 progress.addToTotal(bytes: -status.size, files: -1)
             }
             ready[position] = .skipped(message: message, isFailure: isFailure)
+            reportReady()
+        case .moved(let message, let size):
+            if let size { progress.addToTotal(bytes: -size, files: -1) }
+            ready[position] = .moved(message: message)
             reportReady()
         case .transfer(let transfer):
             guard let (_, destination) = transfer.filePaths else {
@@ -260,10 +271,20 @@ final class OperandBatch {
         for removal in removals {
             let directory = removal.committed.isDurableOnceDirectorySynced
                 && totals.unsyncedDirectories[removal.transfer.filePaths?.destination.directory ?? "."] == nil
-            if removal.transfer.removeSource(isDurable: directory, hasWarnings: removal.hasWarnings, options: options, removals: removedFrom) {
+            if removal.transfer.removeSource(
+                isDurable: directory, hasWarnings: removal.hasWarnings, opened: removal.committed.report.sourceStatus, options: options,
+                removals: removedFrom)
+            {
                 tally.warn()
             }
         }
+        for move in treeMoves {
+            for kept in move.removeCopied(force: options.force, removals: removedFrom) {
+                if !options.quiet { Console.message("kept \(kept)") }
+                tally.warn()
+            }
+        }
+        treeMoves.removeAll()
         if !Transfer.synchronizeRemovals(removedFrom, quiet: options.quiet).isEmpty { tally.warn() }
         removals.removeAll()
         // Files in place that may not survive a crash: a warning, said unless --quiet.
@@ -322,6 +343,8 @@ final class OperandBatch {
             case .skipped(let message, let isFailure):
                 if let message { Console.message(message) }
                 if isFailure { tally.fail() } else { tally.warn() }
+            case .moved(let message):
+                if let message { Console.message(message) }
             case .finished(let transfer, let outcome):
                 let result = transfer.report(outcome, options: options)
                 if case .success(let warnings) = result, transfer.removesSource, case .success(let committed) = outcome {

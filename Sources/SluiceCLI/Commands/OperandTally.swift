@@ -4,10 +4,15 @@ import Sluice
 enum OperandStep {
     case transfer(Transfer)
     /// `copy -r` / `-a`: the source (a directory or a file) copied into `destination` if that
-    /// is a directory, else as it, with the tree options given.
-    case tree(destination: Pathname, options: Copier.TreeOptions)
+    /// is a directory, else as it, with the tree options given; with `moves` (`--rm` across file
+    /// systems), what was copied of it is removed once durable (``TreeMove``).
+    case tree(destination: Pathname, options: Copier.TreeOptions, moves: Bool)
     /// Passed over, with the message to print (if any), as a failure or as a warning.
     case skip(message: String?, isFailure: Bool)
+    /// `copy --rm` within one file system: moved by a rename already (``MoveSource``), with the
+    /// line to print (with `-v`), and the size of the regular file moved, which the totals no
+    /// longer count (`nil`: a directory).
+    case moved(message: String?, size: Int64?)
 }
 
 /// The exit status of a command over its operands, as `cp` and `gzip` give it: 1 if any failed,

@@ -55,9 +55,12 @@ extension Transfer {
     /// `--rm` after the batch: removes the source, or says why it is kept.
     ///
     /// - Returns: `true` if it was kept (a warning, exit 2).
-    func removeSource(isDurable: Bool, hasWarnings: Bool, options: CommonOptions, removals: DirectorySyncBatch) -> Bool {
+    func removeSource(
+        isDurable: Bool, hasWarnings: Bool, opened: FileStatus?, options: CommonOptions, removals: DirectorySyncBatch
+    ) -> Bool {
         guard removesSource, case .file(let path) = source,
-            let kept = keepReason(path, hasWarnings: hasWarnings, isDurable: isDurable, force: options.force, removals: removals)
+            let kept = keepReason(
+                path, hasWarnings: hasWarnings, isDurable: isDurable, opened: opened, options: options, removals: removals)
         else { return false }
         if !options.quiet { Console.message("kept '\(path)': \(kept)") }
         return true

@@ -269,7 +269,7 @@ struct Transfer: Sendable {
         if removesSource, case .file(let path) = source {
             let removals = DirectorySyncBatch()
             if let kept = keepReason(
-                path, hasWarnings: !warnings.isEmpty, isDurable: isDurable, force: options.force,
+                path, hasWarnings: !warnings.isEmpty, isDurable: isDurable, opened: report.sourceStatus, options: options,
                 removals: removals) {
                 let warning = StageWarning("kept '\(path)': \(kept)")
                 if !options.quiet { Console.message(warning.message) }
@@ -315,25 +315,33 @@ struct Transfer: Sendable {
     /// Why `--rm` keeps the source `path` (a warning, exit 2), or `nil` once it removed it
     /// through `removals` (``DirectorySyncBatch/removeFile(at:)``, whose directory `fsync(2)`
     /// then makes the removal durable: ``synchronizeRemovals(_:quiet:)``).
-    func keepReason(_ path: Pathname, hasWarnings: Bool, isDurable: Bool, force: Bool, removals: DirectorySyncBatch) -> String? {
+    func keepReason(
+        _ path: Pathname, hasWarnings: Bool, isDurable: Bool, opened: FileStatus?, options: CommonOptions, removals: DirectorySyncBatch
+    ) -> String? {
         // The source holds bytes the output does not (trailing garbage).
         if hasWarnings { return "its output differs from it (see the warning above)" }
         if !isDurable {
             return "--rm removes a source only once its output is a durable regular file"
         }
-        if !force, let status = try? FileStatus.of(path, followsLinks: false) {
-            // As gzip: removing one name of several frees nothing, and a set-ID or sticky file
-            // is seldom meant to go; -f removes them anyway.
-            if status.linkCount > 1 {
-                let others = status.linkCount - 1
-                return "it has \(others) other hard link\(others == 1 ? "" : "s") (use -f to remove it)"
-            }
-            if status.permissions & 0o7000 != 0 {
-                return "it has the set-user-ID, set-group-ID or sticky bit (use -f to remove it)"
-            }
+        if let status = try? FileStatus.of(path, followsLinks: false), let refusal = Self.linkOrModeRefusal(status, force: options.force) {
+            return refusal
         }
-        do { try removals.removeFile(at: path) } catch {
-            return "cannot remove it: " + (error.errno?.description ?? "\(error)")
+        guard let opened else { return "its status when it was opened is not known" }
+        let outcome = SourceRemoval.remove(path, opened: opened, removals: removals)
+        if let note = outcome.note, options.verbose, !options.quiet { Console.message("'\(path)': \(note)") }
+        return outcome.kept
+    }
+
+    /// Why `--rm` keeps a source of `status` unless `force`, as gzip does: removing one name of
+    /// several frees nothing, and a set-ID or sticky file is seldom meant to go; `nil` if not.
+    static func linkOrModeRefusal(_ status: FileStatus, force: Bool) -> String? {
+        guard !force else { return nil }
+        if status.linkCount > 1 {
+            let others = status.linkCount - 1
+            return "it has \(others) other hard link\(others == 1 ? "" : "s") (use -f to remove it)"
+        }
+        if status.permissions & 0o7000 != 0 {
+            return "it has the set-user-ID, set-group-ID or sticky bit (use -f to remove it)"
         }
         return nil
     }
@@ -344,7 +352,9 @@ struct Transfer: Sendable {
     ///
     /// - Returns: the warnings, printed unless `quiet`.
     static func synchronizeRemovals(_ removals: DirectorySyncBatch, quiet: Bool) -> [String] {
-        removals.synchronize().sorted { $0.key.description < $1.key.description }.map { directory, error in
+        // A directory that is gone was removed too (`copy -r --rm`): its parent's sync holds that.
+        removals.synchronize().filter { $0.value.errno != .noSuchFileOrDirectory }.sorted { $0.key.description < $1.key.description }.map {
+            directory, error in
             let warning = "removed the sources in '\(directory)', but their removal is not known to be durable: \(error)"
             if !quiet { Console.message(warning) }
             return warning

@@ -8,7 +8,7 @@ extension CommandOption {
         output, standardOutput, level, threads, blockSize, noIndex, test, maxOutput, range, removeSource,
         size, runs, out, design, consumer, sinkRate, chunkSizes, input, spillDirectory,
         decompress, list, keep, noName, name, fast, best, generateCompletionScript, generateManual,
-        recursive, recursiveGzip, archive, followOperands, followAll, followNone,
+        recursive, recursiveGzip, archive, followOperands, followAll, followNone, moveSource,
         force, noFsync, verify, verifyGzip, limitRate, reflink, sparse, pipeline, preserve, preserveGzip, chunkSize, capacity, jobs, progress, quiet, verbose, help, version,
     ]
 
@@ -58,7 +58,9 @@ extension CommandOption {
     static let removeSource = CommandOption(
         long: "rm",
         abstract: "remove each source once its output is complete and durable, and sync its directory so the "
-            + "removal is durable too (one with other hard links or a set-ID or sticky bit is kept unless -f)",
+            + "removal is durable too; a source that changed since it was read, or that another process has open "
+            + "for writing, is kept with a warning (one with other hard links or a set-ID or sticky bit is kept "
+            + "unless -f)",
         commands: gzip)
 
     // MARK: bench, and its hidden child bench-run
@@ -163,6 +165,13 @@ extension CommandOption {
         abstract: "copy directories and everything in them, as cp -R: into <dst> if it is a directory, else as "
             + "<dst>; symbolic links copied as links, FIFOs and devices recreated; entries that fail are named "
             + "and the rest copied (exit 1)",
+        commands: [.copy])
+    static let moveSource = CommandOption(
+        long: "rm",
+        abstract: "move, as mv: within one file system rename each source (and sync both directories); across "
+            + "file systems copy it durably, then remove it if it did not change since it was read and no other "
+            + "process has it open for writing (kept with a warning otherwise, and, unless -f, with other hard "
+            + "links or a set-ID or sticky bit); with -r or -a a source directory goes once empty",
         commands: [.copy])
     static let recursiveGzip = CommandOption(
         long: "recursive", short: "r",

@@ -345,19 +345,28 @@ struct CrashStateTests {
             var options = Copier.Options(width: 2, chunkSize: chunkSize, copy: .init(forcesPipeline: true))
             options.syncBatchWaitMilliseconds = 600_000
             let engine = Copier(options: options, progress: ManyFilesProgress(), ownsProgress: true, system: system)
+            let opened = LockedValue<[Int: FileStatus]>([:])
             for index in 0..<3 {
                 let source = scratch.appending(Pathname("in\(index)"))
                 try await engine.submit(.init(
                     source: source, destination: scratch.appending(Pathname("out/in\(index)")), sourceStatus: try FileStatus.of(source),
-                    completion: { _ in }))
+                    completion: { outcome in
+                        let status = try? outcome.result.get().report.sourceStatus
+                        opened.withLock { $0[index] = status ?? nil }
+                    }))
             }
             let totals = await engine.finish()
             #expect(totals.committed == 3)
             guard removingSources else { return }
             // `--rm` as the command does it once the engine is finished (its directories
-            // synced), by the same calls: each source removed, then one fsync of their directory.
+            // synced), by the same calls: each source removed by the rule of a move (its status
+            // as when it was opened, a lease), then one fsync of their directory.
             let removals = DirectorySyncBatch(system: system)
-            for index in 0..<3 { try removals.removeFile(at: scratch.appending(Pathname("in\(index)"))) }
+            for index in 0..<3 {
+                let status = try #require(opened.withLock { $0[index] })
+                let outcome = SourceRemoval.remove(scratch.appending(Pathname("in\(index)")), opened: status, removals: removals, system: system)
+                #expect(outcome.kept == nil, "\(outcome)")
+            }
             #expect(removals.synchronize().isEmpty)
         }
         if removingSources {

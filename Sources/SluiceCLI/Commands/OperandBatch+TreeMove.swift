@@ -1,0 +1,113 @@
+import Sluice
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// `copy -r --rm` across file systems: the tree is copied durably, then what was copied of it
+/// is removed, as `mv` does: each regular file by the rule of a move (``SourceRemoval``), all
+/// its names in the tree under one lease; then each other entry (a symbolic link, a special
+/// file); then each directory, deepest first, once empty.
+final class TreeMove: Sendable {
+    /// The tree's root, as given.
+    let source: Pathname
+    /// Each regular file copied, by its device and inode, with its status when the copy opened it.
+    private let copied = LockedValue<[FileKey: FileStatus]>([:])
+
+    /// A file's identity.
+    private struct FileKey: Hashable {
+        var device: UInt64
+        var inode: UInt64
+
+        init(_ status: FileStatus) {
+            (device, inode) = (status.device, status.inode)
+        }
+    }
+
+    init(source: Pathname) {
+        self.source = source
+    }
+
+    /// Records a file of the tree once it is committed.
+    func record(_ outcome: Copier.Outcome) {
+        guard case .success(let committed) = outcome.result, let opened = committed.report.sourceStatus else { return }
+        copied.withLock { $0[FileKey(opened)] = opened }
+    }
+
+    /// Removes the tree's entries that were copied, recording their directories in `removals`
+    /// to be synced. A file with hard links outside the tree, or a set-ID or sticky bit, is
+    /// kept unless `force` (as `compress --rm` keeps it).
+    ///
+    /// - Returns: why each entry kept is kept, as `'path': reason`; a directory left because an
+    ///   entry in it was kept is not named again.
+    func removeCopied(force: Bool, removals: DirectorySyncBatch) -> [String] {
+        var entries = Entries()
+        entries.gather(source)
+        let copied = self.copied.withLock { $0 }
+        var kept: [String] = []
+        for key in entries.fileOrder {
+            guard let names = entries.files[key], let first = names.first else { continue }
+            guard let opened = copied[key], var status = try? FileStatus.of(first, followsLinks: false) else {
+                kept += names.map { "'\($0)': it was not copied" }
+                continue
+            }
+            status.linkCount -= UInt64(names.count - 1)
+            if let refusal = Transfer.linkOrModeRefusal(status, force: force) {
+                kept += names.map { "'\($0)': \(refusal)" }
+                continue
+            }
+            if let reason = SourceRemoval.remove(first, otherNames: Array(names.dropFirst()), opened: opened, removals: removals).kept {
+                kept.append("'\(first)': \(reason)")
+            }
+        }
+        for path in entries.others {
+            do { try removals.removeFile(at: path) } catch { kept.append("'\(path)': cannot remove it: \(error)") }
+        }
+        for directory in entries.directories {
+            let error = rmdir(directory.description) == 0 ? 0 : errno
+            if error == 0 {
+                removals.record(directory.directory)
+            } else if error != ENOTEMPTY {
+                kept.append("'\(directory)': cannot remove it: \(ErrorNumber(rawValue: error))")
+            }
+        }
+        return kept
+    }
+
+    /// The entries of a tree, by kind: regular files by identity (every name of each), others,
+    /// and directories deepest first.
+    private struct Entries {
+        var files: [FileKey: [Pathname]] = [:]
+        var fileOrder: [FileKey] = []
+        var others: [Pathname] = []
+        var directories: [Pathname] = []
+
+        mutating func gather(_ path: Pathname) {
+            guard let status = try? FileStatus.of(path, followsLinks: false) else { return }
+            switch status.kind {
+            case .directory:
+                for name in Self.names(in: path) { gather(path.appending(name)) }
+                directories.append(path)
+            case .regular:
+                let key = FileKey(status)
+                if files[key] == nil { fileOrder.append(key) }
+                files[key, default: []].append(path)
+            default:
+                others.append(path)
+            }
+        }
+
+        /// The names in directory `path`, but `.` and `..`; none if it cannot be read.
+        private static func names(in path: Pathname) -> [Pathname] {
+            guard let directory = opendir(path.description) else { return [] }
+            defer { closedir(directory) }
+            var names: [Pathname] = []
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix(while: { $0 != 0 })) }
+                if name != Array(".".utf8) && name != Array("..".utf8) { names.append(Pathname(bytes: name)) }
+            }
+            return names
+        }
+    }
+}
