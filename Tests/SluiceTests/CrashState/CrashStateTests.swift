@@ -190,6 +190,25 @@ struct CrashStateTests {
         Self.expectHolds("remove-sources", recorded)
     }
 
+    /// `copy --rm a b c out/` within one file system: each source renamed into `out`, both
+    /// directories synced: in every crash state each file is under its old name or its new one.
+    @Test func severalFilesMovedByRenames() async throws {
+        var recorded = try await Self.record(setUp: { scratch in
+            mkdir(scratch.appending("out").description, 0o755)
+            for index in 0..<3 { try writeFile(scratch.appending(Pathname("in\(index)")), Self.bytes(1000 + 500 * index, seed: UInt8(index))) }
+        }) { scratch, system in
+            for index in 0..<3 {
+                let moved = try SourceRemoval.rename(
+                    scratch.appending(Pathname("in\(index)")), to: scratch.appending(Pathname("out/in\(index)")), force: false,
+                    system: system)
+                #expect(moved)
+            }
+        }
+        recorded.explorer.removals = (0..<3).map { (Array("in\($0)".utf8), Array("out/in\($0)".utf8)) }
+        #expect(recorded.recorder.calls.contains("renameat2"))
+        Self.expectHolds("move-renames", recorded)
+    }
+
     /// `copy -a` of a tree: files through the many-file engine, a hard link, a symbolic link, a
     /// subdirectory, modes and times given to directories after their contents.
     @Test func treeWithArchive() async throws {
