@@ -4,8 +4,8 @@ import Testing
 /// C56: every command that reads an index checks all of it. Any field of the `SL` index that
 /// disagrees with the data (a segment's compressed length or CRC-32, the count, the total) is a
 /// warning naming the segment (or the count), exit 2, with the right output: for `-t`, `-c` at
-/// `-p 1` and `-p 2`, and `--range` (whose range here lies in the first segment, away from the
-/// damage).
+/// `-p 1` and `-p 2`, and `--range` (over the first segment, or the first two, away from the
+/// damage but for `lengthOffByFive`).
 @Suite(.timeLimit(.minutes(3)))
 struct DamagedIndexTests {
     /// Where a field lies in the member: the index's data starts at byte 16 (after the fixed
@@ -51,16 +51,19 @@ struct DamagedIndexTests {
         try #require(IndexedGzipTests.index(of: member)?.segments.count == 3)
         damage.apply(to: &member)
         try sandbox.write(member, to: "damaged.gz")
-        let range = 1000..<5000
+        // In the first segment; over the first two, the damage in the third (or the second).
+        let ranges = [1000..<5000, 1000..<2_200_000]
         let commands: [[String]] = [
             ["-t", "-p", "1"], ["-t", "-p", "2"], ["-c", "-p", "1"], ["-c", "-p", "2"],
-            ["-c", "--range", "\(range.lowerBound):\(range.upperBound)"],
+            ["-c", "--range", "\(ranges[0].lowerBound):\(ranges[0].upperBound)"],
+            ["-c", "-p", "2", "--range", "\(ranges[1].lowerBound):\(ranges[1].upperBound)"],
         ]
         for arguments in commands {
+            let range = arguments.contains("--range") ? ranges[arguments.count == 3 ? 0 : 1] : 0..<0
             let result = try await CLI.run(["decompress"] + arguments + ["damaged.gz"], in: sandbox)
             #expect(result.status == 2, "\(arguments): \(result.stderr)")
             #expect(result.stderr.contains(damage.named) && result.stderr.contains("index"), "\(arguments): \(result.stderr)")
-            let expected: [UInt8] = arguments[0] == "-t" ? [] : arguments[1] == "-p" ? data : Array(data[range])
+            let expected: [UInt8] = arguments[0] == "-t" ? [] : range.isEmpty ? data : Array(data[range])
             let isRight = result.stdout == expected
             #expect(isRight, "\(arguments): \(result.stdout.count) bytes")
         }

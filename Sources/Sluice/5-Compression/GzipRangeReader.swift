@@ -260,30 +260,40 @@ package final class GzipRangeReader: Sendable {
         let first = Int((max(range.lowerBound, member.output) - member.output) / index.segmentSize)
         let last = Int((min(range.upperBound, member.output + index.totalSize) - 1 - member.output) / index.segmentSize)
         let pieces = SegmentDecoding(threadCount: min(threadCount, last - first + 1), chunkSize: chunkSize)
+        let mismatch: StageWarning?
         do {
-            if let warning = try await decodeSegments(
+            let warning = try await decodeSegments(
                 first...last, of: member, index, headerLength: headerLength, through: pieces, into: &output)
-            {
-                await pieces.close()
-                return warning
-            }
-            guard let mismatch = try Self.checkTrailer(descriptor, path: path, of: member, headerLength: headerLength, index) else {
-                await pieces.close()
-                return nil
-            }
-            // A field of a segment the range did not need: the others are checked, to name it.
-            var unused = RangeOutput(range: 0..<0) { _ in }
-            for numbers in [0..<first, last + 1..<index.segments.count] where !numbers.isEmpty {
-                if let warning = try await decodeSegments(
-                    numbers.lowerBound...numbers.upperBound - 1, of: member, index, headerLength: headerLength, through: pieces,
-                    into: &unused)
-                {
-                    await pieces.close()
-                    return warning
-                }
-            }
             await pieces.close()
-            return mismatch
+            if let warning { return warning }
+            mismatch = try Self.checkTrailer(descriptor, path: path, of: member, headerLength: headerLength, index)
+        } catch {
+            await pieces.close()
+            throw error
+        }
+        guard let mismatch else { return nil }
+        // A field of a segment the range did not need: the others are checked, to name it.
+        for numbers in [0..<first, last + 1..<index.segments.count] {
+            if let warning = try await firstMismatch(in: numbers, of: member, index, headerLength: headerLength) { return warning }
+        }
+        return mismatch
+    }
+
+    /// The warning naming the first of segments `numbers` of `member` that does not match
+    /// `index`, each decoded and checked through stages of their own, its output dropped; `nil`
+    /// when all match.
+    private func firstMismatch(
+        in numbers: Range<Int>, of member: Member, _ index: GzipIndex, headerLength: Int
+    ) async throws -> StageWarning? {
+        guard !numbers.isEmpty else { return nil }
+        let pieces = SegmentDecoding(threadCount: min(threadCount, numbers.count), chunkSize: chunkSize)
+        var dropped = RangeOutput(range: 0..<0) { _ in }
+        do {
+            let warning = try await decodeSegments(
+                numbers.lowerBound...numbers.upperBound - 1, of: member, index, headerLength: headerLength, through: pieces,
+                into: &dropped)
+            await pieces.close()
+            return warning
         } catch {
             await pieces.close()
             throw error
