@@ -42,6 +42,10 @@ static const unsigned int CSluiceShims_SYNC_FILE_RANGE_WAIT_AFTER = 4u;
 /* fcntl(2)'s F_SETLEASE (F_LINUX_SPECIFIC_BASE + 0, from <fcntl.h> under _GNU_SOURCE): a lease
    of type F_RDLCK, F_WRLCK or F_UNLCK on an open file. */
 static const int CSluiceShims_F_SETLEASE = 1024;
+/* F_GETLEASE (F_LINUX_SPECIFIC_BASE + 1): the lease held, F_UNLCK once its break has begun. */
+static const int CSluiceShims_F_GETLEASE = 1025;
+/* F_SETSIG (10): the signal sent when the descriptor's lease is to be broken (0: SIGIO). */
+static const int CSluiceShims_F_SETSIG = 10;
 
 /* fgetxattr(2), fsetxattr(2), fremovexattr(2), getxattr(2): extended attributes (the
  * access ACL is "system.posix_acl_access", acl(5)). */

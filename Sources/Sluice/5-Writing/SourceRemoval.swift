@@ -15,10 +15,14 @@ import Musl
 /// `--remove-source-files` unlinks; Sluice adds the status change time (which no one can set)
 /// and the inode. The writers are refused by a lease (`fcntl(2)` `F_SETLEASE`): a read lease can
 /// be had only while no process has the file open for writing, and, once had, a process that
-/// opens it for writing waits until it is released (fcntl(2), "Leases"). It is taken before the
-/// last check and released after the unlink. Where none can be had (the file is not the
-/// caller's, a file system without leases), the status rule alone decides, and ``Outcome/note``
-/// says so.
+/// opens it for writing waits until it is released, its holder told by a signal (fcntl(2),
+/// "Leases"; here `SIGURG`, which is ignored unless handled, rather than `SIGIO`, which would end
+/// the process). The lease is taken before the last check and released after the unlink; just
+/// before each unlink the lease must still be whole (`F_GETLEASE`: a writer that began to open
+/// the file has begun its break) and the name must still name the file checked (an editor's
+/// save by rename gives it a new inode). What is left is the time between that last look and
+/// the unlink itself, two system calls. Where no lease can be had (the file is not the caller's,
+/// a file system without leases), the status rule alone decides, and ``Outcome/note`` says so.
 ///
 /// Concurrency: stateless; the calls block (call it from a thread that may).
 package enum SourceRemoval {
@@ -50,18 +54,32 @@ package enum SourceRemoval {
             return Outcome(kept: "cannot open it to check it: " + (error.errno?.description ?? "\(error)"))
         }
         defer { try? descriptor.close(system: system) }
-        if fcntl(descriptor.rawValue, CSluiceShims_F_SETLEASE, F_RDLCK) == 0 {
-            defer { _ = fcntl(descriptor.rawValue, CSluiceShims_F_SETLEASE, F_UNLCK) }
-            if let kept = check(descriptor, opened: opened, system: system) { return Outcome(kept: kept) }
-            return Outcome(kept: unlink([path] + otherNames, removals: removals))
-        }
+        _ = fcntl(descriptor.rawValue, CSluiceShims_F_SETSIG, SIGURG)
+        let leased = fcntl(descriptor.rawValue, CSluiceShims_F_SETLEASE, F_RDLCK) == 0
         let error = ErrorNumber.current
-        if error == .resourceTemporarilyUnavailable || error == ErrorNumber(rawValue: EBUSY) {
+        defer { if leased { _ = fcntl(descriptor.rawValue, CSluiceShims_F_SETLEASE, F_UNLCK) } }
+        if !leased && (error == .resourceTemporarilyUnavailable || error == ErrorNumber(rawValue: EBUSY)) {
             return Outcome(kept: "another process has it open for writing")
         }
-        let note = "no lease on it (\(error)): removed by the rule of its status alone"
-        if let kept = check(descriptor, opened: opened, system: system) { return Outcome(kept: kept, note: note) }
-        return Outcome(kept: unlink([path] + otherNames, removals: removals), note: note)
+        let note = leased ? nil : "no lease on it (\(error)): removed by the rule of its status alone"
+        let checked: FileStatus
+        switch check(descriptor, opened: opened, system: system) {
+        case .success(let status): checked = status
+        case .failure(let kept): return Outcome(kept: kept.reason, note: note)
+        }
+        for name in [path] + otherNames {
+            if leased && fcntl(descriptor.rawValue, CSluiceShims_F_GETLEASE) != F_RDLCK {
+                return Outcome(kept: "another process opened it for writing as it was being removed", note: note)
+            }
+            guard let now = try? FileStatus.of(name, followsLinks: name == path), now.isSameFile(as: checked) else {
+                return Outcome(kept: "'\(name)' names another file now", note: note)
+            }
+            do { try removals.removeFile(at: name) } catch {
+                let subject = otherNames.isEmpty ? "it" : "'\(name)'"
+                return Outcome(kept: "cannot remove \(subject): " + (error.errno?.description ?? "\(error)"), note: note)
+            }
+        }
+        return Outcome(kept: nil, note: note)
     }
 
     /// Moves `source` to `destination` by one `rename(2)` when that is the move a copy followed
@@ -94,6 +112,8 @@ package enum SourceRemoval {
         switch FileLocation(path: source).rename(to: FileLocation(path: destination), flags: flags, system: system) {
         case .success: break
         case .failure(.improperLink), .failure(.fileExists): return false
+        // A file system without RENAME_NOREPLACE: the copy makes the move.
+        case .failure(.invalidArgument), .failure(ErrorNumber(rawValue: ENOSYS)): return false
         case .failure(let error): throw FileError(.rename, path: destination, errno: error)
         }
         let directories = DirectorySyncBatch(system: system)
@@ -103,21 +123,17 @@ package enum SourceRemoval {
         return true
     }
 
-    /// Why the file open at `descriptor` is not the one `opened` describes, unchanged; `nil`
-    /// when it is.
-    private static func check(_ descriptor: Descriptor, opened: FileStatus, system: SystemCalls) -> String? {
-        let now: FileStatus
-        do { now = try descriptor.status(system: system) } catch { return "cannot check it: \(error)" }
-        return opened.changes(to: now).map { "it changed since it was opened to be read (\($0))" }
+    /// Why a source is kept.
+    private struct Kept: Error {
+        var reason: String
     }
 
-    private static func unlink(_ paths: [Pathname], removals: DirectorySyncBatch) -> String? {
-        for path in paths {
-            do { try removals.removeFile(at: path) } catch {
-                let name = paths.count == 1 ? "it" : "'\(path)'"
-                return "cannot remove \(name): " + (error.errno?.description ?? "\(error)")
-            }
-        }
-        return nil
+    /// The status of the file open at `descriptor` if it is the one `opened` describes,
+    /// unchanged; else why it is kept.
+    private static func check(_ descriptor: Descriptor, opened: FileStatus, system: SystemCalls) -> Result<FileStatus, Kept> {
+        let now: FileStatus
+        do { now = try descriptor.status(system: system) } catch { return .failure(Kept(reason: "cannot check it: \(error)")) }
+        if let changes = opened.changes(to: now) { return .failure(Kept(reason: "it changed since it was opened to be read (\(changes))")) }
+        return .success(now)
     }
 }

@@ -78,6 +78,31 @@ struct SourceRemovalTests {
     }
 }
 
+/// A writer's open that comes while the lease is held, between the check and the unlink: made
+/// through the seam, as the check's `fstat(2)` returns, by an `open(2)` for writing with
+/// `O_NONBLOCK` (which fails with `EWOULDBLOCK` but begins the lease's break, as a blocking
+/// writer's open would, and sends the holder the lease's signal).
+@Suite(.timeLimit(.minutes(1)))
+struct SourceRemovalLeaseBreakTests {
+    @Test func aWriterThatOpensItDuringTheRemovalKeepsIt() throws {
+        let (directory, path, opened) = try SourceRemovalTests.source()
+        defer { directory.remove() }
+        let opens = LockedValue<[Int32]>([])
+        var system = SystemCalls.live
+        system.status = { descriptor in
+            let status = SystemCalls.liveStatus(descriptor)
+            let writer = open(path.description, O_WRONLY | O_NONBLOCK)
+            opens.withLock { $0.append(writer < 0 ? errno : 0) }
+            if writer >= 0 { close(writer) }
+            return status
+        }
+        let outcome = SourceRemoval.remove(path, opened: opened, removals: DirectorySyncBatch(), system: system)
+        #expect(opens.withLock { $0 } == [EWOULDBLOCK], "the writer's open did not meet the lease")
+        #expect(outcome.kept == "another process opened it for writing as it was being removed", "\(outcome)")
+        #expect(try FileStatus.of(path).isSameFile(as: opened))
+    }
+}
+
 extension FileStatus {
     static func exists(_ path: Pathname) -> Bool { (try? FileStatus.of(path)) != nil }
 }
