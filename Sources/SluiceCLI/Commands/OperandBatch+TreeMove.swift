@@ -8,10 +8,14 @@ import Musl
 /// `copy -r --rm` across file systems: the tree is copied durably, then what was copied of it
 /// is removed, as `mv` does: each regular file by the rule of a move (``SourceRemoval``), all
 /// its names in the tree under one lease; then each other entry (a symbolic link, a special
-/// file); then each directory, deepest first, once empty.
+/// file) whose copy is there, of its kind; then each directory, deepest first, once empty.
+/// Entries are named by paths from the root (a tree deeper than `PATH_MAX` keeps what lies
+/// below it, with a warning).
 final class TreeMove: Sendable {
     /// The tree's root, as given.
     let source: Pathname
+    /// Where the tree's copy is (`TreeCopy.target(source:destination:)`).
+    let target: Pathname
     /// Each regular file copied, by its device and inode, with its status when the copy opened it.
     private let copied = LockedValue<[FileKey: FileStatus]>([:])
 
@@ -25,8 +29,8 @@ final class TreeMove: Sendable {
         }
     }
 
-    init(source: Pathname) {
-        self.source = source
+    init(source: Pathname, target: Pathname) {
+        (self.source, self.target) = (source, target)
     }
 
     /// Records a file of the tree once it is committed.
@@ -52,7 +56,7 @@ final class TreeMove: Sendable {
                 kept += names.map { "'\($0)': it was not copied" }
                 continue
             }
-            status.linkCount -= UInt64(names.count - 1)
+            status.linkCount -= min(status.linkCount, UInt64(names.count - 1))
             if let refusal = Transfer.linkOrModeRefusal(status, force: force) {
                 kept += names.map { "'\($0)': \(refusal)" }
                 continue
@@ -61,9 +65,15 @@ final class TreeMove: Sendable {
                 kept.append("'\(first)': \(reason)")
             }
         }
-        for path in entries.others {
+        for (path, kind) in entries.others {
+            // Made after the walk that copied the tree, or not copied: not this move's.
+            guard (try? FileStatus.of(copy(of: path), followsLinks: false))?.kind == kind else {
+                kept.append("'\(path)': it was not copied")
+                continue
+            }
             do { try removals.removeFile(at: path) } catch { kept.append("'\(path)': cannot remove it: \(error)") }
         }
+        kept += entries.unreadable.map { "'\($0)': cannot read it: what is in it stays" }
         for directory in entries.directories {
             let error = rmdir(directory.description) == 0 ? 0 : errno
             if error == 0 {
@@ -75,32 +85,40 @@ final class TreeMove: Sendable {
         return kept
     }
 
+    /// Where the copy of `path`, an entry of the tree, is.
+    private func copy(of path: Pathname) -> Pathname {
+        let relative = path.bytes.dropFirst(source.bytes.count).drop { $0 == UInt8(ascii: "/") }
+        return relative.isEmpty ? target : target.appending(Pathname(bytes: Array(relative)))
+    }
+
     /// The entries of a tree, by kind: regular files by identity (every name of each), others,
     /// and directories deepest first.
     private struct Entries {
         var files: [FileKey: [Pathname]] = [:]
         var fileOrder: [FileKey] = []
-        var others: [Pathname] = []
+        var others: [(path: Pathname, kind: FileStatus.Kind)] = []
         var directories: [Pathname] = []
+        var unreadable: [Pathname] = []
 
         mutating func gather(_ path: Pathname) {
             guard let status = try? FileStatus.of(path, followsLinks: false) else { return }
             switch status.kind {
             case .directory:
-                for name in Self.names(in: path) { gather(path.appending(name)) }
+                guard let names = Self.names(in: path) else { return unreadable.append(path) }
+                for name in names { gather(path.appending(name)) }
                 directories.append(path)
             case .regular:
                 let key = FileKey(status)
                 if files[key] == nil { fileOrder.append(key) }
                 files[key, default: []].append(path)
             default:
-                others.append(path)
+                others.append((path, status.kind))
             }
         }
 
-        /// The names in directory `path`, but `.` and `..`; none if it cannot be read.
-        private static func names(in path: Pathname) -> [Pathname] {
-            guard let directory = opendir(path.description) else { return [] }
+        /// The names in directory `path`, but `.` and `..`; `nil` if it cannot be read.
+        private static func names(in path: Pathname) -> [Pathname]? {
+            guard let directory = opendir(path.description) else { return nil }
             defer { closedir(directory) }
             var names: [Pathname] = []
             while let entry = readdir(directory) {

@@ -161,9 +161,8 @@ final class OperandBatch {
     private func take(_ step: OperandStep, source: Pathname, at position: Int, isLast: Bool) async {
         switch step {
         case .tree(let destination, let treeOptions, let moves):
-            await copyTree(
-                source, to: destination, options: treeOptions, move: moves ? TreeMove(source: source) : nil, at: position,
-                completesTotal: isLast)
+            let move = moves ? TreeMove(source: source, target: TreeCopy.target(source: source, destination: destination)) : nil
+            await copyTree(source, to: destination, options: treeOptions, move: move, at: position, completesTotal: isLast)
         case .skip(let message, let isFailure):
             // Counted in the totals when it is a regular file (the initializer's rule).
             let counted = source == "-" ? nil : (try? FileStatus.of(source)).flatMap { $0.kind == .regular ? $0 : nil }
@@ -279,6 +278,12 @@ final class OperandBatch {
             }
         }
         for move in treeMoves {
+            // A copy not known to be durable keeps its whole tree.
+            if !totals.unsyncedDirectories.isEmpty {
+                if !options.quiet { Console.message("kept '\(move.source)': its copy is not known to be durable") }
+                tally.warn()
+                continue
+            }
             for kept in move.removeCopied(force: options.force, removals: removedFrom) {
                 if !options.quiet { Console.message("kept \(kept)") }
                 tally.warn()
