@@ -128,7 +128,9 @@ public final class GzipDecoder: ChunkTransform {
     ///   ``GzipError/Kind/sizeMismatch(expected:actual:)`` for a member whose trailer does not
     ///   match its data; ``GzipError/Kind/outputLimitExceeded(limit:)`` when the output would
     ///   pass `outputLimit`; ``GzipError/Kind/zlib(code:)`` when zlib runs out of memory.
-    ///   Also whatever `emit` throws, unchanged.
+    ///   ``FileError`` (`ENOMEM`) when memory for an output chunk cannot be had. Also whatever
+    ///   `emit` throws, unchanged. Before a failure in the data is thrown, the bytes decoded
+    ///   before it was found are emitted (as `gzip -dc` writes them).
     /// - Precondition: ``finish(emit:)`` has not been called.
     public func process(_ chunk: Chunk, emit: (Chunk) async throws -> Void) async throws {
         precondition(!isFinished, "GzipDecoder.process called after finish")

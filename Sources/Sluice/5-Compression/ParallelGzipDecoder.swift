@@ -26,8 +26,8 @@ package final class ParallelGzipDecoder: ChunkTransform {
     /// The largest segment decoded in parallel: 64 MiB (an index for more than 512 GiB).
     package static let maximumSegmentSize: Int64 = 64 << 20
 
-    /// The compressed bytes of a piece are copied into a buffer of a multiple of 256 KiB: the
-    /// chunk pool reuses those (a buffer of each piece's own size would fill the pool with
+    /// The compressed bytes of a segment are copied into a buffer of a multiple of 256 KiB (a
+    /// batch's, of 64 KiB, the pool's smallest): the chunk pool reuses those (a buffer of each piece's own size would fill the pool with
     /// buffers never used again: 75 MiB peak resident memory against 25 for one thread).
     static let bufferGranule = 256 << 10
 
@@ -70,7 +70,8 @@ package final class ParallelGzipDecoder: ChunkTransform {
     /// even if the decoding fails afterwards, when no summary comes.
     let onWarning: @Sendable (StageWarning) -> Void
     var bgzfMembers = 0
-    /// Pieces submitted and not yet taken back, and the output they promise (the segments' sizes).
+    /// Pieces submitted and not yet taken back, and the output they promise (a segment's size, a
+    /// batch's ISIZEs).
     var inFlight = 0
     var promisedInFlight = 0
     /// The pieces in flight on `threadCount` workers: one more than the workers, so one waits

@@ -21,7 +21,8 @@ struct CopyOptions {
     var links: Copier.SymbolicLinkPolicy
     /// Whether `-H`, `-L` or `-P` was given.
     private var linkOptionGiven: Bool
-    /// `--rm`: each source is moved (``MoveSource``).
+    /// `--rm`: each source is moved, as `mv` (a rename within one file system, else a copy then
+    /// `SourceRemoval`'s rule).
     var moves: Bool
 
     /// - Throws: ``UsageError`` for a missing operand, several sources without a directory

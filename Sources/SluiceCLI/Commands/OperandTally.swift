@@ -9,7 +9,7 @@ enum OperandStep {
     case tree(destination: Pathname, options: Copier.TreeOptions, moves: Bool)
     /// Passed over, with the message to print (if any), as a failure or as a warning.
     case skip(message: String?, isFailure: Bool)
-    /// `copy --rm` within one file system: moved by a rename already (``MoveSource``), with the
+    /// `copy --rm` within one file system: moved by a rename already (`SourceRemoval.rename`), with the
     /// line to print (with `-v`), and the size of the regular file moved, which the totals no
     /// longer count (`nil`: a directory).
     case moved(message: String?, size: Int64?)
