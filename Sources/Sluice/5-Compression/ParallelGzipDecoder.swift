@@ -215,6 +215,12 @@ package final class ParallelGzipDecoder: ChunkTransform {
                     offset += taken
                     header = Self.parseHeader(pending)
                     if case .incomplete = header { continue }
+                    if case .parsed(let length, _, _, _) = header, pending.count > length {
+                        // The header ended inside what was just taken (a name or a comment is
+                        // looked for 64 bytes at a time): the rest is the member's, not the header's.
+                        offset -= pending.count - length
+                        pending.removeLast(pending.count - length)
+                    }
                 }
                 guard startBGZFMember(header) else { return false }
             case .member(_, let headerLength):

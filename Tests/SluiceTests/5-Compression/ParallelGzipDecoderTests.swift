@@ -16,6 +16,33 @@ struct ParallelGzipDecoderTests {
         return member + deflate + gzip.suffix(8)
     }
 
+    /// `member` (from ``bgzfMember(_:)``) with a file name after its extra field (FNAME), its
+    /// BSIZE grown to match.
+    static func named(_ member: [UInt8], _ name: String) -> [UInt8] {
+        var named = member
+        named[3] |= 0x08
+        named.insert(contentsOf: Array(name.utf8) + [0], at: 18)
+        let size = named.count - 1
+        (named[16], named[17]) = (UInt8(truncatingIfNeeded: size), UInt8(truncatingIfNeeded: size >> 8))
+        return named
+    }
+
+    /// A header whose end is found only after more bytes than it holds were taken (a name is
+    /// looked for 64 bytes at a time) gives the rest back to its member, whatever the chunks:
+    /// before, those bytes were dropped and the rest of the input taken for trailing garbage.
+    @Test(arguments: [7, 100, 1000, 65_536])
+    func namedMembersStraddlingChunksLoseNoByte(chunkSize: Int) async throws {
+        var (file, input): ([UInt8], [UInt8]) = ([], [])
+        for number in 0..<300 {
+            let record = Array("record \(number)\n".utf8)
+            file += Self.named(try await Self.bgzfMember(record), "name-\(number).txt")
+            input += record
+        }
+        let run = try await drive(ParallelGzipDecoder(threadCount: 2, outputChunkSize: 4096), file, chunkSize: chunkSize)
+        #expect(run.output == input)
+        #expect(run.summary.warnings.isEmpty, "\(run.summary.warnings)")
+    }
+
     /// 200 members of 1 to 65,280 bytes, and their input.
     static func members() async throws -> (file: [UInt8], members: [[UInt8]], input: [UInt8]) {
         var generator = SplitMix64(seed: 28)
