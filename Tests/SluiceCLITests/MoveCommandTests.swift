@@ -14,7 +14,7 @@ struct MoveCommandTests {
     /// A directory on another file system than the sandbox's (`/dev/shm`, a tmpfs), or `nil`.
     static let otherFileSystem: String? = {
         var shm = stat(), temporary = stat()
-        let scratch = String(cString: getenv("TMPDIR") ?? strdup("/tmp"))
+        let scratch = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
         guard stat("/dev/shm", &shm) == 0, stat(scratch, &temporary) == 0, shm.st_dev != temporary.st_dev,
             access("/dev/shm", W_OK) == 0
         else { return nil }
