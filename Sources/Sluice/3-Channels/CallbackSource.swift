@@ -37,14 +37,15 @@ extension PushBuffer {
     ///   - highWatermark: the count from which deliveries answer "pause"; default `capacity`.
     ///   - lowWatermark: the count below which the source may resume; default half the high one.
     ///   - policy: what a delivery past capacity does; default ``OverflowPolicy/fail``.
-    ///   - weight: an element's size in bytes; default 0. Runs on the thread that calls
-    ///     `deliver`, once per delivery, outside any lock.
+    ///   - weight: an element's size in bytes; `nil` (the default): a ``Chunk`` weighs its
+    ///     ``Chunk/count``, any other element 0. Runs on the thread that calls `deliver`, once
+    ///     per delivery, outside any lock.
     ///   - start: starts the source with `deliver` and `complete`; returns its stop closure. Runs
     ///     once, on the caller's thread, before this method returns.
     /// - Returns: the buffer to iterate (once).
     public static func fromCallbacks(
         capacity: Int, byteBudget: Int? = nil, highWatermark: Int? = nil, lowWatermark: Int? = nil,
-        policy: OverflowPolicy = .fail, weight: @escaping @Sendable (Element) -> Int = { _ in 0 },
+        policy: OverflowPolicy = .fail, weight: (@Sendable (Element) -> Int)? = nil,
         start: (
             _ deliver: @escaping @Sendable (Element) -> YieldResult,
             _ complete: @escaping @Sendable ((any Error)?) -> Void
@@ -64,34 +65,5 @@ extension PushBuffer {
             })
         buffer.storage.installStop(stop)
         return buffer
-    }
-}
-
-extension PushBuffer where Element == Chunk {
-    /// Starts a callback-driven source of chunks, weighing each by its byte count.
-    ///
-    /// As ``PushBuffer/fromCallbacks(capacity:byteBudget:highWatermark:lowWatermark:policy:weight:start:)``
-    /// with `weight` set to the chunk's byte count: `start` runs once on the caller's thread, the
-    /// stop closure at most once on the buffer's own thread, never inside a call the source makes.
-    ///
-    /// - Parameters:
-    ///   - capacity: the most chunks the memory buffer holds; >= 1.
-    ///   - byteBudget: the most bytes in memory, or `nil`.
-    ///   - highWatermark: the count from which deliveries answer "pause"; default `capacity`.
-    ///   - lowWatermark: the count below which the source may resume; default half the high one.
-    ///   - policy: what a delivery past capacity does; default ``OverflowPolicy/fail``.
-    ///   - start: starts the source with `deliver` and `complete`; returns its stop closure.
-    /// - Returns: the buffer to iterate (once).
-    public static func fromCallbacks(
-        capacity: Int, byteBudget: Int?, highWatermark: Int? = nil, lowWatermark: Int? = nil,
-        policy: OverflowPolicy = .fail,
-        start: (
-            _ deliver: @escaping @Sendable (Chunk) -> YieldResult,
-            _ complete: @escaping @Sendable ((any Error)?) -> Void
-        ) -> (@Sendable () -> Void)
-    ) -> PushBuffer {
-        fromCallbacks(
-            capacity: capacity, byteBudget: byteBudget, highWatermark: highWatermark,
-            lowWatermark: lowWatermark, policy: policy, weight: { $0.count }, start: start)
     }
 }

@@ -107,15 +107,22 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     ///   - policy: what a yield past capacity does; default ``OverflowPolicy/fail``.
     ///   - weight: an element's size in bytes; must return >= 0. Runs on the yielding thread,
     ///     inside ``yield(_:)``, once per yield, outside any lock (a spilled element's weight is
-    ///     stored with its record, so read-back does not call it). The default weighs every
-    ///     element 0.
+    ///     stored with its record, so read-back does not call it). `nil` (the default): a
+    ///     ``Chunk`` weighs its ``Chunk/count``, any other element 0.
     public init(
         capacity: Int, byteBudget: Int? = nil, highWatermark: Int? = nil, lowWatermark: Int? = nil,
-        policy: OverflowPolicy = .fail, weight: @escaping @Sendable (Element) -> Int = { _ in 0 }
+        policy: OverflowPolicy = .fail, weight: (@Sendable (Element) -> Int)? = nil
     ) {
         storage = Storage(
             capacity: capacity, byteBudget: byteBudget, highWatermark: highWatermark,
-            lowWatermark: lowWatermark, policy: policy, weight: weight)
+            lowWatermark: lowWatermark, policy: policy, weight: weight ?? Self.defaultWeight)
+    }
+
+    /// The weight of an element when none is given: a chunk's bytes, however the buffer of
+    /// chunks is made (C53: a buffer made without `byteBudget:` weighed them 0), else 0.
+    static var defaultWeight: @Sendable (Element) -> Int {
+        guard Element.self == Chunk.self else { return { _ in 0 } }
+        return { element in (element as? Chunk)?.count ?? 0 }
     }
 
     /// Offers `element` to the buffer without waiting for the consumer.
@@ -217,26 +224,5 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     @inlinable
     public func makeAsyncIterator() -> BoundedChannel<Element>.Iterator {
         AsyncIterator(lifetime: storage.makeConsumer())
-    }
-}
-
-extension PushBuffer where Element == Chunk {
-    /// Creates a buffer of chunks that weighs each chunk by its byte count.
-    ///
-    /// - Parameters:
-    ///   - capacity: the most chunks the memory buffer holds; must be >= 1.
-    ///   - byteBudget: the most bytes the memory buffer holds, or `nil` for no byte bound (bytes
-    ///     are still counted in ``CapacityExceededError``). A chunk larger than the budget
-    ///     enters only an empty buffer.
-    ///   - highWatermark: the buffered count from which yields answer "pause"; default `capacity`.
-    ///   - lowWatermark: the count below which a paused source resumes; default half the high one.
-    ///   - policy: ``OverflowPolicy/fail`` or ``OverflowPolicy/spill(directory:limit:)``.
-    public convenience init(
-        capacity: Int, byteBudget: Int?, highWatermark: Int? = nil, lowWatermark: Int? = nil,
-        policy: OverflowPolicy = .fail
-    ) {
-        self.init(
-            capacity: capacity, byteBudget: byteBudget, highWatermark: highWatermark,
-            lowWatermark: lowWatermark, policy: policy, weight: { $0.count })
     }
 }
