@@ -38,6 +38,19 @@ struct HelpTests {
     }
 
     /// The top level lists each subcommand with its own overview, and how to get its help.
+    /// C57 (a): decompress's help speaks of decompression: `-p` decodes, `-d` is accepted, `-n`
+    /// restores no name; compress's of compression.
+    @Test func eachCommandsOptionsSpeakOfWhatItDoes() async throws {
+        let decompress = try await CLI.run(["decompress", "--help"], in: try Sandbox()).stdoutText
+        let compress = try await CLI.run(["compress", "--help"], in: try Sandbox()).stdoutText
+        #expect(!decompress.contains(" compress on"), "\(decompress)")
+        #expect(!decompress.contains("sluice compress -d is"), "\(decompress)")
+        #expect(!decompress.contains(" store no file name"), "\(decompress)")
+        #expect(decompress.contains("decompress on <n> threads") && decompress.contains("restore no file name"), "\(decompress)")
+        #expect(compress.contains("compress on <n> threads") && compress.contains("store no file name"), "\(compress)")
+        #expect(!compress.contains("decompress on <n> threads"), "\(compress)")
+    }
+
     @Test func topLevelListsTheSubcommandsAndTheExitStatuses() async throws {
         let sandbox = try Sandbox()
         let help = try await CLI.run(["--help"], in: sandbox).stdoutText

@@ -5,9 +5,9 @@ import SluiceBenchmarks
 /// the help: a command's own options first, then those it shares, `--help` and `--version` last.
 extension CommandOption {
     static let all: [CommandOption] = [
-        output, standardOutput, level, threads, blockSize, noIndex, test, maxOutput, range, removeSource,
+        output, standardOutput, level, threads, threadsDecompress, blockSize, noIndex, test, maxOutput, range, removeSource,
         size, runs, out, design, consumer, sinkRate, chunkSizes, input, spillDirectory,
-        decompress, list, keep, noName, name, fast, best, generateCompletionScript, generateManual,
+        decompress, decompressAgain, list, keep, noName, noNameDecompress, name, fast, best, generateCompletionScript, generateManual,
         recursive, recursiveGzip, archive, followOperands, followAll, followNone, moveSource,
         force, noFsync, verify, verifyGzip, limitRate, reflink, sparse, pipeline, preserve, preserveGzip, chunkSize, capacity, jobs, progress, quiet, verbose, help, version,
     ]
@@ -28,10 +28,15 @@ extension CommandOption {
         abstract: "compression level: 1 fastest, 9 best", defaultValue: "\(CompressionLevel.default)", commands: [.compress])
     static let threads = CommandOption(
         long: "threads", short: "p", value: .required(name: "n", kind: .integer(1...1024, noun: "count of threads")),
-        abstract: "compress on <n> threads (the output is the same for every <n>), or decompress on <n> threads "
-            + "the files sluice indexed and BGZF files",
+        abstract: "compress on <n> threads (the output is the same for every <n>)",
         defaultValue: "the processors sluice may run on, as nproc",
-        commands: [.compress, .decompress])
+        commands: [.compress])
+    static let threadsDecompress = CommandOption(
+        long: "threads", short: "p", value: .required(name: "n", kind: .integer(1...1024, noun: "count of threads")),
+        abstract: "decompress on <n> threads the files sluice indexed (their segments, each checked against the "
+            + "index) and BGZF files (their members); any other member on one",
+        defaultValue: "the processors sluice may run on, as nproc",
+        commands: [.decompress])
     static let blockSize = CommandOption(
         long: "block-size", short: "b", value: .required(name: "size", kind: .kibibytes(32...(512 << 10))),
         abstract: "compress in blocks of <size>: KiB when bare, as pigz -b, or with a binary unit (256K, 1M); "
@@ -111,7 +116,10 @@ extension CommandOption {
 
     static let decompress = CommandOption(
         long: "decompress", short: "d", abstract: "decompress: sluice compress -d is sluice decompress (as gzip -d)",
-        commands: gzip, switchesTo: .decompress)
+        commands: [.compress], switchesTo: .decompress)
+    static let decompressAgain = CommandOption(
+        long: "decompress", short: "d", abstract: "decompress, as without it (accepted as gzip -d is)",
+        commands: [.decompress])
     static let list = CommandOption(
         long: "list", short: "l",
         abstract: "list each gzip file, as gzip 1.12's -l: it is decoded to its end (as -t reads it) for its "
@@ -123,7 +131,12 @@ extension CommandOption {
         commands: gzip)
     static let noName = CommandOption(
         long: "no-name", short: "n",
-        abstract: "store no file name or time in the header: the default, always (as gzip -n)", commands: gzip)
+        abstract: "store no file name or time in the header: the default, always (as gzip -n)", commands: [.compress])
+    static let noNameDecompress = CommandOption(
+        long: "no-name", short: "n",
+        abstract: "restore no file name or time from the header: the default, always (as gzip -dn); the output "
+            + "takes its name from the source's and its source's modification time",
+        commands: [.decompress])
     static let name = CommandOption(
         long: "name", short: "N", abstract: "not supported: no file name or time is ever stored", commands: gzip,
         refusal: "-N (--name) is not supported: sluice stores no file name or time in the gzip header and restores "
