@@ -98,6 +98,16 @@ struct MessageTests {
         #expect(sandbox.listing() == ["json"])
     }
 
+    /// C57 (b): `-` is named as cp and cat name it, "standard output" (a full device here).
+    @Test(arguments: [["copy", "data", "-"], ["compress", "-c", "data"]])
+    func standardOutputIsNamedSo(arguments: [String]) async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write(pattern(count: 100_000), to: "data")
+        let result = try await CLI.shell(#""$SLUICE" \#(arguments.joined(separator: " ")) > /dev/full"#, in: sandbox)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("cannot write to standard output: No space left on device"), "\(result.stderr)")
+    }
+
     /// A valid member then a truncated one, to standard output: the whole first member comes out
     /// before the error, at every chunk size (as `gzip -dc`).
     @Test(arguments: ["4096", "64K", "1M"])

@@ -98,10 +98,13 @@ public struct FileError: Error, Sendable, CustomStringConvertible {
     }
 
     /// `cannot <verb> '<path>': <reason>`, without a program prefix. The reason is ``reason``,
-    /// else ``errno``'s text, else ``cause``, else ``code``.
+    /// else ``errno``'s text, else ``cause``, else ``code``. The path `-` is named as `cp` and
+    /// `cat` name it: `standard input` for a read, `standard output` otherwise.
     public var description: String {
         var text = "cannot \(operation.verb)"
-        if let path { text += " '\(path)'" }
+        if let path {
+            text += path != "-" ? " '\(path)'" : operation == .read ? " standard input" : " standard output"
+        }
         text += ": " + (reason ?? errno?.description ?? cause.map { "\($0)" } ?? code.description)
         return text
     }
