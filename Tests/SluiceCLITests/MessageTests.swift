@@ -108,6 +108,18 @@ struct MessageTests {
         #expect(result.stderr.contains("cannot write to standard output: No space left on device"), "\(result.stderr)")
     }
 
+    /// C57 (c): a tree's counts are singular where they are one.
+    @Test func aTreesCountsAreSingularForOne() async throws {
+        let sandbox = try Sandbox()
+        let made = try await CLI.shell("mkdir -p t/d && printf x > t/d/f && ln -s f t/d/l && mkfifo t/p", in: sandbox)
+        try #require(made.status == 0, "\(made.stderr)")
+        let result = try await CLI.run(["copy", "-r", "-v", "t", "u"], in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stderr.contains(": 1 file (1 byte), 2 directories, 1 symbolic link, 0 hard links, 1 special file, 0 failed"),
+            "\(result.stderr)")
+    }
+
     /// A valid member then a truncated one, to standard output: the whole first member comes out
     /// before the error, at every chunk size (as `gzip -dc`).
     @Test(arguments: ["4096", "64K", "1M"])

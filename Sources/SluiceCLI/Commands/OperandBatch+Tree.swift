@@ -84,10 +84,10 @@ extension OperandBatch {
         }
         if options.verbose {
             Console.message(
-                "\(verb) '\(source)' to '\(target)': \(report.files) files (\(report.bytes) bytes), "
-                    + "\(report.directories) directories, \(report.symbolicLinks) symbolic links, "
-                    + "\(report.hardLinks) hard links, \(report.specialFiles) special files, "
-                    + "\(report.failures) failed")
+                "\(verb) '\(source)' to '\(target)': \(report.files.counted("file")) (\(report.bytes.counted("byte"))), "
+                    + "\(report.directories.counted("directory", plural: "directories")), "
+                    + "\(report.symbolicLinks.counted("symbolic link")), \(report.hardLinks.counted("hard link")), "
+                    + "\(report.specialFiles.counted("special file")), \(report.failures) failed")
         }
     }
 

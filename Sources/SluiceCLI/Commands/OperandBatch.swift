@@ -116,7 +116,7 @@ final class OperandBatch {
         }
         operation = CommandProgress(
             ManyFilesProgress(totalBytes: sizes.reduce(0, +), totalFiles: sizes.count), mode: options.progress,
-            label: "\(verb) \(sizes.count) file" + (sizes.count == 1 ? "" : "s"))
+            label: "\(verb) \(sizes.count.counted("file"))")
     }
 
     /// Runs `sources` through the steps `plan` gives them (decided in operand order, each when

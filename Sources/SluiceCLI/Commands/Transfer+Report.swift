@@ -36,7 +36,7 @@ extension Transfer {
         if let threads = compressionThreads {
             // The compressed size against the input's, as gzip -v and pigz -v report it.
             let ratio = report.bytesRead > 0 ? 100 * Double(report.bytesWritten) / Double(report.bytesRead) : 0
-            text += " (\(format1(ratio))% of the input, \(threads) thread\(threads == 1 ? "" : "s"))"
+            text += " (\(format1(ratio))% of the input, \(threads.counted("thread")))"
         }
         if verb == "copy" {
             // The path, what gave way to it, and why a copy the kernel made has no CRC-32.
