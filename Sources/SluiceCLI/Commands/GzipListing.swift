@@ -75,7 +75,7 @@ struct GzipListing {
             rows.append(row)
             Console.writeOutput(line(row, verbose: verbose) + "\n")
             for warning in warnings {
-                Console.message("\(source): \(warning.message)")
+                Console.message("list '\(source)': \(warning.message)")
                 tally.warn()
             }
         }
