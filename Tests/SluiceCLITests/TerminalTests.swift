@@ -237,6 +237,19 @@ func readUpTo(_ count: Int, from descriptor: Int32) -> Int {
         #expect(interrupted == "copy 4 files: 25% 1/4 files, 25.0 MiB of 100.0 MiB committed, interrupted")
     }
 
+    /// C57 (d): an output written in place (standard output) was out as it went: the last line
+    /// of an interrupted decompression says what it wrote, not "0 B committed".
+    @Test func anIncompleteEndingInPlaceShowsWhatWasWritten() {
+        var snapshot = Self.snapshot(bytes: 30 << 20, seconds: 3, isFinal: true)
+        snapshot.bytesWritten = 12 << 20
+        snapshot.bytesCommitted = 0
+        let bar = ProgressDisplay.bar(
+            snapshot, rate: 1, label: "decompress '-'", columns: 120, ending: .interrupted, inPlace: true)
+        #expect(bar == "decompress '-'  12.0 MiB written  interrupted")
+        let line = ProgressDisplay.line(snapshot, rate: 1, label: "decompress '-'", ending: .interrupted, inPlace: true)
+        #expect(line == "decompress '-': 12.0 MiB written, interrupted")
+    }
+
     @Test func doubleWidthCharactersAreCutWhole() {
         #expect("データ".displayWidth == 6)
         #expect("e\u{301}".displayWidth == 1)

@@ -26,6 +26,9 @@ struct ProgressDisplay {
     private let mode: ProgressMode
     private let label: String
     private let onTerminal: Bool
+    /// Whether the output is written in place (standard output, a device, a FIFO), so that a
+    /// last line that did not complete shows the bytes written, not the committed ones.
+    private let writesInPlace: Bool
     private let renderer: Task<ProgressSnapshot?, Never>?
     /// Draws every line, the last included, on a thread of its own.
     private let throttle: Throttle?
@@ -36,8 +39,9 @@ struct ProgressDisplay {
         var rate: Double
     }
 
-    init(hub: ProgressHub, mode: ProgressMode, label: String) {
+    init(hub: ProgressHub, mode: ProgressMode, label: String, writesInPlace: Bool = false) {
         self.mode = mode
+        self.writesInPlace = writesInPlace
         // A file name may hold an escape sequence or a line break: never sent to the terminal.
         let label = label.replacingControlCharacters
         self.label = label
@@ -198,15 +202,16 @@ struct ProgressDisplay {
     func finish(_ ending: Ending) async {
         guard let renderer, let throttle, var last = await renderer.value else { return }
         if ending != .completed { last = Self.incomplete(last) }
-        let (mode, label, onTerminal, final) = (mode, label, onTerminal, last)
+        let (mode, label, onTerminal, final, inPlace) = (mode, label, onTerminal, last, writesInPlace)
         await throttle.write {
             switch mode {
             case .json:
                 Console.writeError(final.jsonLine(done: true, error: ending.error) + "\n")
             case .human where onTerminal:
-                Self.drawBar(final, rate: final.bytesPerSecond, label: label, ending: ending)
+                Self.drawBar(final, rate: final.bytesPerSecond, label: label, ending: ending, inPlace: inPlace)
             case .human:
-                Console.writeError("sluice: " + Self.line(final, rate: final.bytesPerSecond, label: label, ending: ending) + "\n")
+                Console.writeError(
+                    "sluice: " + Self.line(final, rate: final.bytesPerSecond, label: label, ending: ending, inPlace: inPlace) + "\n")
             case .none: break
             }
         }
@@ -222,9 +227,19 @@ struct ProgressDisplay {
     }
 
     /// What a line shows of `snapshot`: as it is, or for the last line of an operation that did
-    /// not complete (`ending` failed or interrupted), ``committed(_:)``.
-    private static func shown(_ snapshot: ProgressSnapshot, ending: Ending?) -> ProgressSnapshot {
-        ending?.word == nil ? snapshot : committed(snapshot)
+    /// not complete (`ending` failed or interrupted), ``committed(_:)``, or with an output
+    /// written in place, ``written(_:)``.
+    private static func shown(_ snapshot: ProgressSnapshot, ending: Ending?, inPlace: Bool) -> ProgressSnapshot {
+        ending?.word == nil ? snapshot : inPlace ? written(snapshot) : committed(snapshot)
+    }
+
+    /// What the last line of an operation that did not complete shows when its output is
+    /// written in place (standard output): the bytes written, which are out, with no fraction
+    /// (the total is the input's).
+    static func written(_ snapshot: ProgressSnapshot) -> ProgressSnapshot {
+        var shown = snapshot
+        (shown.bytesCompleted, shown.fraction, shown.totalBytes) = (snapshot.bytesWritten, nil, nil)
+        return shown
     }
 
     /// What the last line of an operation that did not complete shows: the committed bytes and
@@ -242,10 +257,12 @@ struct ProgressDisplay {
     /// process is not in the terminal's foreground process group. With `TERM=dumb` no escape
     /// sequence is sent: the line is padded with spaces to the width instead, as `pv` does.
     /// `ending` is set for the last line.
-    private static func drawBar(_ snapshot: ProgressSnapshot, rate: Double, label: String, ending: Ending? = nil) {
+    private static func drawBar(
+        _ snapshot: ProgressSnapshot, rate: Double, label: String, ending: Ending? = nil, inPlace: Bool = false
+    ) {
         guard Console.isForeground(2) else { return }
         let columns = Console.columns(of: 2)
-        var text = bar(snapshot, rate: rate, label: label, columns: columns, ending: ending)
+        var text = bar(snapshot, rate: rate, label: label, columns: columns, ending: ending, inPlace: inPlace)
         if Console.isDumbTerminal {
             text += String(repeating: " ", count: max(0, columns - 1 - text.displayWidth))
         } else {
@@ -266,14 +283,16 @@ struct ProgressDisplay {
     /// or below ``minimumColumns``, only the percent (or, with no total, the bytes) is drawn.
     /// The last line (`ending` given) of an operation that did not complete shows what was
     /// committed, and ends with `failed` or `interrupted` in place of the rate.
-    static func bar(_ snapshot: ProgressSnapshot, rate: Double, label: String, columns: Int, ending: Ending? = nil) -> String {
+    static func bar(
+        _ snapshot: ProgressSnapshot, rate: Double, label: String, columns: Int, ending: Ending? = nil, inPlace: Bool = false
+    ) -> String {
         let limit = max(1, columns - 1)
         let word = ending?.word
-        let snapshot = shown(snapshot, ending: ending)
+        let snapshot = shown(snapshot, ending: ending, inPlace: inPlace)
         let percent = snapshot.fraction.map { pad(percentText($0), 4) }
         let name = label + currentFile(snapshot)
         let total = snapshot.isFinal && word == nil ? nil : snapshot.totalBytes.map { " / " + atLeast(snapshot) + formatBytes($0) }
-        let bytes = formatBytes(snapshot.bytesCompleted) + (total ?? "") + (word == nil ? "" : " committed")
+        let bytes = formatBytes(snapshot.bytesCompleted) + (total ?? "") + (word == nil ? "" : inPlace ? " written" : " committed")
         let core = [percent, snapshot.files.map { filesText($0, committed: snapshot.filesCommitted, interrupted: ending == .interrupted) }, bytes].compactMap { $0 }
         let speed = word == nil ? formatBytes(Int64(rate)) + "/s" : nil
         let eta = eta(snapshot, rate: rate).map { "ETA " + $0 }
@@ -322,9 +341,11 @@ struct ProgressDisplay {
 
     /// `copy 'a': 45% 1.2 GiB of 2.0 GiB, 310 MiB/s, ETA 0:03` for logs; the last line of an
     /// operation that did not complete: `copy 'a': 0% 0 B of 2.0 GiB committed, interrupted`.
-    static func line(_ snapshot: ProgressSnapshot, rate: Double, label: String, ending: Ending? = nil) -> String {
+    static func line(
+        _ snapshot: ProgressSnapshot, rate: Double, label: String, ending: Ending? = nil, inPlace: Bool = false
+    ) -> String {
         let word = ending?.word
-        let snapshot = shown(snapshot, ending: ending)
+        let snapshot = shown(snapshot, ending: ending, inPlace: inPlace)
         var text = label + currentFile(snapshot) + ": "
         if let fraction = snapshot.fraction { text += percentText(fraction) + " " }
         if let files = snapshot.files {
@@ -332,7 +353,7 @@ struct ProgressDisplay {
         }
         text += formatBytes(snapshot.bytesCompleted)
         if let total = snapshot.totalBytes { text += " of " + atLeast(snapshot) + formatBytes(total) }
-        if let word { return text + " committed, " + word }
+        if let word { return text + (inPlace ? " written, " : " committed, ") + word }
         text += ", " + formatBytes(Int64(rate)) + "/s"
         if let eta = eta(snapshot, rate: rate) { text += ", ETA " + eta }
         return text
