@@ -224,6 +224,22 @@ func readUpTo(_ count: Int, from descriptor: Int32) -> Int {
         #expect(gone == ["ETA 0:04", "15.0 MiB/s", "["])
     }
 
+    /// C55: `sluice compress > x.gz` with a terminal as standard input reads what is typed, to
+    /// the end of input (Ctrl-D), as the README and gzip say.
+    @Test func compressWithNoOperandReadsATerminal() async throws {
+        let sandbox = try Sandbox()
+        let terminal = try PseudoTerminal(columns: 80)
+        let process = try CLI.start(["compress"], in: sandbox, stdin: .descriptor(terminal.terminal))
+        terminal.closeTerminal()
+        // A line, then Ctrl-D at the start of the next: the end of input, in canonical mode.
+        _ = "hello\n\u{4}".withCString { write(terminal.master, $0, 7) }
+        let result = await process.finish()
+        #expect(result.status == 0, "\(result.stderr)")
+        try sandbox.write(result.stdout, to: "x.gz")
+        let decoded = try await CLI.shell("gzip -dc x.gz", in: sandbox)
+        #expect(decoded.stdoutText == "hello\n", "\(decoded.stderr)")
+    }
+
     /// The last line of an operation that did not complete: what was committed, and why it
     /// ended, with no rate.
     @Test func anIncompleteEndingShowsWhatWasCommitted() {

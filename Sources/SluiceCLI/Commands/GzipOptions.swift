@@ -33,8 +33,7 @@ struct GzipOptions {
     /// `-r`: directory operands stand for the regular files in them (``expandingDirectories()``).
     var recursive: Bool
 
-    /// - Throws: ``UsageError`` for no source at all when standard input is a terminal
-    ///   (compress), or options that cannot go together.
+    /// - Throws: ``UsageError`` for options that cannot go together.
     init(_ mode: GzipCommand.Mode, _ arguments: ParsedArguments) throws(UsageError) {
         self.mode = mode
         common = CommonOptions(arguments)
@@ -52,14 +51,10 @@ struct GzipOptions {
         removesSources = arguments.has(.removeSource)
         list = arguments.has(.list)
         recursive = arguments.has(.recursiveGzip)
-        if sources.isEmpty {
-            // As gzip: no operand means standard input; compress refuses to wait on a terminal
-            // for data (decompress refuses to read one at all: terminalInputRefusal).
-            guard mode == .decompress || !Console.isTerminal(0) else {
-                throw UsageError("missing source (use '-' for standard input)")
-            }
-            sources = ["-"]
-        }
+        // As gzip: no operand means standard input, a terminal too for compress (what is typed,
+        // to the end of input); decompress refuses to read compressed data from one
+        // (terminalInputRefusal), and a terminal as the output of compressed data is refused.
+        if sources.isEmpty { sources = ["-"] }
         try validate()
     }
 
