@@ -37,7 +37,6 @@ struct HelpTests {
         #expect(result.stdoutText.contains("\nUSAGE: sluice \(command.first.map { $0 + " " } ?? "")"))
     }
 
-    /// The top level lists each subcommand with its own overview, and how to get its help.
     /// C57 (a): decompress's help speaks of decompression: `-p` decodes, `-d` is accepted, `-n`
     /// restores no name; compress's of compression.
     @Test func eachCommandsOptionsSpeakOfWhatItDoes() async throws {
@@ -51,6 +50,7 @@ struct HelpTests {
         #expect(!compress.contains("decompress on <n> threads"), "\(compress)")
     }
 
+    /// The top level lists each subcommand with its own overview, and how to get its help.
     @Test func topLevelListsTheSubcommandsAndTheExitStatuses() async throws {
         let sandbox = try Sandbox()
         let help = try await CLI.run(["--help"], in: sandbox).stdoutText

@@ -98,12 +98,15 @@ public struct FileError: Error, Sendable, CustomStringConvertible {
     }
 
     /// `cannot <verb> '<path>': <reason>`, without a program prefix. The reason is ``reason``,
-    /// else ``errno``'s text, else ``cause``, else ``code``. The path `-` is named as `cp` and
-    /// `cat` name it: `standard input` for a read, `standard output` otherwise.
+    /// else ``errno``'s text, else ``cause``, else ``code``. The path `-` of a read or a write is
+    /// named as `cp` and `cat` name it: `standard input`, `standard output`.
     public var description: String {
         var text = "cannot \(operation.verb)"
-        if let path {
-            text += path != "-" ? " '\(path)'" : operation == .read ? " standard input" : " standard output"
+        switch (path, operation) {
+        case ("-"?, .read): text += " standard input"
+        case ("-"?, .write): text += " standard output"
+        case (let path?, _): text += " '\(path)'"
+        case (nil, _): break
         }
         text += ": " + (reason ?? errno?.description ?? cause.map { "\($0)" } ?? code.description)
         return text

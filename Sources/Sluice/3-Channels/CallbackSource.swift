@@ -37,8 +37,8 @@ extension PushBuffer {
     ///   - highWatermark: the count from which deliveries answer "pause"; default `capacity`.
     ///   - lowWatermark: the count below which the source may resume; default half the high one.
     ///   - policy: what a delivery past capacity does; default ``OverflowPolicy/fail``.
-    ///   - weight: an element's size in bytes; `nil` (the default): a ``Chunk`` weighs its
-    ///     ``Chunk/count``, any other element 0. Runs on the thread that calls `deliver`, once
+    ///   - weight: an element's size in bytes; `nil` (the default): a ``Chunk`` weighs the bytes
+    ///     it holds in memory (a hole nothing), any other element 0. Runs on the thread that calls `deliver`, once
     ///     per delivery, outside any lock.
     ///   - start: starts the source with `deliver` and `complete`; returns its stop closure. Runs
     ///     once, on the caller's thread, before this method returns.

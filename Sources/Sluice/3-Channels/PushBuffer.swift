@@ -108,7 +108,8 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     ///   - weight: an element's size in bytes; must return >= 0. Runs on the yielding thread,
     ///     inside ``yield(_:)``, once per yield, outside any lock (a spilled element's weight is
     ///     stored with its record, so read-back does not call it). `nil` (the default): a
-    ///     ``Chunk`` weighs its ``Chunk/count``, any other element 0.
+    ///     ``Chunk`` weighs the bytes it holds in memory (its count; a hole nothing, as in a
+    ///     channel's byte budget), any other element 0.
     public init(
         capacity: Int, byteBudget: Int? = nil, highWatermark: Int? = nil, lowWatermark: Int? = nil,
         policy: OverflowPolicy = .fail, weight: (@Sendable (Element) -> Int)? = nil
@@ -122,7 +123,7 @@ public final class PushBuffer<Element: Sendable>: AsyncSequence, Sendable {
     /// chunks is made (C53: a buffer made without `byteBudget:` weighed them 0), else 0.
     static var defaultWeight: @Sendable (Element) -> Int {
         guard Element.self == Chunk.self else { return { _ in 0 } }
-        return { element in (element as? Chunk)?.count ?? 0 }
+        return { element in (element as? Chunk)?.residentCount ?? 0 }
     }
 
     /// Offers `element` to the buffer without waiting for the consumer.

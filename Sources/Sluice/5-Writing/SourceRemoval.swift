@@ -17,12 +17,12 @@ import Musl
 /// be had only while no process has the file open for writing, and, once had, a process that
 /// opens it for writing waits until it is released, its holder told by a signal (fcntl(2),
 /// "Leases"; here `SIGURG`, which is ignored unless handled, rather than `SIGIO`, which would end
-/// the process). The lease is taken before the last check and released after the unlink; just
-/// before each unlink the lease must still be whole (`F_GETLEASE`: a writer that began to open
-/// the file has begun its break) and the name must still name the file checked (an editor's
-/// save by rename gives it a new inode). What is left is the time between that last look and
-/// the unlink itself, two system calls. Where no lease can be had (the file is not the caller's,
-/// a file system without leases), the status rule alone decides, and ``Outcome/note`` says so.
+/// the process). The lease is taken before the last check and released after the unlink. Before
+/// each unlink the name must still name the file checked (an editor's save by rename gives it a
+/// new inode), and then the lease must still be whole (`F_GETLEASE`: a writer that began to open
+/// the file has begun its break). What is left is the time between that last look at the lease
+/// and the unlink, one system call. Where no lease can be had (the file is not the caller's, a
+/// file system without leases), the status rule alone decides, and ``Outcome/note`` says so.
 ///
 /// Concurrency: stateless; the calls block (call it from a thread that may).
 package enum SourceRemoval {
@@ -68,11 +68,14 @@ package enum SourceRemoval {
         case .failure(let kept): return Outcome(kept: kept.reason, note: note)
         }
         for name in [path] + otherNames {
+            let now: FileStatus
+            do { now = try FileStatus.of(name, followsLinks: name == path) } catch {
+                return Outcome(kept: "'\(name)' cannot be checked: " + (error.errno?.description ?? "\(error)"), note: note)
+            }
+            guard now.isSameFile(as: checked) else { return Outcome(kept: "'\(name)' names another file now", note: note) }
+            // Last, right before the unlink: a writer that began to open it has begun the break.
             if leased && fcntl(descriptor.rawValue, CSluiceShims_F_GETLEASE) != F_RDLCK {
                 return Outcome(kept: "another process opened it for writing as it was being removed", note: note)
-            }
-            guard let now = try? FileStatus.of(name, followsLinks: name == path), now.isSameFile(as: checked) else {
-                return Outcome(kept: "'\(name)' names another file now", note: note)
             }
             do { try removals.removeFile(at: name) } catch {
                 let subject = otherNames.isEmpty ? "it" : "'\(name)'"

@@ -66,8 +66,11 @@ final class TreeMove: Sendable {
             }
         }
         for (path, kind) in entries.others {
-            // Made after the walk that copied the tree, or not copied: not this move's.
-            guard (try? FileStatus.of(copy(of: path), followsLinks: false))?.kind == kind else {
+            // Made after the walk that copied the tree, or not copied (a link: not to where its
+            // copy leads): not this move's.
+            let copy = copy(of: path)
+            guard (try? FileStatus.of(copy, followsLinks: false))?.kind == kind, kind != .symbolicLink || Self.target(of: path) == Self.target(of: copy)
+            else {
                 kept.append("'\(path)': it was not copied")
                 continue
             }
@@ -75,6 +78,11 @@ final class TreeMove: Sendable {
         }
         kept += entries.unreadable.map { "'\($0)': cannot read it: what is in it stays" }
         for directory in entries.directories {
+            // A directory made after the walk has no copy: kept, even empty.
+            guard (try? FileStatus.of(copy(of: directory), followsLinks: false))?.kind == .directory else {
+                kept.append("'\(directory)': it was not copied")
+                continue
+            }
             let error = rmdir(directory.description) == 0 ? 0 : errno
             if error == 0 {
                 removals.record(directory.directory)
@@ -83,6 +91,13 @@ final class TreeMove: Sendable {
             }
         }
         return kept
+    }
+
+    /// What the symbolic link at `path` holds (`readlink(2)`), or `nil`.
+    private static func target(of path: Pathname) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { readlink(path.description, $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count) }
+        return count < 0 ? nil : Array(buffer.prefix(count))
     }
 
     /// Where the copy of `path`, an entry of the tree, is.

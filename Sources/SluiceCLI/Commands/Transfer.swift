@@ -111,8 +111,12 @@ struct Transfer: Sendable {
         // transfer that fails to open them draws nothing (``fail(_:display:file:options:)``).
         let started = LockedValue<(display: ProgressDisplay?, forwarding: Task<Void, Never>?)>((nil, nil))
         let (mode, label) = (options.progress, "\(verb) '\(source.name)'")
-        // Standard output or a descriptor: what is written is out, committed or not.
-        let inPlace = if case .descriptor = destination { true } else { false }
+        // Standard output, a descriptor, a device or a FIFO: what is written is out, committed or not.
+        let inPlace = switch destination {
+        case .descriptor: true
+        case .file(let path): (try? FileStatus.of(path)).map { $0.kind != .regular } ?? false
+        case .discard: false
+        }
         job.onCopyStart = { hub in
             let display = file == nil ? ProgressDisplay(hub: hub, mode: mode, label: label, writesInPlace: inPlace) : nil
             let forwarding = file?.forward(hub)

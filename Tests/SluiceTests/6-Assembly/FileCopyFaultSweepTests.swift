@@ -273,7 +273,11 @@ struct FileCopyFaultSweepTests {
                 let path = try #require(fileError.path, "\(point): \(fileError)")
                 #expect([input, destination, "-"].contains(path), "\(point): \(fileError)")
                 // `-` is named as cp and cat name it.
-                let named = path != "-" ? "'\(path)'" : fileError.operation == .read ? "standard input" : "standard output"
+                let named = switch (path, fileError.operation) {
+                case ("-", .read): "standard input"
+                case ("-", .write): "standard output"
+                default: "'\(path)'"
+                }
                 #expect(fileError.description.contains(named), "\(point): \(fileError)")
                 if shape == .fileToStandardOutput {
                     let written = run.output ?? []
