@@ -96,9 +96,12 @@ package struct FileStatus: Sendable, Hashable {
         representedDevice = UInt64(raw.st_rdev)
     }
 
+    /// The file's identity: its device and inode.
+    package var identity: FileIdentity { FileIdentity(device: device, inode: inode) }
+
     /// Whether `other` is the same file (same device and inode).
     package func isSameFile(as other: FileStatus) -> Bool {
-        device == other.device && inode == other.inode
+        identity == other.identity
     }
 
     /// What differs in `later`, a status of the file taken after this one, that says its
@@ -158,5 +161,16 @@ package struct FileTime: Sendable, Hashable {
 
     var timespec: Glibc.timespec {
         Glibc.timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))
+    }
+}
+
+/// Which file a status is of: its device and inode (`st_dev`, `st_ino`), the same for every
+/// name of it, another for a file made in its place. What sets of files are kept by.
+package struct FileIdentity: Hashable, Sendable {
+    package var device: UInt64
+    package var inode: UInt64
+
+    package init(device: UInt64, inode: UInt64) {
+        (self.device, self.inode) = (device, inode)
     }
 }

@@ -61,15 +61,9 @@ package struct TreeWalker: Sendable {
     /// The most directory descriptors the walk holds open (at least 2).
     package let maximumOpenDirectories: Int
 
-    /// A directory's device and inode.
-    private struct Identity: Hashable, Sendable {
-        var device: UInt64
-        var inode: UInt64
-    }
-
     private var started = false
     /// The directories refused wherever they are met, with the path each is named by.
-    private var refused: [Identity: Pathname] = [:]
+    private var refused: [FileIdentity: Pathname] = [:]
     /// The directory that holds the root: the parent of the root's entry.
     private var rootParent: DirectoryHandle?
     private var stack: DirectoryStack?
@@ -137,7 +131,7 @@ package struct TreeWalker: Sendable {
     ///   - destination: the path messages name it by.
     /// - Complexity: O(1); memory: about 40 bytes and the path per directory refused.
     package mutating func refuseToEnter(device: UInt64, inode: UInt64, as destination: Pathname) {
-        refused[Identity(device: device, inode: inode)] = destination
+        refused[FileIdentity(device: device, inode: inode)] = destination
     }
 
     /// The next event, or `nil` once the walk is over.
@@ -200,7 +194,7 @@ package struct TreeWalker: Sendable {
     private func refusal(of entry: Entry) -> FileError? {
         let (device, inode) = (entry.status.device, entry.status.inode)
         if let ancestor = stack?.path(ofDevice: device, inode: inode) { return .directoryCycle(entry.path, ancestor: ancestor) }
-        if let destination = refused[Identity(device: device, inode: inode)] {
+        if let destination = refused[FileIdentity(device: device, inode: inode)] {
             return .copyIntoItself(source: entry.path, destination: destination)
         }
         return nil

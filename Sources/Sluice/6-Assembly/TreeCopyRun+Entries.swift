@@ -10,9 +10,9 @@ extension TreeCopyRun {
         guard let (directory, name, record) = place(of: entry) else { return }
         let path = destinationPath(of: entry)
         let status = entry.status
-        var identity: Identity?
+        var identity: FileIdentity?
         if options.tree.keepsHardLinks, status.linkCount > 1, let record {
-            let linked = Identity(device: status.device, inode: status.inode)
+            let linked = status.identity
             if let first = firstNames[linked] {
                 pendingLinks.append(PendingLink(identity: linked, first: first, directory: record, name: name, path: path))
                 return
@@ -50,7 +50,7 @@ extension TreeCopyRun {
 
     /// Hands a regular file to the runner, which reports its outcome to the tally; `identity`,
     /// with `-a`, is the inode its other hard links are made from once it is copied.
-    private func submitFile(_ entry: TreeWalker.Entry, to destination: FileLocation, identity: Identity?) async throws {
+    private func submitFile(_ entry: TreeWalker.Entry, to destination: FileLocation, identity: FileIdentity?) async throws {
         let follows = options.tree.links == .all || (entry.depth == 0 && options.tree.links == .root)
         let job = FileJob(
             source: entry.location, destination: destination, status: entry.status,

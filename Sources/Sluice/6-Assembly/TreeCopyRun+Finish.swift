@@ -116,7 +116,7 @@ extension TreeCopyRun {
             }
             // The directory the walk made or merged into, and no other.
             let status = try handle.status()
-            guard Identity(device: status.device, inode: status.inode) == records[record].identity else {
+            guard status.identity == records[record].identity else {
                 throw FileError.directoryChanged(path)
             }
             try destination!.push(handle, name: records[record].name)

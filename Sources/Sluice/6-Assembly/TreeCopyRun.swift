@@ -23,22 +23,16 @@ final class TreeCopyRun {
         var existed: Bool
         /// The copy's device and inode, as opened during the walk: the final pass gives its
         /// attributes to that directory only, never to one renamed or linked into its place.
-        var identity: Identity
+        var identity: FileIdentity
     }
 
     /// A name to make a hard link to the first copy of its inode, after every job completed.
     struct PendingLink {
-        var identity: Identity
+        var identity: FileIdentity
         var first: (directory: Int, name: Pathname)
         var directory: Int
         var name: Pathname
         var path: Pathname
-    }
-
-    /// An inode of the source: device and number.
-    struct Identity: Hashable {
-        var device: UInt64
-        var inode: UInt64
     }
 
     let copy: TreeCopy
@@ -61,11 +55,11 @@ final class TreeCopyRun {
     var chain: [Int] = []
     /// The first destination name of each multiply-linked inode (`st_nlink > 1` only): about
     /// 80 bytes plus the name per inode.
-    var firstNames: [Identity: (directory: Int, name: Pathname)] = [:]
+    var firstNames: [FileIdentity: (directory: Int, name: Pathname)] = [:]
     var pendingLinks: [PendingLink] = []
     /// The inodes whose first name was copied (a regular file committed, a link or node made):
     /// only those get hard links in the final pass.
-    let copiedIdentities = LockedValue<Set<Identity>>([])
+    let copiedIdentities = LockedValue<Set<FileIdentity>>([])
     /// The directories (records; `nil` for the target's parent) where a symbolic link, FIFO,
     /// device or socket was made: synced in the final pass, as no file's rename covers them.
     var directoriesWithNodes: Set<Int?> = []
@@ -193,7 +187,7 @@ final class TreeCopyRun {
             }
             records.append(DirectoryRecord(
                 parent: parentRecord, name: name, path: path, status: entry.status, attributes: attributes, existed: existed,
-                identity: Identity(device: made.device, inode: made.inode)))
+                identity: made.identity))
             frames.append(records.count - 1)
             tally.withLock { $0.directories += 1 }
         } catch {

@@ -17,17 +17,7 @@ final class TreeMove: Sendable {
     /// Where the tree's copy is (`TreeCopy.target(source:destination:)`).
     let target: Pathname
     /// Each regular file copied, by its device and inode, with its status when the copy opened it.
-    private let copied = LockedValue<[FileKey: FileStatus]>([:])
-
-    /// A file's identity.
-    private struct FileKey: Hashable {
-        var device: UInt64
-        var inode: UInt64
-
-        init(_ status: FileStatus) {
-            (device, inode) = (status.device, status.inode)
-        }
-    }
+    private let copied = LockedValue<[FileIdentity: FileStatus]>([:])
 
     init(source: Pathname, target: Pathname) {
         (self.source, self.target) = (source, target)
@@ -36,7 +26,7 @@ final class TreeMove: Sendable {
     /// Records a file of the tree once it is committed.
     func record(_ outcome: Copier.Outcome) {
         guard case .success(let committed) = outcome.result, let opened = committed.report.sourceStatus else { return }
-        copied.withLock { $0[FileKey(opened)] = opened }
+        copied.withLock { $0[opened.identity] = opened }
     }
 
     /// Removes the tree's entries that were copied, recording their directories in `removals`
@@ -109,8 +99,8 @@ final class TreeMove: Sendable {
     /// The entries of a tree, by kind: regular files by identity (every name of each), others,
     /// and directories deepest first.
     private struct Entries {
-        var files: [FileKey: [Pathname]] = [:]
-        var fileOrder: [FileKey] = []
+        var files: [FileIdentity: [Pathname]] = [:]
+        var fileOrder: [FileIdentity] = []
         var others: [(path: Pathname, kind: FileStatus.Kind)] = []
         var directories: [Pathname] = []
         var unreadable: [Pathname] = []
@@ -123,7 +113,7 @@ final class TreeMove: Sendable {
                 for name in names { gather(path.appending(name)) }
                 directories.append(path)
             case .regular:
-                let key = FileKey(status)
+                let key = status.identity
                 if files[key] == nil { fileOrder.append(key) }
                 files[key, default: []].append(path)
             default:
