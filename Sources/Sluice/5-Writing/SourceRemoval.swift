@@ -104,7 +104,7 @@ package enum SourceRemoval {
         guard let moved = try? FileStatus.of(source, followsLinks: false) else { return false }
         switch moved.kind {
         case .directory: break
-        case .regular where force || (moved.linkCount == 1 && moved.permissions & 0o7000 == 0): break
+        case .regular where refusal(of: moved, force: force) == nil: break
         default: return false
         }
         var flags = CSluiceShims_RENAME_NOREPLACE
@@ -124,6 +124,21 @@ package enum SourceRemoval {
         directories.record(source.directory)
         if let error = directories.synchronize().values.first { throw error }
         return true
+    }
+
+    /// Why a source of `status` is kept unless `force`, as gzip keeps it: removing one name of
+    /// several frees nothing, and a set-ID or sticky file is seldom meant to go; `nil` if it is
+    /// not.
+    package static func refusal(of status: FileStatus, force: Bool) -> String? {
+        guard !force else { return nil }
+        if status.linkCount > 1 {
+            let others = status.linkCount - 1
+            return "it has \(others) other hard link\(others == 1 ? "" : "s") (use -f to remove it)"
+        }
+        if status.permissions & 0o7000 != 0 {
+            return "it has the set-user-ID, set-group-ID or sticky bit (use -f to remove it)"
+        }
+        return nil
     }
 
     /// Why a source is kept.

@@ -47,7 +47,7 @@ final class TreeMove: Sendable {
                 continue
             }
             status.linkCount -= min(status.linkCount, UInt64(names.count - 1))
-            if let refusal = Transfer.linkOrModeRefusal(status, force: force) {
+            if let refusal = SourceRemoval.refusal(of: status, force: force) {
                 kept += names.map { "'\($0)': \(refusal)" }
                 continue
             }

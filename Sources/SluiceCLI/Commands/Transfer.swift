@@ -329,27 +329,13 @@ struct Transfer: Sendable {
         if !isDurable {
             return "--rm removes a source only once its output is a durable regular file"
         }
-        if let status = try? FileStatus.of(path, followsLinks: false), let refusal = Self.linkOrModeRefusal(status, force: options.force) {
+        if let status = try? FileStatus.of(path, followsLinks: false), let refusal = SourceRemoval.refusal(of: status, force: options.force) {
             return refusal
         }
         guard let opened else { return "its status when it was opened is not known" }
         let outcome = SourceRemoval.remove(path, opened: opened, removals: removals)
         if let note = outcome.note, options.verbose, !options.quiet { Console.message("'\(path)': \(note)") }
         return outcome.kept
-    }
-
-    /// Why `--rm` keeps a source of `status` unless `force`, as gzip does: removing one name of
-    /// several frees nothing, and a set-ID or sticky file is seldom meant to go; `nil` if not.
-    static func linkOrModeRefusal(_ status: FileStatus, force: Bool) -> String? {
-        guard !force else { return nil }
-        if status.linkCount > 1 {
-            let others = status.linkCount - 1
-            return "it has \(others.counted("other hard link")) (use -f to remove it)"
-        }
-        if status.permissions & 0o7000 != 0 {
-            return "it has the set-user-ID, set-group-ID or sticky bit (use -f to remove it)"
-        }
-        return nil
     }
 
     /// `fsync(2)` of each directory sources were removed from, so that a crash once the
