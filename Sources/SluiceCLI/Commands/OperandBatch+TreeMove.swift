@@ -59,7 +59,7 @@ final class TreeMove: Sendable {
             // Made after the walk that copied the tree, or not copied (a link: not to where its
             // copy leads): not this move's.
             let copy = copy(of: path)
-            guard (try? FileStatus.of(copy, followsLinks: false))?.kind == kind, kind != .symbolicLink || Self.target(of: path) == Self.target(of: copy)
+            guard (try? FileStatus.of(copy, followsLinks: false))?.kind == kind, kind != .symbolicLink || Pathname.linkTarget(of: path) == Pathname.linkTarget(of: copy)
             else {
                 kept.append("'\(path)': it was not copied")
                 continue
@@ -81,13 +81,6 @@ final class TreeMove: Sendable {
             }
         }
         return kept
-    }
-
-    /// What the symbolic link at `path` holds (`readlink(2)`), or `nil`.
-    private static func target(of path: Pathname) -> [UInt8]? {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { readlink(path.description, $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count) }
-        return count < 0 ? nil : Array(buffer.prefix(count))
     }
 
     /// Where the copy of `path`, an entry of the tree, is.
@@ -121,16 +114,10 @@ final class TreeMove: Sendable {
             }
         }
 
-        /// The names in directory `path`, but `.` and `..`; `nil` if it cannot be read.
+        /// The names in directory `path`, but `.` and `..` (``DirectoryHandle/entryNames()``);
+        /// `nil` if it cannot be read.
         private static func names(in path: Pathname) -> [Pathname]? {
-            guard let directory = opendir(path.description) else { return nil }
-            defer { closedir(directory) }
-            var names: [Pathname] = []
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix(while: { $0 != 0 })) }
-                if name != Array(".".utf8) && name != Array("..".utf8) { names.append(Pathname(bytes: name)) }
-            }
-            return names
+            try? DirectoryHandle.open(path, followsLinks: false).entryNames()
         }
     }
 }

@@ -53,7 +53,7 @@ extension Pathname {
     }
 
     /// What the symbolic link at `path` points to, or `nil` when `path` is not one.
-    private static func linkTarget(of path: Pathname) -> Pathname? {
+    static func linkTarget(of path: Pathname) -> Pathname? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = path.withCString { readlink($0, &buffer, buffer.count - 1) }
         guard count > 0 else { return nil }
