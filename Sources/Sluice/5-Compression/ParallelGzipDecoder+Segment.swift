@@ -13,6 +13,13 @@ extension ParallelGzipDecoder {
         /// index subfield there holds no index (``GzipIndex/damage(ofSubfield:)``).
         case parsed(length: Int, index: GzipIndex?, memberSize: Int?, indexDamage: String?)
 
+        /// The header's length and its whole member's size when it starts a BGZF member the
+        /// decoder batches: a `BC` size that holds the header and a trailer, and no index subfield.
+        var bgzfMember: (length: Int, size: Int)? {
+            guard case .parsed(let length, nil, let size?, nil) = self, size >= length + 8 else { return nil }
+            return (length, size)
+        }
+
         /// Why the header's index cannot be right: its subfield holds no consistent index, or
         /// the index's table cannot be (``GzipIndex/damage``); `nil` otherwise.
         var indexDamage: String? {

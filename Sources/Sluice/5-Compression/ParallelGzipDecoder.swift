@@ -242,9 +242,7 @@ package final class ParallelGzipDecoder: ChunkTransform {
         chunk.withUnsafeBytes { bytes in
             while !isReady {
                 let rest = UnsafeRawBufferPointer(rebasing: bytes[end...])
-                let header = Self.parseHeader(rest)
-                guard case .parsed(let length, nil, let size?, nil) = header, size >= length + 8, size <= rest.count
-                else { break }
+                guard let (length, size) = Self.parseHeader(rest).bgzfMember, size <= rest.count else { break }
                 bgzfMembers += 1
                 batchMembers.append(MemberSpan(start: batch.count + end - start, size: size, headerLength: length))
                 batchPromised += Inflater.MemberDecoding.promisedSize(isize: rest.littleEndian(UInt32.self, at: size - 4))
@@ -259,9 +257,7 @@ package final class ParallelGzipDecoder: ChunkTransform {
     /// At a member's start, once its `header` is here: gathers a BGZF member and returns true,
     /// or returns false for any other header.
     private func startBGZFMember(_ header: Header) -> Bool {
-        guard case .parsed(let length, nil, let size?, nil) = header, size >= length + 8 else {
-            return false
-        }
+        guard let (length, size) = header.bgzfMember else { return false }
         // The header is the member's first bytes: gathered with the rest.
         let bytes = Chunk(pending)
         pending = []
