@@ -21,6 +21,8 @@ let package = Package(
         // tests run); used by the test targets only, through Sluice's public API.
         .target(name: "SluiceTestSupport", dependencies: ["Sluice"], path: "Tests/SluiceTestSupport"),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "CZlib", "CSluiceShims", "SluiceTestSupport"]),
+        // A library user's program that the memory tests run as a process of its own.
+        .executableTarget(name: "PipelineMemoryProbe", dependencies: ["Sluice"], path: "Tests/PipelineMemoryProbe"),
         .testTarget(name: "SluiceCLITests", dependencies: ["SluiceCLI", "Sluice", "SluiceBenchmarks", "SluiceTestSupport"]),
         .testTarget(name: "SluiceBenchmarksTests", dependencies: ["SluiceBenchmarks", "Sluice"]),
     ],

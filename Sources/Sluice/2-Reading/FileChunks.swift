@@ -89,8 +89,9 @@ public struct FileChunks: AsyncSequence, Sendable {
     ///   - path: the file to read; symbolic links are followed.
     ///   - chunkSize: the largest chunk in bytes; at least 1.
     ///   - findsHoles: whether a regular file's holes come out as hole chunks
-    ///     (``Chunk/hole(count:)``, up to 64 MiB or `chunkSize` each, whichever is larger: they
-    ///     hold no memory), found with `lseek(2)`'s `SEEK_DATA` and `SEEK_HOLE`
+    ///     (``Chunk/hole(count:)``, at most `chunkSize` each, as data chunks: a hole holds no
+    ///     memory, but a `map` or a ``ChunkTransform`` that makes data of it holds as much as a
+    ///     data chunk, no more), found with `lseek(2)`'s `SEEK_DATA` and `SEEK_HOLE`
     ///     (``FileChunks/SparseMode/auto`` and ``FileChunks/SparseMode/always``), or as zeros read with `read(2)`
     ///     (``FileChunks/SparseMode/never``). Default `true`. A file that reports size 0 (/proc) and a
     ///     file system that does not answer `SEEK_DATA` are read plainly either way. Pass
@@ -150,13 +151,15 @@ public struct FileChunks: AsyncSequence, Sendable {
     }
 
     /// The seam for tests, at a `FileLocation`: the same, with the system calls to use.
+    /// `takesLongHoles`: whether hole chunks may be longer than `chunkSize` (``FileReader/takesLongHoles``).
     static func open(
-        at location: FileLocation, followsLinks: Bool, chunkSize: Int, findsHoles: Bool, executor: BlockingIOExecutor?,
-        system: SystemCalls
+        at location: FileLocation, followsLinks: Bool, chunkSize: Int, findsHoles: Bool, takesLongHoles: Bool = false,
+        executor: BlockingIOExecutor?, system: SystemCalls
     ) async throws -> FileChunks {
         let reader = try FileReader(
             path: location.path, descriptor: nil, ownsDescriptor: true, chunkSize: chunkSize, findsHoles: findsHoles,
-            executor: executor, system: system, location: location, extraOpenFlags: followsLinks ? 0 : O_NOFOLLOW)
+            takesLongHoles: takesLongHoles, executor: executor, system: system, location: location,
+            extraOpenFlags: followsLinks ? 0 : O_NOFOLLOW)
         let status = try await reader.open()
         return FileChunks(reader: reader, status: status)
     }
@@ -176,14 +179,14 @@ public struct FileChunks: AsyncSequence, Sendable {
             path, descriptor: descriptor, ownsDescriptor: false, chunkSize: chunkSize, findsHoles: findsHoles, system: .live)
     }
 
-    /// The seam for tests: the same, with the system calls to use.
+    /// The seam for tests: the same, with the system calls to use; `takesLongHoles` as above.
     static func open(
         _ path: Pathname, descriptor: Descriptor?, ownsDescriptor: Bool, chunkSize: Int, findsHoles: Bool = true,
-        executor: BlockingIOExecutor? = nil, system: SystemCalls
+        takesLongHoles: Bool = false, executor: BlockingIOExecutor? = nil, system: SystemCalls
     ) async throws -> FileChunks {
         let reader = try FileReader(
             path: path, descriptor: descriptor, ownsDescriptor: ownsDescriptor, chunkSize: chunkSize,
-            findsHoles: findsHoles, executor: executor, system: system)
+            findsHoles: findsHoles, takesLongHoles: takesLongHoles, executor: executor, system: system)
         let status = try await reader.open()
         return FileChunks(reader: reader, status: status)
     }

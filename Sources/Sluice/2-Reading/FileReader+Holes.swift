@@ -2,16 +2,16 @@
 /// find the extents, a hole comes out as hole chunks (``Chunk/hole(count:)``) and data as
 /// chunks read with `read(2)`. Chunks never straddle the boundary of an extent.
 ///
-/// A hole chunk holds no memory, so it may be longer than a data chunk: up to
-/// ``maximumHoleChunk`` or the chunk size, whichever is larger. A gigabyte of hole is then 16
-/// chunks, not 1,024 (measured: a 1 GiB file with three 64 KiB extents copied in 16 ms instead
-/// of 32 ms, most of it the process's start).
+/// A hole chunk holds no memory, so for the copier's own pipelines (``takesLongHoles``) it may be
+/// longer than a data chunk: up to ``maximumHoleChunk`` or the chunk size, whichever is larger,
+/// so that a gigabyte of hole is 16 chunks, not 1,024. For any other reader it is at most the
+/// chunk size: a `map` or a transform that makes data of it then holds no more than a data chunk.
 extension FileReader {
     /// The longest hole chunk, unless the chunk size is longer: 64 MiB.
     static let maximumHoleChunk = 64 << 20
 
     /// The longest hole chunk for this reader.
-    private nonisolated var holeChunkLimit: Int64 { Int64(max(chunkSize, Self.maximumHoleChunk)) }
+    private nonisolated var holeChunkLimit: Int64 { Int64(takesLongHoles ? max(chunkSize, Self.maximumHoleChunk) : chunkSize) }
 
     /// Where the reads stand in a file read extent by extent.
     struct ExtentCursor {

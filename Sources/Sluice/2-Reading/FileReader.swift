@@ -40,6 +40,11 @@ actor FileReader {
     private nonisolated(unsafe) var changeAtEnd: String?
     /// Whether to look for holes (`SEEK_DATA`/`SEEK_HOLE`) in a regular file.
     nonisolated let findsHoles: Bool
+    /// Whether a hole chunk may be longer than ``chunkSize`` (up to ``maximumHoleChunk``): only
+    /// for a consumer that never turns a hole into data, Sluice's own copier. Anyone else's code
+    /// (a `map`, a transform) may make a data chunk of the hole's length, so its holes come at
+    /// most ``chunkSize`` long, and the pipeline's memory bound counts them as data chunks.
+    nonisolated let takesLongHoles: Bool
     /// Where the reads stand in a regular file whose holes are looked for; `nil` when they are
     /// not (a pipe, a file that reports size 0, a file system that does not answer).
     nonisolated(unsafe) var extents: ExtentCursor?
@@ -57,7 +62,8 @@ actor FileReader {
 
     init(
         path: Pathname, descriptor: Descriptor?, ownsDescriptor: Bool, chunkSize: Int, findsHoles: Bool = true,
-        executor: BlockingIOExecutor? = nil, system: SystemCalls, location: FileLocation? = nil, extraOpenFlags: CInt = 0
+        takesLongHoles: Bool = false, executor: BlockingIOExecutor? = nil, system: SystemCalls, location: FileLocation? = nil,
+        extraOpenFlags: CInt = 0
     ) throws(FileError) {
         precondition(chunkSize > 0, "chunkSize must be at least 1 byte")
         self.executor = executor ?? BlockingIOExecutor(label: "sluice.reader")
@@ -68,6 +74,7 @@ actor FileReader {
         self.ownsDescriptor = ownsDescriptor
         self.chunkSize = chunkSize
         self.findsHoles = findsHoles
+        self.takesLongHoles = takesLongHoles
         self.system = system
     }
 

@@ -8,7 +8,9 @@
 ///
 /// A chunk may be a hole (``Chunk/isHole``): its bytes read as zeros, so a sink that only
 /// writes bytes needs nothing more; a sink that can skip a range (``FileSink``: `lseek(2)`) may
-/// make a hole of it instead. Either way the data that follows lands after it.
+/// make a hole of it instead. Either way the data that follows lands after it. A hole from a
+/// ``Copier`` may be longer than the chunk size (up to 64 MiB): it holds no memory, so a sink
+/// that copies its bytes into a buffer of its own copies them a piece at a time.
 ///
 /// Concurrency contract: one writer calls the methods one at a time; implementations are
 /// `Sendable` (typically actors on a thread of their own, a `TaskExecutor`, so their blocking

@@ -7,6 +7,13 @@
 /// (a decompression bomb). An output chunk should hold at most the transform's documented
 /// output chunk size.
 ///
+/// A hole (``Chunk/isHole``: zeros a sparse source has no blocks for) reaches a transform as a
+/// chunk like any other, whose bytes read as zeros and take no memory, at most the chunk size
+/// long (a pipeline splits a longer one before the transform): a transform that makes a chunk
+/// of the same length from it holds no more than it would for data, so the pipeline's memory
+/// bound holds whatever the holes. Its output is data (a transform's output chunks are never
+/// holes unless it makes them with ``Chunk/hole(count:)``).
+///
 /// Concurrency contract: a transform is confined to one stage (one task); it is not `Sendable`
 /// and its methods are never called concurrently. The pipeline runs the stage on a dedicated
 /// thread (zlib calls on large buffers are blocking work), so its methods may block for the
@@ -29,3 +36,9 @@ public protocol ChunkTransform {
     ///   `emit` threw.
     mutating func finish(emit: (Chunk) async throws -> Void) async throws -> TransformSummary
 }
+
+/// A transform that reads a hole of any length in place, as zeros, and never holds data of its
+/// length (Sluice's codecs: they take their input a block at a time). A pipeline hands it the
+/// reader's hole chunks whole (up to 64 MiB), and any other transform in pieces of at most the
+/// chunk size.
+package protocol TakesLongHoles: ChunkTransform {}

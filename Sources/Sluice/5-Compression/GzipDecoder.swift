@@ -378,3 +378,5 @@ public final class GzipDecoder: ChunkTransform {
         }
     }
 }
+
+extension GzipDecoder: TakesLongHoles {}

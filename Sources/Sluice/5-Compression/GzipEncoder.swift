@@ -112,3 +112,5 @@ package final class GzipEncoder: ChunkTransform {
         return TransformSummary(crc32: crc32)
     }
 }
+
+extension GzipEncoder: TakesLongHoles {}

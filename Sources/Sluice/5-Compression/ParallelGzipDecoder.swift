@@ -397,3 +397,5 @@ package final class ParallelGzipDecoder: ChunkTransform {
         return decoder
     }
 }
+
+extension ParallelGzipDecoder: TakesLongHoles {}

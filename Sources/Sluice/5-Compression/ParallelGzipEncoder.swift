@@ -366,3 +366,5 @@ extension ParallelGzipEncoder {
         }
     }
 }
+
+extension ParallelGzipEncoder: TakesLongHoles {}

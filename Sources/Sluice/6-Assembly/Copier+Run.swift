@@ -165,7 +165,9 @@ extension Copier {
         // A read of a pipe may wait without end: on a thread of its own, not the file's slot.
         case .descriptor(let descriptor, let name):
             chunks = try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
-                try await FileChunks.reading(descriptor, path: name, chunkSize: share.chunkSize, findsHoles: copyOptions.findsHoles)
+                try await FileChunks.open(
+                    name, descriptor: descriptor, ownsDescriptor: false, chunkSize: share.chunkSize,
+                    findsHoles: copyOptions.findsHoles, takesLongHoles: true, system: .live)
             }
         case .chunks: chunks = nil
         }
@@ -182,7 +184,7 @@ extension Copier {
         try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
             try await FileChunks.open(
                 at: job.sourceLocation, followsLinks: job.followsLinks, chunkSize: chunkSize,
-                findsHoles: copyOptions.findsHoles,
+                findsHoles: copyOptions.findsHoles, takesLongHoles: true,
                 executor: options.overlapsReadsAndWrites ? nil : executor, system: system)
         }
     }

@@ -92,7 +92,8 @@ extension FileCopy {
             }
             if let makeTransform, let output {
                 upstream.addTask(executorPreference: BlockingIOExecutor(label: "sluice.transform")) {
-                    await Result { try await Self.transform(input, into: output, using: makeTransform, pacer: pacer, hook: hook) }
+                    await Result { try await Self.transform(
+                            input, into: output, using: makeTransform, chunkSize: chunkSize, pacer: pacer, hook: hook) }
                 }
             }
             var collected: [Result<StageResult, any Error>] = []

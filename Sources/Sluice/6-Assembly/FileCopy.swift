@@ -230,20 +230,33 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         }
     }
 
+    /// The transform stage. A hole longer than `chunkSize` reaches a transform that is not one
+    /// of Sluice's codecs (``TakesLongHoles``) in pieces of at most `chunkSize` bytes: one that
+    /// makes data of a hole then holds no more than a data chunk.
     static func transform(
         _ input: BoundedChannel<Chunk>, into output: BoundedChannel<Chunk>, using makeTransform: TransformFactory,
-        pacer: Pacer?, hook: AwaitPointHook?
+        chunkSize: Int, pacer: Pacer?, hook: AwaitPointHook?
     ) async throws -> StageResult {
         let points = hook.map(AwaitPoints.init)
         do {
             var transform = try makeTransform()
+            let longestHole = transform is any TakesLongHoles ? Int.max : chunkSize
             let emit: (Chunk) async throws -> Void = { chunk in
                 try await points.around(.transformSend) { try await output.send(chunk) }
             }
             var chunks = input.makeAsyncIterator()
             while let chunk = try await points.around(.transformReceive, { try await chunks.next() }) {
                 try await pacer?.admit(chunk.count)
-                try await points.around(.transformProcess) { try await transform.process(chunk, emit: emit) }
+                guard chunk.isHole, chunk.count > longestHole else {
+                    try await points.around(.transformProcess) { try await transform.process(chunk, emit: emit) }
+                    continue
+                }
+                var left = chunk.count
+                while left > 0 {
+                    let piece = try Chunk.makeHole(count: Swift.min(left, longestHole))
+                    left -= piece.count
+                    try await points.around(.transformProcess) { try await transform.process(piece, emit: emit) }
+                }
             }
             let summary = try await points.around(.transformFinish) { try await transform.finish(emit: emit) }
             output.finish()
