@@ -51,6 +51,9 @@ package struct FileStatus: Sendable, Hashable {
     /// gets no `SEEK_DATA`/`SEEK_HOLE` probes: on tmpfs one `SEEK_HOLE` over 1 GiB of data
     /// took 7–10 ms, walking its pages.
     package var mayHaveHoles: Bool { kind == .regular && size > 0 && allocatedBytes < size }
+    /// The bytes a read of the file is expected to give, for a progress's total: a regular
+    /// file's size (0 too); `nil` for anything else (a pipe, a device), which has none to know.
+    package var knownSize: Int64? { kind == .regular ? size : nil }
     /// The file system's preferred size of a write, in bytes (`st_blksize`): its block size,
     /// the least a hole covers.
     package var blockSize: Int

@@ -2,9 +2,14 @@
 /// published to one ``ProgressHub`` as ``ProgressSnapshot``s whose ``ProgressSnapshot/files``
 /// says which file each is about.
 ///
-/// The totals are known up front (the sizes of the operands) or grow while a walk finds files
+/// The totals are known up front (the sizes of the operands), or grow while a walk finds files
 /// (``addToTotal(bytes:files:)`` with ``ProgressSnapshot/FileCounts/isTotalGrowing`` until
-/// ``totalIsComplete()``). Each file in flight reports its own bytes with
+/// ``totalIsComplete()``), or, for a progress given none (``init(totalBytes:totalFiles:isTotalGrowing:)``
+/// with neither), are the files handed over: each joins the file total when its index is
+/// reserved (``reserveIndex()``) and its size the byte total once its source is opened
+/// (``sized(index:bytes:)``), and the total is final once ``totalIsComplete()`` was said and
+/// every such file is sized. Until the total is final, ``ProgressSnapshot/fraction`` is `nil`,
+/// so that a non-nil fraction means a share of everything coming and never decreases. Each file in flight reports its own bytes with
 /// ``advanced(index:bytesCompleted:bytesWritten:)``; a snapshot's bytes are those of the files finished plus
 /// those of the files in flight. Memory: one entry per file in flight, none per file finished.
 ///
@@ -22,6 +27,15 @@ package final class ManyFilesProgress: Sendable {
         var totalBytes: Int64
         var totalFiles: Int
         var isTotalGrowing: Bool
+        /// Whether the totals are the files handed over (no totals were given).
+        let countsFiles: Bool
+        /// The files counted whose size is not known yet (only when ``countsFiles``).
+        var unsized: Set<Int> = []
+        /// Whether a file counted has no size to know (a pipe, a sequence of chunks): the total
+        /// is then never final before the end.
+        var hasUnknownSize = false
+        /// Whether the byte total is what is coming: no longer growing, every file sized.
+        var isTotalFinal: Bool { !isTotalGrowing && unsized.isEmpty && !hasUnknownSize }
         var finishedBytes: Int64 = 0
         var finishedWritten: Int64 = 0
         var committedBytes: Int64 = 0
@@ -60,16 +74,36 @@ package final class ManyFilesProgress: Sendable {
     ///   - totalBytes: the bytes known to be copied, summed over the files known.
     ///   - totalFiles: the files known.
     ///   - isTotalGrowing: whether more may come (``addToTotal(bytes:files:)``).
-    package init(totalBytes: Int64 = 0, totalFiles: Int = 0, isTotalGrowing: Bool = false) {
-        state = LockedValue(State(totalBytes: totalBytes, totalFiles: totalFiles, isTotalGrowing: isTotalGrowing))
+    ///
+    /// With neither total and not growing, the totals are the files handed over (see the type).
+    package init(totalBytes: Int64? = nil, totalFiles: Int? = nil, isTotalGrowing: Bool = false) {
+        let countsFiles = totalBytes == nil && totalFiles == nil && !isTotalGrowing
+        state = LockedValue(
+            State(
+                totalBytes: totalBytes ?? 0, totalFiles: totalFiles ?? 0, isTotalGrowing: isTotalGrowing || countsFiles,
+                countsFiles: countsFiles))
     }
 
     /// The index of a file about to be handed over: 0, then one more at each call, so files of
-    /// several engines sharing this progress never share an index.
+    /// several engines sharing this progress never share an index. A progress given no totals
+    /// counts the file.
     package func reserveIndex() -> Int {
         state.withLock { state in
             defer { state.nextIndex += 1 }
+            if state.countsFiles {
+                state.totalFiles += 1
+                state.unsized.insert(state.nextIndex)
+            }
             return state.nextIndex
+        }
+    }
+
+    /// File `index`'s source was opened: `bytes` (`nil` when it has no size to know) join the
+    /// byte total of a progress given no totals; nothing for any other.
+    package func sized(index: Int, bytes: Int64?) {
+        state.withLock { state in
+            guard state.unsized.remove(index) != nil else { return }
+            if let bytes { state.totalBytes += bytes } else { state.hasUnknownSize = true }
         }
     }
 
@@ -133,7 +167,10 @@ package final class ManyFilesProgress: Sendable {
         let flow = buffered()
         let snapshot = state.withLock { state in
             let reported = state.inFlight.removeValue(forKey: index)
-            state.finishedBytes += max(bytes, reported?.read ?? 0)
+            let done = max(bytes, reported?.read ?? 0)
+            // A file that failed before its size was known counts what it did, in the total too.
+            if state.unsized.remove(index) != nil { state.totalBytes += done }
+            state.finishedBytes += done
             state.finishedWritten += written ?? reported?.written ?? 0
             state.completed += 1
             if error != nil {
@@ -190,7 +227,7 @@ package final class ManyFilesProgress: Sendable {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let total = max(state.totalBytes, done)
         // 1.0 is for the last snapshot of an operation that succeeded (``finish(interrupted:)``).
-        let fraction: Double? = state.isTotalGrowing ? nil : total > 0 ? min(0.999, Double(done) / Double(total)) : nil
+        let fraction: Double? = !state.isTotalFinal ? nil : total > 0 ? min(0.999, Double(done) / Double(total)) : nil
         state.peakBuffered = max(state.peakBuffered, flow.peak)
         let (now, peak) = (flow.now, state.peakBuffered)
         var snapshot = ProgressSnapshot(

@@ -41,7 +41,9 @@ public struct ProgressSnapshot: Sendable, Hashable {
     public var totalBytes: Int64?
 
     /// ``bytesCompleted`` / ``totalBytes``, clamped to `0...1`; `nil` while the total is unknown
-    /// or 0.
+    /// or 0, and, over many files (a ``Copier``), while it is not final: while more files may
+    /// come (a walk, or an engine given no totals before ``Copier/finish()``) or a file's size
+    /// is not known yet (see ``Copier/init(options:totalBytes:totalFiles:isTotalGrowing:)``).
     ///
     /// Never NaN or infinite. A non-nil fraction never decreases from one snapshot to the next.
     /// The final snapshot of a successful operation has exactly `1.0` (a 0-byte source included).

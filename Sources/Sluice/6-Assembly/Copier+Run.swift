@@ -97,6 +97,7 @@ extension Copier {
         let copyOptions = copyOptions(of: item.job, share: share)
         if let copied = try copySmallFile(item, copyOptions: copyOptions, share: share, on: executor) { return copied }
         let chunks = try await openFile(of: item.job, chunkSize: share.chunkSize, copyOptions: copyOptions, on: executor)
+        tracker.sized(index: item.progressIndex, bytes: chunks.status.knownSize)
         let sink = try await createFileSink(of: item.job, source: chunks.status, on: executor)
         let replaces = await sink.replacesDestination
         var report: CopyReport
@@ -128,6 +129,7 @@ extension Copier {
             if case .sink(let other, _) = item.job.output { await other.abort() }
             throw error
         }
+        tracker.sized(index: item.progressIndex, bytes: chunks?.status.knownSize)
         let destination: AnyChunkSink
         switch item.job.output {
         case .sink(let other, _): destination = AnyChunkSink(other)

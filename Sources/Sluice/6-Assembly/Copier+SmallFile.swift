@@ -39,6 +39,7 @@ extension Copier {
         do { status = try source.status(system: system) } catch { throw FileError.fstat(path: item.job.source, errno: error) }
         if status.kind == .directory { throw FileError.isDirectory(.read, path: item.job.source) }
         guard Self.fitsInOneStep(status, chunkSize: share.chunkSize) else { return nil }
+        tracker.sized(index: item.progressIndex, bytes: status.knownSize)
         let sink = try DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }, {
             try FileSink.createOnExecutorThread(
                 location: item.job.destinationLocation, source: status, options: sinkOptions(of: item.job), system: system,

@@ -177,14 +177,25 @@ public final class Copier: Sendable {
 
     /// Creates an engine and starts its worker.
     ///
+    /// ``progress`` shows a ``ProgressSnapshot/fraction`` only once the total is final, so that
+    /// a fraction is a share of everything coming and never decreases:
+    /// - Given totals (the operands' sizes, say), the fraction follows them from the start.
+    /// - Given none (the defaults), the totals are the files submitted: each joins
+    ///   ``ProgressSnapshot/FileCounts/total`` when submitted and its size
+    ///   ``ProgressSnapshot/totalBytes`` once its source is opened; the fraction is `nil` until
+    ///   ``finish()`` was called and every file submitted was opened (or always, before the last
+    ///   snapshot, when one has no size: a pipe, a sequence of chunks).
+    /// - Growing (a walk): `nil` until ``totalIsComplete()``.
+    ///
     /// - Parameters:
     ///   - options: files in flight, byte budget, per-file copy options.
-    ///   - totalBytes: the bytes known to be copied (the operands' sizes), for progress.
-    ///   - totalFiles: the files known.
+    ///   - totalBytes: the bytes known to be copied (the operands' sizes), for progress; `nil`
+    ///     for none.
+    ///   - totalFiles: the files known; `nil` for none.
     ///   - isTotalGrowing: whether a walk will add more (``addToTotal(bytes:files:)``), until
     ///     ``totalIsComplete()``.
     public convenience init(
-        options: Options = Options(), totalBytes: Int64 = 0, totalFiles: Int = 0, isTotalGrowing: Bool = false
+        options: Options = Options(), totalBytes: Int64? = nil, totalFiles: Int? = nil, isTotalGrowing: Bool = false
     ) {
         self.init(
             options: options,
@@ -294,6 +305,8 @@ public final class Copier: Sendable {
     /// files in flight to wind down, and syncs the directories of those committed.
     public func finish() async -> Totals {
         intake.finish()
+        // Nothing more comes: the totals of an engine's own progress are final once its files are sized.
+        if ownsProgress { tracker.totalIsComplete() }
         let worker = state.withLock { $0.worker }
         await withTaskCancellationHandler {
             await worker?.value
