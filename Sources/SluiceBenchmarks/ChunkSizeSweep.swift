@@ -74,7 +74,7 @@ public struct ChunkSizeSweep: Sendable {
                 let runs = samples["\(entry.chunkBytes) \(entry.line)"]!
                 return Point(
                     line: entry.line, chunkBytes: entry.chunkBytes, bytesMoved: runs[0].bytes,
-                    seconds: Self.median(runs.map(\.seconds)), cpuSeconds: Self.median(runs.map(\.cpu)))
+                    seconds: runs.map(\.seconds).median, cpuSeconds: runs.map(\.cpu).median)
             }
     }
 
@@ -125,13 +125,5 @@ public struct ChunkSizeSweep: Sendable {
                     point.mebibytesPerSecond.map { (Double(point.chunkBytes), $0) }
                 })
         }
-    }
-
-    /// The median of `values` (the mean of the middle two for an even count); 0 for none.
-    static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        guard !sorted.isEmpty else { return 0 }
-        let middle = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 }

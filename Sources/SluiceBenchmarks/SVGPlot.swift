@@ -1,7 +1,9 @@
 /// Draws line plots as standalone SVG: one panel per group of series, one line per label, in
 /// the colour of that label in every panel and every plot (``color(for:)``: each design and
-/// reference command has its own), labelled axes, a legend. A series that failed is drawn
-/// dashed, with `failed` at its end and in the legend. `sluice bench` draws two: resident
+/// reference command has its own), labelled axes, a legend of one entry per line of text
+/// (so that no entry runs into another, however long its label). A series that failed is drawn
+/// dashed, with `failed` at its end and in the legend; one whose row had some runs fail says
+/// how many in the legend. `sluice bench` draws two: resident
 /// memory over time (linear axes, one panel per consumer) and throughput against chunk size
 /// (a logarithmic x axis).
 public enum SVGPlot {
@@ -15,13 +17,25 @@ public enum SVGPlot {
         public var points: [(Double, Double)]
         /// Whether the run failed (a capacity error, an error): drawn dashed and labelled.
         public var failed: Bool
+        /// Of the runs the series stands for, how many failed (the series is then the median of
+        /// the others), and how many there were; said in the legend when not 0.
+        public var failedRuns: (count: Int, of: Int)
 
         /// Creates a series.
-        public init(label: String, panel: String, points: [(Double, Double)], failed: Bool = false) {
+        public init(
+            label: String, panel: String, points: [(Double, Double)], failed: Bool = false, failedRuns: Int = 0, of runs: Int = 0
+        ) {
             self.label = label
             self.panel = panel
             self.points = points
             self.failed = failed
+            self.failedRuns = (failedRuns, runs)
+        }
+
+        /// What the legend says of it beside its label, or `nil`: `failed`, or `2 of 5 runs failed`.
+        var note: String? {
+            if failed { return "failed" }
+            return failedRuns.count > 0 ? "\(failedRuns.count) of \(failedRuns.of) runs failed" : nil
         }
     }
 
@@ -56,8 +70,13 @@ public enum SVGPlot {
         var labels: [String] = []
         for item in series where !labels.contains(item.label) { labels.append(item.label) }
         let panelWidth = 460.0, panelHeight = 300.0, left = 60.0, top = 50.0, gap = 40.0
-        let width = left + Double(panels.count) * (panelWidth + gap) + 10
-        let height = top + panelHeight + 100
+        let legend = labels.map { label in (label, legendText(label, series.filter { $0.label == label })) }
+        let legendTop = top + panelHeight + 60
+        // As wide as the panels, or as the widest entry (its line, then its text) at the widest
+        // a character of the font can be.
+        let widest = legend.map { left + legendLineWidth + estimatedWidth(of: $0.1) }.max() ?? 0
+        let width = max(left + Double(panels.count) * (panelWidth + gap) + 10, widest + 10)
+        let height = legendTop + Double(legend.count) * legendRowHeight + 10
         var out = """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" \
             viewBox="0 0 \(Int(width)) \(Int(height))" font-family="sans-serif" font-size="12">
@@ -70,17 +89,41 @@ public enum SVGPlot {
                 series.filter { $0.panel == panel }, titled: panel, x0: left + Double(index) * (panelWidth + gap),
                 frame: (top: top, width: panelWidth, height: panelHeight), axes: (x, y), marksPoints: marksPoints)
         }
-        for (index, label) in labels.enumerated() {
-            let x = left + Double(index % 4) * 170
-            let y = top + panelHeight + 60 + Double(index / 4) * 18
-            let color = color(for: label)
-            let failedIn = series.filter { $0.label == label && $0.failed }.map(\.panel)
-            let dash = failedIn.isEmpty ? "" : " stroke-dasharray=\"6,4\""
-            let text = label + (failedIn.isEmpty ? "" : " (failed: " + failedIn.joined(separator: ", ") + ")")
-            out += "<line x1=\"\(f(x))\" y1=\"\(f(y - 4))\" x2=\"\(f(x + 24))\" y2=\"\(f(y - 4))\" stroke=\"\(color)\" stroke-width=\"3\"\(dash)/>\n"
-            out += "<text x=\"\(f(x + 30))\" y=\"\(f(y))\">\(escape(text))</text>\n"
+        for (index, (label, text)) in legend.enumerated() {
+            let (x, y) = (left, legendTop + Double(index) * legendRowHeight)
+            let dash = series.contains { $0.label == label && $0.failed } ? " stroke-dasharray=\"6,4\"" : ""
+            out += "<line x1=\"\(f(x))\" y1=\"\(f(y - 4))\" x2=\"\(f(x + 24))\" y2=\"\(f(y - 4))\" stroke=\"\(color(for: label))\" stroke-width=\"3\"\(dash)/>\n"
+            out += "<text x=\"\(f(x + legendLineWidth))\" y=\"\(f(y))\">\(escape(text))</text>\n"
         }
         return out + "</svg>\n"
+    }
+
+    /// The legend's rows: one per label, 18 px apart (the font is 12 px).
+    static let legendRowHeight = 18.0
+    /// From an entry's start to its text: its line (24 px) and a gap.
+    static let legendLineWidth = 30.0
+
+    /// A label's entry: the label, then what its series' notes say, each with its panels:
+    /// `push-fail (failed: slow consumer; 2 of 5 runs failed: fast consumer)`.
+    static func legendText(_ label: String, _ series: [Series]) -> String {
+        var notes: [(note: String, panels: [String])] = []
+        for item in series {
+            guard let note = item.note else { continue }
+            if let index = notes.firstIndex(where: { $0.note == note }) {
+                notes[index].panels.append(item.panel)
+            } else {
+                notes.append((note, [item.panel]))
+            }
+        }
+        guard !notes.isEmpty else { return label }
+        return label + " (" + notes.map { "\($0.note): " + $0.panels.joined(separator: ", ") }.joined(separator: "; ") + ")"
+    }
+
+    /// About the most `text` can take in pixels at the SVG's 12 px sans-serif: 0.8 em a
+    /// character, 1 em for `m`, `w`, `M`, `W`, `%` and `@` (DejaVu Sans, which `rsvg-convert`
+    /// draws with on Debian, averages about 0.6 em on these labels).
+    static func estimatedWidth(of text: String) -> Double {
+        text.reduce(0) { width, character in width + ("mwMW%@".contains(character) ? 12 : 9.6) }
     }
 
     /// One panel: its title, grid, ticks, frame, axis titles and lines, at `x0` from the left.

@@ -24,7 +24,7 @@ public enum YieldCost {
             pushBuffer.append(timePushBuffer(count: count))
             asyncStream.append(timeAsyncStream(count: count))
         }
-        return (median(pushBuffer), median(asyncStream))
+        return (pushBuffer.median, asyncStream.median)
     }
 
     /// Nanoseconds per `PushBuffer.yield` over `count` yields.
@@ -53,10 +53,5 @@ public enum YieldCost {
     static func nanoseconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
         return Double(seconds) * 1e9 + Double(attoseconds) / 1e9
-    }
-
-    static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        return sorted[sorted.count / 2]
     }
 }

@@ -121,3 +121,50 @@ import Testing
         #expect(zip(wide.ticks, wide.ticks.dropFirst()).allSatisfy { $0.value < $1.value })
     }
 }
+
+/// The legend never overlaps, whatever its labels' lengths: one entry per row, each row below
+/// the panels and the last, the plot wide enough for the widest entry at the widest a
+/// character of its font is (before: entries at fixed x positions 170 px apart, so
+/// `push-fail (failed: fast consumer, slow consumer)` ran into `push-spill`).
+@Suite struct SVGLegendTests {
+    @Test(arguments: [4, 60, 400])
+    func legendEntriesNeverOverlap(labelLength: Int) throws {
+        let long = String(repeating: "W", count: labelLength)
+        var series: [SVGPlot.Series] = []
+        for consumer in ["fast consumer", "slow consumer"] {
+            series.append(.init(label: "unbounded-stream", panel: consumer, points: [(0, 20), (1, 240)]))
+            series.append(.init(label: "push-fail", panel: consumer, points: [(0, 20), (0.1, 26)], failed: true))
+            series.append(.init(label: "push-spill", panel: consumer, points: [(0, 20), (1, 26)], failedRuns: 2, of: 5))
+            series.append(.init(label: long, panel: consumer, points: [(0, 20), (1, 30)]))
+        }
+        let svg = SVGPlot.svg(series, title: "memory")
+        let document = try XMLDocument(xmlString: svg)
+        func number(_ node: XMLNode, _ path: String) throws -> Double {
+            try #require(try node.nodes(forXPath: path).first?.stringValue.flatMap(Double.init), "\(path)")
+        }
+        let width = try number(document, "/*/@width")
+        let height = try number(document, "/*/@height")
+        // The legend's texts: those after the last panel's, one per label.
+        let texts = try document.nodes(forXPath: "//*[local-name()='text']").compactMap { $0 as? XMLElement }
+        let legend = Array(texts.suffix(4))
+        #expect(legend.map { $0.stringValue ?? "" } == [
+            "unbounded-stream", "push-fail (failed: fast consumer, slow consumer)",
+            "push-spill (2 of 5 runs failed: fast consumer, slow consumer)", long,
+        ])
+        // Each entry's box: its line 30 px before its text, its text at most 1 em (12 px) a
+        // character wide, 12 px high above its baseline.
+        let boxes = try legend.map { element in
+            let (x, y) = (try number(element, "@x"), try number(element, "@y"))
+            return (x0: x - 30, x1: x + 12 * Double((element.stringValue ?? "").count), y0: y - 12, y1: y + 3)
+        }
+        for (first, second) in zip(boxes, boxes.dropFirst()) { #expect(first.y1 <= second.y0, "\(first) \(second)") }
+        // Below every panel (300 px high from 50, its tick labels and axis title under it).
+        #expect(boxes.allSatisfy { $0.y0 >= 50 + 300 + 36 })
+        // Inside the plot, at the widest a character is in most of these labels (0.8 em).
+        for (box, element) in zip(boxes, legend) {
+            let text = element.stringValue ?? ""
+            let estimate = box.x0 + 30 + text.reduce(0) { $0 + ("mwMW%@".contains($1) ? 12 : 9.6) }
+            #expect(estimate <= width && box.y1 <= height, "\(text): \(box), plot \(width)×\(height)")
+        }
+    }
+}

@@ -54,3 +54,33 @@ import Testing
         #expect(BenchSubject.design(.boundedPull, .fast, chunkBytes: 4096).label(planChunkSize: 1 << 20) == "bounded-pull / fast, 4K chunks")
     }
 }
+
+/// The bench table's row of a design whose runs partly failed: its figures are the successes'
+/// and its outcome counts the failures; a row of failures only has no speed and says all
+/// failed; the ratios take no failed row.
+@Suite struct BenchSummaryTests {
+    static func run(_ design: BenchmarkDesign, _ consumer: BenchmarkConsumer, seconds: Double, rss: Int64, _ outcome: BenchmarkOutcome) -> BenchmarkRun {
+        BenchmarkRun(
+            design: design, consumer: consumer, bytesMoved: outcome == .ok ? 1 << 30 : 1 << 20, seconds: seconds,
+            peakResidentBytes: rss, peakBufferedBytes: 4 << 20, outcome: outcome, samples: [])
+    }
+
+    @Test func aRowCountsItsFailuresAndShowsTheMedianOfItsSuccesses() {
+        let rows = [
+            BenchmarkRow([
+                Self.run(.pushFail, .fast, seconds: 0.108, rss: 30 << 20, .capacityExceeded),
+                Self.run(.pushFail, .fast, seconds: 0.5, rss: 20 << 20, .ok),
+                Self.run(.pushFail, .fast, seconds: 0.079, rss: 30 << 20, .capacityExceeded),
+            ]),
+            BenchmarkRow([Self.run(.pushFail, .slow, seconds: 0.07, rss: 25 << 20, .capacityExceeded)]),
+            BenchmarkRow([Self.run(.unboundedStream, .fast, seconds: 1, rss: 40 << 20, .capacityExceeded)]),
+            BenchmarkRow([Self.run(.boundedPull, .fast, seconds: 0.5, rss: 20 << 20, .ok)]),
+        ]
+        let text = BenchRunner.summary(rows, references: [:], size: 1 << 30, consumers: [.fast, .slow])
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("push-fail") && $0.contains("fast     2048") && $0.hasSuffix("2 of 3 capacity-exceeded") && $0.contains("20.0 MiB") })
+        #expect(lines.contains { $0.hasPrefix("push-fail") && $0.contains("slow     -") && $0.hasSuffix("all 1 capacity-exceeded") })
+        // No ratio against a row that failed.
+        #expect(!text.contains("bounded-pull / unbounded-stream"))
+    }
+}

@@ -54,25 +54,22 @@ struct BenchRunner {
         let results = try await measure(subjects, work)
         work.progress.finish()
 
-        // Each design with each consumer: its run of median time, and the range of its runs.
+        // Each design with each consumer: its counted runs, their figures those that succeeded.
         let rows = plan.designs.flatMap { design in
             plan.consumers.compactMap { consumer in
-                results.designs[.design(design, consumer, chunkBytes: plan.chunkSize)].map { runs in
-                    (median: medianRun(runs), range: RunRange(runs))
-                }
+                results.designs[.design(design, consumer, chunkBytes: plan.chunkSize)].map(BenchmarkRow.init)
             }
         }
-        let medians = rows.map(\.median)
         var referenceMedians: [String: Double] = [:]
         for subject in [BenchSubject.cp, .cat] {
             if let runs = results.references[subject], let name = subject.reference?.command {
-                referenceMedians[name] = median(runs.map(\.seconds))
+                referenceMedians[name] = runs.map(\.seconds).median
             }
         }
-        printTable(rows, references: referenceMedians)
+        Console.writeOutput(summary(rows, references: referenceMedians))
         let sweep = plan.chunkSizes.isEmpty ? nil : chunkSizeSweep(results)
         if let sweep { printSweep(sweep) }
-        try writeResults(subjects: subjects, results: results, medians: medians, sweep: sweep)
+        try writeResults(subjects: subjects, results: results, rows: rows, sweep: sweep)
         return ExitStatus.success
     }
 
@@ -169,41 +166,11 @@ struct BenchRunner {
             references: subjects.flatMap { results.references[$0] ?? [] })
     }
 
-    /// The lowest and highest speed and peak RSS of one design with one consumer over its
-    /// counted runs (speeds of completed runs only).
-    struct RunRange {
-        var speed: ClosedRange<Double>?
-        var peakResident: ClosedRange<Int64>
-
-        init(_ runs: [BenchmarkRun]) {
-            let speeds = runs.compactMap(\.mebibytesPerSecond)
-            speed = speeds.min().flatMap { low in speeds.max().map { low...$0 } }
-            let peaks = runs.map(\.peakResidentBytes)
-            peakResident = (peaks.min() ?? 0)...(peaks.max() ?? 0)
-        }
-    }
-
-    /// The run of median time, with the medians of the peaks.
-    private func medianRun(_ runs: [BenchmarkRun]) -> BenchmarkRun {
-        let sorted = runs.sorted { $0.seconds < $1.seconds }
-        var middle = sorted[sorted.count / 2]
-        middle.peakResidentBytes = Int64(median(runs.map { Double($0.peakResidentBytes) }))
-        middle.peakBufferedBytes = Int64(median(runs.map { Double($0.peakBufferedBytes) }))
-        return middle
-    }
-
-    /// The median of `values` (the mean of the middle two for an even count); 0 for none.
-    func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        guard !sorted.isEmpty else { return 0 }
-        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-    }
-
     /// Writes `bench.csv` (every counted run: the reference commands first, then the designs,
     /// each subject's runs together), `memory.svg` (the medians' memory over time) and, with a
     /// sweep, `chunk-sizes.svg` (throughput against chunk size).
     private func writeResults(
-        subjects: [BenchSubject], results: Results, medians: [BenchmarkRun], sweep: ChunkSizeSweep?
+        subjects: [BenchSubject], results: Results, rows: [BenchmarkRow], sweep: ChunkSizeSweep?
     ) throws {
         let csvPath = plan.out.appending("bench.csv")
         let memoryPath = plan.out.appending("memory.svg")
@@ -211,10 +178,14 @@ struct BenchRunner {
             CSVWriter.csv(
                 for: subjects.flatMap { results.designs[$0] ?? [] }, references: subjects.flatMap { results.references[$0] ?? [] }),
             to: csvPath)
-        let series = medians.map { run in
-            SVGPlot.Series(
-                label: run.design.rawValue, panel: "\(run.consumer.rawValue) consumer",
-                points: run.samples.map { ($0.seconds, Double($0.residentBytes) / 1_048_576) }, failed: run.outcome != .ok)
+        // The median run of each row: of its successes, dashed when all failed, noted when some did.
+        let series = rows.compactMap { row in
+            row.median.map { run in
+                SVGPlot.Series(
+                    label: run.design.rawValue, panel: "\(run.consumer.rawValue) consumer",
+                    points: run.samples.map { ($0.seconds, Double($0.residentBytes) / 1_048_576) }, failed: row.allFailed,
+                    failedRuns: row.allFailed ? 0 : row.failureCount, of: row.runs.count)
+            }
         }
         try write(SVGPlot.svg(series, title: "Resident memory over time, \(ProgressDisplay.formatBytes(plan.size)) input"), to: memoryPath)
         guard let sweep else {
