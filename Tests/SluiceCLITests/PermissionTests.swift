@@ -167,6 +167,31 @@ struct PermissionTests {
         #expect(sandbox.exists("ro/f") && sandbox.exists("out/f.gz"))
     }
 
+    /// C57 (f): a subdirectory its user may not read is made, empty, with its mode, and
+    /// reported, as `cp -r` does (both exit 1); the rest of the tree is copied. Also when the
+    /// tree's root is the unreadable directory.
+    @Test(.enabled(if: canSwitchUser, "needs root and setpriv: root reads every directory"))
+    func anUnreadableSubdirectoryIsMadeEmptyAndReported() async throws {
+        let sandbox = try Self.sharedSandbox()
+        let result = try await Self.shell(
+            """
+            mkdir -p src/a src/locked src/z && echo a > src/a/f && echo x > src/locked/g && echo z > src/z/f
+            chown -R nobody:nogroup src && chmod 000 src/locked && chmod 777 .
+            \(Self.asNobody) copy -r src dst; echo "status $?"
+            setpriv --reuid=nobody --regid=nogroup --clear-groups ./sluice copy -r src/locked top; echo "status $?"
+            setpriv --reuid=nobody --regid=nogroup --clear-groups cp -r src by-cp; echo "cp $?"
+            """, in: sandbox)
+        let statuses = result.stdoutText.split(separator: "\n").map(String.init)
+        #expect(statuses == ["status 1", "status 1", "cp 1"], "\(result.stderr)")
+        #expect(result.stderr.contains("'src/locked': Permission denied"), "\(result.stderr)")
+        for tree in ["dst", "by-cp"] {
+            #expect(sandbox.entries(tree + "/locked").isEmpty, "\(tree)")
+            #expect(Self.mode(sandbox, tree + "/locked") == 0, "\(tree)")
+            #expect(sandbox.contents(tree + "/a/f") == Array("a\n".utf8) && sandbox.contents(tree + "/z/f") == Array("z\n".utf8))
+        }
+        #expect(Self.mode(sandbox, "top") == 0)
+    }
+
     @Test func aLaterOperandNeverOverwritesAFileThisRunCreated() async throws {
         let sandbox = try Sandbox()
         let result = try await Self.shell(

@@ -37,6 +37,10 @@ extension TreeWalker {
         case enterDirectory(Entry, DirectoryHandle)
         /// The end of a directory's entries (also of one whose entries were skipped).
         case leaveDirectory(Entry)
+        /// A directory whose entries cannot be read (`open(2)` or `getdents64(2)` refused with
+        /// `EACCES`: a directory its user may not read), with that error: a copy makes it, empty,
+        /// and reports the error, as `cp -r` does. No `leaveDirectory` follows it.
+        case unreadableDirectory(Entry, FileError)
         /// An entry that could not be read (permission denied, vanished since its directory
         /// was listed, a directory replaced during the walk), or a directory not entered (a
         /// cycle, a directory refused), with its path and errno; the walk goes on with the

@@ -220,6 +220,8 @@ package struct TreeWalker: Sendable {
             } else {
                 try stack!.push(handle, name: entry.name)
             }
+        } catch where error.errno == .permissionDenied {
+            return .unreadableDirectory(entry, error)
         } catch {
             return .failure(error)
         }

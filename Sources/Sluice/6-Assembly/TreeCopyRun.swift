@@ -138,6 +138,11 @@ final class TreeCopyRun {
             case .failure(let error): fail(error)
             case .enterDirectory(let entry, _): enterDirectory(entry)
             case .leaveDirectory(let entry): leaveDirectory(entry)
+            case .unreadableDirectory(let entry, let error):
+                // Made, empty, with the source's attributes at the end, as `cp -r` does.
+                enterDirectory(entry, walked: false)
+                leaveDirectory(entry, walked: false)
+                fail(error)
             case .file(let entry) where entry.depth > 0 && entry.isSluiceTemporaryFile:
                 // Left by an interrupted run (of this tree's own copy, maybe): never copied.
                 leftovers = (leftovers.first ?? entry.path, leftovers.count + 1)
@@ -159,9 +164,11 @@ final class TreeCopyRun {
         entry.depth == 0 ? copy.target : copy.target.appending(entry.relativePath)
     }
 
-    private func enterDirectory(_ entry: TreeWalker.Entry) {
+    /// Makes `entry`'s copy and enters it. `walked`: whether the walk entered the source
+    /// directory too (its entries follow), else its entries could not be read.
+    private func enterDirectory(_ entry: TreeWalker.Entry, walked: Bool = true) {
         guard let (directory, name, parentRecord) = place(of: entry) else {
-            walker.skipCurrentDirectory()
+            if walked { walker.skipCurrentDirectory() }
             frames.append(nil)
             return
         }
@@ -192,7 +199,7 @@ final class TreeCopyRun {
             tally.withLock { $0.directories += 1 }
         } catch {
             fail(error)
-            walker.skipCurrentDirectory()
+            if walked { walker.skipCurrentDirectory() }
             frames.append(nil)
         }
     }
@@ -219,14 +226,14 @@ final class TreeCopyRun {
         }
     }
 
-    private func leaveDirectory(_ entry: TreeWalker.Entry) {
+    private func leaveDirectory(_ entry: TreeWalker.Entry, walked: Bool = true) {
         let frame = frames.removeLast()
         guard frame != nil, entry.depth > 0 else { return }
         do { try destination!.pop(releasingDescriptors: runner.waitForReleasedDescriptors) } catch {
             // The stack is one level up all the same (that level closed): the parent's own
             // leave still pops it. Its remaining entries cannot be placed: skipped.
             fail(error)
-            walker.skipCurrentDirectory()
+            if walked { walker.skipCurrentDirectory() }
         }
     }
 }

@@ -34,7 +34,7 @@ extension GzipOptions {
                         } else {
                             sources.append(entry.path)
                         }
-                    case .failure(let error):
+                    case .failure(let error), .unreadableDirectory(_, let error):
                         Console.message(error.description)
                         failed = true
                     case .enterDirectory, .leaveDirectory:

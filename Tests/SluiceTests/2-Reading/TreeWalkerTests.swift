@@ -10,8 +10,8 @@ import Testing
 /// The walk: depth-first events, entries looked up in their directory, failures reported and
 /// the walk continued, a bounded count of open descriptors at any depth.
 @Suite struct TreeWalkerTests {
-    /// The events as text: `+dir`, `-dir`, `file`, `!error-path`; each failure also goes to
-    /// `failed`.
+    /// The events as text: `+dir`, `-dir`, `file`, `!error-path`, `?unreadable-dir`; each
+    /// failure also goes to `failed`.
     static func events(_ walker: inout TreeWalker, failed: (FileError) -> Void = { _ in }) -> [String] {
         var result: [String] = []
         while let event = walker.next() {
@@ -21,6 +21,9 @@ import Testing
             case .leaveDirectory(let entry): result.append("-" + entry.relativePath.description)
             case .failure(let error):
                 result.append("!" + (error.path?.lastComponent.description ?? ""))
+                failed(error)
+            case .unreadableDirectory(let entry, let error):
+                result.append("?" + entry.relativePath.description)
                 failed(error)
             }
         }
