@@ -4,7 +4,7 @@
 # order), one warm-up round discarded, outputs deleted between runs outside the timed region,
 # --no-fsync. Reports per command the median seconds (wall clock, to the millisecond), MB/s of
 # uncompressed data, peak RSS (GNU time: wait4 on that child) and output size, then the ratios
-# the README quotes.
+# benchmarks/README.md quotes.
 #   compress, at levels 1, 6 and 9: sluice (-p 2 and -p 1), gzip -n, pigz -p 2 -n
 #   decompress (of gzip -6's output): sluice, gzip -d, pigz -d, and inflate-loop: one thread
 #     of zlib inflate(3) between read(2) and write(2) (benchmarks/inflate-loop.c, built here

@@ -149,11 +149,11 @@ struct Reference {
 }
 
 /// Decodes `payload` with zlib (inflateInit2 with 16 + MAX_WBITS, reset for each member) under
-/// the policy of the README: members concatenated; after the last member NUL padding is
-/// ignored and other bytes are ignored with a warning, except bytes that begin a new member
-/// (`1f`, then `8b`); only gzip with method 8 is accepted. One intentional reading: once NUL
-/// padding has begun, everything after it is trailing bytes, even a complete member (as
-/// GzipDecoder documents: padding ends the members).
+/// the policy of `sluice decompress` (the Command line article): members concatenated; after
+/// the last member NUL padding is ignored and other bytes are ignored with a warning, except
+/// bytes that begin a new member (`1f`, then `8b`); only gzip with method 8 is accepted. One
+/// intentional reading: once NUL padding has begun, everything after it is trailing bytes, even
+/// a complete member (as GzipDecoder documents: padding ends the members).
 ///
 /// zlib gets the input up to each chunk's end in turn (`chunks`), so `outputAtStall` says how
 /// much output that much input yields; its output does not depend on how the input is split.

@@ -2,7 +2,7 @@ import SluiceTestSupport
 import Testing
 
 /// `--limit-rate`: read in binary units, as `--chunk-size`; no timing here (the measured rate
-/// is in the README).
+/// is in benchmarks/README.md).
 @Suite(.timeLimit(.minutes(3)))
 struct RateLimitTests {
     @Test(arguments: [

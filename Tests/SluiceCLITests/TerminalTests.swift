@@ -225,7 +225,7 @@ func readUpTo(_ count: Int, from descriptor: Int32) -> Int {
     }
 
     /// C55: `sluice compress > x.gz` with a terminal as standard input reads what is typed, to
-    /// the end of input (Ctrl-D), as the README and gzip say.
+    /// the end of input (Ctrl-D), as the Command line article and gzip say.
     @Test func compressWithNoOperandReadsATerminal() async throws {
         let sandbox = try Sandbox()
         let terminal = try PseudoTerminal(columns: 80)

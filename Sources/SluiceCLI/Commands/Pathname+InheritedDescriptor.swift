@@ -12,9 +12,10 @@ extension Pathname {
     /// 40, and the directory that holds each name resolved), and descriptor N is open.
     ///
     /// Such a destination is written to descriptor N in place, as `-` is for standard output:
-    /// no `--force`, no truncation, no rename (README, "Existing destinations"). `cp` reopens
-    /// the file behind the descriptor and truncates it; Sluice writes where the descriptor is,
-    /// so `sluice copy t /dev/stderr 2>> log` appends as a shell redirection would.
+    /// no `--force`, no truncation, no rename (the Command line article, "Existing
+    /// destinations"). `cp` reopens the file behind the descriptor and truncates it; Sluice
+    /// writes where the descriptor is, so `sluice copy t /dev/stderr 2>> log` appends as a shell
+    /// redirection would.
     var inheritedDescriptor: CInt? {
         var current = self
         for _ in 0..<40 {
