@@ -70,14 +70,21 @@ extension Copier {
         /// and durable files share one `syncfs(2)` per batch whatever the width. More than a few
         /// per processor only adds threads.
         public static var defaultWidth: Int {
-            min(64, max(4, 4 * ProcessorAffinity.availableProcessorCount()))
+            min(widthRange.upperBound, max(widthRange.lowerBound, widthPerProcessor * ProcessorAffinity.availableProcessorCount()))
         }
+
+        /// Files in flight per processor this process may run on, in ``defaultWidth``.
+        package static let widthPerProcessor = 4
+        /// The fewest and the most files in flight ``defaultWidth`` gives.
+        package static let widthRange = 4...64
+        /// The default ``byteBudget``: 32 MiB.
+        package static let defaultByteBudget = 32 << 20
 
         /// Creates options.
         ///
         /// - Precondition: `width`, `byteBudget` and `chunkSize` >= 1.
         public init(
-            width: Int = defaultWidth, byteBudget: Int = 32 << 20, chunkSize: Int = FileChunks.defaultChunkSize,
+            width: Int = defaultWidth, byteBudget: Int = defaultByteBudget, chunkSize: Int = FileChunks.defaultChunkSize,
             copy: FileOptions = .init(), sink: FileSink.Options = .init()
         ) {
             precondition(width >= 1 && byteBudget >= 1 && chunkSize >= 1, "sizes must be at least 1")

@@ -40,11 +40,16 @@ public struct PipelineOptions: Sendable, Hashable {
     /// buffered stay at most those of 4 chunks of 1 MiB.
     ///
     /// - Parameter chunkSize: bytes per chunk (>= 1).
-    /// - Returns: `4 MiB / chunkSize`, clamped to 4...1024.
+    /// - Returns: ``defaultCapacityBytes`` / `chunkSize`, clamped to ``defaultCapacityRange``.
     package static func defaultCapacity(chunkSize: Int) -> Int {
         precondition(chunkSize >= 1, "chunkSize must be at least 1 byte")
-        return min(1024, max(4, (4 << 20) / chunkSize))
+        return min(defaultCapacityRange.upperBound, max(defaultCapacityRange.lowerBound, defaultCapacityBytes / chunkSize))
     }
+
+    /// The bytes of chunks ``defaultCapacity(chunkSize:)`` buffers per channel: 4 MiB.
+    package static let defaultCapacityBytes = 4 << 20
+    /// The fewest and the most chunks ``defaultCapacity(chunkSize:)`` gives.
+    package static let defaultCapacityRange = 4...1024
 
     /// Creates options.
     ///

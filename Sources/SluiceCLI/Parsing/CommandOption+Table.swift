@@ -259,14 +259,17 @@ extension CommandOption {
     static let capacity = CommandOption(
         long: "capacity", value: .required(name: "n", kind: .integer(1...(1 << 20), noun: "count of chunks")),
         abstract: "chunks buffered between stages, at least 1",
-        defaultValue: "4 MiB of chunks, 4 to 1024: "
+        defaultValue: "\(ValueKind.describe(Int64(PipelineOptions.defaultCapacityBytes))) of chunks, "
+            + "\(PipelineOptions.defaultCapacityRange.lowerBound) to \(PipelineOptions.defaultCapacityRange.upperBound): "
             + "\(PipelineOptions.defaultCapacity(chunkSize: 1 << 20)) at 1M, "
             + "\(PipelineOptions.defaultCapacity(chunkSize: 4 << 10)) at 4K",
         commands: transfers.union([.bench, .benchRun]))
     static let jobs = CommandOption(
         long: "jobs", short: "j", value: .required(name: "n", kind: .integer(1...1024, noun: "count of files")),
-        abstract: "with several files, how many move at once, within one 32 MiB buffer budget",
-        defaultValue: "4 per processor, 4 to 64",
+        abstract: "with several files, how many move at once, within one "
+            + "\(ValueKind.describe(Int64(Copier.Options.defaultByteBudget))) buffer budget",
+        defaultValue: "\(Copier.Options.widthPerProcessor) per processor, "
+            + "\(Copier.Options.widthRange.lowerBound) to \(Copier.Options.widthRange.upperBound)",
         commands: transfers)
     static let progress = CommandOption(
         long: "progress", value: .attached(choices: ["json"]),
