@@ -18,7 +18,7 @@ extension Copier {
         /// low `ulimit -n`, fewer). Default
         /// ``defaultWidth``.
         public var width: Int
-        /// The bytes all files in flight may buffer together (>= 1). Default 32 MiB.
+        /// The bytes all files in flight may buffer together (>= 1). Default ``defaultByteBudget``.
         public var byteBudget: Int
         /// The largest chunk of a file's pipeline; a smaller file reads in chunks of its own
         /// size (rounded up to 4 KiB). Default ``FileChunks/defaultChunkSize``.
@@ -77,8 +77,8 @@ extension Copier {
         package static let widthPerProcessor = 4
         /// The fewest and the most files in flight ``defaultWidth`` gives.
         package static let widthRange = 4...64
-        /// The default ``byteBudget``: 32 MiB.
-        package static let defaultByteBudget = 32 << 20
+        /// The default ``byteBudget``, in bytes: 32 MiB.
+        public static let defaultByteBudget = 32 << 20
 
         /// Creates options.
         ///
