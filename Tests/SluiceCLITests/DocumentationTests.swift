@@ -156,4 +156,35 @@ import Testing
         ]
         #expect(Set(returned.map { Int($0) }) == help)
     }
+
+    /// Every shell command in README.md's `sh` blocks runs as a person would type it, from the
+    /// repository's root, with the built `sluice` and `/tmp/` a scratch directory, and succeeds;
+    /// but `swift` itself (which `.ci/run` runs: it builds the binary these use) and a line
+    /// marked `# as root` (it installs into the system).
+    @Test(.timeLimit(.minutes(3)))
+    func everyCommandOfTheReadmeRuns() async throws {
+        let sandbox = try Sandbox()
+        var lines: [String] = []
+        var inShell = false
+        for line in try Self.read("README.md").split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("```") {
+                inShell = line == "```sh"
+            } else if inShell, !line.isEmpty {
+                lines.append(String(line))
+            }
+        }
+        let run = lines.filter { !$0.hasPrefix("swift ") && !$0.contains("# as root") }
+        #expect(run.count >= 6, "\(lines)")
+        for line in run {
+            let script = """
+                sluice() { "$SLUICE" "$@"; }
+                cd '\(Self.root.path)' && \(line.replacingOccurrences(of: "/tmp/", with: sandbox.root + "/"))
+                """
+            let result = try await CLI.shell(script, in: sandbox)
+            #expect(result.status == 0, "\(line): \(result.stderr)")
+        }
+        // What they made went to the scratch directory, and the tree moved.
+        #expect(sandbox.exists("Package.swift") && sandbox.exists("README.md.gz") && sandbox.exists("README.verified"))
+        #expect(sandbox.exists("sluice-moved") && !sandbox.exists("sluice-sources"))
+    }
 }
