@@ -182,8 +182,8 @@ public final class BoundedChannel<Element: Sendable>: AsyncSequence, Sendable {
 }
 
 extension BoundedChannel where Element == Chunk {
-    /// Creates a channel of chunks that weighs each chunk by the bytes it holds in memory
-    /// (`Chunk.residentCount`: a hole weighs nothing).
+    /// Creates a channel of chunks that weighs each chunk by the bytes it holds in memory: its
+    /// ``Chunk/count``, or 0 for a hole (``Chunk/isHole``), which holds none.
     ///
     /// - Parameters:
     ///   - capacity: the most chunks the buffer holds; must be >= 1.
