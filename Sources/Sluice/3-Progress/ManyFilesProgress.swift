@@ -126,9 +126,16 @@ package final class ManyFilesProgress: Sendable {
         }
     }
 
-    /// Says the totals will not grow any more.
+    /// Says the totals will not grow any more, and publishes a snapshot: once every file is
+    /// sized, the first with a fraction.
     package func totalIsComplete() {
-        state.withLock { $0.isTotalGrowing = false }
+        let flow = buffered()
+        let snapshot = state.withLock { state in
+            state.isTotalGrowing = false
+            let running = state.lastStarted.flatMap { state.inFlight[$0.index] != nil ? $0 : nil }
+            return makeSnapshot(&state, flow: flow, current: running?.file, index: running?.index)
+        }
+        hub.publish(snapshot)
     }
 
     /// File `index` starts: publishes a snapshot about it.

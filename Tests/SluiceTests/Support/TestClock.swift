@@ -68,3 +68,43 @@ final class StoppedClock: Clock, Sendable {
         }
     }
 }
+
+/// A clock whose sleeps wait until the test calls ``release()``; from then on it is a
+/// ``TestClock``: a sleep moves the time to its deadline at once. A paced copy on it stops after
+/// its first chunk until the test lets it go on.
+final class HeldClock: Clock, Sendable {
+    typealias Instant = TestClock.Instant
+
+    private struct State {
+        var now = Duration.zero
+        var isReleased = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = LockedValue(State())
+
+    var now: Instant { Instant(offset: state.withLock { $0.now }) }
+    var minimumResolution: Duration { .zero }
+
+    /// Ends every sleep, and every later one at once.
+    func release() {
+        let waiting = state.withLock { state in
+            state.isReleased = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        await withCheckedContinuation { continuation in
+            let released = state.withLock { state in
+                if !state.isReleased { state.waiting.append(continuation) }
+                return state.isReleased
+            }
+            if released { continuation.resume() }
+        }
+        state.withLock { $0.now = max($0.now, deadline.offset) }
+        try Task.checkCancellation()
+    }
+}
