@@ -126,16 +126,18 @@ package final class ManyFilesProgress: Sendable {
         }
     }
 
-    /// Says the totals will not grow any more, and publishes a snapshot: once every file is
-    /// sized, the first with a fraction.
+    /// Says the totals will not grow any more. A progress that counts its files publishes a
+    /// snapshot then: once every file is sized, the first with a fraction, not at the next
+    /// file's bytes.
     package func totalIsComplete() {
         let flow = buffered()
-        let snapshot = state.withLock { state in
+        let snapshot = state.withLock { state -> ProgressSnapshot? in
             state.isTotalGrowing = false
+            guard state.countsFiles else { return nil }
             let running = state.lastStarted.flatMap { state.inFlight[$0.index] != nil ? $0 : nil }
             return makeSnapshot(&state, flow: flow, current: running?.file, index: running?.index)
         }
-        hub.publish(snapshot)
+        if let snapshot { hub.publish(snapshot) }
     }
 
     /// File `index` starts: publishes a snapshot about it.
