@@ -1,0 +1,1 @@
+../../../../Examples/CopyFiles/Package.swift

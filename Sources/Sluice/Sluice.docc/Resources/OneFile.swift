@@ -1,0 +1,1 @@
+../../../../Examples/CopyFiles/Sources/CopyFiles/OneFile.swift

@@ -1,0 +1,1 @@
+../../../../Examples/CopyFiles/Sources/CopyFiles/Samples.swift
