@@ -22,25 +22,26 @@ import Synchronization
 ///
 /// ## Delivery guarantees
 /// - A subscriber that registers after a snapshot was published starts with the latest one.
-/// - The final snapshot given to `finish(with:)` is always the last element a subscriber
-///   receives before its stream ends, also when the subscriber starts iterating late, and also
-///   when it subscribes after the hub finished (it then gets exactly the final snapshot).
-/// - Every subscriber's stream ends after `finish(with:)`, so every `for await` loop ends.
-///   If the hub is deallocated without finishing, the remaining streams end without a final
-///   snapshot.
+/// - The operation's final snapshot (``ProgressSnapshot/isFinal``, published once the copy has
+///   committed or failed: by ``FileCopy/run()``, or by ``Copier/finish()`` for a copier) is
+///   always the last element a subscriber receives before its stream ends, also when the
+///   subscriber starts iterating late, and also when it subscribes after the operation ended
+///   (it then gets exactly the final snapshot).
+/// - Every subscriber's stream ends after the final snapshot, so every `for await` loop ends.
+///   If the hub is released without a final snapshot (its copy was never run), the remaining
+///   streams end without one.
 ///
 /// ## Concurrency contract
-/// All methods may be called from any thread or task and never suspend. Subscribers are
-/// independent: cancelling the task that iterates one stream, or breaking out of its loop,
-/// terminates only that stream and removes only that subscriber.
+/// ``subscribe()`` and ``latest`` may be called from any thread or task and never suspend.
+/// Subscribers are independent: cancelling the task that iterates one stream, or breaking out
+/// of its loop, terminates only that stream and removes only that subscriber.
 ///
-/// No lock is held while yielding to or finishing a stream (an `onTermination` handler may run
-/// synchronously and take the hub's lock). To keep snapshots in order without holding the lock,
-/// delivery is serialised by a "deliverer" role: the caller that finds no delivery in progress
-/// becomes the deliverer and, outside the lock, yields the newest snapshot to every subscriber
-/// that has not seen it, looping until nothing is pending; concurrent callers only record their
-/// snapshot and return. A caller never waits for another, so `publish(_:)` never blocks the data
-/// path; at most it performs a bounded amount of delivery work for other callers.
+/// Only the hub's operation publishes to it, and publishing never waits for a subscriber: no
+/// lock is held while a snapshot is handed to a stream, and snapshots stay in order because
+/// one publisher at a time delivers the newest snapshot to every subscriber that has not seen
+/// it, while a publisher that finds a delivery under way only records its snapshot and
+/// returns. The data path is never blocked by progress; at most it does a bounded amount of
+/// delivery work for others.
 public final class ProgressHub: Sendable {
     /// One registered subscriber.
     private struct Subscriber {
@@ -90,10 +91,10 @@ public final class ProgressHub: Sendable {
     /// `.bufferingNewest(1)`: it holds at most one pending snapshot, the newest.
     ///
     /// - If a snapshot was already published, the stream starts with the latest one.
-    /// - If the hub already finished, the stream yields the final snapshot and then ends.
+    /// - If the operation already ended, the stream yields the final snapshot and then ends.
     ///
     /// Cancelling the task that iterates the stream, or ending the iteration early, terminates the
-    /// stream and removes the subscriber (see `subscriberCount`); other subscribers are unaffected.
+    /// stream and removes the subscriber; other subscribers are unaffected.
     ///
     /// - Returns: a stream for a single consumer that ends after the final snapshot.
     public func subscribe() -> AsyncStream<ProgressSnapshot> {
