@@ -70,8 +70,7 @@ public final class OrderedParallelStage<Input: Sendable, Output: Sendable>: Send
     ///     `ProcessorAffinity.availableProcessorCount()` only take turns.
     ///   - maximumInFlight: the most blocks in flight; must be >= 1. `nil` (the default) is four
     ///     times `workerCount`: while the oldest block is slow, each other worker can still go
-    ///     through three more (with twice, the workers of ``ParallelGzipEncoder`` stood idle
-    ///     about 5 % of the time on text and random data; with four times, not measurably).
+    ///     through three more (<doc:ParallelStages>, "Design").
     ///   - label: the name of the workers' threads (a number is appended; 15 bytes are kept).
     ///   - makeWorker: makes one worker's per-block function, on that worker's thread, at its
     ///     first block; state the function captures belongs to that worker alone.

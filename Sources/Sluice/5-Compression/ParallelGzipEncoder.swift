@@ -26,13 +26,10 @@ import CZlib
 /// a valid 20-byte member. Output leaves in chunks of exactly `outputChunkSize` bytes, except
 /// the last, each awaited through `emit`.
 ///
-/// **Block size.** The default is 256 KiB (``defaultBlockSize``), twice `pigz`'s 128 KiB,
-/// chosen by measurement (<doc:ParallelStages>, "Block size"): on 256 MiB of half text, half
-/// random data at level 6 on 2 threads, output sizes from 128 KiB to 1 MiB blocks differ by
-/// 0.011 %, but 128 KiB blocks took 5 % more time and CPU time than 256 KiB, 512 KiB or 1 MiB
-/// ones (the history is set more often, and the run spends more time in the system), and
-/// those three were equal within the noise, while the peak resident memory grows with the
-/// block: 36, 39 and 49 MiB.
+/// **Block size.** The default is 256 KiB (``defaultBlockSize``), twice `pigz`'s 128 KiB: the
+/// output hardly depends on the block size, and 256 KiB is the smallest block that costs no more
+/// time than a larger one, while memory grows with the block (the measurements are in
+/// <doc:ParallelStages>, "Block size").
 ///
 /// **Data deflate cannot shrink.** A block whose bytes look random (a flat byte histogram and
 /// no repeat within deflate's reach: encrypted or already compressed data) is written as

@@ -11,8 +11,8 @@ public struct PipelineOptions: Sendable, Hashable {
     /// vary in size. Default `nil` (the count bounds it).
     public var byteBudget: Int?
     /// Whether to compute the CRC-32 of the data for the report. Default `true`. It costs
-    /// one pass over the data (``CRC32``, about 10 GiB/s here); a copy that prints no
-    /// report may skip it. A transform that reports its own CRC-32 (gzip) costs nothing extra.
+    /// one pass over the data (``CRC32``) on the reading stage; a copy that prints no report
+    /// may skip it. A transform that reports its own CRC-32 (gzip) costs nothing extra.
     public var computesCRC32: Bool
     /// The rate the source's bytes are taken at, or `nil` (default) for no limit
     /// (`--limit-rate`). One ``RateLimiter`` given to every copy of an operation holds the
