@@ -6,9 +6,10 @@
 /// one goes `(n - 1) × s / bytesPerSecond` seconds after the first. Several sequences given one
 /// limiter share its rate.
 ///
-/// Placed after a ``BoundedChannel`` (as ``FileCopy`` does with
-/// ``PipelineOptions/rateLimit``), it slows the stage that fills the channel through the
+/// Placed after a ``BoundedChannel``, it slows the stage that fills the channel through the
 /// channel's backpressure: the producer waits for room and memory stays at the channel's bound.
+/// ``FileCopy`` does not use it: with ``PipelineOptions/rateLimit`` it paces the stage after its
+/// first channel itself, which asks the limiter before it takes each chunk on.
 ///
 /// ```swift
 /// let source = try await FileChunks.open("in.bin")
