@@ -32,15 +32,15 @@ import Musl
 ///    where that cannot see the file's pages), each is closed, then renamed at
 ///    its commit point and completed. Other
 ///    files (`--no-fsync`, or with `--verify`, which syncs before it reads back) commit at once
-///    on their thread. The file's reader, sink and stages all run on one
-///    thread of a pool of ``Options/width``, started once for the engine: a
-///    file hands chunks over without waking another thread, and starts none (a job from a
-///    descriptor or a chunk sequence, or to a sink of the caller's, runs its reader or its sink
-///    where those run, on threads of their own). A file of one
-///    chunk at most, dense, without a transform, verification or rate limit, is copied in one
-///    step on that thread instead: the sink is called there without a hop, no reader, channel
-///    or progress task is made, and on one file system it goes by `copy_file_range(2)` where
-///    one file would take the pipeline;
+///    on their thread. The file's reader, sink and stages all run on one thread of a pool of
+///    ``Options/width``, started once for the engine: a file hands chunks over without waking
+///    another thread, and starts none (a job from a descriptor or a chunk sequence, or to a sink
+///    of the caller's, runs its reader or its sink where those run, on threads of their own).
+///    A file of one chunk at most, dense, whose size the copier knows when it is handed over (a
+///    tree's file; a ``Job`` of yours carries none), without a transform, verification or rate
+///    limit, is copied in one step on that thread instead: the sink is called there without a
+///    hop, no reader, channel or progress task is made, and on one file system it goes by
+///    `copy_file_range(2)` where one file would take the pipeline;
 /// 3. gives its share back; its job's completion (``Outcome``) is called once it is renamed
 ///    (or failed).
 ///
