@@ -39,7 +39,7 @@
 ///         }
 ///     }
 ///     group.addTask {
-///         for try await chunk in channel { try sink.write(chunk) }
+///         for try await chunk in channel { try await sink.write(chunk) }
 ///     }
 ///     try await group.waitForAll()
 /// }
