@@ -102,7 +102,7 @@ package struct DescriptorBudget: Sendable, Hashable {
     package var allowsTreeCopy: Bool { available >= Self.minimumForTree }
 
     /// The directory descriptors each side of a tree's walk keeps open
-    /// (`TreeCopy.Options.maximumOpenDirectories`): an eighth, 2 to 32.
+    /// (`Copier.TreeOptions.maximumOpenDirectories`): an eighth, 2 to 32.
     package var directoriesPerSide: Int { Self.clamp(available / 8, 2, 32) }
 
     /// The directories held open while they wait for their `fsync(2)` (`DirectorySyncBatch`)

@@ -86,17 +86,22 @@ package final class ManyFilesProgress: Sendable {
 
     /// The index of a file about to be handed over: 0, then one more at each call, so files of
     /// several engines sharing this progress never share an index. A progress given no totals
-    /// counts the file.
-    package func reserveIndex() -> Int {
+    /// counts the file, and its `size` when known already (a walk's), else once it is
+    /// ``sized(index:bytes:)``.
+    package func reserveIndex(size: Int64? = nil) -> Int {
         state.withLock { state in
             defer { state.nextIndex += 1 }
             if state.countsFiles {
                 state.totalFiles += 1
-                state.unsized.insert(state.nextIndex)
+                if let size { state.totalBytes += size } else { state.unsized.insert(state.nextIndex) }
             }
             return state.nextIndex
         }
     }
+
+    /// Whether the totals are the files handed over (no totals were given): a walk then adds
+    /// nothing of its own to them.
+    package var countsFiles: Bool { state.withLock { $0.countsFiles } }
 
     /// File `index`'s source was opened: `bytes` (`nil` when it has no size to know) join the
     /// byte total of a progress given no totals; nothing for any other.

@@ -58,12 +58,6 @@ extension Copier {
         public var failures = 0
         /// The attributes not kept, one message per kind, and other warnings of files.
         public var warnings: [String] = []
-        /// The directories that regular files were renamed into but that could not be synced
-        /// (`fsync(2)` failed), with the error, for a tree copied on an engine of its own (the
-        /// package's tests); a copier's trees are synced by ``Copier/finish()``
-        /// (``Totals/unsyncedDirectories``).
-        package var unsyncedDirectories: [Pathname: FileError] = [:]
-
         /// Creates an empty report.
         package init() {}
     }
@@ -126,16 +120,38 @@ extension Copier {
 
     /// The same; `completesTotal`: whether the end of this tree's walk completes the totals of
     /// the copier's progress (the last tree of a command whose totals grow while it walks), so
-    /// the progress has a fraction while the tree's last files are copied.
+    /// the progress has a fraction while the tree's last files are copied. `beforeFinalPass`
+    /// (the seam for tests) runs once every file of the tree has completed, before the
+    /// directories get their attributes.
     package func copyTree(
         from source: Pathname, to destination: Pathname, options: TreeOptions, completesTotal: Bool,
-        onOutcome: @escaping @Sendable (Outcome) -> Void, onFailure: @escaping @Sendable (any Error) -> Void
+        onOutcome: @escaping @Sendable (Outcome) -> Void, onFailure: @escaping @Sendable (any Error) -> Void,
+        beforeFinalPass: (@Sendable () -> Void)? = nil
     ) async throws -> TreeReport {
-        let tree = TreeCopy.Options(
-            tree: options, sink: self.options.sink, file: self.options.copy, chunkSize: self.options.chunkSize,
-            width: self.options.width, byteBudget: self.options.byteBudget)
-        let runner = ManyFileJobRunner(borrowing: self, completesTotal: completesTotal, onOutcome: onOutcome)
-        return try await TreeCopy(from: source, to: destination, options: tree, runner: runner).run(onFailure: onFailure)
+        // The walk's and the directories' system calls: on a thread of the tree's own.
+        try await withTaskExecutorPreference(BlockingIOExecutor(label: "sluice.tree-copy")) {
+            let run = try TreeCopyRun(
+                copier: self, source: source, destination: destination, tree: options, completesTotal: completesTotal,
+                onOutcome: onOutcome, onFailure: onFailure)
+            do {
+                try await run.walk()
+            } catch {
+                await run.waitForJobs()  // the files handed over wind down (or finish) first
+                throw error
+            }
+            await run.waitForJobs()
+            try Task.checkCancellation()
+            beforeFinalPass?()
+            run.finish()
+            return run.report()
+        }
+    }
+
+    /// Where `cp -R source destination` puts the copy: `destination/<source's last component>`
+    /// when `destination` is an existing directory (symbolic links followed), else `destination`.
+    package static func treeTarget(source: Pathname, destination: Pathname) -> Pathname {
+        if (try? FileStatus.of(destination))?.kind == .directory { return destination.appending(source.lastComponent) }
+        return destination
     }
 }
 

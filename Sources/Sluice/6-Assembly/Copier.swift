@@ -253,7 +253,7 @@ public final class Copier: Sendable {
             guard !state.isCancelled else { throw CancellationError() }
             defer { state.nextIndex += 1 }
             // Under the engine's lock, so an engine's own progress numbers its files as it does.
-            let item = Indexed(index: state.nextIndex, progressIndex: tracker.reserveIndex(), job: job)
+            let item = Indexed(index: state.nextIndex, progressIndex: tracker.reserveIndex(size: job.sourceStatus?.knownSize), job: job)
             state.waiting[item.index] = item
             return item
         }

@@ -4,14 +4,14 @@ import Glibc
 import Musl
 #endif
 
-/// Entries that are not directories: regular files go to the runner, the rest are recreated.
+/// Entries that are not directories: regular files go to the copier, the rest are recreated.
 extension TreeCopyRun {
     func copyEntry(_ entry: TreeWalker.Entry) async throws {
         guard let (directory, name, record) = place(of: entry) else { return }
         let path = destinationPath(of: entry)
         let status = entry.status
         var identity: FileIdentity?
-        if options.tree.keepsHardLinks, status.linkCount > 1, let record {
+        if tree.keepsHardLinks, status.linkCount > 1, let record {
             let linked = status.identity
             if let first = firstNames[linked] {
                 pendingLinks.append(PendingLink(identity: linked, first: first, directory: record, name: name, path: path))
@@ -48,30 +48,48 @@ extension TreeCopyRun {
         }
     }
 
-    /// Hands a regular file to the runner, which reports its outcome to the tally; `identity`,
-    /// with `-a`, is the inode its other hard links are made from once it is copied.
+    /// Hands a regular file to the copier as a job of its own, whose completion reports to the
+    /// tally; `identity`, with `-a`, is the inode its other hard links are made from once it is
+    /// copied. Every file found joins the copier's totals, which grow while the walk runs.
+    ///
+    /// - Throws: `CancellationError` when the copier was cancelled (the job was not taken).
     private func submitFile(_ entry: TreeWalker.Entry, to destination: FileLocation, identity: FileIdentity?) async throws {
-        let follows = options.tree.links == .all || (entry.depth == 0 && options.tree.links == .root)
-        let job = FileJob(
-            source: entry.location, destination: destination, status: entry.status,
-            followsLinks: follows, options: options, warnings: warnings)
-        let tally = self.tally
-        let onFailure = self.onFailure
-        let copiedIdentities = self.copiedIdentities
-        try await runner.submit(job) { [identity] result in
-            switch result {
-            case .success(let report):
-                if let identity { _ = copiedIdentities.withLock { $0.insert(identity) } }
-                tally.withLock {
-                    $0.files += 1
-                    $0.bytes += report.bytesRead
-                    $0.warnings += report.warnings.map { "'\(destination.path)': \($0)" }
+        let follows = tree.links == .all || (entry.depth == 0 && tree.links == .root)
+        let (tally, onFailure, onOutcome, copiedIdentities, pending) = (tally, onFailure, onOutcome, copiedIdentities, pending)
+        var job = Copier.Job(
+            source: entry.location, destination: destination, sourceStatus: entry.status, followsLinks: follows,
+            completion: { [identity] outcome in
+                onOutcome(outcome)
+                switch outcome.result {
+                case .success(let committed):
+                    if let identity { _ = copiedIdentities.withLock { $0.insert(identity) } }
+                    tally.withLock {
+                        $0.files += 1
+                        $0.bytes += committed.report.bytesRead
+                        $0.warnings += committed.report.warnings.map { "'\(destination.path)': \($0)" }
+                    }
+                case .failure(let error) where error is CancellationError:
+                    break
+                case .failure(let error):
+                    tally.withLock { $0.failures += 1 }
+                    onFailure(error)
                 }
-            case .failure(let error):
-                if error is CancellationError { return }
-                tally.withLock { $0.failures += 1 }
-                onFailure(error)
-            }
+                Self.jobEnded(pending)
+            })
+        // Each file keeps its extended attributes (and ACLs) with the tree's attributes (`-a`),
+        // set on its open temporary before its commit point.
+        var fileSink = sink
+        fileSink.preservesExtendedAttributes = sink.preservesAttributes
+        job.sinkOverride = fileSink
+        job.preservationWarnings = warnings
+        // A copier given no totals counts the jobs submitted itself.
+        if !copier.tracker.countsFiles { copier.addToTotal(bytes: entry.status.knownSize ?? 0, files: 1) }
+        pending.withLock { $0.count += 1 }
+        do {
+            try await copier.submit(job)
+        } catch {
+            Self.jobEnded(pending)  // not taken: its completion is never called
+            throw error
         }
     }
 
@@ -83,7 +101,7 @@ extension TreeCopyRun {
     func replacingExisting(_ name: Pathname, in directory: DirectoryHandle, _ make: () throws -> Void) throws {
         do {
             try make()
-        } catch let error as FileError where error.errno == .fileExists && options.sink.replacesExisting {
+        } catch let error as FileError where error.errno == .fileExists && sink.replacesExisting {
             guard try directory.status(of: name, followsLinks: false).kind != .directory else { throw error }
             try directory.removeEntry(name, isDirectory: false)
             try make()
@@ -102,7 +120,7 @@ extension TreeCopyRun {
 
     /// With `--preserve`, gives the new entry `name` the source's attributes (see ``apply(_:attributes:to:)``).
     private func applyAttributes(_ status: FileStatus, of entry: TreeWalker.Entry, to name: Pathname, in directory: DirectoryHandle) throws {
-        guard options.sink.preservesAttributes else { return }
+        guard sink.preservesAttributes else { return }
         var attributes: ExtendedAttributes?
         do { attributes = try ExtendedAttributes.read(of: entry.name, in: entry.parent) } catch {
             warnings.record("extended attributes", error)

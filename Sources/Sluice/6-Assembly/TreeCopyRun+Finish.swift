@@ -1,9 +1,9 @@
 /// The final pass, once every file job has completed: hard links, then directory attributes,
 /// deepest first.
 ///
-/// Why a final pass and not a count of pending children per directory: a runner may complete
+/// Why a final pass and not a count of pending children per directory: the copier may complete
 /// jobs in any order on any thread, and a directory's time must be set after the last name
-/// made in it (a file's rename, a hard link); after ``FileJobRunner/waitForAll()`` nothing is
+/// made in it (a file's rename, a hard link); after ``TreeCopyRun/waitForJobs()`` nothing is
 /// made any more, so the order is simply the reverse of the walk's (every directory after all
 /// of its descendants), and no directory descriptor has to stay open for a job still running.
 /// The cost is a second descent to each directory, by name from the target (descriptors
@@ -16,7 +16,7 @@ extension TreeCopyRun {
             toSync.synchronize(reopening: { [self] index in try index.map { try navigate(to: $0) } ?? targetParent }, failing: fail)
         }
         // A link or node given as the operand itself, made in the target's parent.
-        if options.sink.synchronizes, directoriesWithNodes.contains(nil) {
+        if sink.synchronizes, directoriesWithNodes.contains(nil) {
             do { try toSync.add(targetParent, record: nil) } catch { fail(error) }
         }
         guard !records.isEmpty else { return }
@@ -31,8 +31,8 @@ extension TreeCopyRun {
                 // Its attributes through its own descriptor (no link planted in its place is
                 // followed, no directory renamed there is changed).
                 let directory = try navigate(to: index)
-                let setsAttributes = options.sink.preservesAttributes || !record.existed
-                if options.sink.preservesAttributes {
+                let setsAttributes = sink.preservesAttributes || !record.existed
+                if sink.preservesAttributes {
                     try apply(record.status, attributes: record.attributes, to: .directory(directory))
                 } else if !record.existed {
                     try directory.setPermissions(to: record.status.permissions & 0o7777 & ~umask)
@@ -40,12 +40,12 @@ extension TreeCopyRun {
                 // Its attributes just set, and the links and nodes made in it (no file's rename
                 // made them durable): one fsync(2) of the directory after both. (Found by the
                 // crash-state explorer: a read-only directory could come back writable.)
-                if options.sink.synchronizes, setsAttributes || directoriesWithNodes.contains(index) {
+                if sink.synchronizes, setsAttributes || directoriesWithNodes.contains(index) {
                     try toSync.add(directory, record: index)
                 }
                 let parent = try record.parent.map { try navigate(to: $0) } ?? targetParent
                 // The new directory's name reaches the device with its parent.
-                if options.sink.synchronizes, !record.existed, lastSynchronized != .some(record.parent) {
+                if sink.synchronizes, !record.existed, lastSynchronized != .some(record.parent) {
                     try toSync.add(parent, record: record.parent)
                     lastSynchronized = .some(record.parent)
                 }
@@ -72,7 +72,7 @@ extension TreeCopyRun {
                 let directory = try navigate(to: link.directory)
                 try replacingExisting(link.name, in: directory) { try directory.makeHardLink(link.name, to: link.first.name, in: first) }
                 tally.withLock { $0.hardLinks += 1 }
-                if options.sink.synchronizes { try toSync.add(directory, record: link.directory) }
+                if sink.synchronizes { try toSync.add(directory, record: link.directory) }
             } catch {
                 fail(error)
             }
@@ -96,12 +96,12 @@ extension TreeCopyRun {
         while common < min(chain.count, wanted.count) && chain[common] == wanted[common] { common += 1 }
         while chain.count > common {
             chain.removeLast()
-            try destination!.pop(releasingDescriptors: runner.waitForReleasedDescriptors)
+            try destination!.pop(releasingDescriptors: releaseDescriptors)
         }
         for record in wanted[common...] {
             let (top, name, path) = (destination!.top, records[record].name, records[record].path)
             let opened = Result { () throws(FileError) in
-                try DescriptorBudget.retrying(whileReleasing: runner.waitForReleasedDescriptors) { () throws(FileError) in
+                try DescriptorBudget.retrying(whileReleasing: releaseDescriptors) { () throws(FileError) in
                     try top.openDirectory(name, path: path)
                 }
             }

@@ -4,11 +4,12 @@ import Glibc
 import Musl
 #endif
 
-/// The state of one `TreeCopy.run(onFailure:)`: the walk of the source, the chain of
+/// One tree copied by a ``Copier`` (``Copier/copyTree(from:to:options:onOutcome:onFailure:)``):
+/// the walk of the source, whose regular files are jobs of that copier, the chain of
 /// destination directories beside it, and the records the final pass needs.
 ///
-/// Used by one task, on the copy's executor. What the runner's completions touch (counts) is
-/// in ``tally``, under a lock.
+/// Used by one task, on the tree's executor. What the jobs' completions touch (counts, the
+/// jobs still running) is under a lock.
 final class TreeCopyRun {
     /// A directory created (or merged into) in the destination, for the final pass.
     /// About 200 bytes plus its name and path per directory.
@@ -35,11 +36,25 @@ final class TreeCopyRun {
         var path: Pathname
     }
 
-    let copy: TreeCopy
-    /// What copies the regular files, made for this run.
-    let runner: any FileJobRunner
-    let options: TreeCopy.Options
+    /// The copier whose jobs the regular files are; its options say how every entry is written.
+    let copier: Copier
+    /// The tree (or single file) copied, as given.
+    let source: Pathname
+    /// Where it goes: ``Copier/treeTarget(source:destination:)``.
+    let target: Pathname
+    /// What is followed, and hard links kept.
+    let tree: Copier.TreeOptions
+    /// How every entry is written: the copier's ``Copier/Options/sink``.
+    let sink: FileSink.Options
+    /// The system calls of the walk and the destination's directories: the copier's.
+    let system: SystemCalls
+    /// Whether the end of the walk completes the totals of the copier's progress.
+    let completesTotal: Bool
+    let onOutcome: @Sendable (Copier.Outcome) -> Void
     let onFailure: @Sendable (any Error) -> Void
+    /// The tree's jobs handed to the copier and not completed yet, and the task waiting for
+    /// them to end (``waitForJobs()``).
+    let pending: Pending = LockedValue((count: 0, waiter: nil))
     let warnings = PreservationWarnings()
     let tally = LockedValue(Copier.TreeReport())
     let umask: UInt32
@@ -67,27 +82,81 @@ final class TreeCopyRun {
     /// passed over: the first, and how many.
     var leftovers: (first: Pathname?, count: Int) = (nil, 0)
 
-    init(copy: TreeCopy, runner: any FileJobRunner, onFailure: @escaping @Sendable (any Error) -> Void) throws {
-        self.copy = copy
-        self.runner = runner
-        self.options = copy.options
+    /// Prepares the copy of `source` to `destination` (``Copier/treeTarget(source:destination:)``)
+    /// through `copier`.
+    ///
+    /// - Throws: ``FileError`` when nothing can be copied: the source cannot be read, the
+    ///   target's directory cannot be opened, or the target is inside the source.
+    init(
+        copier: Copier, source: Pathname, destination: Pathname, tree: Copier.TreeOptions, completesTotal: Bool,
+        onOutcome: @escaping @Sendable (Copier.Outcome) -> Void, onFailure: @escaping @Sendable (any Error) -> Void
+    ) throws {
+        self.copier = copier
+        self.source = source
+        self.target = Copier.treeTarget(source: source, destination: destination)
+        self.tree = tree
+        self.sink = copier.options.sink
+        self.system = copier.system
+        self.completesTotal = completesTotal
+        self.onOutcome = onOutcome
         self.onFailure = onFailure
         self.umask = Self.currentUmask()
         self.walker = TreeWalker(
-            root: copy.source, followsLinks: options.tree.links == .all, followsRootLink: options.tree.links == .root,
-            maximumOpenDirectories: options.tree.maximumOpenDirectories)
-        // Out of descriptors, the walk waits while the runner releases some of its own.
-        walker.releasesDescriptors = { runner.waitForReleasedDescriptors() }
-        walker.system = copy.system
+            root: source, followsLinks: tree.links == .all, followsRootLink: tree.links == .root,
+            maximumOpenDirectories: tree.maximumOpenDirectories)
+        // Out of descriptors, the walk waits while the copier releases some of its own.
+        walker.releasesDescriptors = { copier.waitForReleasedDescriptors(holding: 0) }
+        walker.system = system
         if DescriptorBudget.current.copiesOneFileAtATime {
             // Too few descriptors for a file beside the walk unless its directories are the
             // walk's own: the walk opens a directory only once no file holds descriptors.
-            walker.beforeOpeningDirectory = { runner.waitUntilNoFileHoldsDescriptors() }
+            walker.beforeOpeningDirectory = { copier.waitUntilNoFileHoldsDescriptors() }
         }
-        let rootStatus = try FileStatus.of(copy.source, followsLinks: options.tree.links != .never)
-        targetParent = try DirectoryHandle.open(copy.target.directory, system: copy.system)
-        targetName = copy.target.lastComponent
+        let rootStatus = try FileStatus.of(source, followsLinks: tree.links != .never)
+        targetParent = try DirectoryHandle.open(target.directory, system: system)
+        targetName = target.lastComponent
         if rootStatus.kind == .directory { try refuseCopyIntoItself(rootStatus) }
+    }
+
+    /// Makes the copier release the descriptors it holds and waits until it has.
+    func releaseDescriptors() -> Bool {
+        copier.waitForReleasedDescriptors(holding: 0)
+    }
+
+    /// The jobs of a tree handed over and not completed yet, and the task waiting for them.
+    typealias Pending = LockedValue<(count: Int, waiter: CheckedContinuation<Void, Never>?)>
+
+    /// Counts a job handed over as ended (from the job's completion, on any thread), and
+    /// resumes ``waitForJobs()`` after the last.
+    static func jobEnded(_ pending: Pending) {
+        let waiter = pending.withLock { pending -> CheckedContinuation<Void, Never>? in
+            pending.count -= 1
+            guard pending.count == 0 else { return nil }
+            defer { pending.waiter = nil }
+            return pending.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Waits until every job of this tree handed to the copier has completed; with
+    /// ``completesTotal``, first says the copier's totals are complete. A cancelled task
+    /// cancels the copier, as ``Copier/copy(_:)`` does, so the files in flight end at once
+    /// (nothing of them left) and the wait with them.
+    func waitForJobs() async {
+        if completesTotal { copier.totalIsComplete() }
+        let (pending, copier) = (pending, copier)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let done = pending.withLock { pending -> Bool in
+                    if pending.count == 0 { return true }
+                    pending.waiter = waiter
+                    return false
+                }
+                if done { waiter.resume() }
+            }
+        } onCancel: {
+            copier.cancel()
+        }
     }
 
     /// Refuses a target whose directory is the source or inside it: each directory from the
@@ -98,7 +167,7 @@ final class TreeCopyRun {
         var handle = targetParent
         while true {
             let status = try handle.status()
-            if status.isSameFile(as: source) { throw FileError.copyIntoItself(source: copy.source, destination: copy.target) }
+            if status.isSameFile(as: source) { throw FileError.copyIntoItself(source: self.source, destination: target) }
             walker.refuseToEnter(device: status.device, inode: status.inode, as: handle.path)
             let up = try handle.openDirectory("..", path: handle.path.appending(".."))
             if try up.status().isSameFile(as: status) { return }
@@ -128,7 +197,7 @@ final class TreeCopyRun {
     }
 
     /// Walks the source, creating directories, links and special files, and handing regular
-    /// files to the runner.
+    /// files to the copier.
     ///
     /// - Throws: `CancellationError` once the task is cancelled.
     func walk() async throws {
@@ -161,7 +230,7 @@ final class TreeCopyRun {
 
     /// The path of `entry`'s copy, for messages: the target joined with its path below the root.
     func destinationPath(of entry: TreeWalker.Entry) -> Pathname {
-        entry.depth == 0 ? copy.target : copy.target.appending(entry.relativePath)
+        entry.depth == 0 ? target : target.appending(entry.relativePath)
     }
 
     /// Makes `entry`'s copy and enters it. `walked`: whether the walk entered the source
@@ -175,19 +244,19 @@ final class TreeCopyRun {
         let path = destinationPath(of: entry)
         do {
             let existed = try Self.makeDirectory(name, in: directory, permissions: entry.status.permissions, path: path, source: entry.path)
-            let handle = try DescriptorBudget.retrying(whileReleasing: runner.waitForReleasedDescriptors) {
+            let handle = try DescriptorBudget.retrying(whileReleasing: releaseDescriptors) {
                 try directory.openDirectory(name, path: path)
             }
             // The copy's own directory: never walked as a part of the source.
             let made = try handle.status()
             walker.refuseToEnter(device: made.device, inode: made.inode, as: path)
             if entry.depth == 0 {
-                destination = try DirectoryStack(root: handle, maximumOpen: options.tree.maximumOpenDirectories)
+                destination = try DirectoryStack(root: handle, maximumOpen: tree.maximumOpenDirectories)
             } else {
                 try destination!.push(handle, name: name)
             }
             var attributes: ExtendedAttributes?
-            if options.sink.preservesAttributes {
+            if sink.preservesAttributes {
                 do { attributes = try ExtendedAttributes.read(of: entry.name, in: entry.parent) } catch {
                     warnings.record("extended attributes", error)
                 }
@@ -229,7 +298,7 @@ final class TreeCopyRun {
     private func leaveDirectory(_ entry: TreeWalker.Entry, walked: Bool = true) {
         let frame = frames.removeLast()
         guard frame != nil, entry.depth > 0 else { return }
-        do { try destination!.pop(releasingDescriptors: runner.waitForReleasedDescriptors) } catch {
+        do { try destination!.pop(releasingDescriptors: releaseDescriptors) } catch {
             // The stack is one level up all the same (that level closed): the parent's own
             // leave still pops it. Its remaining entries cannot be placed: skipped.
             fail(error)

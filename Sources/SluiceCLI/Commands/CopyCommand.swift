@@ -35,7 +35,7 @@ enum CopyCommand {
         let options = try CopyOptions(arguments)
         if options.recursive {
             return await OperandBatch.run(options.sources, options: options.common, verb: "copy", copiesTrees: true) { source in
-                if options.moves, let moved = move(source, to: TreeCopy.target(source: source, destination: options.destination), options) {
+                if options.moves, let moved = move(source, to: Copier.treeTarget(source: source, destination: options.destination), options) {
                     return moved
                 }
                 return .tree(destination: options.destination, options: options.treeOptions, moves: options.moves)

@@ -13,7 +13,7 @@ struct CopyOptions {
     /// Whether ``destination`` is an existing directory, each source going into it under its
     /// own name (as `cp`).
     var intoDirectory: Bool
-    /// `-r`, `-R`, `--recursive` or `-a`: sources may be directories (``TreeCopy``).
+    /// `-r`, `-R`, `--recursive` or `-a`: sources may be directories (``Copier/copyTree(from:to:options:onOutcome:onFailure:)``).
     var recursive: Bool
     /// `-a`: hard links within a tree are kept.
     var archive: Bool

@@ -30,7 +30,7 @@ extension OperandBatch {
         let engine = startSegment(for: nil)
         let (json, verbose) = (options.progress == .json, options.verbose)
         // Named before the copy, which may create the destination directory.
-        let target = TreeCopy.target(source: source, destination: destination)
+        let target = Copier.treeTarget(source: source, destination: destination)
         do {
             let report = try await engine.copyTree(
                 from: source, to: destination, options: treeOptions, completesTotal: completesTotal,

@@ -14,7 +14,7 @@ import Musl
 final class TreeMove: Sendable {
     /// The tree's root, as given.
     let source: Pathname
-    /// Where the tree's copy is (`TreeCopy.target(source:destination:)`).
+    /// Where the tree's copy is (`Copier.treeTarget(source:destination:)`).
     let target: Pathname
     /// Each regular file copied, by its device and inode, with its status when the copy opened it.
     private let copied = LockedValue<[FileIdentity: FileStatus]>([:])

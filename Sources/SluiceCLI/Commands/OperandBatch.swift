@@ -161,7 +161,7 @@ final class OperandBatch {
     private func take(_ step: OperandStep, source: Pathname, at position: Int, isLast: Bool) async {
         switch step {
         case .tree(let destination, let treeOptions, let moves):
-            let move = moves ? TreeMove(source: source, target: TreeCopy.target(source: source, destination: destination)) : nil
+            let move = moves ? TreeMove(source: source, target: Copier.treeTarget(source: source, destination: destination)) : nil
             await copyTree(source, to: destination, options: treeOptions, move: move, at: position, completesTotal: isLast)
         case .skip(let message, let isFailure):
             // Counted in the totals when it is a regular file (the initializer's rule).

@@ -57,7 +57,7 @@ struct SharedProgressTests {
         #expect(seen.last == last)
     }
 
-    /// Two trees through two runners sharing a progress that grows: after the first tree the
+    /// Two trees through two copiers sharing a progress that grows: after the first tree the
     /// totals are still growing (more may come), and the last snapshot counts both trees.
     @Test func treesSharingAProgressGrowOneTotal() async throws {
         try await withScratchDirectory { scratch in
@@ -72,13 +72,12 @@ struct SharedProgressTests {
             let indices = LockedValue<[Int]>([])
             for tree in ["a", "b"] {
                 let isLast = tree == "b"
-                let runner = ManyFileJobRunner(options: .init(width: 2), progress: progress, completesTotal: isLast, system: .live) {
-                    outcome in indices.withLock { $0.append(outcome.progress.files?.currentIndex ?? -1) }
-                }
-                let copy = TreeCopy(
-                    from: scratch.appending(Pathname(tree)), to: scratch.appending("t"),
-                    options: .init(sink: .init(synchronizes: false)), runner: runner)
-                let report = try await copy.run()
+                let copier = Copier(options: .init(width: 2), progress: progress)
+                let report = try await copier.copyTree(
+                    from: scratch.appending(Pathname(tree)), to: scratch.appending("t"), options: .init(), completesTotal: isLast,
+                    onOutcome: { outcome in indices.withLock { $0.append(outcome.progress.files?.currentIndex ?? -1) } },
+                    onFailure: { _ in })
+                _ = await copier.finish()
                 #expect(report.failures == 0)
                 // Growing until the last tree's walk is over; then a fraction, below 1 until the end.
                 #expect(progress.latest.files?.isTotalGrowing == !isLast)

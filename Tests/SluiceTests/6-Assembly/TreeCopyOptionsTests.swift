@@ -7,35 +7,16 @@ import Musl
 import SluiceTestSupport
 import Testing
 
-/// A tree's per-file options (``TreeCopy/Options/file``, ``TreeCopy/Options/chunkSize``) take
-/// effect on every path a tree's file goes by: the sequential runner, and the many-files
-/// engine's general path and its one-step path for a file of one chunk.
+/// A copier's per-file options (``Copier/Options/copy``, ``Copier/Options/chunkSize``) take
+/// effect on every path a tree's file goes by: one file at a time, and many at once, on the
+/// general path and the one-step path for a file of one chunk.
 @Suite(.timeLimit(.minutes(3)))
 struct TreeCopyOptionsTests {
-    /// Which runner copies the files.
-    enum Runner: String, CaseIterable, Sendable, CustomTestStringConvertible {
-        case sequential, manyFiles
+    /// How many files the copier copies at once.
+    enum Width: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case one, many
         var testDescription: String { rawValue }
-    }
-
-    /// Wraps a runner and keeps the report of every file it copied.
-    final class RecordingRunner: FileJobRunner {
-        let inner: any FileJobRunner
-        private let kept = LockedValue<[CopyReport]>([])
-        var reports: [CopyReport] { kept.withLock { $0 } }
-
-        init(_ inner: any FileJobRunner) {
-            self.inner = inner
-        }
-
-        func submit(_ job: FileJob, completion: @escaping @Sendable (Result<CopyReport, any Error>) -> Void) async throws {
-            try await inner.submit(job) { [kept] result in
-                if case .success(let report) = result { kept.withLock { $0.append(report) } }
-                completion(result)
-            }
-        }
-
-        func waitForAll() async { await inner.waitForAll() }
+        var files: Int { self == .one ? 1 : 3 }
     }
 
     /// Copies the tree `s` of `scratch` (one file, `f`, of `data`, made by `make` when given) to
@@ -43,32 +24,26 @@ struct TreeCopyOptionsTests {
     ///
     /// - Returns: the file's report.
     static func copy(
-        _ data: [UInt8], in scratch: ScratchDirectory, by runner: Runner, file: RegularFileCopy.Options,
+        _ data: [UInt8], in scratch: ScratchDirectory, by width: Width, file: RegularFileCopy.Options,
         chunkSize: Int = FileChunks.defaultChunkSize, system: SystemCalls = .live
     ) async throws -> CopyReport {
         let handle = try DirectoryHandle.open(scratch.path)
         try handle.makeDirectory("s", permissions: 0o755)
         try writeFile(scratch.appending("s/f"), data)
-        return try await copyTree(in: scratch, by: runner, file: file, chunkSize: chunkSize, system: system)
+        return try await copyTree(in: scratch, by: width, file: file, chunkSize: chunkSize, system: system)
     }
 
     /// Copies the tree `s` of `scratch`, made already, to `t`.
     static func copyTree(
-        in scratch: ScratchDirectory, by runner: Runner, file: RegularFileCopy.Options = .init(),
+        in scratch: ScratchDirectory, by width: Width, file: RegularFileCopy.Options = .init(),
         sparse: FileChunks.SparseMode = .auto, chunkSize: Int = FileChunks.defaultChunkSize, system: SystemCalls = .live
     ) async throws -> CopyReport {
-        let inner: any FileJobRunner = switch runner {
-        case .sequential: SequentialFileJobRunner(gate: CommitGate())
-        case .manyFiles: ManyFileJobRunner(options: .init(width: 2), system: system, onOutcome: { _ in })
-        }
-        let recording = RecordingRunner(inner)
-        let failures = LockedValue<[String]>([])
-        let copy = TreeCopy(
-            from: scratch.appending("s"), to: scratch.appending("t"),
-            options: .init(sink: .init(synchronizes: false, sparse: sparse), file: file, chunkSize: chunkSize), runner: recording)
-        _ = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
-        #expect(failures.withLock { $0 } == [])
-        let reports = recording.reports
+        let copied = try await copyTreeWithCopier(
+            scratch.appending("s"), to: scratch.appending("t"),
+            options: .init(width: width.files, chunkSize: chunkSize, copy: file, sink: .init(synchronizes: false, sparse: sparse)),
+            system: system)
+        #expect(copied.failures == [])
+        let reports = copied.outcomes.compactMap { try? $0.result.get().report }
         try #require(reports.count == 1)
         return reports[0]
     }
@@ -85,7 +60,7 @@ struct TreeCopyOptionsTests {
             // Larger than a chunk: the engine's general path (RegularFileCopy), whose sink
             // takes the scripted calls.
             let report = try await Self.copy(
-                data, in: scratch, by: .manyFiles, file: .init(reflink: reflink), chunkSize: 64 << 10, system: calls.system)
+                data, in: scratch, by: .many, file: .init(reflink: reflink), chunkSize: 64 << 10, system: calls.system)
             #expect(calls.counts.clones == (reflink == .never ? 0 : 1))
             #expect(report.method == (reflink == .never ? .pipeline : .clone))
             #expect(try readFile(scratch.appending("t/f")) == data)
@@ -94,8 +69,8 @@ struct TreeCopyOptionsTests {
 
     /// `sparse: .never`: a source with a hole of 1 MiB is copied with its hole filled (every
     /// byte allocated), where `.auto` would copy its data extent alone.
-    @Test(arguments: Runner.allCases)
-    func sparseNeverFillsHoles(_ runner: Runner) async throws {
+    @Test(arguments: Width.allCases)
+    func sparseNeverFillsHoles(_ width: Width) async throws {
         try await withScratchDirectory { scratch in
             let handle = try DirectoryHandle.open(scratch.path)
             try handle.makeDirectory("s", permissions: 0o755)
@@ -107,7 +82,7 @@ struct TreeCopyOptionsTests {
             }
             let source = try FileStatus.of(scratch.appending("s/f"))
             try #require(source.allocatedBytes < source.size, "this file system keeps no hole: \(source.allocatedBytes) bytes allocated")
-            let report = try await Self.copyTree(in: scratch, by: runner, sparse: .never)
+            let report = try await Self.copyTree(in: scratch, by: width, sparse: .never)
             #expect(report.method == .pipeline)
             let copied = try FileStatus.of(scratch.appending("t/f"))
             #expect(copied.size == size)
@@ -117,22 +92,22 @@ struct TreeCopyOptionsTests {
 
     /// `forcesPipeline`: a file of one chunk, which would go in one step by
     /// `copy_file_range(2)`, goes through the pipeline.
-    @Test(arguments: Runner.allCases)
-    func forcesPipelineTakesThePipeline(_ runner: Runner) async throws {
+    @Test(arguments: Width.allCases)
+    func forcesPipelineTakesThePipeline(_ width: Width) async throws {
         try await withScratchDirectory { scratch in
-            let report = try await Self.copy(Self.pattern(4096), in: scratch, by: runner, file: .init(forcesPipeline: true))
+            let report = try await Self.copy(Self.pattern(4096), in: scratch, by: width, file: .init(forcesPipeline: true))
             #expect(report.method == .pipeline)
             #expect(report.crc32 != nil)
         }
     }
 
     /// `computesCRC32`: the pipeline's report has a CRC-32 only when asked for one.
-    @Test(arguments: Runner.allCases, [false, true])
-    func computesCRC32TakesEffect(_ runner: Runner, _ computes: Bool) async throws {
+    @Test(arguments: Width.allCases, [false, true])
+    func computesCRC32TakesEffect(_ width: Width, _ computes: Bool) async throws {
         try await withScratchDirectory { scratch in
             let data = Self.pattern(100_000)
             let report = try await Self.copy(
-                data, in: scratch, by: runner, file: .init(forcesPipeline: true, pipeline: .init(computesCRC32: computes)))
+                data, in: scratch, by: width, file: .init(forcesPipeline: true, pipeline: .init(computesCRC32: computes)))
             #expect(report.method == .pipeline)
             var crc = CRC32()
             data.withUnsafeBytes { crc.update($0) }
@@ -143,11 +118,11 @@ struct TreeCopyOptionsTests {
     /// `rateLimit`: the file is paced, so it goes by the pipeline, the only path whose reads
     /// can be (a file of one chunk would go in one step by the kernel); a high rate, so
     /// nothing waits.
-    @Test(arguments: Runner.allCases)
-    func rateLimitTakesThePacedPipeline(_ runner: Runner) async throws {
+    @Test(arguments: Width.allCases)
+    func rateLimitTakesThePacedPipeline(_ width: Width) async throws {
         try await withScratchDirectory { scratch in
             let report = try await Self.copy(
-                Self.pattern(4096), in: scratch, by: runner, file: .init(pipeline: .init(rateLimit: RateLimiter(bytesPerSecond: 1 << 30))))
+                Self.pattern(4096), in: scratch, by: width, file: .init(pipeline: .init(rateLimit: RateLimiter(bytesPerSecond: 1 << 30))))
             #expect(report.method == .pipeline)
         }
     }
@@ -155,8 +130,8 @@ struct TreeCopyOptionsTests {
     /// One limiter for the whole tree: 10 files of one chunk and 2 of five chunks, at a rate of
     /// ten chunks a second, go as 19 chunks after the first, 1.9 s on the test clock. Each file
     /// its own bucket would have let every file's first chunk through at once (0.8 s).
-    @Test(arguments: Runner.allCases)
-    func oneLimiterPacesTheWholeTree(_ runner: Runner) async throws {
+    @Test(arguments: Width.allCases)
+    func oneLimiterPacesTheWholeTree(_ width: Width) async throws {
         try await withScratchDirectory { scratch in
             let chunk = 4096
             let handle = try DirectoryHandle.open(scratch.path)
@@ -166,38 +141,33 @@ struct TreeCopyOptionsTests {
             }
             let clock = TestClock()
             let limiter = RateLimiter(bytesPerSecond: Int64(10 * chunk), clock: clock)
-            let inner: any FileJobRunner = switch runner {
-            case .sequential: SequentialFileJobRunner(gate: CommitGate())
-            case .manyFiles: ManyFileJobRunner(options: .init(width: 3), system: .live, onOutcome: { _ in })
-            }
-            let copy = TreeCopy(
-                from: scratch.appending("s"), to: scratch.appending("t"),
-                options: .init(sink: .init(synchronizes: false), file: .init(pipeline: .init(rateLimit: limiter)), chunkSize: chunk),
-                runner: inner)
-            let failures = LockedValue<[String]>([])
-            _ = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
-            #expect(failures.withLock { $0 } == [])
+            let copied = try await copyTreeWithCopier(
+                scratch.appending("s"), to: scratch.appending("t"),
+                options: .init(
+                    width: width.files, chunkSize: chunk, copy: .init(pipeline: .init(rateLimit: limiter)),
+                    sink: .init(synchronizes: false)))
+            #expect(copied.failures == [])
             #expect(clock.elapsed == .milliseconds(1900))
         }
     }
 
     /// `verification: .sameBytes`: the file is read back before its commit.
-    @Test(arguments: Runner.allCases)
-    func verificationReadsTheFileBack(_ runner: Runner) async throws {
+    @Test(arguments: Width.allCases)
+    func verificationReadsTheFileBack(_ width: Width) async throws {
         try await withScratchDirectory { scratch in
             let report = try await Self.copy(
-                Self.pattern(300_000), in: scratch, by: runner, file: .init(pipeline: .init(verification: .sameBytes)))
+                Self.pattern(300_000), in: scratch, by: width, file: .init(pipeline: .init(verification: .sameBytes)))
             #expect(report.verification == .verified)
         }
     }
 
     /// `chunkSize` 4 KiB: a file of 256 KiB is read in chunks of 4 KiB, so at most the
     /// default 4 of them are buffered (the engine's default chunk would be the whole file).
-    @Test(arguments: Runner.allCases)
-    func chunkSizeBoundsWhatIsBuffered(_ runner: Runner) async throws {
+    @Test(arguments: Width.allCases)
+    func chunkSizeBoundsWhatIsBuffered(_ width: Width) async throws {
         try await withScratchDirectory { scratch in
             let report = try await Self.copy(
-                Self.pattern(256 << 10), in: scratch, by: runner, file: .init(forcesPipeline: true), chunkSize: 4096)
+                Self.pattern(256 << 10), in: scratch, by: width, file: .init(forcesPipeline: true), chunkSize: 4096)
             #expect(report.method == .pipeline)
             #expect(report.peakBufferedBytes > 0)
             #expect(report.peakBufferedBytes <= 4 * 4096)
@@ -205,11 +175,11 @@ struct TreeCopyOptionsTests {
     }
 
     /// The pipeline's capacity 1: at most one chunk buffered.
-    @Test(arguments: Runner.allCases)
-    func capacityBoundsWhatIsBuffered(_ runner: Runner) async throws {
+    @Test(arguments: Width.allCases)
+    func capacityBoundsWhatIsBuffered(_ width: Width) async throws {
         try await withScratchDirectory { scratch in
             let report = try await Self.copy(
-                Self.pattern(256 << 10), in: scratch, by: runner, file: .init(forcesPipeline: true, pipeline: .init(capacity: 1)),
+                Self.pattern(256 << 10), in: scratch, by: width, file: .init(forcesPipeline: true, pipeline: .init(capacity: 1)),
                 chunkSize: 4096)
             #expect(report.method == .pipeline)
             #expect(report.peakBufferedBytes > 0)

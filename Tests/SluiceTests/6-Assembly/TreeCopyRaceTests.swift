@@ -12,29 +12,23 @@ import Testing
 /// copy gives it before it has its name, and no link or directory swapped into the source or
 /// the destination during a tree copy redirects a `mkdir`, a `chmod`, an xattr or an ACL to a
 /// file outside the copy (the class behind rsync 3.5.0's and uutils' symlink-race fixes). Each
-/// swap is made at a fixed point of the copy by the runner below, so the order is the hostile
-/// one every time.
+/// swap is made at a fixed point of the copy (a file's open, through the copier's system calls,
+/// or the seam before the final pass), so the order is the hostile one every time.
 @Suite(.timeLimit(.minutes(3)))
 struct TreeCopyRaceTests {
     static let note = ExtendedAttributes([.init(name: Array("user.note".utf8), value: Array("kept".utf8))])
 
-    /// Runs each job as it is submitted, after `beforeJob` (given the job); `beforeFinish` runs
-    /// once every job is done, before the tree's final pass (directory attributes).
-    final class HookedRunner: FileJobRunner, Sendable {
-        let beforeJob: @Sendable (FileJob) -> Void
-        let beforeFinish: @Sendable () -> Void
-
-        init(beforeJob: @escaping @Sendable (FileJob) -> Void = { _ in }, beforeFinish: @escaping @Sendable () -> Void = {}) {
-            self.beforeJob = beforeJob
-            self.beforeFinish = beforeFinish
+    /// The calls of a copier that runs `beforeOpening` with a source file's name just before
+    /// the file is opened to be copied (read-only, not a directory): what a job sees there is
+    /// what a change made before it started would be.
+    static func calls(beforeOpening: @escaping @Sendable (String) -> Void) -> SystemCalls {
+        var system = SystemCalls.live
+        let open = system.openAt
+        system.openAt = { directory, path, flags, mode in
+            if flags & O_DIRECTORY == 0, flags & O_ACCMODE == O_RDONLY { beforeOpening(String(cString: path)) }
+            return open(directory, path, flags, mode)
         }
-
-        func submit(_ job: FileJob, completion: @escaping @Sendable (Result<CopyReport, any Error>) -> Void) async throws {
-            beforeJob(job)
-            do { completion(.success(try await job.run(gate: CommitGate()))) } catch { completion(.failure(error)) }
-        }
-
-        func waitForAll() async { beforeFinish() }
+        return system
     }
 
     /// Gives `name` in `directory` ``note``, or cancels the test (reported as skipped) where
@@ -57,15 +51,15 @@ struct TreeCopyRaceTests {
         try DirectoryHandle.open(path.directory).status(of: Pathname(path.lastComponent.description)).permissions
     }
 
-    /// A tree copy with `-a`'s attributes, its failures' messages, and its report.
+    /// A tree copy with `-a`'s attributes, its failures' messages, and its report; `system`
+    /// the copier's calls, `beforeFinalPass` run once every file completed.
     static func copyTree(
-        _ source: Pathname, to target: Pathname, runner: HookedRunner
+        _ source: Pathname, to target: Pathname, system: SystemCalls = .live, beforeFinalPass: (@Sendable () -> Void)? = nil
     ) async throws -> (Copier.TreeReport, [String]) {
-        let failures = LockedValue<[String]>([])
-        let copy = TreeCopy(
-            from: source, to: target, options: .init(preservesAttributes: true, sink: .init(synchronizes: false)), runner: runner)
-        let report = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
-        return (report, failures.withLock { $0 })
+        let copied = try await copyTreeWithCopier(
+            source, to: target, options: .init(sink: .init(synchronizes: false, preservesAttributes: true)), system: system,
+            beforeFinalPass: beforeFinalPass)
+        return (copied.report, copied.failures)
     }
 
     /// At the instant a regular file gets its final name (the `linkat(2)` of an unnamed file,
@@ -133,13 +127,13 @@ struct TreeCopyRaceTests {
             let outsideBefore = try handle.status(of: "outside")
             let (t, outside) = (scratch.appending("t"), scratch.appending("outside"))
             let swapped = LockedValue(false)
-            let runner = HookedRunner(beforeJob: { job in
-                guard job.source.path.lastComponent.description == "first", !swapped.withLock({ $0 }) else { return }
+            let system = Self.calls(beforeOpening: { name in
+                guard name == "first", !swapped.withLock({ $0 }) else { return }
                 swapped.withLock { $0 = true }
                 _ = rename(t.appending("a").description, t.appending("moved").description)
                 _ = symlink(outside.description, t.appending("a").description)
             })
-            let (report, failures) = try await Self.copyTree(scratch.appending("s"), to: t, runner: runner)
+            let (report, failures) = try await Self.copyTree(scratch.appending("s"), to: t, system: system)
             #expect(swapped.withLock { $0 })
             #expect(try entries(in: outside) == [])
             let outsideAfter = try handle.status(of: "outside")
@@ -172,7 +166,7 @@ struct TreeCopyRaceTests {
             let old = FileTime(seconds: 1_000_000_000, nanoseconds: 0)
             try tree.setTimes(of: "b", access: old, modification: old)
             let (t, outside) = (scratch.appending("t"), scratch.appending("outside"))
-            let runner = HookedRunner(beforeFinish: {
+            let (report, failures) = try await Self.copyTree(scratch.appending("s"), to: t, beforeFinalPass: {
                 _ = rename(t.appending("a").description, t.appending("moved").description)
                 if replacement == "directory" {
                     _ = mkdir(t.appending("a").description, 0o700)
@@ -180,7 +174,6 @@ struct TreeCopyRaceTests {
                     _ = symlink(outside.description, t.appending("a").description)
                 }
             })
-            let (report, failures) = try await Self.copyTree(scratch.appending("s"), to: t, runner: runner)
             let target = try DirectoryHandle.open(t)
             let replaced = replacement == "directory" ? t.appending("a") : outside
             #expect(try Self.mode(of: replaced) == 0o700)
@@ -205,12 +198,14 @@ struct TreeCopyRaceTests {
             try writeFile(scratch.appending("s/f"), Array("plain".utf8))
             try writeFile(scratch.appending("s/g"), Array("other".utf8))
             let (s, secret) = (scratch.appending("s"), scratch.appending("secret"))
-            let runner = HookedRunner(beforeJob: { job in
-                guard job.source.path.lastComponent.description == "f" else { return }
+            let swapped = LockedValue(false)
+            let system = Self.calls(beforeOpening: { name in
+                guard name == "f", !swapped.withLock({ $0 }) else { return }
+                swapped.withLock { $0 = true }
                 _ = unlink(s.appending("f").description)
                 _ = symlink(secret.description, s.appending("f").description)
             })
-            let (report, failures) = try await Self.copyTree(s, to: scratch.appending("t"), runner: runner)
+            let (report, failures) = try await Self.copyTree(s, to: scratch.appending("t"), system: system)
             #expect(report.files == 1)
             #expect(failures.count == 1, "\(failures)")
             #expect(try entries(in: scratch.appending("t")) == ["g"])

@@ -51,20 +51,17 @@ struct TreeCopySeamTests {
         return system
     }
 
-    /// Copies `s` to `t` with the tree's directory calls `system` (and, for the files, a
-    /// ``ManyFileJobRunner`` through `fileSystem`); the report and the failures' messages.
+    /// Copies `s` to `t` through a copier whose calls (the walk's, the directories' and the
+    /// files') are `system`; the report and the failures' messages.
     static func copy(
-        in scratch: ScratchDirectory, system: SystemCalls = .live, fileSystem: SystemCalls = .live,
-        replacesExisting: Bool = false, synchronizes: Bool = false
+        in scratch: ScratchDirectory, system: SystemCalls = .live, replacesExisting: Bool = false, synchronizes: Bool = false,
+        beforeFinalPass: (@Sendable () -> Void)? = nil
     ) async throws -> (Copier.TreeReport, [String]) {
-        let failures = LockedValue<[String]>([])
-        var copy = TreeCopy(
-            from: scratch.appending("s"), to: scratch.appending("t"),
-            options: .init(sink: .init(replacesExisting: replacesExisting, synchronizes: synchronizes)),
-            runner: ManyFileJobRunner(options: .init(), system: fileSystem, onOutcome: { _ in }))
-        copy.system = system
-        let report = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
-        return (report, failures.withLock { $0 })
+        let copied = try await copyTreeWithCopier(
+            scratch.appending("s"), to: scratch.appending("t"),
+            options: .init(sink: .init(replacesExisting: replacesExisting, synchronizes: synchronizes)), system: system,
+            beforeFinalPass: beforeFinalPass)
+        return (copied.report, copied.failures)
     }
 
     /// No `.sluice-*.tmp` anywhere under `path`.
@@ -103,10 +100,14 @@ struct TreeCopySeamTests {
             try Self.makeTree(in: scratch)
             let trusted = Copier.checksPagesOfItsFiles(try scratch.fileSystemType())
             let counts = LockedValue((fsyncs: 0, syncfs: 0))
-            let (report, failures) = try await Self.copy(in: scratch, system: Self.countingSyncs(counts), synchronizes: true)
+            // Counted from the final pass on: the files' own syncs (their batches') come before,
+            // the copier's sync of the directories its files were renamed into after.
+            let (report, failures) = try await Self.copy(
+                in: scratch, system: Self.countingSyncs(counts), synchronizes: true,
+                beforeFinalPass: { counts.withLock { $0 = (0, 0) } })
             #expect(failures.isEmpty && report.failures == 0 && report.files == 3)
-            // The three fsyncs are those of the directories the files were renamed into, one
-            // each, when their batch committed; the final pass adds none (it made six).
+            // One syncfs for the six directories the pass changed, no fsync of any; then the
+            // copier's finish syncs the three directories the files were renamed into, one each.
             if trusted { #expect(counts.withLock { $0 } == (3, 1)) } else { #expect(counts.withLock { $0.syncfs } == 0) }
         }
     }
@@ -120,10 +121,11 @@ struct TreeCopySeamTests {
             try #require(Copier.checksPagesOfItsFiles(try scratch.fileSystemType()), "the scratch file system's syncfs is not used")
             let counts = LockedValue((fsyncs: 0, syncfs: 0))
             let (_, failures) = try await Self.copy(
-                in: scratch, system: Self.countingSyncs(counts, syncfsError: .ioError), synchronizes: true)
+                in: scratch, system: Self.countingSyncs(counts, syncfsError: .ioError), synchronizes: true,
+                beforeFinalPass: { counts.withLock { $0 = (0, 0) } })
             #expect(failures.isEmpty, "\(failures)")
-            // The three directories of the files, then the five the pass changed: s, a, b, c and
-            // the target's parent.
+            // The pass's syncfs, then the five directories it changed, each (s, a, b, c and the
+            // target's parent), and the copier's three of the files' directories.
             #expect(counts.withLock { $0 } == (8, 1))
         }
         try await withScratchDirectory { scratch in
@@ -159,8 +161,9 @@ struct TreeCopySeamTests {
             try Self.makeTree(in: scratch)
             let listings = LockedValue(0)
             // The root's listing is the first; the next one is a subdirectory's.
-            let system = Self.calls(refusingOpenAt: { name, _ in
-                guard name == "." else { return nil }
+            // (An unnamed temporary is opened at "." too, with `O_TMPFILE`: not a listing.)
+            let system = Self.calls(refusingOpenAt: { name, flags in
+                guard name == ".", flags & CSluiceShims_O_TMPFILE != CSluiceShims_O_TMPFILE else { return nil }
                 return listings.withLock { count in
                     count += 1
                     return count == 2 ? ErrorNumber(rawValue: EMFILE) : nil
@@ -215,7 +218,7 @@ struct TreeCopySeamTests {
             files.renameAt = { fromDirectory, from, toDirectory, to, flags in
                 refuses(to) ? .failure(ErrorNumber(rawValue: EPERM)) : renameAt(fromDirectory, from, toDirectory, to, flags)
             }
-            let (report, failures) = try await Self.copy(in: scratch, fileSystem: files)
+            let (report, failures) = try await Self.copy(in: scratch, system: files)
             #expect(failures == ["cannot create '\(scratch.appending("t/b/g"))': Operation not permitted"])
             #expect(report.files == 2)
             #expect(try readFile(scratch.appending("t/c/h")) == Array("h".utf8))

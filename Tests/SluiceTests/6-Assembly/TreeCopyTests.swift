@@ -3,32 +3,33 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Dispatch
 @testable import Sluice
 import SluiceTestSupport
 import Testing
 
-/// ``TreeCopy`` through its seam: a runner that only queues jobs and runs them all in
-/// ``FileJobRunner/waitForAll()`` (as an engine may), so directory attributes and hard links
-/// must come after every job.
-@Suite struct TreeCopyTests {
-    /// Queues every job; runs them, in reverse order, only when asked to wait.
-    final class DeferringRunner: FileJobRunner, @unchecked Sendable {
-        private let queued = LockedValue<[(FileJob, @Sendable (Result<CopyReport, any Error>) -> Void)]>([])
-        var count: Int { queued.withLock { $0.count } }
-
-        func submit(_ job: FileJob, completion: @escaping @Sendable (Result<CopyReport, any Error>) -> Void) async throws {
-            queued.withLock { $0.append((job, completion)) }
-        }
-
-        func waitForAll() async {
-            let jobs = queued.withLock { list in
-                defer { list.removeAll() }
-                return list
+/// A tree copied by ``Copier/copyTree(from:to:options:onOutcome:onFailure:)``: its files are
+/// jobs of the copier that may complete in any order and after the walk has ended, so directory
+/// attributes and hard links must come after every job.
+@Suite(.timeLimit(.minutes(2))) struct TreeCopyTests {
+    /// The calls of a copier whose first source file opened waits, on its thread, until a
+    /// second one is opened: neither file completes before both jobs started, so both complete
+    /// after the walk handed over its last file.
+    static func holdingFirstFileUntilSecond(_ names: Set<String>) -> SystemCalls {
+        var system = SystemCalls.live
+        let open = system.openAt
+        let (opened, second) = (LockedValue(0), DispatchSemaphore(value: 0))
+        system.openAt = { directory, path, flags, mode in
+            if names.contains(String(cString: path)), flags & O_DIRECTORY == 0, flags & O_ACCMODE == O_RDONLY {
+                let count = opened.withLock { count in
+                    count += 1
+                    return count
+                }
+                if count == 1 { _ = second.wait(timeout: .now() + 60) } else if count == 2 { second.signal() }
             }
-            for (job, completion) in jobs.reversed() {
-                do { completion(.success(try await job.run(gate: CommitGate()))) } catch { completion(.failure(error)) }
-            }
+            return open(directory, path, flags, mode)
         }
+        return system
     }
 
     @Test func directoryTimesAndHardLinksComeAfterJobsThatCompleteLate() async throws {
@@ -46,16 +47,13 @@ import Testing
             try tree.setTimes(of: "sub", access: old, modification: old)
             try sub.setPermissions(of: ".", to: 0o555)
 
-            let runner = DeferringRunner()
-            let failures = LockedValue<[String]>([])
-            let copy = TreeCopy(
-                from: source, to: scratch.appending("t"),
-                options: .init(preservesAttributes: true, keepsHardLinks: true, sink: .init(synchronizes: false)), runner: runner)
-            let report = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
-            #expect(failures.withLock { $0 } == [])
-            #expect(report.files == 2)
-            #expect(report.hardLinks == 1)
-            #expect(runner.count == 0)
+            let result = try await copyTreeWithCopier(
+                source, to: scratch.appending("t"), tree: .init(keepsHardLinks: true),
+                options: .init(width: 2, sink: .init(synchronizes: false, preservesAttributes: true)),
+                system: Self.holdingFirstFileUntilSecond(["a", "b"]))
+            #expect(result.failures == [])
+            #expect(result.report.files == 2)
+            #expect(result.report.hardLinks == 1)
             let target = try DirectoryHandle.open(scratch.appending("t"))
             let copied = try target.status(of: "sub")
             #expect(copied.modificationTime == old)
@@ -74,8 +72,7 @@ import Testing
             let handle = try DirectoryHandle.open(scratch.path)
             try handle.makeDirectory("s", permissions: 0o755)
             try handle.openDirectory("s").makeDirectory("inner", permissions: 0o755)
-            let copy = TreeCopy(from: scratch.appending("s"), to: scratch.appending("s/inner/t"))
-            await #expect(throws: FileError.self) { _ = try await copy.run() }
+            await #expect(throws: FileError.self) { _ = try await copyTreeWithCopier(scratch.appending("s"), to: scratch.appending("s/inner/t")) }
             #expect(try entries(in: scratch.appending("s/inner")) == [])
         }
     }
@@ -92,12 +89,10 @@ import Testing
             if linked != copied { try handle.makeDirectory(Pathname(linked), permissions: 0o755) }
             try writeFile(scratch.appending("s/f"), Array("kept".utf8))
             #expect(symlink("../\(linked)", scratch.appending("s/up").description) == 0)
-            let failures = LockedValue<[String]>([])
-            let copy = TreeCopy(
-                from: scratch.appending("s"), to: scratch.appending(Pathname(linked)),
-                options: .init(links: .all, sink: .init(synchronizes: false)))
-            let report = try await copy.run { error in failures.withLock { $0.append("\(error)") } }
-            let messages = failures.withLock { $0 }
+            let result = try await copyTreeWithCopier(
+                scratch.appending("s"), to: scratch.appending(Pathname(linked)), tree: .init(links: .all),
+                options: .init(sink: .init(synchronizes: false)))
+            let (report, messages) = (result.report, result.failures)
             #expect(messages.count == 1)
             #expect(messages.first?.hasSuffix(
                 "cannot copy a directory, '\(scratch.appending("s/up"))', into itself, '\(scratch.appending(Pathname(linked)))'") == true,
@@ -112,9 +107,9 @@ import Testing
         try await withScratchDirectory { scratch in
             let handle = try DirectoryHandle.open(scratch.path)
             try handle.makeDirectory("existing", permissions: 0o755)
-            #expect(TreeCopy.target(source: "a/tree/", destination: scratch.appending("existing"))
+            #expect(Copier.treeTarget(source: "a/tree/", destination: scratch.appending("existing"))
                 == scratch.appending("existing/tree"))
-            #expect(TreeCopy.target(source: "a/tree", destination: scratch.appending("new")) == scratch.appending("new"))
+            #expect(Copier.treeTarget(source: "a/tree", destination: scratch.appending("new")) == scratch.appending("new"))
         }
     }
 }
