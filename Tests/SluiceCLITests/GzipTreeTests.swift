@@ -65,24 +65,4 @@ struct GzipTreeTests {
         #expect(result.status == 64)
         #expect(result.stderrLines.first == "Error: " + message)
     }
-
-    /// Issue 55: `-r` streams: the walk runs ahead of the copies by a bounded channel, so the
-    /// totals grow while it finds files (as `copy -r`'s do) instead of being every path held
-    /// in memory before the first file starts. 400 files: when the first is done, the total
-    /// counts far fewer than all, and says it grows; the last line counts them all.
-    @Test func theWalkStreamsItsFilesAndTheTotalGrows() async throws {
-        let sandbox = try Sandbox()
-        for directory in ["t", "t/a", "t/b"] { try sandbox.makeDirectory(directory) }
-        for index in 0..<400 { try sandbox.write("file \(index)\n", to: "t/\(index % 2 == 0 ? "a" : "b")/f\(index)") }
-        let result = try await CLI.run(["compress", "-r", "--no-fsync", "--progress=json", "t"], in: sandbox)
-        #expect(result.status == 0, "\(result.stderr)")
-        let lines = try result.stderrLines.filter { $0.hasPrefix("{") }.map(ProgressLine.init)
-        let first = try #require(lines.first)
-        let total = try #require(first.integer("totalFiles"))
-        #expect(total < 400, "the first file's line counts \(total) of 400: the walk ran ahead of it")
-        #expect(first.object["totalGrowing"] as? Bool == true, "\(first.text)")
-        let last = try #require(lines.last)
-        #expect(last.isDone && last.integer("totalFiles") == 400 && last.integer("filesCommitted") == 400, "\(last.text)")
-        #expect(sandbox.exists("t/a/f398.gz") && sandbox.exists("t/b/f399.gz"))
-    }
 }

@@ -30,10 +30,8 @@ import Musl
 ///
 /// Used on the command's thread only; the engine's completions go through one lock.
 final class OperandBatch {
-    enum Slot {
+    private enum Slot {
         case skipped(message: String?, isFailure: Bool)
-        /// A message only (an entry a walk passed over, with `-v`).
-        case noted(message: String?)
         case moved(message: String?)
         case finished(Transfer, Result<Copier.Committed, any Error>)
         case refused(Transfer, FileError)
@@ -72,13 +70,13 @@ final class OperandBatch {
     /// The command's progress: its totals are the sizes of the regular file operands (less
     /// those passed over, plus those that failed before they were regular files).
     private let operation: CommandProgress
-    var progress: ManyFilesProgress { operation.progress }
+    private var progress: ManyFilesProgress { operation.progress }
     /// The files of the segments ended so far that were committed and that failed.
     private var filesCommitted = 0
     private var filesFailed = 0
     private var engine: Copier?
     /// Operands done and not yet reported, by position.
-    var ready: [Int: Slot] = [:]
+    private var ready: [Int: Slot] = [:]
     private var nextToReport = 0
     /// The directory entries named by the operands since the files in flight last ended, as
     /// the hash values of their keys: memory per operand stays a word. Two entries that share
@@ -101,13 +99,11 @@ final class OperandBatch {
     var treeFailures: [String] = []
     var failedEntries = 0
 
-    /// A batch of `sources`; `copiesTrees`: they are trees; `walks`: they are walked for their
-    /// files (`-r` of compress and decompress), whose totals then grow as the walk finds them.
-    init(options: CommonOptions, verb: String, sources: [Pathname], copiesTrees: Bool, walks: Bool = false) {
+    private init(options: CommonOptions, verb: String, sources: [Pathname], copiesTrees: Bool) {
         self.options = options
         self.verb = verb
         self.copiesTrees = copiesTrees
-        if copiesTrees || walks {
+        if copiesTrees {
             // The totals grow as each walk finds files; the last walk completes them.
             operation = CommandProgress(
                 ManyFilesProgress(isTotalGrowing: true), mode: options.progress,
@@ -146,7 +142,7 @@ final class OperandBatch {
     }
 
     /// One operand alone: its transfer draws its own progress and prints its own messages.
-    static func runAlone(_ source: Pathname, options: CommonOptions, plan: (Pathname) -> OperandStep) async -> Int32 {
+    private static func runAlone(_ source: Pathname, options: CommonOptions, plan: (Pathname) -> OperandStep) async -> Int32 {
         var tally = OperandTally()
         switch plan(source) {
         case .transfer(let transfer):
@@ -162,7 +158,7 @@ final class OperandBatch {
         return tally.status
     }
 
-    func take(_ step: OperandStep, source: Pathname, at position: Int, isLast: Bool) async {
+    private func take(_ step: OperandStep, source: Pathname, at position: Int, isLast: Bool) async {
         switch step {
         case .tree(let destination, let treeOptions, let moves):
             let move = moves ? TreeMove(source: source, target: Copier.treeTarget(source: source, destination: destination)) : nil
@@ -254,7 +250,7 @@ final class OperandBatch {
     /// Waits for the files in flight, reports them, syncs their directories, then removes the
     /// sources of `--rm`. Every walk is over: the totals are complete (also when the last tree
     /// failed before its walk ended).
-    func endSegment() async {
+    fileprivate func endSegment() async {
         guard let engine, let bell else { return }
         engine.totalIsComplete()
         // Reports each file as it finishes while the engine winds down.
@@ -315,7 +311,7 @@ final class OperandBatch {
     }
 
     /// Ends the command's progress, once, after its last operand: the last bar or JSON line.
-    func endProgress() async {
+    fileprivate func endProgress() async {
         let interrupted = stopStatus == ExitStatus.interrupted || CommitGate.shared.interruption != nil
         // A tree's copy stops at a signal: the command's status is the signal's.
         if interrupted && copiesTrees { stopStatus = ExitStatus.interrupted }
@@ -345,14 +341,14 @@ final class OperandBatch {
         reportReady()
     }
 
-    func reportReady() {
+    private func reportReady() {
         while let slot = ready.removeValue(forKey: nextToReport) {
             nextToReport += 1
             switch slot {
             case .skipped(let message, let isFailure):
                 if let message { Console.message(message) }
                 if isFailure { tally.fail() } else { tally.warn() }
-            case .moved(let message), .noted(let message):
+            case .moved(let message):
                 if let message { Console.message(message) }
             case .finished(let transfer, let outcome):
                 let result = transfer.report(outcome, options: options)
