@@ -6,7 +6,8 @@
 /// (``addToTotal(bytes:files:)`` with ``ProgressSnapshot/FileCounts/isTotalGrowing`` until
 /// ``totalIsComplete()``), or, for a progress given none (``init(totalBytes:totalFiles:isTotalGrowing:)``
 /// with neither), are the files handed over: each joins the file total when its index is
-/// reserved (``reserveIndex()``) and its size the byte total once its source is opened
+/// reserved (``reserveIndex(size:)``) and its size the byte total then, when known (a walk's
+/// file), else once its source is opened
 /// (``sized(index:bytes:)``), and the total is final once ``totalIsComplete()`` was said and
 /// every such file is sized. Until the total is final, ``ProgressSnapshot/fraction`` is `nil`,
 /// so that a non-nil fraction means a share of everything coming and never decreases. Each file in flight reports its own bytes with
@@ -15,7 +16,7 @@
 ///
 /// One progress may be handed to several ``Copier`` engines (one per segment of a
 /// command, or per tree of several), and to files copied on their own beside them: each takes
-/// its files' indices from ``reserveIndex()``, adds to the totals and never finishes it; the
+/// its files' indices from ``reserveIndex(size:)``, adds to the totals and never finishes it; the
 /// operation's owner calls ``finish(interrupted:)`` once, at its end. The bytes buffered the
 /// snapshots show are those of the engine that started last (their peak: the most of any).
 ///
@@ -46,7 +47,7 @@ package final class ManyFilesProgress: Sendable {
         var inFlight: [Int: (read: Int64, written: Int64)] = [:]
         /// The file started last, named by snapshots about no file in particular while it runs.
         var lastStarted: (index: Int, file: Pathname)?
-        /// The index ``reserveIndex()`` gives next.
+        /// The index ``reserveIndex(size:)`` gives next.
         var nextIndex = 0
         /// The most bytes buffered any snapshot saw, over every engine measured.
         var peakBuffered: Int64 = 0

@@ -58,6 +58,9 @@ extension Copier {
         public var failures = 0
         /// The attributes not kept, one message per kind, and other warnings of files.
         public var warnings: [String] = []
+        /// Regular files of the tree that the copier's cancellation stopped (neither copied nor
+        /// failed): ``Copier/copyTree(from:to:options:onOutcome:onFailure:)`` then throws.
+        var cancelled = 0
         /// Creates an empty report.
         package init() {}
     }
@@ -106,7 +109,8 @@ extension Copier {
     ///     seen; the copy goes on.
     /// - Returns: the counts, the failures and the warnings, once every entry is done.
     /// - Throws: `CancellationError` when the task was cancelled (which cancels the copier, as
-    ///   ``copy(_:)`` does: files committed stay, files in flight leave nothing); ``FileError``
+    ///   ``copy(_:)`` does: files committed stay, files in flight leave nothing), or the copier
+    ///   was (``cancel()``) before every file of the tree was copied; ``FileError``
     ///   when nothing could be copied: the source cannot be read, the target's directory cannot
     ///   be opened, or the target is inside the source (code ``FileError/Code/unsupported``).
     public func copyTree(
@@ -141,6 +145,8 @@ extension Copier {
             }
             await run.waitForJobs()
             try Task.checkCancellation()
+            // The copier was cancelled by another task: some of the tree's files were never copied.
+            if run.tally.withLock({ $0.cancelled }) > 0 { throw CancellationError() }
             beforeFinalPass?()
             run.finish()
             return run.report()

@@ -77,7 +77,7 @@ public final class Copier: Sendable {
     /// fields (a tree copy hands over thousands of small files a second).
     final class Indexed: Sendable {
         let index: Int
-        /// The file's index in the progress (`ManyFilesProgress/reserveIndex()`): the engine's
+        /// The file's index in the progress (`ManyFilesProgress/reserveIndex(size:)`): the engine's
         /// own index, unless the progress is shared with other engines or copies.
         let progressIndex: Int
         let job: Job
@@ -182,7 +182,8 @@ public final class Copier: Sendable {
     /// - Given totals (the operands' sizes, say), the fraction follows them from the start.
     /// - Given none (the defaults), the totals are the files submitted: each joins
     ///   ``ProgressSnapshot/FileCounts/total`` when submitted and its size
-    ///   ``ProgressSnapshot/totalBytes`` once its source is opened; the fraction is `nil` until
+    ///   ``ProgressSnapshot/totalBytes`` once its source is opened (a tree's file when submitted);
+    ///   the fraction is `nil` until
     ///   ``finish()`` was called and every file submitted was opened (or always, before the last
     ///   snapshot, when one has no size: a pipe, a sequence of chunks).
     /// - Growing (a walk): `nil` until ``totalIsComplete()``.
@@ -206,7 +207,7 @@ public final class Copier: Sendable {
     /// Creates an engine and starts its worker, reporting to an operation's `progress`: the
     /// progress of a command whose files go through several engines one after another (a
     /// segment of operands, each tree of several) or beside copies of their own. The engine
-    /// adds its files to it (each under an index from `ManyFilesProgress/reserveIndex()`)
+    /// adds its files to it (each under an index from `ManyFilesProgress/reserveIndex(size:)`)
     /// and its bytes buffered, and never finishes it: its owner calls
     /// `ManyFilesProgress/finish(interrupted:)` once the operation is over.
     ///

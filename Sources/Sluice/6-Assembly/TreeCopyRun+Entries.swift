@@ -69,7 +69,8 @@ extension TreeCopyRun {
                         $0.warnings += committed.report.warnings.map { "'\(destination.path)': \($0)" }
                     }
                 case .failure(let error) where error is CancellationError:
-                    break
+                    // Not copied, not failed: the copier was cancelled (copyTree then throws).
+                    tally.withLock { $0.cancelled += 1 }
                 case .failure(let error):
                     tally.withLock { $0.failures += 1 }
                     onFailure(error)
@@ -83,12 +84,15 @@ extension TreeCopyRun {
         job.sinkOverride = fileSink
         job.preservationWarnings = warnings
         // A copier given no totals counts the jobs submitted itself.
-        if !copier.tracker.countsFiles { copier.addToTotal(bytes: entry.status.knownSize ?? 0, files: 1) }
+        let addsToTotal = !copier.tracker.countsFiles
+        if addsToTotal { copier.addToTotal(bytes: entry.status.knownSize ?? 0, files: 1) }
         pending.withLock { $0.count += 1 }
         do {
             try await copier.submit(job)
         } catch {
-            Self.jobEnded(pending)  // not taken: its completion is never called
+            // Not taken: its completion is never called, and it is no file of the totals.
+            if addsToTotal { copier.addToTotal(bytes: -(entry.status.knownSize ?? 0), files: -1) }
+            Self.jobEnded(pending)
             throw error
         }
     }

@@ -30,8 +30,7 @@ struct GzipOptions {
     var removesSources: Bool
     /// `-l`: list each source's sizes and output name, decode nothing.
     var list: Bool
-    /// `-r`: directory operands stand for the regular files in them, taken as the walk finds them
-    /// (`OperandBatch.run(walking:options:verb:verbose:passOver:plan:)`).
+    /// `-r`: directory operands stand for the regular files in them (``expandingDirectories()``).
     var recursive: Bool
 
     /// - Throws: ``UsageError`` for options that cannot go together.

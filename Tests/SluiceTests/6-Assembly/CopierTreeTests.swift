@@ -57,6 +57,30 @@ struct CopierTreeTests {
             for await snapshot in progress { last = snapshot }
             #expect(last?.isFinal == true)
             #expect(last?.files?.completed == 3)
+            // A copier given no totals counts each file once, the tree's as they are submitted.
+            #expect(last?.files?.total == 3)
+            #expect(last?.totalBytes == Int64(300_005 + 6))
+            #expect(last?.fraction == 1.0)
+        }
+    }
+
+    /// A copier cancelled by another task while a tree's files are in its hands: the tree does
+    /// not say it was copied; `copyTree` throws `CancellationError`.
+    @Test func aTreeWhoseCopierIsCancelledThrows() async throws {
+        try await withScratchDirectory { scratch in
+            let source = try Self.makeTree(in: scratch)
+            let clock = HeldClock()
+            var pipeline = PipelineOptions(capacity: 4)
+            pipeline.rateLimit = RateLimiter(bytesPerSecond: 1 << 20, clock: clock)
+            let copier = Copier(options: .init(width: 2, chunkSize: 64 << 10, copy: .init(forcesPipeline: true, pipeline: pipeline)))
+            var updates = copier.progress.subscribe().makeAsyncIterator()
+            let tree = Task { try await copier.copyTree(from: source, to: scratch.appending("t")) }
+            // The tree's large file is held after its first chunk: cancel the copier then.
+            while let snapshot = await updates.next(), snapshot.bytesCompleted == 0 {}
+            copier.cancel()
+            await #expect(throws: CancellationError.self) { _ = try await tree.value }
+            clock.release()
+            _ = await copier.finish()
         }
     }
 

@@ -12,8 +12,9 @@ import Testing
 /// copy gives it before it has its name, and no link or directory swapped into the source or
 /// the destination during a tree copy redirects a `mkdir`, a `chmod`, an xattr or an ACL to a
 /// file outside the copy (the class behind rsync 3.5.0's and uutils' symlink-race fixes). Each
-/// swap is made at a fixed point of the copy (a file's open, through the copier's system calls,
-/// or the seam before the final pass), so the order is the hostile one every time.
+/// swap is made at a fixed point of the copy (a call of the walk's or a file's open, through
+/// the copier's system calls, or the seam before the final pass), so the order is the hostile
+/// one every time.
 @Suite(.timeLimit(.minutes(3)))
 struct TreeCopyRaceTests {
     static let note = ExtendedAttributes([.init(name: Array("user.note".utf8), value: Array("kept".utf8))])
@@ -127,12 +128,18 @@ struct TreeCopyRaceTests {
             let outsideBefore = try handle.status(of: "outside")
             let (t, outside) = (scratch.appending("t"), scratch.appending("outside"))
             let swapped = LockedValue(false)
-            let system = Self.calls(beforeOpening: { name in
-                guard name == "first", !swapped.withLock({ $0 }) else { return }
-                swapped.withLock { $0 = true }
-                _ = rename(t.appending("a").description, t.appending("moved").description)
-                _ = symlink(outside.description, t.appending("a").description)
-            })
+            // On the walk's thread, just before it makes `a/deeper` in the copy: what is still
+            // to come (that directory, and `second` in it) comes after the swap, every time.
+            var system = SystemCalls.live
+            let makeDirectory = system.makeDirectoryAt
+            system.makeDirectoryAt = { directory, path, mode in
+                if String(cString: path) == "deeper", !swapped.withLock({ $0 }) {
+                    swapped.withLock { $0 = true }
+                    _ = rename(t.appending("a").description, t.appending("moved").description)
+                    _ = symlink(outside.description, t.appending("a").description)
+                }
+                return makeDirectory(directory, path, mode)
+            }
             let (report, failures) = try await Self.copyTree(scratch.appending("s"), to: t, system: system)
             #expect(swapped.withLock { $0 })
             #expect(try entries(in: outside) == [])

@@ -78,7 +78,8 @@ final class HeldClock: Clock, Sendable {
     private struct State {
         var now = Duration.zero
         var isReleased = false
-        var waiting: [CheckedContinuation<Void, Never>] = []
+        var nextWait = 0
+        var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
     }
 
     private let state = LockedValue(State())
@@ -90,21 +91,32 @@ final class HeldClock: Clock, Sendable {
     func release() {
         let waiting = state.withLock { state in
             state.isReleased = true
-            defer { state.waiting = [] }
+            defer { state.waiting = [:] }
             return state.waiting
         }
-        for continuation in waiting { continuation.resume() }
+        for continuation in waiting.values { continuation.resume() }
     }
 
+    /// Waits until ``release()``, or until the task is cancelled (then throws
+    /// `CancellationError`, as a clock's sleep does).
     func sleep(until deadline: Instant, tolerance: Duration?) async throws {
-        await withCheckedContinuation { continuation in
-            let released = state.withLock { state in
-                if !state.isReleased { state.waiting.append(continuation) }
-                return state.isReleased
-            }
-            if released { continuation.resume() }
+        let key = state.withLock { state in
+            defer { state.nextWait += 1 }
+            return state.nextWait
         }
-        state.withLock { $0.now = max($0.now, deadline.offset) }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumesNow = state.withLock { state in
+                    if state.isReleased || Task.isCancelled { return true }
+                    state.waiting[key] = continuation
+                    return false
+                }
+                if resumesNow { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiting.removeValue(forKey: key) }?.resume()
+        }
         try Task.checkCancellation()
+        state.withLock { $0.now = max($0.now, deadline.offset) }
     }
 }
