@@ -183,9 +183,8 @@ public final class Copier: Sendable {
     /// - Given none (the defaults), the totals are the files submitted: each joins
     ///   ``ProgressSnapshot/FileCounts/total`` when submitted and its size
     ///   ``ProgressSnapshot/totalBytes`` once its source is opened (a tree's file when submitted);
-    ///   the fraction is `nil` until
-    ///   ``finish()`` was called and every file submitted was opened (or always, before the last
-    ///   snapshot, when one has no size: a pipe, a sequence of chunks).
+    ///   the fraction is `nil` until ``finish()`` was called and every file submitted was opened
+    ///   (or always, before the last snapshot, when one has no size: a pipe, a chunk sequence).
     /// - Growing (a walk): `nil` until ``totalIsComplete()``.
     ///
     /// - Parameters:
