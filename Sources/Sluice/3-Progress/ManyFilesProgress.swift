@@ -28,8 +28,6 @@ package final class ManyFilesProgress: Sendable {
         var totalBytes: Int64
         var totalFiles: Int
         var isTotalGrowing: Bool
-        /// Whether the totals are the files handed over (no totals were given).
-        let countsFiles: Bool
         /// The files counted whose size is not known yet (only when ``countsFiles``).
         var unsized: Set<Int> = []
         /// Whether a file counted has no size to know (a pipe, a sequence of chunks): the total
@@ -79,10 +77,9 @@ package final class ManyFilesProgress: Sendable {
     /// With neither total and not growing, the totals are the files handed over (see the type).
     package init(totalBytes: Int64? = nil, totalFiles: Int? = nil, isTotalGrowing: Bool = false) {
         let countsFiles = totalBytes == nil && totalFiles == nil && !isTotalGrowing
+        self.countsFiles = countsFiles
         state = LockedValue(
-            State(
-                totalBytes: totalBytes ?? 0, totalFiles: totalFiles ?? 0, isTotalGrowing: isTotalGrowing || countsFiles,
-                countsFiles: countsFiles))
+            State(totalBytes: totalBytes ?? 0, totalFiles: totalFiles ?? 0, isTotalGrowing: isTotalGrowing || countsFiles))
     }
 
     /// The index of a file about to be handed over: 0, then one more at each call, so files of
@@ -92,7 +89,7 @@ package final class ManyFilesProgress: Sendable {
     package func reserveIndex(size: Int64? = nil) -> Int {
         state.withLock { state in
             defer { state.nextIndex += 1 }
-            if state.countsFiles {
+            if countsFiles {
                 state.totalFiles += 1
                 if let size { state.totalBytes += size } else { state.unsized.insert(state.nextIndex) }
             }
@@ -102,7 +99,7 @@ package final class ManyFilesProgress: Sendable {
 
     /// Whether the totals are the files handed over (no totals were given): a walk then adds
     /// nothing of its own to them.
-    package var countsFiles: Bool { state.withLock { $0.countsFiles } }
+    package let countsFiles: Bool
 
     /// File `index`'s source was opened: `bytes` (`nil` when it has no size to know) join the
     /// byte total of a progress given no totals; nothing for any other.
@@ -139,7 +136,7 @@ package final class ManyFilesProgress: Sendable {
         let flow = buffered()
         let snapshot = state.withLock { state -> ProgressSnapshot? in
             state.isTotalGrowing = false
-            guard state.countsFiles else { return nil }
+            guard countsFiles else { return nil }
             let running = state.lastStarted.flatMap { state.inFlight[$0.index] != nil ? $0 : nil }
             return makeSnapshot(&state, flow: flow, current: running?.file, index: running?.index)
         }

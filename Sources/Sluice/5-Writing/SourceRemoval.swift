@@ -133,7 +133,7 @@ package enum SourceRemoval {
         guard !force else { return nil }
         if status.linkCount > 1 {
             let others = status.linkCount - 1
-            return "it has \(others) other hard link\(others == 1 ? "" : "s") (use -f to remove it)"
+            return "it has \(others.counted("other hard link")) (use -f to remove it)"
         }
         if status.permissions & 0o7000 != 0 {
             return "it has the set-user-ID, set-group-ID or sticky bit (use -f to remove it)"

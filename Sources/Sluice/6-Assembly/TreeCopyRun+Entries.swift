@@ -77,14 +77,8 @@ extension TreeCopyRun {
                 }
                 Self.jobEnded(pending)
             })
-        // Each file keeps its extended attributes (and ACLs) with the tree's attributes (`-a`),
-        // set on its open temporary before its commit point.
-        var fileSink = sink
-        fileSink.preservesExtendedAttributes = sink.preservesAttributes
         job.sinkOverride = fileSink
         job.preservationWarnings = warnings
-        // A copier given no totals counts the jobs submitted itself.
-        let addsToTotal = !copier.tracker.countsFiles
         if addsToTotal { copier.addToTotal(bytes: entry.status.knownSize ?? 0, files: 1) }
         pending.withLock { $0.count += 1 }
         do {

@@ -46,6 +46,12 @@ final class TreeCopyRun {
     let tree: Copier.TreeOptions
     /// How every entry is written: the copier's ``Copier/Options/sink``.
     let sink: FileSink.Options
+    /// How each regular file is written: ``sink``, with its extended attributes (and ACLs) too
+    /// when it keeps attributes (`-a`), set on its open temporary before its commit point.
+    let fileSink: FileSink.Options
+    /// Whether the walk adds each file to the copier's totals: not when the copier, given no
+    /// totals, counts the jobs submitted itself.
+    let addsToTotal: Bool
     /// The system calls of the walk and the destination's directories: the copier's.
     let system: SystemCalls
     /// Whether the end of the walk completes the totals of the copier's progress.
@@ -96,6 +102,10 @@ final class TreeCopyRun {
         self.target = Copier.treeTarget(source: source, destination: destination)
         self.tree = tree
         self.sink = copier.options.sink
+        var fileSink = sink
+        fileSink.preservesExtendedAttributes = sink.preservesAttributes
+        self.fileSink = fileSink
+        self.addsToTotal = !copier.tracker.countsFiles
         self.system = copier.system
         self.completesTotal = completesTotal
         self.onOutcome = onOutcome

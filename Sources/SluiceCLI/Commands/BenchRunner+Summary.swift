@@ -64,7 +64,7 @@ extension BenchRunner {
     func printSweep(_ sweep: ChunkSizeSweep) {
         let widths = [7, 18, 9, 8, 9, 9, 14]
         let largest = BinaryUnits.abbreviation(Int64(sweep.chunkSizes.last ?? 0))
-        var text = "\nchunk-size sweep, fast consumer, medians of \(plan.runs) run\(plan.runs == 1 ? "" : "s")\n"
+        var text = "\nchunk-size sweep, fast consumer, medians of \(plan.runs.counted("run"))\n"
             + "  speed/dd: dd's seconds over the design's at the same size (above 1: faster than dd)\n"
             + "  CPU/chunk: (CPU s at the size - CPU s at \(largest)) / (chunks at the size - chunks at \(largest))\n"
         text += Self.row(["chunk", "design", "seconds", "MiB/s", "CPU s", "speed/dd", "CPU/chunk µs"], widths) + "\n"

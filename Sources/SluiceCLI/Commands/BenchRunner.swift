@@ -75,8 +75,8 @@ struct BenchRunner {
 
     /// The line on standard error that says what is measured and how.
     private func announcement() -> String {
-        var text = "sluice bench: \(ProgressDisplay.formatBytes(plan.size)) input, \(plan.runs) counted run"
-            + "\(plan.runs == 1 ? "" : "s") each (median), chunk \(ProgressDisplay.formatBytes(Int64(plan.chunkSize))), "
+        var text = "sluice bench: \(ProgressDisplay.formatBytes(plan.size)) input, \(plan.runs.counted("counted run"))"
+            + " each (median), chunk \(ProgressDisplay.formatBytes(Int64(plan.chunkSize))), "
             + "capacity \(plan.capacity(chunkBytes: plan.chunkSize)), slow consumer \(ProgressDisplay.formatBytes(plan.sinkRate))/s"
         if !plan.chunkSizes.isEmpty {
             text += "; chunk sizes \(plan.chunkSizes.map { BinaryUnits.abbreviation(Int64($0)) }.joined(separator: ", ")) "
