@@ -73,7 +73,9 @@ package final class CommitGate: Sendable {
         var interruptionHandler: (@Sendable (Int32) -> Void)?
     }
 
-    private let state = LockedValue(State())
+    /// Threads in ``removeUncommitted()`` and ``waitForCommittedFiles()`` block on its
+    /// condition, woken by the creations, renames and ends they wait for.
+    private let state = LockedCondition(State())
 
     /// Creates a gate with no signal source: only ``interrupt(by:)`` records interruptions.
     package init() {}
@@ -148,7 +150,7 @@ package final class CommitGate: Sendable {
     /// errors ignored) and closes the gate: every later commit is refused. Returns once no
     /// temporary file is being created (one created meanwhile is removed by its creator) and no
     /// rename is under way (a rename that failed leaves its file before its commit point: removed
-    /// too), checking every millisecond.
+    /// too), woken as each ends.
     ///
     /// Safe from any thread while sinks are writing (their later writes go to an unlinked file).
     /// Blocks its thread: call it from a thread of the program's own.
@@ -163,11 +165,11 @@ package final class CommitGate: Sendable {
         }
         // Creations and renames run outside the lock: wait for them to return, then remove what
         // a failed rename left before its commit point.
-        while state.withLock({ $0.creating > 0 || $0.files.values.contains(where: \.isRenaming) }) { usleep(1_000) }
-        return state.withLock { state in
+        return state.wait { state in
+            guard state.creating == 0 && !state.files.values.contains(where: \.isRenaming) else { return nil }
             Self.removeUncommitted(&state)
             return state.files.values.filter(\.isCommitted).map(\.destination)
-        }
+        }!
     }
 
     private static func removeUncommitted(_ state: inout State) {
@@ -178,12 +180,10 @@ package final class CommitGate: Sendable {
     }
 
     /// Blocks the calling thread until every file past its commit point has finished (its
-    /// directory `fsync(2)` done), checking every 10 ms. Call it after ``removeUncommitted()``
+    /// directory `fsync(2)` done), woken as each is unregistered. Call it after ``removeUncommitted()``
     /// from a thread of the program's own, never from the cooperative pool.
     package func waitForCommittedFiles() {
-        while state.withLock({ $0.files.values.contains { $0.isCommitted } }) {
-            usleep(10_000)
-        }
+        _ = state.wait { $0.files.values.contains { $0.isCommitted } ? nil : () }
     }
 
     /// Whether ``removeUncommitted()`` closed the gate (for tests that order an event after it).

@@ -10,71 +10,54 @@ extension Copier {
         // The job goes into a box at once: the slot holds it (and so its directories'
         // descriptors) only until `run(taking:)` or `fail` takes it out, before its release is
         // counted.
-        while let (held, admission) = try? await jobs.next(preparing: { item in (LockedValue<Indexed?>(item), await admit(item)) }) {
-            switch admission {
+        while let (held, taking) = try? await jobs.next(preparing: { item in (LockedValue<Indexed?>(item), await take(item)) }) {
+            switch taking {
             case .gone: continue
             case .cancelled:
                 // Handed over before the cancellation, delivered after it: never started.
-                state.withLock { $0.dispatching -= 1 }
                 await fail(Self.take(held), CancellationError())
                 continue
-            case .admitted: break
+            case .taken: break
             }
             let piece = held.withLock { self.share(of: $0!.job, within: share) }
             do {
                 try await budget.acquire(piece.bytes)
             } catch {
-                leave { $0.dispatching -= 1 }
+                state.withLock { $0.drop(admitted: true) }?.resume()
                 await fail(Self.take(held), error)
                 continue
             }
-            state.withLock { state in
-                state.dispatching -= 1
-                state.running += 1
-            }
+            state.withLock { $0.start() }
             let step = await run(taking: held, piece, on: executor)
             budget.release(piece.bytes)
             // A sealed file counts as running until its batch holds it, so a file waiting for
             // descriptors never finds it in neither.
-            if case .sealed(let entry) = step { await batch.append(entry) }
-            leave { state in
-                state.running -= 1
-                state.releases += 1
+            var sealed = false
+            if case .sealed(let entry) = step {
+                await batch.append(entry)
+                observer?(.sealedIntoBatch)
+                sealed = true
+            }
+            let ending = state.withLock { $0.end(sealed: sealed) }
+            ending.waiter?.resume()
+            if ending.commitsBatch { batch.commitNow() }
+        }
+    }
+
+    /// Takes `item` from the jobs waiting and, unless the engine was cancelled, counts it in
+    /// flight once it fits (a durable file within ``durableWidth``: it may hold a directory to
+    /// sync; other files always fit, one per slot).
+    private func take(_ item: Indexed) async -> Machine.Taking {
+        let taking = state.withLock { $0.take(item.index) }
+        guard case .taken = taking else { return taking }
+        let durable = writesDurableFile(item.job)
+        while !state.withLock({ $0.admit(durable: durable) }) {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                // A file that ended meanwhile: try again at once.
+                if !state.withLock({ $0.wait(waiter, durable: durable) }) { waiter.resume() }
             }
         }
-    }
-
-    /// Ends an admitted file with `change`, under one lock, and lets the durable file waiting
-    /// for room try again.
-    private func leave(_ change: (inout State) -> Void) {
-        state.withLock { state in
-            change(&state)
-            return state.leave()
-        }?.resume()
-    }
-
-    /// What became of a job a slot took.
-    enum Admission {
-        /// Failed or completed meanwhile (no longer in `waiting`): nothing to do.
-        case gone
-        /// The engine was cancelled: the job is to fail, never started.
-        case cancelled
-        /// Counted in flight (and in `dispatching` until it runs or fails).
-        case admitted
-    }
-
-    /// Takes `item` from `waiting` into `dispatching` and, unless the engine was cancelled,
-    /// counts it in flight (``admit(durable:)``).
-    private func admit(_ item: Indexed) async -> Admission {
-        let (taken, cancelled) = state.withLock { state in
-            let taken = state.waiting.removeValue(forKey: item.index) != nil
-            if taken { state.dispatching += 1 }
-            return (taken, state.isCancelled)
-        }
-        guard taken else { return .gone }
-        if cancelled { return .cancelled }
-        await admit(durable: writesDurableFile(item.job))
-        return .admitted
+        return taking
     }
 
     /// The job `held` holds, taken out of it.
@@ -82,29 +65,6 @@ extension Copier {
         held.withLock { item in
             defer { item = nil }
             return item!
-        }
-    }
-
-    /// Counts a file in flight, once a durable one fits within ``durableWidth`` (a durable file
-    /// may hold a directory to sync); other files always fit, one per slot.
-    func admit(durable: Bool) async {
-        while true {
-            let fits = state.withLock { state in
-                let fits = !durable || state.inFlight < durableWidth
-                if fits { state.inFlight += 1 }
-                return fits
-            }
-            if fits { return }
-            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                // A file that ended meanwhile: try again at once.
-                let waits = state.withLock { state in
-                    guard state.inFlight >= durableWidth else { return false }
-                    precondition(state.admissionWaiter == nil, "two slots admitting at once")
-                    state.admissionWaiter = waiter
-                    return true
-                }
-                if !waits { waiter.resume() }
-            }
         }
     }
 }

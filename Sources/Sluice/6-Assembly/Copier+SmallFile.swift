@@ -58,7 +58,7 @@ extension Copier {
             let (taken, refusals) = try sink.assumeIsolated { sink in
                 try copyInOneStep(source, status: status, into: sink, job: item.job, copyOptions: copyOptions, share: share)
             }
-            state.withLock { $0.filesInOneStep += 1 }
+            observer?(.copiedInOneStep)
             let change = source.change(since: status, system: system)
             try Task.checkCancellation()
             try sink.assumeIsolated { try $0.commit() }

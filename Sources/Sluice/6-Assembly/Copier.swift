@@ -108,43 +108,8 @@ public final class Copier: Sendable {
         }
     }
 
-    struct State {
-        var nextIndex = 0
-        var totals = Totals()
-        var worker: Task<Void, Never>?
-        /// Jobs handed over and not yet started (at most the one buffered and those being
-        /// sent): a cancellation completes them.
-        var waiting: [Int: Indexed] = [:]
-        /// The sealed files waiting for their `syncfs(2)`, while ``work()`` runs.
-        var batch: SyncBatch?
-        /// Set by ``cancel()``: ``submit(_:)`` refuses from then on.
-        var isCancelled = false
-        /// Files copied by ``copySmallFile(_:copyOptions:share:on:)`` (for tests).
-        var filesInOneStep = 0
-        /// Files on their slots' threads now.
-        var running = 0
-        /// Jobs slots took from ``waiting`` and have not started yet (each waits for room or
-        /// for its share of the budget).
-        var dispatching = 0
-        /// Files admitted by `admit(durable:)` and not yet ended.
-        var inFlight = 0
-        /// The durable file waiting for `inFlight` to fall below ``Copier/durableWidth``: one at
-        /// most, as a slot admits its job while it holds the intake's turn.
-        var admissionWaiter: CheckedContinuation<Void, Never>?
-        /// Counts the events that release descriptors (a file finished, or sealed and in its
-        /// batch; a batch committed and its files let go): ``waitForReleasedDescriptors(holding:)``
-        /// waits for it to move.
-        var releases = 0
-        /// Files (not the walk) inside ``waitForReleasedDescriptors(holding:)`` now.
-        var filesWaitingForDescriptors = 0
-
-        /// Counts an admitted file's end, and returns the durable file to let try again.
-        mutating func leave() -> CheckedContinuation<Void, Never>? {
-            inFlight -= 1
-            defer { admissionWaiter = nil }
-            return admissionWaiter
-        }
-    }
+    /// The engine's state machine, over its jobs and the continuation of a slot waiting for room.
+    typealias Machine = StateMachine<Indexed, CheckedContinuation<Void, Never>>
 
     /// The options the engine was made with.
     package let options: Options
@@ -167,7 +132,11 @@ public final class Copier: Sendable {
     /// descriptors allow (`DescriptorBudget.jobsWaiting(besideFilesInFlight:)`); a submitter
     /// that found it full resumes once half of it was taken (one thread wake-up per half of it).
     private let intake: BoundedChannel<Indexed>
-    let state = LockedValue(State())
+    /// The engine's decisions; threads out of descriptors block on its condition.
+    let state: LockedCondition<Machine>
+    /// Called with each event tests wait for (a file copied in one step, sealed into its batch,
+    /// waiting for descriptors), on the thread where it happened; `nil` outside tests.
+    let observer: (@Sendable (Event) -> Void)?
 
     /// One progress for all the files: subscribe before the first ``submit(_:)``. Each
     /// snapshot's ``ProgressSnapshot/files`` says the files done of the total and the file it
@@ -219,11 +188,16 @@ public final class Copier: Sendable {
     }
 
     /// The seam for tests: the same, with the system calls of the files' sources and sinks.
-    package init(options: Options, progress: ManyFilesProgress, ownsProgress: Bool, system: SystemCalls) {
+    package init(
+        options: Options, progress: ManyFilesProgress, ownsProgress: Bool, system: SystemCalls,
+        observer: (@Sendable (Event) -> Void)? = nil
+    ) {
         self.options = options
         self.system = system
+        self.observer = observer
         width = min(options.width, DescriptorBudget.current.filesInFlightWithoutSync)
         durableWidth = min(width, DescriptorBudget.current.filesInFlight)
+        state = LockedCondition(Machine(durableWidth: durableWidth, patience: .milliseconds(options.descriptorWaitMilliseconds)))
         let budget = ByteBudget(limit: options.byteBudget)
         self.budget = budget
         tracker = progress
@@ -249,13 +223,9 @@ public final class Copier: Sendable {
     @discardableResult
     public func submit(_ job: Job) async throws(CancellationError) -> Int {
         let tracker = tracker
+        // Under the engine's lock, so an engine's own progress numbers its files as it does.
         let item = try state.withLock { state throws(CancellationError) in
-            guard !state.isCancelled else { throw CancellationError() }
-            defer { state.nextIndex += 1 }
-            // Under the engine's lock, so an engine's own progress numbers its files as it does.
-            let item = Indexed(index: state.nextIndex, progressIndex: tracker.reserveIndex(size: job.sourceStatus?.knownSize), job: job)
-            state.waiting[item.index] = item
-            return item
+            try state.submit { Indexed(index: $0, progressIndex: tracker.reserveIndex(size: job.sourceStatus?.knownSize), job: job) }
         }
         let index = item.index
         do {
@@ -267,7 +237,7 @@ public final class Copier: Sendable {
         } catch {
             // Not taken: no completion. Unless the engine, winding down, took it from the jobs
             // waiting first: then it completes it (cancelled), and it counts as taken.
-            if state.withLock({ $0.waiting.removeValue(forKey: index) }) != nil { throw CancellationError() }
+            if state.withLock({ $0.withdraw(index) }) { throw CancellationError() }
         }
         return index
     }
@@ -288,10 +258,7 @@ public final class Copier: Sendable {
     public func cancel() {
         // First what decides: no file is started from now on, nor renamed from its batch once a
         // rename under way has returned.
-        let (worker, batch) = state.withLock { state in
-            state.isCancelled = true
-            return (state.worker, state.batch)
-        }
+        let (worker, batch) = state.withLock { $0.cancel() }
         batch?.cancel()
         worker?.cancel()
         intake.fail(CancellationError())
@@ -342,7 +309,7 @@ public final class Copier: Sendable {
         let share = options.byteBudget / width
         let batch = SyncBatch(
             maximumWait: .milliseconds(options.syncBatchWaitMilliseconds),
-            released: { self.state.withLock { $0.releases += 1 } }
+            released: { self.state.withLock { $0.batchReleased() } }
         ) { entries, batch in
             self.commit(entries, of: batch)
         }
@@ -369,11 +336,7 @@ public final class Copier: Sendable {
 
     /// Cancelled: fails, in the order they were submitted, the jobs handed over and never started.
     private func failLeftovers() async {
-        let leftovers = state.withLock { state in
-            defer { state.waiting.removeAll() }
-            return state.waiting.sorted { $0.key < $1.key }
-        }
-        for (_, item) in leftovers {
+        for item in state.withLock({ $0.takeLeftovers() }) {
             await fail(item, CancellationError())
         }
     }
@@ -422,17 +385,7 @@ public final class Copier: Sendable {
 
     /// Counts and reports the end of the file `receipt` is of.
     func complete(_ receipt: Receipt, _ result: Result<Committed, any Error>, bytes: Int64) {
-        state.withLock { state in
-            state.releases += 1
-            switch result {
-            case .success(let committed):
-                state.totals.committed += 1
-                state.totals.bytesRead += committed.report.bytesRead
-                state.totals.bytesWritten += committed.report.bytesWritten
-            case .failure:
-                state.totals.failed += 1
-            }
-        }
+        state.withLock { $0.complete(result) }
         let error: String? = switch result {
         case .success: nil
         case .failure(is CancellationError): "interrupted"

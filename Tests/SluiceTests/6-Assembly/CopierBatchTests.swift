@@ -20,7 +20,10 @@ struct CopierBatchTests {
         let chunk = 64 << 10
         let sizes = [1, 4096, chunk, chunk + 1]
         let sources = try CopierTests.makeSources(sizes, in: directory)
-        let engine = Copier(options: .init(width: 2, chunkSize: chunk))
+        let events = CopierEvents()
+        let engine = Copier(
+            options: .init(width: 2, chunkSize: chunk), progress: ManyFilesProgress(), ownsProgress: true, system: .live,
+            observer: events.observer)
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
@@ -30,7 +33,7 @@ struct CopierBatchTests {
         let totals = await engine.finish()
         #expect(totals.committed == sizes.count)
         // The three files of one chunk at most went in one step; the last through RegularFileCopy.
-        #expect(engine.state.withLock { $0.filesInOneStep } == 3)
+        #expect(events.count(.copiedInOneStep) == 3)
         let type = try directory.fileSystemType()
         let clones = CopyMethod.cloningFileSystems.contains(type)
         let copiesInTheKernel = CopyMethod.kernelCopyFileSystems.contains(type)
@@ -105,7 +108,8 @@ struct CopierBatchTests {
         let sources = try CopierTests.makeSources(sizes, in: directory)
         var options = Copier.Options(width: sizes.count)
         options.syncBatchWaitMilliseconds = 600_000  // one batch, committed at the end
-        let engine = Copier(options: options)
+        let events = CopierEvents()
+        let engine = Copier(options: options, progress: ManyFilesProgress(), ownsProgress: true, system: .live, observer: events.observer)
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
@@ -113,9 +117,7 @@ struct CopierBatchTests {
                 sourceStatus: try FileStatus.of(source), completion: outcomes.add))
         }
         // Every file sealed and waiting in the batch (committed only at the end): then cancel.
-        while engine.state.withLock({ $0.batch?.pendingCount ?? 0 }) < sizes.count {
-            try await Task.sleep(for: .milliseconds(1))
-        }
+        await events.wait(for: .sealedIntoBatch, times: sizes.count)
         engine.cancel()
         let totals = await engine.finish()
         #expect(totals.committed == 0)
@@ -146,7 +148,8 @@ struct CopierBatchTests {
         let sources = try CopierTests.makeSources([70_000], in: directory)
         var options = Copier.Options(width: 1)
         options.syncBatchWaitMilliseconds = 600_000  // one batch, committed at the end
-        let engine = Copier(options: options)
+        let events = CopierEvents()
+        let engine = Copier(options: options, progress: ManyFilesProgress(), ownsProgress: true, system: .live, observer: events.observer)
         let outcomes = Outcomes()
         weak var held: Canary?
         do {
@@ -155,19 +158,9 @@ struct CopierBatchTests {
             try await engine.submit(
                 Self.job(from: sources[0], to: directory.appending(Pathname("out/f0.gz")), holding: canary, outcomes: outcomes))
         }
-        // Guards against a hang; the batch itself waits ten minutes.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while engine.state.withLock({ $0.batch?.pendingCount ?? 0 }) < 1 && outcomes.all.isEmpty && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        // Not completed (a copy that failed would be), so sealed and waiting, not yet renamed.
-        try #require(outcomes.all.isEmpty)
-        // Its job is let go (the copy's tasks may end just after the file is sealed).
-        while held != nil && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(1))
-        }
+        // Sealed and in its batch (which waits ten minutes), not yet renamed: its job is let go.
+        await events.wait(for: .sealedIntoBatch)
         #expect(held == nil)
-        #expect(engine.state.withLock { $0.batch?.pendingCount } == 1)
         #expect(outcomes.all.isEmpty)
         let totals = await engine.finish()
         #expect(totals.committed == 1)

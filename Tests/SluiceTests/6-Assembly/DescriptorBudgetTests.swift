@@ -155,8 +155,7 @@ struct DescriptorBudgetTests {
         let sources = try CopierTests.makeSources([10_000, 20_000], in: directory)
         for index in 0..<2 { mkdir(directory.appending(Pathname("out\(index)")).description, 0o755) }
         let firstCompleting = DispatchSemaphore(value: 0)
-        let current = LockedValue<Copier?>(nil)
-        defer { current.withLock { $0 = nil } }
+        let events = CopierEvents()
         var calls = SystemCalls.live
         let creations = LockedValue(0)  // of the second file's temporary file
         let open = calls.open
@@ -169,8 +168,9 @@ struct DescriptorBudgetTests {
             }
             return open(path, flags, mode)
         }
-        let engine = Copier(options: .init(width: 2, chunkSize: 4096), progress: ManyFilesProgress(), ownsProgress: true, system: calls)
-        current.withLock { $0 = engine }
+        let engine = Copier(
+            options: .init(width: 2, chunkSize: 4096), progress: ManyFilesProgress(), ownsProgress: true, system: calls,
+            observer: events.observer)
         let outcomes = CopierTests.Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
@@ -180,7 +180,7 @@ struct DescriptorBudgetTests {
                     guard outcome.index == 0 else { return }
                     firstCompleting.signal()
                     // On the batch's thread, inside its commit: until the second file waits.
-                    while current.withLock({ $0?.state.withLock { $0.filesWaitingForDescriptors } ?? 1 }) == 0 { usleep(100) }
+                    events.waitBlocking(for: .waitingForDescriptors)
                 }))
         }
         let totals = await engine.finish()
@@ -234,11 +234,11 @@ struct DescriptorBudgetTests {
 
     /// System calls whose second unnamed-file creation fails with `EMFILE` (the time of the
     /// failure in `failed`, that of the next creation in `retried`), whose first waits for
-    /// `held` when given, and whose reads take 20 ms each while a file waits for descriptors
-    /// in `engine`.
+    /// `held` when given, and whose reads take 20 ms each, with `slowReadsWhileWaiting`, from
+    /// the failure to the next creation (while the file that failed waits for descriptors).
     static func secondCreationFails(
         failed: LockedValue<ContinuousClock.Instant?>, retried: LockedValue<ContinuousClock.Instant?>,
-        held: DispatchSemaphore? = nil, slowReadsWhileWaiting engine: LockedValue<Copier?>? = nil
+        held: DispatchSemaphore? = nil, slowReadsWhileWaiting: Bool = false
     ) -> SystemCalls {
         var calls = failingCreation(at: 2) { index in
             if index == 1 { held?.wait() }
@@ -247,8 +247,7 @@ struct DescriptorBudgetTests {
         }
         let read = calls.read
         calls.read = { descriptor, buffer, count in
-            let waiting = engine?.withLock { $0?.state.withLock { $0.filesWaitingForDescriptors } ?? 0 } ?? 0
-            if waiting > 0 { usleep(20_000) }
+            if slowReadsWhileWaiting, failed.withLock({ $0 }) != nil, retried.withLock({ $0 }) == nil { usleep(20_000) }
             return read(descriptor, buffer, count)
         }
         return calls
@@ -266,14 +265,11 @@ struct DescriptorBudgetTests {
         defer { directory.remove() }
         let sources = try CopierTests.makeSources([1_600_000, 1_600_000], in: directory)
         let (failed, retried) = (LockedValue<ContinuousClock.Instant?>(nil), LockedValue<ContinuousClock.Instant?>(nil))
-        let current = LockedValue<Copier?>(nil)
         var options = Copier.Options(width: 2, chunkSize: 4096, copy: .init(forcesPipeline: true), sink: .init(synchronizes: false))  // by read(2)
         options.descriptorWaitMilliseconds = 3_000
         let engine = Copier(
             options: options, progress: ManyFilesProgress(), ownsProgress: true,
-            system: Self.secondCreationFails(failed: failed, retried: retried, slowReadsWhileWaiting: current))
-        current.withLock { $0 = engine }
-        defer { current.withLock { $0 = nil } }
+            system: Self.secondCreationFails(failed: failed, retried: retried, slowReadsWhileWaiting: true))
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
                 source: source, destination: directory.appending(Pathname("out/f\(index)")),
