@@ -28,7 +28,7 @@ extension Copier {
     ///
     /// - Returns: `true` once descriptors were released (try again); `false` when the engine
     ///   holds none it would release (the open fails for good).
-    func waitForReleasedDescriptors(holding: Int) -> Bool {
+    package func waitForReleasedDescriptors(holding: Int) -> Bool {
         let moved = { [tracker] in
             let latest = tracker.latest
             return latest.bytesCompleted &+ latest.bytesWritten
@@ -57,7 +57,7 @@ extension Copier {
     /// ``waitForReleasedDescriptors(holding:)``), or the engine is cancelled; woken by the
     /// events that change those. Call it from a thread of the caller's own, never the
     /// cooperative pool.
-    func waitUntilNoFileHoldsDescriptors() {
+    package func waitUntilNoFileHoldsDescriptors() {
         _ = state.wait { $0.noFileHoldsDescriptors ? () : nil }
     }
 }

@@ -85,18 +85,17 @@ enum GzipCommand {
             return ExitStatus.failure
         }
         if options.list { return await GzipListing.run(options.sources, verbose: options.common.verbose) }
-        var sources = options.sources
-        var walkFailed = false
-        if options.recursive {
-            (sources, walkFailed) = await options.expandingDirectories()
-            if CommitGate.shared.interruption != nil { return ExitStatus.interrupted }
-        }
         let created = CreatedFiles()
-        let status = await OperandBatch.run(sources, options: options.common, verb: options.verb) { source in
+        if options.recursive {
+            return await OperandBatch.run(
+                walking: options.sources, options: options.common, verb: options.verb, verbose: options.common.verbose,
+                passOver: options.passOver
+            ) { source in
+                options.step(for: source, created: created)
+            }
+        }
+        return await OperandBatch.run(options.sources, options: options.common, verb: options.verb) { source in
             options.step(for: source, created: created)
         }
-        // An entry of a tree that could not be read fails the command, as a failed operand does.
-        if walkFailed && (status == ExitStatus.success || status == ExitStatus.warning) { return ExitStatus.failure }
-        return status
     }
 }

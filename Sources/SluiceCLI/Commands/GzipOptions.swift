@@ -30,7 +30,8 @@ struct GzipOptions {
     var removesSources: Bool
     /// `-l`: list each source's sizes and output name, decode nothing.
     var list: Bool
-    /// `-r`: directory operands stand for the regular files in them (``expandingDirectories()``).
+    /// `-r`: directory operands stand for the regular files in them, taken as the walk finds them
+    /// (`OperandBatch.run(walking:options:verb:verbose:passOver:plan:)`).
     var recursive: Bool
 
     /// - Throws: ``UsageError`` for options that cannot go together.

@@ -30,8 +30,10 @@ import Musl
 ///
 /// Used on the command's thread only; the engine's completions go through one lock.
 final class OperandBatch {
-    private enum Slot {
+    enum Slot {
         case skipped(message: String?, isFailure: Bool)
+        /// A message only (an entry a walk passed over, with `-v`).
+        case noted(message: String?)
         case moved(message: String?)
         case finished(Transfer, Result<Copier.Committed, any Error>)
         case refused(Transfer, FileError)
@@ -70,13 +72,23 @@ final class OperandBatch {
     /// The command's progress: its totals are the sizes of the regular file operands (less
     /// those passed over, plus those that failed before they were regular files).
     private let operation: CommandProgress
-    private var progress: ManyFilesProgress { operation.progress }
+    var progress: ManyFilesProgress { operation.progress }
     /// The files of the segments ended so far that were committed and that failed.
     private var filesCommitted = 0
     private var filesFailed = 0
-    private var engine: Copier?
+    private var engine: Copier? {
+        didSet { currentEngine.withLock { $0 = engine } }
+    }
+    /// ``engine``, for the walk of `-r` on its own thread: it waits there for the files in
+    /// flight to release descriptors.
+    let currentEngine = LockedValue<Copier?>(nil)
+    /// The files submitted to ``engine`` since its segment started.
+    var filesInSegment = 0
+    /// Whether the operands are walked for their files (`-r` of compress and decompress): the
+    /// walk, not the end of a segment, completes the totals.
+    let walks: Bool
     /// Operands done and not yet reported, by position.
-    private var ready: [Int: Slot] = [:]
+    var ready: [Int: Slot] = [:]
     private var nextToReport = 0
     /// The directory entries named by the operands since the files in flight last ended, as
     /// the hash values of their keys: memory per operand stays a word. Two entries that share
@@ -99,11 +111,14 @@ final class OperandBatch {
     var treeFailures: [String] = []
     var failedEntries = 0
 
-    private init(options: CommonOptions, verb: String, sources: [Pathname], copiesTrees: Bool) {
+    /// A batch of `sources`; `copiesTrees`: they are trees; `walks`: they are walked for their
+    /// files (`-r` of compress and decompress), whose totals then grow as the walk finds them.
+    init(options: CommonOptions, verb: String, sources: [Pathname], copiesTrees: Bool, walks: Bool = false) {
         self.options = options
         self.verb = verb
         self.copiesTrees = copiesTrees
-        if copiesTrees {
+        self.walks = walks
+        if copiesTrees || walks {
             // The totals grow as each walk finds files; the last walk completes them.
             operation = CommandProgress(
                 ManyFilesProgress(isTotalGrowing: true), mode: options.progress,
@@ -142,7 +157,7 @@ final class OperandBatch {
     }
 
     /// One operand alone: its transfer draws its own progress and prints its own messages.
-    private static func runAlone(_ source: Pathname, options: CommonOptions, plan: (Pathname) -> OperandStep) async -> Int32 {
+    static func runAlone(_ source: Pathname, options: CommonOptions, plan: (Pathname) -> OperandStep) async -> Int32 {
         var tally = OperandTally()
         switch plan(source) {
         case .transfer(let transfer):
@@ -158,7 +173,7 @@ final class OperandBatch {
         return tally.status
     }
 
-    private func take(_ step: OperandStep, source: Pathname, at position: Int, isLast: Bool) async {
+    func take(_ step: OperandStep, source: Pathname, at position: Int, isLast: Bool) async {
         switch step {
         case .tree(let destination, let treeOptions, let moves):
             let move = moves ? TreeMove(source: source, target: Copier.treeTarget(source: source, destination: destination)) : nil
@@ -226,6 +241,7 @@ final class OperandBatch {
         }) else { return }
         do {
             try await engine.submit(job)
+            filesInSegment += 1
         } catch {
             stopStatus = ExitStatus.interrupted
         }
@@ -248,11 +264,12 @@ final class OperandBatch {
     }
 
     /// Waits for the files in flight, reports them, syncs their directories, then removes the
-    /// sources of `--rm`. Every walk is over: the totals are complete (also when the last tree
-    /// failed before its walk ended).
-    fileprivate func endSegment() async {
+    /// sources of `--rm`. Every walk of a tree is over: the totals are complete (also when the
+    /// last tree failed before its walk ended); the walk of `-r` completes them itself.
+    func endSegment() async {
         guard let engine, let bell else { return }
-        engine.totalIsComplete()
+        if !walks { engine.totalIsComplete() }
+        filesInSegment = 0
         // Reports each file as it finishes while the engine winds down.
         async let finishing: Copier.Totals = {
             let totals = await engine.finish()
@@ -311,7 +328,7 @@ final class OperandBatch {
     }
 
     /// Ends the command's progress, once, after its last operand: the last bar or JSON line.
-    fileprivate func endProgress() async {
+    func endProgress() async {
         let interrupted = stopStatus == ExitStatus.interrupted || CommitGate.shared.interruption != nil
         // A tree's copy stops at a signal: the command's status is the signal's.
         if interrupted && copiesTrees { stopStatus = ExitStatus.interrupted }
@@ -341,14 +358,14 @@ final class OperandBatch {
         reportReady()
     }
 
-    private func reportReady() {
+    func reportReady() {
         while let slot = ready.removeValue(forKey: nextToReport) {
             nextToReport += 1
             switch slot {
             case .skipped(let message, let isFailure):
                 if let message { Console.message(message) }
                 if isFailure { tally.fail() } else { tally.warn() }
-            case .moved(let message):
+            case .moved(let message), .noted(let message):
                 if let message { Console.message(message) }
             case .finished(let transfer, let outcome):
                 let result = transfer.report(outcome, options: options)
