@@ -70,14 +70,17 @@ package final class LockedCondition<Value>: @unchecked Sendable {
 
     /// Blocks until `ready` returns a value (run under the lock, first at once, then after each
     /// change made by ``withLock(_:)``), or for at most `timeout` (on the monotonic clock) if
-    /// one is given.
+    /// one is given. What `ready` changes wakes the other waiters, as a change by ``withLock(_:)`` does.
     ///
     /// - Returns: what `ready` returned, or `nil` when `timeout` passed first.
     package func wait<Result>(
         timeout: Duration? = nil, until ready: (inout sending Value) -> sending Result?
     ) -> sending Result? {
         pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        defer {
+            pthread_mutex_unlock(mutex)
+            pthread_cond_broadcast(condition)  // what `ready` changed
+        }
         var limit = timespec()
         if let timeout {
             clock_gettime(CLOCK_MONOTONIC, &limit)
