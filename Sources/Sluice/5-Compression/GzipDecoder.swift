@@ -379,4 +379,8 @@ public final class GzipDecoder: ChunkTransform {
     }
 }
 
-extension GzipDecoder: TakesLongHoles {}
+extension GzipDecoder: TakesLongHoles, VerifiableTransform {
+    /// Its summary's CRC-32 is its output's, checked against each member's trailer (RFC 1952
+    /// §2.3.1).
+    public var verification: TransformVerification { .decodesInput }
+}

@@ -113,4 +113,9 @@ package final class GzipEncoder: ChunkTransform {
     }
 }
 
-extension GzipEncoder: TakesLongHoles {}
+extension GzipEncoder: TakesLongHoles, VerifiableTransform {
+    /// As ``ParallelGzipEncoder``'s: read back through a ``GzipDecoder``.
+    package var verification: TransformVerification {
+        .encodesInput { [outputChunkSize] in GzipDecoder(outputChunkSize: outputChunkSize) }
+    }
+}

@@ -398,4 +398,7 @@ package final class ParallelGzipDecoder: ChunkTransform {
     }
 }
 
-extension ParallelGzipDecoder: TakesLongHoles {}
+extension ParallelGzipDecoder: TakesLongHoles, VerifiableTransform {
+    /// As ``GzipDecoder``'s: its output is its input decoded.
+    package var verification: TransformVerification { .decodesInput }
+}

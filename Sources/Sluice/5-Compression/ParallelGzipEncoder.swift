@@ -364,4 +364,10 @@ extension ParallelGzipEncoder {
     }
 }
 
-extension ParallelGzipEncoder: TakesLongHoles {}
+extension ParallelGzipEncoder: TakesLongHoles, VerifiableTransform {
+    /// Read back through a ``GzipDecoder`` of its output chunk size, which also checks the
+    /// member's CRC-32 and ISIZE (RFC 1952 §2.3.1); its summary's CRC-32 is its input's.
+    public var verification: TransformVerification {
+        .encodesInput { [outputChunkSize] in GzipDecoder(outputChunkSize: outputChunkSize) }
+    }
+}
