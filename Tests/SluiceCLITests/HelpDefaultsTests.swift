@@ -68,7 +68,7 @@ import Testing
         let options = CommonOptions(try Self.parsed(.copy, []))
         #expect(options.jobs == min(numbers[2], max(numbers[1], numbers[0] * processors)))
         let budget = try #require(CommandOption.jobs.summary.split(separator: " ").first { $0.last == "M" })
-        let copier = options.copierOptions(verification: .sameBytes)
+        let copier = options.copierOptions()
         #expect(copier.byteBudget == Int(try ValueKind.parseSize(String(budget), option: "--jobs")))
         #expect(copier.width == options.jobs)
         #expect(CommandOption.jobs.abstract.contains("(default: \(shown))"))

@@ -95,7 +95,7 @@ public struct FileChunks: AsyncSequence, Sendable {
     ///     (``FileChunks/SparseMode/auto`` and ``FileChunks/SparseMode/always``), or as zeros read with `read(2)`
     ///     (``FileChunks/SparseMode/never``). Default `true`. A file that reports size 0 (/proc) and a
     ///     file system that does not answer `SEEK_DATA` are read plainly either way. Pass
-    ///     `false` for a copy that verifies its output (``PipelineOptions/verification``): it
+    ///     `false` for a copy that verifies its output (``PipelineOptions/verifiesOutput``): it
     ///     must read every byte, not believe the map.
     ///
     /// Every `open(2)`, `lseek(2)` and `read(2)` of the file runs on a thread of its own that

@@ -40,7 +40,7 @@ extension Copier {
         /// Makes the transform stage (gzip, gunzip); `nil` copies, by the cheapest path
         /// (clone, kernel copy or pipeline). With a transform, set-user-ID and set-group-ID bits are not
         /// given to the output. Checked, with `--verify`, by the copier's
-        /// ``PipelineOptions/verification`` (``Options/copy``).
+        /// ``PipelineOptions/verifiesOutput`` (``Options/copy``), as the transform says.
         public var transform: FileCopy<FileChunks, FileSink>.TransformFactory?
         /// How this file is copied (reflink, pipeline, CRC-32, rate, verification), in place of
         /// the engine's ``Options/copy``: a tree's, inside the package; `nil` (default): the
@@ -235,10 +235,10 @@ extension Copier.Job {
         set { sinkOverride = newValue }
     }
 
-    @available(*, unavailable, message: "set Copier.Options.copy.pipeline.verification")
+    @available(*, unavailable, message: "set Copier.Options.copy.pipeline.verifiesOutput")
     public var verification: PipelineOptions.Verification? {
-        get { copyOptions?.pipeline.verification }
-        set { copyOptions?.pipeline.verification = newValue }
+        get { copyOptions?.pipeline.verifiesOutput == true ? .sameBytes : nil }
+        set { copyOptions?.pipeline.verifiesOutput = newValue != nil }
     }
 
     @available(*, unavailable, message: "set the sink and verification in Copier.Options: init(source:destination:transform:completion:)")

@@ -137,7 +137,7 @@ extension Copier {
 
         /// Whether the source is opened to find its holes: as ``holes`` says, and never for a
         /// verified copy, which reads every byte rather than believe the hole map.
-        package var findsHoles: Bool { holes.findsHoles(verifying: pipeline.verification != nil) }
+        package var findsHoles: Bool { holes.findsHoles(verifying: pipeline.verifiesOutput) }
 
         /// The slice of a kernel copy unless a test sets one: 4 MiB.
         package static let defaultSliceSize = 4 << 20

@@ -42,7 +42,7 @@ extension Copier {
     /// `fsync(2)` of its own: a durable copy without `--verify` (which reads back after its own
     /// sync).
     func joinsSyncBatch(_ job: Job) -> Bool {
-        options.batchesSyncs && writing(job).synchronizes && verification(of: job) == nil
+        options.batchesSyncs && writing(job).synchronizes && !verifiesOutput(of: job)
     }
 
     /// The sink options of `job`'s file: the engine's ``Options/sink`` (a tree's own, inside

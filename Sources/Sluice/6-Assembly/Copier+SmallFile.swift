@@ -23,7 +23,7 @@ extension Copier {
     func copySmallFile(
         _ item: Indexed, copyOptions: RegularFileCopy.Options, share: PipelineShare, on executor: BlockingIOExecutor
     ) throws -> Copied? {
-        guard item.job.transform == nil, item.job.onCopyStart == nil, copyOptions.pipeline.verification == nil,
+        guard item.job.transform == nil, item.job.onCopyStart == nil, !copyOptions.pipeline.verifiesOutput,
             copyOptions.pipeline.rateLimit == nil,
             !copyOptions.forcesPipeline, copyOptions.holes == .auto, copyOptions.reflink != .always,
             let known = item.job.sourceStatus, Self.fitsInOneStep(known, chunkSize: share.chunkSize)

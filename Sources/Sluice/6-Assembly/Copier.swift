@@ -364,9 +364,9 @@ public final class Copier: Sendable {
         return copyOptions
     }
 
-    /// How `job`'s file is checked: its copy options' verification (the engine's ``Options/copy``).
-    func verification(of job: Job) -> PipelineOptions.Verification? {
-        (job.copyOptions ?? options.copy).pipeline.verification
+    /// Whether `job`'s file is checked: its copy options' verification (the engine's ``Options/copy``).
+    func verifiesOutput(of job: Job) -> Bool {
+        (job.copyOptions ?? options.copy).pipeline.verifiesOutput
     }
 
     /// The part of the budget `job`'s file is given, out of `share` bytes: its chunk size and

@@ -74,7 +74,7 @@ package struct CopyPlan: Sendable {
         var chain = CopyMethod.chain(
             source: source, sourceFileSystem: sourceFileSystem, destinationFileSystem: destinationFileSystem,
             reflink: options.reflink, sparse: options.holes, kernelCopyLimit: options.kernelCopyLimit,
-            verified: options.pipeline.verification == .sameBytes)
+            verified: options.pipeline.verifiesOutput)
         if distrustsHoleMap { chain.removeAll { $0 == .kernelCopy } }
         if chain.isEmpty {
             throw cannotClone(

@@ -23,7 +23,7 @@ public struct CopyReport: Sendable, Hashable {
     /// member); the CLI prints them and exits with status 2.
     public var warnings: [StageWarning]
     /// What the check of the output found, when one was asked for
-    /// (``PipelineOptions/verification``); `nil` otherwise.
+    /// (``PipelineOptions/verifiesOutput``); `nil` otherwise.
     public var verification: CopyReport.VerificationOutcome?
     /// How the data was copied: ``CopyMethod/pipeline`` for every ``FileCopy``; what the table
     /// chose for a file of a ``Copier``.
@@ -68,8 +68,29 @@ public struct CopyReport: Sendable, Hashable {
     }
 }
 
+extension CopyReport {
+    /// What a ``FileCopy`` asked to verify its output found, when the output could be checked or
+    /// could not be.
+    public enum VerificationOutcome: Sendable, Hashable {
+        /// The output was read back and matched.
+        case verified
+        /// The output is a clone of the source (``CopyMethod/clone``): it shares the source's
+        /// extents, so there is no written copy to read back; nothing was re-read.
+        case sharedExtents
+        /// The output could not be read back, for the reason given (for example a device or FIFO
+        /// written in place); it was committed unverified.
+        case notVerified(reason: String)
+    }
+}
+
 // The spellings of 0.1, for one release.
 extension CopyReport {
     @available(*, unavailable, renamed: "method")
     public var path: CopyMethod { get { method } set { method = newValue } }
 }
+
+@available(*, unavailable, message: "set PipelineOptions.verifiesOutput")
+public typealias CopyVerification = PipelineOptions.Verification
+
+@available(*, unavailable, renamed: "CopyReport.VerificationOutcome")
+public typealias VerificationOutcome = CopyReport.VerificationOutcome

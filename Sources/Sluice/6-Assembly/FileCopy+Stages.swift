@@ -70,7 +70,7 @@ extension FileCopy {
         let source = self.source
         let makeTransform = self.makeTransform
         let hook = awaitPointHook
-        let computesCRC32 = (options.computesCRC32 && makeTransform == nil) || options.verification == .sameBytes
+        let computesCRC32 = (options.computesCRC32 || options.verifiesOutput) && makeTransform == nil
         // A sink that does not copy ranges of a source gets them read, on the reader's thread.
         let (chunkSize, path) = (file?.chunkSize ?? FileChunks.defaultChunkSize, file?.path ?? "-")
         let readsRanges: (@Sendable (Chunk) throws -> [Chunk])? = Self.rangeReader(
@@ -128,13 +128,14 @@ extension FileCopy {
         try Task.checkCancellation()
         let sink = self.sink
         var verification: (outcome: CopyReport.VerificationOutcome, sourceCRC32: UInt32?)?
-        for case .transformed(let summary) in results {
+        for case .transformed(let summary, _) in results {
             if let patch = summary.patch, let sink = sink as? any PatchableSink, await sink.acceptsPatches {
                 try await sink.apply(patch)
             }
         }
-        if let wanted = options.verification {
-            verification = try await Self.verify(wanted, of: sink, results: results, recorder: recorder, fileSource: fileSource)
+        if options.verifiesOutput {
+            verification = try await Self.verify(
+                sink, results: results, recorder: recorder, fileSource: fileSource, makeTransform: makeTransform)
         }
         try await awaitPointHook.map(AwaitPoints.init).around(.sinkCommit) { try await sink.commit() }
         return verification

@@ -1,10 +1,11 @@
 extension FileCopy {
-    /// Checks the output before the commit (``Options/verification``), on a thread of its own.
+    /// Checks the output before the commit (``PipelineOptions/verifiesOutput``), on a thread of
+    /// its own, as the transform says (``VerifiableTransform``), or as the source's bytes
+    /// without one.
     ///
-    /// The CRC-32 to match is the one the copy computed: the reading stage's for
-    /// ``PipelineOptions/Verification/sameBytes``, the transform's otherwise (the input's for a compression,
-    /// the output's for a decompression). The size is the bytes read, or for
-    /// ``PipelineOptions/Verification/decodedSource`` the bytes written.
+    /// The CRC-32 to match is the one the copy computed: the reading stage's without a
+    /// transform, the transform's otherwise (of its decoded side: the input of an encoder, the
+    /// output of a decoder). The size is the bytes read, or for a decoder the bytes written.
     ///
     /// Ranges the kernel copied (``Chunk/sourceRange``) never passed through the pipeline: a
     /// clone shares the source's extents and is not read back
@@ -12,39 +13,46 @@ extension FileCopy {
     /// is read a second time for its CRC-32 (``sourceCRC32(of:)``), then the output is read back
     /// and compared as for the pipeline.
     ///
-    /// - Returns: the outcome, ``CopyReport/VerificationOutcome/notVerified(reason:)`` for a sink that is not
-    ///   a `ReadBackSink` or a transform that reports no CRC-32; and the source's CRC-32 when it
-    ///   was read again for it.
+    /// - Parameter makeTransform: the copy's transform factory, which decodes the source again
+    ///   for a decoder's check.
+    /// - Returns: the outcome, ``CopyReport/VerificationOutcome/notVerified(reason:)`` for a sink
+    ///   that is not a `ReadBackSink`, a transform that is not a ``VerifiableTransform`` or one
+    ///   that reports no CRC-32; and the source's CRC-32 when it was read again for it.
     /// - Throws: ``VerificationError`` on a difference; the errors of the reads.
     static func verify(
-        _ verification: PipelineOptions.Verification, of sink: Sink, results: [StageResult], recorder: ProgressRecorder,
-        fileSource: FileChunks?
+        _ sink: Sink, results: [StageResult], recorder: ProgressRecorder, fileSource: FileChunks?,
+        makeTransform: TransformFactory?
     ) async throws -> (outcome: CopyReport.VerificationOutcome, sourceCRC32: UInt32?) {
         guard let readable = sink as? any ReadBackSink else {
             return (.notVerified(reason: "the destination cannot be read back"), nil)
         }
         var expectedCRC32: UInt32?
         var sourceCRC32: UInt32?
+        var (decoded, decoder) = (VerificationError.Decoded.neither, nil as TransformFactory?)
         for result in results {
-            switch (result, verification) {
-            case (.read(_, _, .clone), .sameBytes): return (.sharedExtents, nil)
-            case (.read(_, _, .some), .sameBytes):
+            switch result {
+            case .read(_, _, .clone): return (.sharedExtents, nil)
+            case .read(_, _, .some):
                 guard let fileSource else { break }
                 sourceCRC32 = try await Self.sourceCRC32(of: fileSource)
                 expectedCRC32 = sourceCRC32
-            case (.read(_, let crc32, nil), .sameBytes): expectedCRC32 = crc32
-            case (.transformed(let summary), .gzipOfSource), (.transformed(let summary), .decodedSource):
-                expectedCRC32 = summary.crc32
-            default: break
+            case .read(_, let crc32, nil): expectedCRC32 = expectedCRC32 ?? crc32
+            case .transformed(_, nil):
+                return (.notVerified(reason: "the transform does not say how to read its output back"), nil)
+            case .transformed(let summary, .encodesInput(let makeDecoder)?):
+                (expectedCRC32, decoded, decoder) = (summary.crc32, .output, makeDecoder)
+            case .transformed(let summary, .decodesInput?):
+                (expectedCRC32, decoded, decoder) = (summary.crc32, .source, makeTransform)
+            case .written: break
             }
         }
         guard let expectedCRC32 else {
             return (.notVerified(reason: "the copy computed no CRC-32 to verify against"), nil)
         }
-        let expectedSize = verification == .decodedSource
+        let expectedSize = decoded == .source
             ? recorder.bytesWritten.load(ordering: .relaxed) : recorder.bytesCompleted.load(ordering: .relaxed)
         let verifier = OutputVerifier(
-            verification: verification, destination: readable.destination,
+            decoded: decoded, decoder: decoder, destination: readable.destination,
             source: fileSource?.status.kind == .regular ? fileSource : nil, expectedCRC32: expectedCRC32,
             expectedSize: expectedSize, chunkSize: fileSource?.chunkSize ?? FileChunks.defaultChunkSize,
             openWritten: { try await readable.openForReadBack() })

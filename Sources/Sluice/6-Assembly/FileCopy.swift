@@ -13,8 +13,8 @@
 /// Two options change the pipeline's course (<doc:PacingAndVerification>): a rate limit
 /// (``PipelineOptions/rateLimit``) paces the stage after the first channel, so the reading
 /// stage waits on that channel's backpressure; a verification
-/// (``PipelineOptions/verification``) reads the output back between the last write and the
-/// commit, and aborts on a difference.
+/// (``PipelineOptions/verifiesOutput``) reads the output back between the last write and the
+/// commit, as its transform says (``VerifiableTransform``), and aborts on a difference.
 ///
 /// Create the copy, subscribe to ``progress`` (before `run()`, so no snapshot is missed), then
 /// call ``run()``:
@@ -43,7 +43,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     @available(*, unavailable, renamed: "PipelineOptions")
     public typealias Options = PipelineOptions
 
-    /// Makes the transform stage's state, inside that stage.
+    /// Makes the transform stage's state, inside that stage; called again, on the verification's
+    /// thread, to decode the source anew where a verification of a decoder looks for the first
+    /// difference (``TransformVerification/decodesInput``).
     public typealias TransformFactory = @Sendable () throws -> any ChunkTransform
 
     let source: Source
@@ -80,7 +82,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     ///   - sink: where they go; committed only if every stage succeeds.
     ///   - totalBytes: the source's size in bytes when known, for progress; `nil` otherwise.
     ///   - options: channel capacity and byte budget, CRC-32.
-    ///   - transform: makes a transform stage (``ParallelGzipEncoder``, ``GzipDecoder``); `nil` copies.
+    ///   - transform: makes a transform stage (``ParallelGzipEncoder``, ``GzipDecoder``); `nil`
+    ///     copies. A verification asks the transform how to check its output
+    ///     (``VerifiableTransform``).
     public init(
         from source: Source, to sink: Sink, totalBytes: Int64?, options: PipelineOptions = PipelineOptions(),
         transform: TransformFactory? = nil
@@ -108,7 +112,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         /// The reading stage's bytes and CRC-32 (`nil` when not computed, or when the sink copied
         /// ranges of the source, `kernel` their method, which the data never passed through).
         case read(bytes: Int64, crc32: UInt32?, kernel: Chunk.SourceRange.Method?)
-        case transformed(TransformSummary)
+        /// The transform's summary, and how to check its output when it says
+        /// (``VerifiableTransform``).
+        case transformed(TransformSummary, verification: TransformVerification?)
         case written
     }
 
@@ -168,7 +174,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         for result in results {
             switch result {
             case .read(_, let crc32, _): report.crc32 = report.crc32 ?? crc32 ?? verification?.sourceCRC32
-            case .transformed(let summary):
+            case .transformed(let summary, _):
                 report.crc32 = options.computesCRC32 ? summary.crc32 : nil
                 report.warnings += summary.warnings
             case .written: break
@@ -260,7 +266,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
             }
             let summary = try await points.around(.transformFinish) { try await transform.finish(emit: emit) }
             output.finish()
-            return .transformed(summary)
+            return .transformed(summary, verification: (transform as? any VerifiableTransform)?.verification)
         } catch {
             output.fail(error)
             throw error
@@ -328,7 +334,7 @@ extension Result where Failure == any Error {
 extension FileCopy where Source == FileChunks {
     /// Assembles a copy of a file: as the general initializer, and the file's reads run on its
     /// reader's thread, a regular file's chunks reach the writer in batches, and a verification
-    /// (``PipelineOptions/verification``) reads the file again for its CRC-32.
+    /// (``PipelineOptions/verifiesOutput``) reads the file again for its CRC-32.
     ///
     /// - Parameters: as the general initializer's; `source` opened and not yet read.
     public init(

@@ -5,18 +5,21 @@ import Musl
 #endif
 
 /// Reads back what a ``FileCopy`` wrote, before the commit, and checks it against the CRC-32
-/// and size the copy computed while it ran (``PipelineOptions/Verification``).
+/// and size the copy computed while it ran (``PipelineOptions/verifiesOutput``).
 ///
-/// The check costs one read of the output (decoded for a compression), in chunks, through a
-/// bounded channel: a few chunks in memory whatever the size. Only on a mismatch does a second
-/// pass read the source again (decoded for a decompression) beside the output, to find the
-/// first byte that differs; a source that cannot be read again (a pipe, standard input) leaves
-/// the offset unknown.
+/// The check costs one read of the output (decoded, for a transform that encodes), in chunks,
+/// through a bounded channel: a few chunks in memory whatever the size. Only on a mismatch does
+/// a second pass read the source again (decoded, for a transform that decodes) beside the
+/// output, to find the first byte that differs; a source that cannot be read again (a pipe,
+/// standard input) leaves the offset unknown.
 ///
 /// Runs its reads and decoding on the files' own threads (``BlockingIOExecutor``) and its CRC-32
 /// in the calling task, which ``FileCopy`` puts on a thread of its own.
 struct OutputVerifier: Sendable {
-    let verification: PipelineOptions.Verification
+    /// Which side is decoded before the comparison, by a transform of `decoder` (`nil` for
+    /// neither): ``TransformVerification``.
+    let decoded: VerificationError.Decoded
+    let decoder: (@Sendable () throws -> any ChunkTransform)?
     /// The path messages name: the destination.
     let destination: Pathname
     /// The source, when it is a regular file that can be opened again by its path.
@@ -32,15 +35,16 @@ struct OutputVerifier: Sendable {
     ///
     /// - Returns: ``CopyReport/VerificationOutcome/verified``, or ``CopyReport/VerificationOutcome/notVerified(reason:)``
     ///   for an output that cannot be read back.
-    /// - Throws: ``VerificationError`` when the output differs or does not decode; the
-    ///   ``FileError`` of a read, `fsync` or `open`; `CancellationError`.
+    /// - Throws: ``VerificationError`` when the output differs or does not decode (the
+    ///   decoder's error its cause); the ``FileError`` of a read, `fsync` or `open`;
+    ///   `CancellationError`.
     func run() async throws -> CopyReport.VerificationOutcome {
         guard let written = try await openWritten() else {
             return .notVerified(reason: "'\(destination)' is written in place (not a regular file) and cannot be read back")
         }
         let actual: (crc32: UInt32, size: Int64)
         do {
-            actual = try await withChunks(ofDescriptor: written, decoding: verification == .gzipOfSource) { channel in
+            actual = try await withChunks(ofDescriptor: written, decoding: .output) { channel in
                 var crc = CRC32()
                 var size: Int64 = 0
                 for try await chunk in channel {
@@ -49,9 +53,9 @@ struct OutputVerifier: Sendable {
                 }
                 return (crc.value, size)
             }
-        } catch let error as GzipError {
+        } catch let failure as DecoderFailure {
             throw VerificationError(
-                .undecodable(error), destination: destination, verification: verification, expectedCRC32: expectedCRC32,
+                .undecodable(failure.cause), destination: destination, decoded: decoded, expectedCRC32: expectedCRC32,
                 expectedSize: expectedSize, actualCRC32: nil, actualSize: nil)
         }
         if actual.crc32 == expectedCRC32 && actual.size == expectedSize { return .verified }
@@ -64,7 +68,7 @@ struct OutputVerifier: Sendable {
             kind = .mismatch(firstDifference: nil, unlocatedReason: "\(error)")
         }
         throw VerificationError(
-            kind, destination: destination, verification: verification, expectedCRC32: expectedCRC32,
+            kind, destination: destination, decoded: decoded, expectedCRC32: expectedCRC32,
             expectedSize: expectedSize, actualCRC32: actual.crc32, actualSize: actual.size)
     }
 
@@ -73,9 +77,25 @@ struct OutputVerifier: Sendable {
         var description: String
     }
 
+    /// An error the decoder threw, told apart from those of the reads; described as its cause.
+    struct DecoderFailure: Error, CustomStringConvertible {
+        var cause: any Error
+        var description: String { "\(cause)" }
+
+        /// Runs `body`, a step of the decoder: its own errors wrapped, those of its `emit` (the
+        /// channel's, a cancellation) as they are.
+        static func wrapping<R>(_ body: () async throws -> R) async throws -> R {
+            do { return try await body() } catch where error is CancellationError || error is BoundedChannel<Chunk>.SendError {
+                throw error
+            } catch {
+                throw DecoderFailure(cause: error)
+            }
+        }
+    }
+
     /// The offset of the first byte that differs between the source and the output, both read
-    /// again (each decoded when it is gzip); `nil` if they are the same now (the source changed
-    /// back, or a read came out differently the first time).
+    /// again (the side ``decoded`` says decoded); `nil` if they are the same now (the source
+    /// changed back, or a read came out differently the first time).
     ///
     /// - Throws: ``Unlocatable`` when the source cannot be read again; the errors of the reads.
     private func firstDifference() async throws -> Int64? {
@@ -88,38 +108,42 @@ struct OutputVerifier: Sendable {
         guard let written = try await openWritten() else {
             throw Unlocatable(description: "the output cannot be read back")
         }
-        return try await withChunks(of: again, decoding: verification == .decodedSource) { reference in
-            try await withChunks(ofDescriptor: written, decoding: verification == .gzipOfSource) { output in
+        return try await withChunks(of: again, decoding: .source) { reference in
+            try await withChunks(ofDescriptor: written, decoding: .output) { output in
                 try await ChunkComparison.firstDifference(reference, output)
             }
         }
     }
 
-    /// Runs `body` with the chunks read from `descriptor` (decoded when `decoding`), then closes
-    /// it.
+    /// Runs `body` with the chunks read from `descriptor` (decoded when it is the side
+    /// ``decoded``), then closes it.
     private func withChunks<R: Sendable>(
-        ofDescriptor descriptor: Descriptor, decoding: Bool, _ body: (BoundedChannel<Chunk>) async throws -> R
+        ofDescriptor descriptor: Descriptor, decoding side: VerificationError.Decoded,
+        _ body: (BoundedChannel<Chunk>) async throws -> R
     ) async throws -> R {
         defer { try? descriptor.close() }
         let chunks = try await FileChunks.reading(descriptor, path: destination, chunkSize: chunkSize)
-        return try await withChunks(of: chunks, decoding: decoding, body)
+        return try await withChunks(of: chunks, decoding: side, body)
     }
 
-    /// Runs `body` with the chunks of `chunks` (decoded when `decoding`), produced on the file's
-    /// own thread into a channel of four chunks; a producer still running when `body` returns
-    /// is cancelled.
+    /// Runs `body` with the chunks of `chunks` (decoded when they are the side ``decoded``),
+    /// produced on the file's own thread into a channel of four chunks; a producer still running
+    /// when `body` returns is cancelled.
     private func withChunks<R: Sendable>(
-        of chunks: FileChunks, decoding: Bool, _ body: (BoundedChannel<Chunk>) async throws -> R
+        of chunks: FileChunks, decoding side: VerificationError.Decoded,
+        _ body: (BoundedChannel<Chunk>) async throws -> R
     ) async throws -> R {
         let channel = BoundedChannel<Chunk>(capacity: 4, byteBudget: nil)
-        let chunkSize = chunkSize
+        let decoder = side == decoded ? decoder : nil
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask(executorPreference: chunks.preferredExecutor) {
                 do {
-                    if decoding {
-                        let decoder = GzipDecoder(outputChunkSize: chunkSize)
-                        for try await chunk in chunks { try await decoder.process(chunk) { try await channel.send($0) } }
-                        _ = try await decoder.finish { try await channel.send($0) }
+                    if let decoder {
+                        var transform = try await DecoderFailure.wrapping { try decoder() }
+                        for try await chunk in chunks {
+                            try await DecoderFailure.wrapping { try await transform.process(chunk, emit: channel.send) }
+                        }
+                        _ = try await DecoderFailure.wrapping { try await transform.finish(emit: channel.send) }
                     } else {
                         for try await chunk in chunks { try await channel.send(chunk) }
                     }

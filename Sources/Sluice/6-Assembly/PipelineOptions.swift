@@ -1,5 +1,6 @@
 /// How a chunk pipeline is sized and what it does besides copying, for a caller that tunes a
-/// copy: the channels' capacity and byte budget, the CRC-32, a rate limit, a verification.
+/// copy: the channels' capacity and byte budget, the CRC-32, a rate limit, a verification of the
+/// output.
 ///
 /// One type for every pipeline, whatever its source and sink: a ``FileCopy`` takes it, and
 /// ``Copier/FileOptions/pipeline`` holds it for a copier's files that take the pipeline. (Before
@@ -22,13 +23,16 @@ public struct PipelineOptions: Sendable, Hashable {
     /// bytes read as that stage lets them through, so it shows the limited rate. The wait is
     /// an asynchronous sleep: no thread is blocked.
     public var rateLimit: RateLimiter?
-    /// How to check the output before committing it, or `nil` (default) not to
-    /// (``PipelineOptions/Verification``, `--verify`). It needs a ``FileSink``, which reads its file back; any
-    /// other sink, or a file written in place, is committed unverified, and the report says
-    /// why (``CopyReport/verification``). Open its source with `findsHoles: false`
+    /// Whether to read the output back and check it before committing it (`--verify`). Default
+    /// `false`. Without a transform the output must hold the source's bytes; with one, the
+    /// transform says how its output reads back (``VerifiableTransform``; one that does not is
+    /// committed unverified). It needs a ``FileSink``, which reads its file back; any other
+    /// sink, or a file written in place, is committed unverified, and the report says why
+    /// (``CopyReport/verification``). A difference throws ``VerificationError``, and nothing is
+    /// committed. Open its source with `findsHoles: false`
     /// (``FileChunks/open(_:chunkSize:findsHoles:)``): a verified copy reads every byte rather
     /// than believe the file's hole map.
-    public var verification: PipelineOptions.Verification?
+    public var verifiesOutput: Bool
 
     /// The capacity, in chunks, that buffers about 4 MiB per channel for chunks of
     /// `chunkSize` bytes: 4 chunks of 1 MiB (and more), up to 1,024 chunks of 4 KiB (and less).
@@ -56,7 +60,7 @@ public struct PipelineOptions: Sendable, Hashable {
     /// - Precondition: `capacity >= 1`; `byteBudget`, when given, >= 1.
     public init(
         capacity: Int = 4, byteBudget: Int? = nil, computesCRC32: Bool = true, rateLimit: RateLimiter? = nil,
-        verification: PipelineOptions.Verification? = nil
+        verifiesOutput: Bool = false
     ) {
         precondition(capacity >= 1, "capacity must be at least 1 chunk")
         precondition(byteBudget.map { $0 >= 1 } ?? true, "byteBudget must be at least 1 byte")
@@ -64,6 +68,40 @@ public struct PipelineOptions: Sendable, Hashable {
         self.byteBudget = byteBudget
         self.computesCRC32 = computesCRC32
         self.rateLimit = rateLimit
-        self.verification = verification
+        self.verifiesOutput = verifiesOutput
+    }
+}
+
+// The spellings of 0.2, for one release: the check was chosen by the caller, among three that
+// knew only gzip; the transform says it now (``VerifiableTransform``).
+extension PipelineOptions {
+    /// How a copy checked its output in 0.2: the same bytes, or gzip's two directions.
+    @available(*, deprecated, message: "set verifiesOutput: the transform says how its output is checked (VerifiableTransform)")
+    public enum Verification: Sendable, Hashable {
+        /// The output holds the source's bytes (a copy).
+        case sameBytes
+        /// The output is the gzip compression of the source (``ParallelGzipEncoder``).
+        case gzipOfSource
+        /// The source is gzip and the output its decoded data (``GzipDecoder``).
+        case decodedSource
+    }
+
+    /// Whether to check the output, as a ``Verification``: ``Verification/sameBytes`` when
+    /// ``verifiesOutput``, whatever the transform; setting any case sets ``verifiesOutput``.
+    @available(*, deprecated, message: "use verifiesOutput: the transform says how its output is checked (VerifiableTransform)")
+    public var verification: Verification? {
+        get { verifiesOutput ? .sameBytes : nil }
+        set { verifiesOutput = newValue != nil }
+    }
+
+    /// Creates options that verify the output when `verification` is not `nil`.
+    @available(*, deprecated, message: "use init(capacity:byteBudget:computesCRC32:rateLimit:verifiesOutput:)")
+    public init(
+        capacity: Int = 4, byteBudget: Int? = nil, computesCRC32: Bool = true, rateLimit: RateLimiter? = nil,
+        verification: Verification?
+    ) {
+        self.init(
+            capacity: capacity, byteBudget: byteBudget, computesCRC32: computesCRC32, rateLimit: rateLimit,
+            verifiesOutput: verification != nil)
     }
 }

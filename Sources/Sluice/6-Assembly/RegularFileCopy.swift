@@ -18,7 +18,7 @@
 /// ``CopyReport/crc32`` is `nil` unless the data passed through the pipeline or was verified.
 ///
 /// A rate limit (``PipelineOptions/rateLimit``) takes reads and writes, which it paces chunk by
-/// chunk (a kernel copy would only be paced slice by slice). A verification (``PipelineOptions/verification``, ``PipelineOptions/Verification/sameBytes``)
+/// chunk (a kernel copy would only be paced slice by slice). A verification (``PipelineOptions/verifiesOutput``)
 /// takes the path that is faster end to end: the pipeline checks what it wrote against the
 /// CRC-32 of what it read, so on ext4 and tmpfs, where a kernel copy passes the data through
 /// memory as well, a dense file goes by the pipeline; elsewhere (NFS, a sparse file) a kernel

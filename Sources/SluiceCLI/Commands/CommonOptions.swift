@@ -77,26 +77,18 @@ struct CommonOptions {
         FileSink.Options(replacesExisting: force, synchronizes: synchronizes, preservesAttributes: preserve, sparse: sparse)
     }
 
-    /// How each file is copied: its paths and holes, the pipeline's capacity, the CRC-32 when
-    /// `computesCRC32`, the rate, and with `--verify` the check `verification` (the command's:
-    /// the same bytes for a copy, the gzip of the source for `compress`).
-    func fileOptions(verification: PipelineOptions.Verification, computesCRC32: Bool) -> Copier.FileOptions {
-        Copier.FileOptions(
-            reflink: reflink, holes: sparse, forcesPipeline: forcesPipeline,
-            pipeline: PipelineOptions(
-                capacity: capacity, computesCRC32: computesCRC32, rateLimit: rateLimit,
-                verification: verify ? verification : nil),
-            sliceSize: Copier.FileOptions.defaultSliceSize)
-    }
-
-    /// The copier's options for a command whose outputs `verification` checks with `--verify`
-    /// (each file's CRC-32 for `--verbose` and `--verify`), whose outputs take their source's
+    /// The copier's options for a command: each file's paths and holes, the pipeline's capacity,
+    /// its CRC-32 for `--verbose` and `--verify`, the rate, and with `--verify` the check of its
+    /// output (as its transform says: ``VerifiableTransform``); its outputs take their source's
     /// modification time when `keepsModificationTime` (as `gzip`'s do).
-    func copierOptions(verification: PipelineOptions.Verification, keepsModificationTime: Bool = false) -> Copier.Options {
+    func copierOptions(keepsModificationTime: Bool = false) -> Copier.Options {
         var sink = sinkOptions
         sink.preservesModificationTime = keepsModificationTime
-        return Copier.Options(
-            width: jobs, chunkSize: chunkSize, copy: fileOptions(verification: verification, computesCRC32: verbose || verify),
-            sink: sink)
+        let pipeline = PipelineOptions(
+            capacity: capacity, computesCRC32: verbose || verify, rateLimit: rateLimit, verifiesOutput: verify)
+        let file = Copier.FileOptions(
+            reflink: reflink, holes: sparse, forcesPipeline: forcesPipeline, pipeline: pipeline,
+            sliceSize: Copier.FileOptions.defaultSliceSize)
+        return Copier.Options(width: jobs, chunkSize: chunkSize, copy: file, sink: sink)
     }
 }

@@ -35,7 +35,6 @@ extension GzipOptions {
             transformWarnings: warnings,
             removesSource: removesSources, keepsModificationTime: range == nil, created: created,
             compressionThreads: mode == .compress ? threads : nil,
-            verification: mode == .compress ? .gzipOfSource : .decodedSource,
             range: range.map { Transfer.RangeRead(bytes: $0, threadCount: threads) }))
     }
 

@@ -249,13 +249,12 @@ final class OperandBatch {
     }
 
     /// The engine of the files in flight, started for `transfer` (`nil`: a tree) if none is:
-    /// its options are the command's, with the check and the modification time of the
-    /// command's transfers (a tree's: its bytes checked, its times as `--preserve` says).
+    /// its options are the command's, with the modification time of the command's transfers
+    /// (a tree's: as `--preserve` says).
     func startSegment(for transfer: Transfer?) -> Copier {
         if let engine { return engine }
         let engine = Copier(
-            options: options.copierOptions(
-                verification: transfer?.verification ?? .sameBytes, keepsModificationTime: transfer?.keepsModificationTime ?? false),
+            options: options.copierOptions(keepsModificationTime: transfer?.keepsModificationTime ?? false),
             progress: progress)
         let (stream, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         bell = (stream, ring)

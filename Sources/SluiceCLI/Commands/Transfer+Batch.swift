@@ -10,8 +10,8 @@ extension Transfer {
     }
 
     /// The engine's job for this transfer; how it is written and checked is the engine's
-    /// options (``OperandBatch``'s, from this transfer's `verification` and
-    /// `keepsModificationTime`, which every transfer of a command shares).
+    /// options (``OperandBatch``'s, from this transfer's `keepsModificationTime`, which every
+    /// transfer of a command shares).
     func job(options: CommonOptions, completion: @escaping @Sendable (Copier.Outcome) -> Void) -> Copier.Job? {
         guard let (source, destination) = filePaths else { return nil }
         return Copier.Job(

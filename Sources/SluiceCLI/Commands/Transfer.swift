@@ -67,9 +67,6 @@ struct Transfer: Sendable {
     var created: CreatedFiles
     /// The threads that compress, for the `--verbose` report of `compress`; `nil` otherwise.
     var compressionThreads: Int? = nil
-    /// How `--verify` checks the output: the source's bytes (copy), gzip of them (compress),
-    /// or the source decoded (decompress).
-    var verification = PipelineOptions.Verification.sameBytes
     /// `decompress --range`: the bytes of the source's output to write, and the threads that
     /// decode its segments; the source is then read at random (``GzipRangeChunks``), not
     /// through ``transform``.
@@ -146,7 +143,7 @@ struct Transfer: Sendable {
     /// for a transform (which computes it anyway), and a budget that holds every channel of an
     /// explicit `--capacity`.
     private func copierOptions(_ options: CommonOptions) -> Copier.Options {
-        var copier = options.copierOptions(verification: verification, keepsModificationTime: keepsModificationTime)
+        var copier = options.copierOptions(keepsModificationTime: keepsModificationTime)
         copier.width = 1
         copier.batchesSyncs = false
         copier.overlapsReadsAndWrites = true

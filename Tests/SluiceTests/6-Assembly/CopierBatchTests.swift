@@ -86,7 +86,7 @@ struct CopierBatchTests {
         defer { directory.remove() }
         let sizes = [10, 70_000]
         let sources = try CopierTests.makeSources(sizes, in: directory)
-        let engine = Copier(options: .init(width: 2, chunkSize: 64 << 10, copy: .init(pipeline: .init(verification: .sameBytes))))
+        let engine = Copier(options: .init(width: 2, chunkSize: 64 << 10, copy: .init(pipeline: .init(verifiesOutput: true))))
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(

@@ -44,7 +44,7 @@ struct CopierJobTests {
 
     @Test func aChunkSequenceBecomesAFileCommittedAndVerifiedAsTheCopiersOtherFiles() async throws {
         try await withScratchDirectory { scratch in
-            let copier = Copier(options: .init(copy: .init(pipeline: .init(verification: .sameBytes))))
+            let copier = Copier(options: .init(copy: .init(pipeline: .init(verifiesOutput: true))))
             let destination = scratch.appending("out")
             let committed = try await copier.copy(.init(from: .chunks(Self.chunks(of: Self.data), name: "memory"), to: .file(destination)))
             let totals = await copier.finish()

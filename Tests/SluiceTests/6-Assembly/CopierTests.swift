@@ -111,7 +111,7 @@ struct CopierTests {
         defer { directory.remove() }
         let sizes = [100, 300_000]
         let sources = try Self.makeSources(sizes, in: directory)
-        let verified = RegularFileCopy.Options(pipeline: .init(verification: .sameBytes))
+        let verified = RegularFileCopy.Options(pipeline: .init(verifiesOutput: true))
         let engine = Copier(options: .init(width: 2, chunkSize: 64 << 10, copy: verified))
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {

@@ -13,13 +13,13 @@ struct FileCopyVerificationTests {
     /// Copies `source` to `destination` in `directory` through a sink with `system`, verifying.
     static func copy(
         _ sourcePath: Pathname, to destination: Pathname, system: SystemCalls = .live,
-        verification: PipelineOptions.Verification = .sameBytes, transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil
+        transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil
     ) async throws -> CopyReport {
         let source = try await FileChunks.open(sourcePath)
         let sink = try await FileSink.create(
             at: destination, source: source.status, options: .init(replacesExisting: true), system: system)
         let copy = FileCopy(
-            from: source, to: sink, totalBytes: source.expectedSize, options: .init(verification: verification),
+            from: source, to: sink, totalBytes: source.expectedSize, options: .init(verifiesOutput: true),
             transform: transform)
         return try await copy.run()
     }
@@ -60,14 +60,14 @@ struct FileCopyVerificationTests {
             let data = sampleData(count: Self.size)
             try writeFile(directory.appending("in.bin"), data)
             let good = try await Self.copy(
-                directory.appending("in.bin"), to: directory.appending("good.gz"), verification: .gzipOfSource,
+                directory.appending("in.bin"), to: directory.appending("good.gz"),
                 transform: { try GzipEncoder() })
             #expect(good.verification == .verified)
             let destination = directory.appending("out.gz")
             await #expect(throws: VerificationError.self) {
                 try await Self.copy(
                     directory.appending("in.bin"), to: destination, system: systemCallsCorruptingWrites(atOffset: 5000),
-                    verification: .gzipOfSource, transform: { try GzipEncoder() })
+                    transform: { try GzipEncoder() })
             }
             #expect(!exists(destination))
             #expect(try temporaryFiles(in: directory.path) == [])
@@ -81,14 +81,14 @@ struct FileCopyVerificationTests {
             let data = sampleData(count: Self.size)
             try writeFile(directory.appending("in.gz"), try await gzipped(data))
             let good = try await Self.copy(
-                directory.appending("in.gz"), to: directory.appending("good.bin"), verification: .decodedSource,
+                directory.appending("in.gz"), to: directory.appending("good.bin"),
                 transform: { GzipDecoder() })
             #expect(good.verification == .verified)
             let destination = directory.appending("out.bin")
             let error = await #expect(throws: VerificationError.self) {
                 try await Self.copy(
                     directory.appending("in.gz"), to: destination,
-                    system: systemCallsCorruptingWrites(atOffset: Self.corrupted), verification: .decodedSource,
+                    system: systemCallsCorruptingWrites(atOffset: Self.corrupted),
                     transform: { GzipDecoder() })
             }
             #expect(error?.firstDifference == Self.corrupted)
@@ -105,7 +105,7 @@ struct FileCopyVerificationTests {
             let chunks = (0..<3).map { Chunk(randomBytes(count: 1 << 20, seed: UInt64($0))) }
             let sink = try await FileSink.create(
                 at: destination, source: nil, options: .init(), system: systemCallsCorruptingWrites(atOffset: 10))
-            let copy = FileCopy(from: ChunkList(chunks), to: sink, totalBytes: nil, options: .init(verification: .sameBytes))
+            let copy = FileCopy(from: ChunkList(chunks), to: sink, totalBytes: nil, options: .init(verifiesOutput: true))
             let error = await #expect(throws: VerificationError.self) { try await copy.run() }
             #expect(error?.firstDifference == nil)
             #expect(error?.description.contains("the source cannot be read again") == true)
@@ -119,7 +119,7 @@ struct FileCopyVerificationTests {
             let destination = directory.appending("out.bin")
             let sink = AnyTestSink(try await FileSink.create(at: destination))
             let copy = FileCopy(
-                from: ChunkList([Chunk([1, 2, 3])]), to: sink, totalBytes: nil, options: .init(verification: .sameBytes))
+                from: ChunkList([Chunk([1, 2, 3])]), to: sink, totalBytes: nil, options: .init(verifiesOutput: true))
             let report = try await copy.run()
             #expect(report.verification == .notVerified(reason: "the destination cannot be read back"))
             #expect(try readFile(destination) == [1, 2, 3])

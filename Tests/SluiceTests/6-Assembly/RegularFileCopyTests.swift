@@ -85,7 +85,7 @@ struct RegularFileCopyTests {
             #expect(expected == .kernelCopy)
             let data = randomBytes(count: Self.size, seed: 16)
             var options = RegularFileCopy.Options(sliceSize: 1 << 20)
-            options.pipeline.verification = .sameBytes
+            options.pipeline.verifiesOutput = true
             let (report, _) = try await Self.copy(data, in: directory, options: options)
             #expect(report.method == .pipeline)
             #expect(report.crc32 == CRC32(data).value)

@@ -10,7 +10,7 @@ struct RegularFileCopyVerificationTests {
     static let corrupted: Int64 = 2_345_678
 
     static func options(rateLimit: Int64? = nil) -> RegularFileCopy.Options {
-        .init(pipeline: .init(capacity: 4, rateLimit: rateLimit.map { RateLimiter(bytesPerSecond: $0) }, verification: .sameBytes), sliceSize: 1 << 20)
+        .init(pipeline: .init(capacity: 4, rateLimit: rateLimit.map { RateLimiter(bytesPerSecond: $0) }, verifiesOutput: true), sliceSize: 1 << 20)
     }
 
     @Test func kernelCopyIsVerifiedByReadingTheSourceAgain() async throws {

@@ -151,12 +151,12 @@ struct TreeCopyOptionsTests {
         }
     }
 
-    /// `verification: .sameBytes`: the file is read back before its commit.
+    /// `verifiesOutput: true`: the file is read back before its commit.
     @Test(arguments: Width.allCases)
     func verificationReadsTheFileBack(_ width: Width) async throws {
         try await withScratchDirectory { scratch in
             let report = try await Self.copy(
-                Self.pattern(300_000), in: scratch, by: width, file: .init(pipeline: .init(verification: .sameBytes)))
+                Self.pattern(300_000), in: scratch, by: width, file: .init(pipeline: .init(verifiesOutput: true)))
             #expect(report.verification == .verified)
         }
     }
