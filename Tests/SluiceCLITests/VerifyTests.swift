@@ -97,4 +97,29 @@ struct VerifyTests {
         #expect(sandbox.text("out") == "OLD")
         #expect(sandbox.leftovers().isEmpty)
     }
+
+    /// The same for `decompress`: the output is read back as it is, and the source decoded again
+    /// by the command's own decoder (the transform's factory) beside it names the offset in the
+    /// decoded data.
+    @Test func aCorruptedDecompressionFailsWithTheOffsetInTheDecodedData() async throws {
+        let sandbox = try Sandbox()
+        try await writeWithGzip(pattern(count: 3 * (1 << 20)), to: "in", in: sandbox)
+        let arguments = ["--verify", "-o", sandbox.path("out"), sandbox.path("in.gz")]
+        let options = try GzipOptions(.decompress, try ParsedArguments(arguments.map { Array($0.utf8) }, for: .decompress))
+        guard case .transfer(var transfer) = options.step(for: Pathname(sandbox.path("in.gz")), created: CreatedFiles()) else {
+            Issue.record("expected a transfer")
+            return
+        }
+        transfer.system = systemCallsCorruptingWrites(atOffset: 2_000_001)
+        guard case .failure(let message) = await transfer.run(options: options.common) else {
+            Issue.record("expected a failure")
+            return
+        }
+        let text = try #require(message)
+        #expect(text.hasPrefix("cannot decompress '\(sandbox.path("in.gz"))': '\(sandbox.path("out"))' does not read back as "
+            + "it was written: its data first differs from the source's decoded data at offset 2000001 (read back: 3145728 bytes"),
+            "\(text)")
+        #expect(!sandbox.exists("out"))
+        #expect(sandbox.leftovers().isEmpty)
+    }
 }
