@@ -51,7 +51,7 @@ struct PipelineMemoryProbe {
         }
         let (input, output) = (Pathname(arguments[arguments.startIndex + 1]), Pathname(arguments[arguments.startIndex + 2]))
         if mode == "copier" {
-            let job = Copier.Job(source: input, destination: output, transform: { CopyingTransform() })
+            let job = Copier.Job(from: .file(input), to: .file(output), transform: { CopyingTransform() })
             let committed = try await Copier().copy(job)
             return Self.print(committed.report)
         }

@@ -281,7 +281,3 @@ public struct Descriptor: Sendable, Hashable {
         return try body()
     }
 }
-
-/// The name of ``Descriptor`` before 0.2, which swift-system's `FileDescriptor` shares.
-@available(*, unavailable, renamed: "Descriptor")
-public typealias FileDescriptor = Descriptor

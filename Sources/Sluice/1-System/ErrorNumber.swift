@@ -81,7 +81,3 @@ public struct ErrorNumber: Error, Hashable, Sendable, CustomStringConvertible {
     /// `ENOTTY`: inappropriate ioctl for device.
     package static let inappropriateIOCTLForDevice = ErrorNumber(rawValue: ENOTTY)
 }
-
-/// The name of ``ErrorNumber`` before 0.2, which swift-system's `Errno` shares.
-@available(*, unavailable, renamed: "ErrorNumber")
-public typealias Errno = ErrorNumber

@@ -133,11 +133,6 @@ package struct FileStatus: Sendable, Hashable {
         }
         return FileStatus(raw)
     }
-
-    @available(*, unavailable, renamed: "of(_:followsLinks:)")
-    package static func of(_ path: Pathname, followingSymlinks: Bool) throws(FileError) -> FileStatus {
-        try of(path, followsLinks: followingSymlinks)
-    }
 }
 
 /// When a file was last modified or accessed (`FileStatus.modificationTime`), to the

@@ -144,7 +144,3 @@ public struct Pathname: Hashable, Sendable, CustomStringConvertible, Expressible
         return "\\x" + String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 0xF)])
     }
 }
-
-/// The name of ``Pathname`` before 0.2, which swift-system's `FilePath` shares.
-@available(*, unavailable, renamed: "Pathname")
-public typealias FilePath = Pathname

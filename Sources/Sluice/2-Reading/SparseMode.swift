@@ -30,7 +30,3 @@ extension FileChunks {
         }
     }
 }
-
-
-@available(*, unavailable, renamed: "FileChunks.SparseMode")
-public typealias SparseMode = FileChunks.SparseMode

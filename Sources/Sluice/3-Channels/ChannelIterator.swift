@@ -43,6 +43,3 @@ extension BoundedChannel {
 
 @available(*, unavailable)
 extension BoundedChannel.Iterator: Sendable {}
-
-@available(*, unavailable, renamed: "BoundedChannel.Iterator")
-public typealias ChannelIterator<Element: Sendable> = BoundedChannel<Element>.Iterator

@@ -60,6 +60,3 @@ extension BoundedChannel.SendError: CustomStringConvertible {
         }
     }
 }
-
-@available(*, unavailable, renamed: "BoundedChannel.SendError")
-public typealias ChannelSendError<Element: Sendable> = BoundedChannel<Element>.SendError

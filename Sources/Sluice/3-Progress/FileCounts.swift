@@ -35,12 +35,3 @@ extension ProgressSnapshot {
         }
     }
 }
-
-// The spelling of 0.1, for one release.
-extension ProgressSnapshot.FileCounts {
-    @available(*, unavailable, renamed: "isTotalGrowing")
-    public var totalIsGrowing: Bool { get { isTotalGrowing } set { isTotalGrowing = newValue } }
-}
-
-@available(*, unavailable, renamed: "ProgressSnapshot.FileCounts")
-public typealias FileCounts = ProgressSnapshot.FileCounts

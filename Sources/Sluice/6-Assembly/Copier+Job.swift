@@ -72,13 +72,9 @@ extension Copier {
         /// kind (a tree's record); `nil`: they are the file's own warnings.
         var preservationWarnings: PreservationWarnings?
 
-        /// Creates a job; how it is copied and written is the copier's ``Options``.
-        ///
-        /// - Parameters:
-        ///   - source: the file to read.
-        ///   - destination: the final path of the output.
-        ///   - transform: makes the transform stage (gzip, gunzip); `nil` copies.
-        ///   - completion: called once when the file is done, on an engine thread; must not block.
+        /// The 0.2 spelling of ``init(from:to:transform:completion:)`` with ``Source/file(_:)``
+        /// and ``Destination/file(_:)``.
+        @available(*, deprecated, message: "use init(from: .file(source), to: .file(destination), transform:completion:)")
         public init(
             source: Pathname, destination: Pathname, transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil,
             completion: @escaping @Sendable (Outcome) -> Void = { _ in }
@@ -125,7 +121,7 @@ extension Copier {
             transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil,
             completion: @escaping @Sendable (Outcome) -> Void = { _ in }
         ) {
-            self.init(source: source.name, destination: destination.name, transform: transform, completion: completion)
+            self.init(source: source.name, destination: destination.name, sourceStatus: nil, transform: transform, completion: completion)
             self.input = source
             self.output = destination
         }
@@ -158,7 +154,7 @@ extension Copier.Job {
         package let kind: Kind
 
         /// A file, opened by the copier at its path (a symbolic link at it followed), as
-        /// ``Copier/Job/init(source:destination:transform:completion:)`` does.
+        /// a string literal does (`Copier.Job(from: "in.img", to: "out.img")`).
         public static func file(_ path: Pathname) -> Source { Source(kind: .file(path)) }
 
         /// An open descriptor (standard input, a pipe, a socket, a file the caller opened), read
@@ -226,40 +222,6 @@ extension Copier {
     }
 }
 
-// The spellings of 0.1, for one release: how a job's file is written and checked is now
-// the copier's options, each setting in one place.
-extension Copier.Job {
-    @available(*, unavailable, message: "set Copier.Options.sink")
-    public var sinkOptions: FileSink.Options {
-        get { sinkOverride ?? FileSink.Options(replacesExisting: false) }
-        set { sinkOverride = newValue }
-    }
-
-    @available(*, unavailable, message: "set Copier.Options.copy.pipeline.verifiesOutput")
-    public var verification: PipelineOptions.Verification? {
-        get { copyOptions?.pipeline.verifiesOutput == true ? .sameBytes : nil }
-        set { copyOptions?.pipeline.verifiesOutput = newValue != nil }
-    }
-
-    @available(*, unavailable, message: "set the sink and verification in Copier.Options: init(source:destination:transform:completion:)")
-    public init(
-        source: Pathname, destination: Pathname, sinkOptions: FileSink.Options,
-        transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil, verification: PipelineOptions.Verification? = nil,
-        completion: @escaping @Sendable (Copier.Outcome) -> Void = { _ in }
-    ) {
-        self.init(source: source, destination: destination, transform: transform, completion: completion)
-        sinkOverride = sinkOptions
-    }
-
-    @available(*, unavailable, message: "set the verification in Copier.Options.copy.pipeline: init(source:destination:transform:completion:)")
-    public init(
-        source: Pathname, destination: Pathname, transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil,
-        verification: PipelineOptions.Verification?, completion: @escaping @Sendable (Copier.Outcome) -> Void = { _ in }
-    ) {
-        self.init(source: source, destination: destination, transform: transform, completion: completion)
-    }
-}
-
 extension Copier {
     /// A file committed: renamed into place, its data synced first (unless the copier's
     /// ``Options/sink`` does not synchronize).
@@ -323,7 +285,7 @@ extension Copier {
     ///
     /// ```swift
     /// let copier = Copier()
-    /// let committed = try await copier.copy(.init(source: "in.img", destination: "out.img"))
+    /// let committed = try await copier.copy(.init(from: "in.img", to: "out.img"))
     /// _ = await copier.finish()
     /// print(committed.report.method)  // clone, copy_file_range or pipeline
     /// ```
@@ -382,5 +344,21 @@ extension Copier {
                 if let delivered { waiter.resume(returning: delivered) }
             }
         }
+    }
+}
+
+/// A string literal is a file's path: `Copier.Job(from: "in.img", to: "out.img")`.
+extension Copier.Job.Source: ExpressibleByStringLiteral {
+    /// ``file(_:)`` at the path `path` spells.
+    public init(stringLiteral path: String) {
+        self = .file(Pathname(path))
+    }
+}
+
+/// A string literal is a file's path: `Copier.Job(from: "in.img", to: "out.img")`.
+extension Copier.Job.Destination: ExpressibleByStringLiteral {
+    /// ``file(_:)`` at the path `path` spells.
+    public init(stringLiteral path: String) {
+        self = .file(Pathname(path))
     }
 }

@@ -12,7 +12,8 @@ extension Copier {
     /// - preservation: ``sink`` (``FileSink/Options/preservesAttributes``,
     ///   ``FileSink/Options/preservesModificationTime``); a tree's links and hard links are
     ///   ``TreeOptions``, which only a tree has;
-    /// - rate, CRC-32 and verification: ``copy``'s ``FileOptions/pipeline``.
+    /// - rate and verification: ``rateLimit`` and ``verifiesOutput``, at hand; with the CRC-32
+    ///   and the channels' capacity, ``copy``'s ``FileOptions/pipeline``.
     public struct Options: Sendable, Hashable {
         /// The most files in flight (>= 1), within the process's share of open files (under a
         /// low `ulimit -n`, fewer). Default
@@ -62,6 +63,19 @@ extension Copier {
         /// each directory once for all its files (``Copier/finish()``).
         public var sink: FileSink.Options
 
+        /// The rate each file's pipeline moves at (`--limit-rate`): ``copy``'s
+        /// ``FileOptions/pipeline`` ``PipelineOptions/rateLimit``, at hand. Default `nil`: unlimited.
+        public var rateLimit: RateLimiter? {
+            get { copy.pipeline.rateLimit }
+            set { copy.pipeline.rateLimit = newValue }
+        }
+        /// Whether each file is read back and checked before its commit (`--verify`): ``copy``'s
+        /// ``FileOptions/pipeline`` ``PipelineOptions/verifiesOutput``, at hand. Default `false`.
+        public var verifiesOutput: Bool {
+            get { copy.pipeline.verifiesOutput }
+            set { copy.pipeline.verifiesOutput = newValue }
+        }
+
         /// Four times the processors this process may run on, from 4 to 64.
         ///
         /// A file in flight spends most of its time in system calls that wait (`open(2)`,
@@ -93,17 +107,6 @@ extension Copier {
             self.chunkSize = chunkSize
             self.copy = copy
             self.sink = sink
-        }
-
-        /// 0.1's per-file capacity, now the copy options' own (each setting in one place).
-        @available(*, unavailable, message: "set copy.pipeline.capacity")
-        public var capacity: Int { get { copy.pipeline.capacity } set { copy.pipeline.capacity = newValue } }
-
-        /// 0.1's initializer with the per-file capacity, now the copy options' own.
-        @available(*, unavailable, message: "pass the capacity in copy.pipeline: init(width:byteBudget:chunkSize:copy:sink:)")
-        public init(width: Int, byteBudget: Int, chunkSize: Int, capacity: Int, copy: FileOptions) {
-            self.init(width: width, byteBudget: byteBudget, chunkSize: chunkSize, copy: copy)
-            self.copy.pipeline.capacity = capacity
         }
     }
 }
@@ -162,21 +165,5 @@ extension Copier {
             self.pipeline = pipeline
             self.sliceSize = sliceSize
         }
-    }
-}
-
-// The spellings of 0.2's first drafts and 0.1, for one release.
-extension Copier.FileOptions {
-    /// The holes of a copier's files, now its sink's (each setting in one place).
-    @available(*, unavailable, message: "set Copier.Options.sink.sparse")
-    public var sparse: FileChunks.SparseMode { get { holes } set { holes = newValue } }
-
-    /// The initializer with the holes, now the copier's sink's.
-    @available(*, unavailable, message: "pass the holes in Copier.Options.sink: init(reflink:forcesPipeline:pipeline:)")
-    public init(
-        reflink: Copier.ReflinkMode = .auto, sparse: FileChunks.SparseMode, forcesPipeline: Bool = false,
-        pipeline: PipelineOptions = PipelineOptions()
-    ) {
-        self.init(reflink: reflink, holes: sparse, forcesPipeline: forcesPipeline, pipeline: pipeline, sliceSize: Self.defaultSliceSize)
     }
 }

@@ -160,32 +160,3 @@ extension Copier {
         return destination
     }
 }
-
-@available(*, unavailable, renamed: "Copier.TreeReport")
-public typealias TreeCopyReport = Copier.TreeReport
-
-@available(*, unavailable, renamed: "Copier.SymbolicLinkPolicy")
-public typealias SymbolicLinkPolicy = Copier.SymbolicLinkPolicy
-
-// The spellings of 0.2's first drafts, for one release: how a tree's entries are written is
-// the copier's sink options, each setting in one place.
-extension Copier.TreeOptions {
-    @available(*, unavailable, message: "set Copier.Options.sink.preservesAttributes")
-    public var preservesAttributes: Bool { get { false } set {} }
-
-    @available(*, unavailable, message: "set Copier.Options.sink")
-    public var sink: FileSink.Options { get { FileSink.Options(replacesExisting: false) } set {} }
-
-    @available(*, unavailable, message: "set the sink in Copier.Options.sink: init(keepsHardLinks:links:)")
-    public init(keepsHardLinks: Bool = false, links: Copier.SymbolicLinkPolicy = .never, sink: FileSink.Options) {
-        self.init(keepsHardLinks: keepsHardLinks, links: links)
-    }
-
-    @available(*, unavailable, message: "set preservation and the sink in Copier.Options.sink: init(keepsHardLinks:links:)")
-    public init(
-        preservesAttributes: Bool, keepsHardLinks: Bool = false, links: Copier.SymbolicLinkPolicy = .never,
-        sink: FileSink.Options = FileSink.Options(replacesExisting: false)
-    ) {
-        self.init(keepsHardLinks: keepsHardLinks, links: links)
-    }
-}

@@ -60,7 +60,7 @@ import Musl
 /// ```swift
 /// let engine = Copier(totalBytes: sizes.reduce(0, +), totalFiles: paths.count)
 /// for path in paths {
-///     try await engine.submit(.init(source: path, destination: Pathname("out").appending(path.lastComponent)))
+///     try await engine.submit(.init(from: .file(path), to: .file(Pathname("out").appending(path.lastComponent))))
 /// }
 /// let totals = await engine.finish()
 /// ```
@@ -397,7 +397,3 @@ public final class Copier: Sendable {
             Outcome(index: receipt.index, source: receipt.source, destination: receipt.destination, result: result, progress: snapshot))
     }
 }
-
-/// The 0.1 name of ``Copier``.
-@available(*, unavailable, renamed: "Copier")
-public typealias ManyFileCopy = Copier

@@ -51,7 +51,3 @@ public enum CopyMethod: String, Sendable, Hashable, CaseIterable, CustomStringCo
     }
 
 }
-
-/// The name of ``CopyMethod`` before 0.2.
-@available(*, unavailable, renamed: "CopyMethod")
-public typealias CopyPath = CopyMethod

@@ -82,15 +82,3 @@ extension CopyReport {
         case notVerified(reason: String)
     }
 }
-
-// The spellings of 0.1, for one release.
-extension CopyReport {
-    @available(*, unavailable, renamed: "method")
-    public var path: CopyMethod { get { method } set { method = newValue } }
-}
-
-@available(*, unavailable, message: "set PipelineOptions.verifiesOutput")
-public typealias CopyVerification = PipelineOptions.Verification
-
-@available(*, unavailable, renamed: "CopyReport.VerificationOutcome")
-public typealias VerificationOutcome = CopyReport.VerificationOutcome

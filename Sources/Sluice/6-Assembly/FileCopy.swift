@@ -38,11 +38,6 @@
 /// The first real error wins: when the sink fails with `EFBIG`, `run()` throws that
 /// ``FileError``, not the cancellation it caused in the other stages.
 public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Sendable where Source.Element == Chunk {
-    /// The name of ``PipelineOptions`` before 0.2: a type of its own for each source and sink,
-    /// so options made for one copy had to be copied field by field into another's.
-    @available(*, unavailable, renamed: "PipelineOptions")
-    public typealias Options = PipelineOptions
-
     /// Makes the transform stage's state, inside that stage; called again, on the verification's
     /// thread, to decode the source anew where a verification of a decoder looks for the first
     /// difference (``TransformVerification/decodesInput``).

@@ -17,7 +17,3 @@ extension Copier {
         }
     }
 }
-
-
-@available(*, unavailable, renamed: "Copier.ReflinkMode")
-public typealias ReflinkMode = Copier.ReflinkMode

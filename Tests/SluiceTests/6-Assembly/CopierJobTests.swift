@@ -193,7 +193,7 @@ struct CopierJobTests {
         try await withScratchDirectory { scratch in
             try writeFile(scratch.appending("a"), [1, 2, 3])
             try writeFile(scratch.appending("b"), [4, 5])
-            var job = Copier.Job(source: scratch.appending("a"), destination: scratch.appending("x"))
+            var job = Copier.Job(from: .file(scratch.appending("a")), to: .file(scratch.appending("x")))
             job.source = scratch.appending("b")
             job.destination = scratch.appending("y")
             let copier = Copier()

@@ -40,7 +40,7 @@ struct CopierProgressTotalsTests {
         let clock = HeldClock()
         let engine = Self.engine(pacedOn: clock)
         var updates = engine.progress.subscribe().makeAsyncIterator()
-        try await engine.submit(.init(source: source, destination: directory.appending("out")))
+        try await engine.submit(.init(from: .file(source), to: .file(directory.appending("out"))))
         var copying: ProgressSnapshot?
         while let snapshot = await updates.next() {
             if snapshot.bytesCompleted > 0 {

@@ -88,10 +88,10 @@ struct CopierTests {
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
-                source: source, destination: directory.appending(Pathname("out/f\(index)")), completion: outcomes.add))
+                from: .file(source), to: .file(directory.appending(Pathname("out/f\(index)"))), completion: outcomes.add))
         }
         try await engine.submit(.init(
-            source: directory.appending("in/missing"), destination: directory.appending("out/missing"),
+            from: .file(directory.appending("in/missing")), to: .file(directory.appending("out/missing")),
             completion: outcomes.add))
         let totals = await engine.finish()
         #expect(totals.committed == 2)
@@ -116,9 +116,9 @@ struct CopierTests {
         let outcomes = Outcomes()
         for (index, source) in sources.enumerated() {
             try await engine.submit(.init(
-                source: source, destination: directory.appending(Pathname("out/engine\(index)")), completion: outcomes.add))
+                from: .file(source), to: .file(directory.appending(Pathname("out/engine\(index)"))), completion: outcomes.add))
             var job = Copier.Job(
-                source: source, destination: directory.appending(Pathname("out/job\(index)")), completion: outcomes.add)
+                from: .file(source), to: .file(directory.appending(Pathname("out/job\(index)"))), completion: outcomes.add)
             job.copyOptions = verified
             try await engine.submit(job)
         }
@@ -144,7 +144,7 @@ struct CopierTests {
             if index == 5 { engine.cancel() }
             do {
                 try await engine.submit(.init(
-                    source: source, destination: directory.appending(Pathname("out/f\(index)")), completion: outcomes.add))
+                    from: .file(source), to: .file(directory.appending(Pathname("out/f\(index)"))), completion: outcomes.add))
                 accepted += 1
             } catch {
                 #expect(index >= 5)
@@ -171,7 +171,7 @@ struct CopierTests {
         let contents = data + Array(repeating: 0, count: 4 << 20) + data
         try writeFile(directory.appending("dense"), contents)
         let copier = Copier(options: .init(sink: .init(synchronizes: false, sparse: .always)))
-        let committed = try await copier.copy(.init(source: directory.appending("dense"), destination: directory.appending("copy")))
+        let committed = try await copier.copy(.init(from: .file(directory.appending("dense")), to: .file(directory.appending("copy"))))
         _ = await copier.finish()
         #expect(committed.report.method == .pipeline)
         #expect(try readFile(directory.appending("copy")) == contents)
@@ -208,7 +208,7 @@ struct CopierCancellationTests {
                 break
             }
         }
-        try await engine.submit(.init(source: fifo, destination: directory.appending("out")))
+        try await engine.submit(.init(from: .file(fifo), to: .file(directory.appending("out"))))
         for await _ in started.stream { break }
         let finishing = Task { await engine.finish() }
         finishing.cancel()
@@ -224,7 +224,7 @@ struct CopierCancellationTests {
         let destination = directory.appending(Pathname("out/f0"))
         let copier = Copier()
         let outcomes = CopierTests.Outcomes()
-        let committed = try await copier.copy(.init(source: sources[0], destination: destination, completion: outcomes.add))
+        let committed = try await copier.copy(.init(from: .file(sources[0]), to: .file(destination), completion: outcomes.add))
         #expect(committed.report.bytesWritten == 300_000)
         #expect(outcomes.all.count == 1)
         #expect(try readFile(destination) == CopierTests.content(0, size: 300_000))
@@ -239,7 +239,7 @@ struct CopierCancellationTests {
         let destination = directory.appending(Pathname("out/f0"))
         let copier = Copier()
         await #expect(throws: FileError.self) {
-            try await copier.copy(.init(source: directory.appending(Pathname("in/missing")), destination: destination))
+            try await copier.copy(.init(from: .file(directory.appending(Pathname("in/missing"))), to: .file(destination)))
         }
         let totals = await copier.finish()
         #expect(totals.failed == 1)
@@ -253,7 +253,7 @@ struct CopierCancellationTests {
         let copier = Copier()
         copier.cancel()
         await #expect(throws: CancellationError.self) {
-            try await copier.copy(.init(source: sources[0], destination: directory.appending(Pathname("out/f0"))))
+            try await copier.copy(.init(from: .file(sources[0]), to: .file(directory.appending(Pathname("out/f0")))))
         }
         _ = await copier.finish()
         #expect(try entries(in: directory.appending("out")).isEmpty)

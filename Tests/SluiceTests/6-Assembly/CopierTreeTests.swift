@@ -32,7 +32,7 @@ struct CopierTreeTests {
             let copier = Copier(options: .init(width: 2, sink: .init(preservesAttributes: true)))
             let progress = copier.progress.subscribe()
             let outcomes = LockedValue<[Pathname]>([])
-            try await copier.submit(.init(source: scratch.appending("single"), destination: scratch.appending("single.copy")))
+            try await copier.submit(.init(from: .file(scratch.appending("single")), to: .file(scratch.appending("single.copy"))))
             let report = try await copier.copyTree(
                 from: source, to: scratch.appending("t"),
                 onOutcome: { outcome in outcomes.withLock { $0.append(outcome.destination) } })
@@ -97,7 +97,7 @@ struct CopierTreeTests {
             try writeFile(scratch.appending("existing"), Array("stale contents".utf8))
             let copier = Copier(
                 options: .init(sink: .init(replacesExisting: true, synchronizes: false, preservesAttributes: true, sparse: .always)))
-            let single = try await copier.copy(.init(source: scratch.appending("single"), destination: scratch.appending("existing")))
+            let single = try await copier.copy(.init(from: .file(scratch.appending("single")), to: .file(scratch.appending("existing"))))
             #expect(single.report.bytesWritten == 6)
             let report = try await copier.copyTree(from: source, to: scratch.appending("t"))
             #expect(report.failures == 0)
@@ -133,7 +133,7 @@ struct CopierTreeTests {
                 _ = try await copier.copyTree(from: source, to: source.appending("inner"))
             }
             #expect((try? FileStatus.of(source.appending("inner"))) == nil)
-            let committed = try await copier.copy(.init(source: scratch.appending("single"), destination: scratch.appending("again")))
+            let committed = try await copier.copy(.init(from: .file(scratch.appending("single")), to: .file(scratch.appending("again"))))
             #expect(committed.report.bytesWritten == 6)
             let totals = await copier.finish()
             #expect(totals.committed == 1)
@@ -153,7 +153,7 @@ struct CopierTreeTests {
             }
             await #expect(throws: CancellationError.self) { _ = try await tree.value }
             await #expect(throws: CancellationError.self) {
-                _ = try await copier.copy(.init(source: scratch.appending("single"), destination: scratch.appending("again")))
+                _ = try await copier.copy(.init(from: .file(scratch.appending("single")), to: .file(scratch.appending("again"))))
             }
             #expect((try? FileStatus.of(scratch.appending("again"))) == nil)
             let totals = await copier.finish()

@@ -7,14 +7,14 @@ func copyAndCancel(_ source: String, to destination: String) async throws {
     // 1. A rate limit (`--limit-rate`) takes the pipeline and slows it, so the copy is still
     //    running when it is cancelled.
     var options = Copier.Options()
-    options.copy.pipeline.rateLimit = RateLimiter(bytesPerSecond: 4 << 20)
+    options.rateLimit = RateLimiter(bytesPerSecond: 4 << 20)
     let copier = Copier(options: options)
     let before = try FileManager.default.contentsOfDirectory(atPath: (destination as NSString).deletingLastPathComponent)
 
     // 2. Cancelling the task that waits in `copy(_:)` cancels the copier (as `cancel()` does,
     //    from anywhere): the file is aborted before its commit point.
     let updates = copier.progress.subscribe()
-    let copying = Task { try await copier.copy(.init(source: Pathname(source), destination: Pathname(destination))) }
+    let copying = Task { try await copier.copy(.init(from: .file(Pathname(source)), to: .file(Pathname(destination)))) }
     for await snapshot in updates where snapshot.bytesCompleted > 0 {
         print("cancel: \(snapshot.bytesCompleted) bytes copied, cancelling")
         copying.cancel()

@@ -29,7 +29,7 @@ func copyManyFiles(_ sources: [String], into directory: String) async throws {
     let (outcomes, delivered) = AsyncStream.makeStream(of: Copier.Outcome.self)
     for source in sources {
         let destination = Pathname(directory).appending(Pathname(source).lastComponent)
-        try await copier.submit(.init(source: Pathname(source), destination: destination, completion: { delivered.yield($0) }))
+        try await copier.submit(.init(from: .file(Pathname(source)), to: .file(destination), completion: { delivered.yield($0) }))
     }
 
     // 4. `finish()` waits for every file and syncs each directory renamed into once.

@@ -10,7 +10,7 @@ func copyOneFile(_ source: String, to destination: String) async throws {
 
     // 2. `copy(_:)` returns once the file is renamed into place, or throws what stopped it
     //    (nothing of a failed copy is left behind).
-    let committed = try await copier.copy(.init(source: Pathname(source), destination: Pathname(destination)))
+    let committed = try await copier.copy(.init(from: .file(Pathname(source)), to: .file(Pathname(destination))))
 
     // 3. `finish()` syncs the directory the file was renamed into: the copy is durable now.
     let totals = await copier.finish()
