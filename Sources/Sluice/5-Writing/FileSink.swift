@@ -178,91 +178,57 @@ public actor FileSink: ChunkSink {
     public static func create(
         at destination: Pathname, source: FileChunks? = nil, options: Options = Options()
     ) async throws -> FileSink {
-        try await create(at: destination, source: source?.status, options: options, gate: .shared, executor: nil)
+        try await create(at: FileLocation(path: destination), source: source?.status, options: options)
     }
 
-    /// The same, with the source's status as the caller has it (an operand's `stat(2)`).
-    package static func create(
-        at destination: Pathname, source: FileStatus?, options: Options = Options()
-    ) async throws -> FileSink {
-        try await create(at: destination, source: source, options: options, gate: .shared, executor: nil)
-    }
-
-    /// The same, on `executor`: the thread the sink's methods (every system call) run on; `nil`
-    /// starts one of its own. Given one (shared with the file's reader, as ``Copier``
-    /// does), the sink and everything else on that executor run serially, one job at a time: a
-    /// hand-off between them wakes no other thread, and a call that waits (a write to a full
-    /// pipe, `fsync(2)`) holds up the others. The executor must outlive the sink.
-    package static func create(
-        at destination: Pathname, source: FileStatus? = nil, options: Options = Options(),
-        gate: CommitGate = .shared, executor: BlockingIOExecutor?
-    ) async throws -> FileSink {
-        try await create(
-            at: FileLocation(path: destination), source: source, options: options, system: .live, gate: gate, executor: executor)
-    }
-
-    /// Opens a destination by the rules above at `location`: for the entry of an open directory,
-    /// the temporary file is created, renamed and synced relative to that directory's
-    /// descriptor (`openat(2)`, `renameat2(2)`, `fsync(2)` of the descriptor), so the
-    /// destination's path may be longer than `PATH_MAX`. Messages name `FileLocation/path`.
+    /// Opens a destination by the rules above, for the engine and tests: the one creation
+    /// inside the package, every parameter but the location defaulted.
     ///
     /// - Parameters:
-    ///   - location: where the data ends up.
-    ///   - source: as for a path.
-    ///   - options: as for a path.
-    /// - Throws: as for a path: ``FileError`` (`sameFile`, `isDirectory`, `alreadyExists`, or
-    ///   the errno of `fstatat`, `openat`).
+    ///   - location: where the data ends up: a path (`FileLocation(path:)`), or the entry of an
+    ///     open directory, whose temporary file is then created, renamed and synced relative to
+    ///     the directory's descriptor (`openat(2)`, `renameat2(2)`, `fsync(2)` of it), so the
+    ///     destination's path may be longer than `PATH_MAX`. Messages name `FileLocation/path`.
+    ///   - source: the source's status as the caller has it (an operand's `stat(2)`, a file's
+    ///     `fstat(2)`); `nil` for data that does not come from a file.
+    ///   - options: as for the public creation.
+    ///   - system: the system calls of opens, writes, fsyncs, closes and the rename (tests
+    ///     inject failures).
+    ///   - gate: the gate that decides the commit point (``CommitGate/shared``: the process's).
+    ///   - executor: the thread the sink's methods (every system call) run on; `nil` starts one
+    ///     of its own. Given one (shared with the file's reader, as ``Copier`` does), the sink
+    ///     and everything else on that executor run serially, one job at a time: a hand-off
+    ///     between them wakes no other thread, and a call that waits (a write to a full pipe,
+    ///     `fsync(2)`) holds up the others. The executor must outlive the sink.
+    /// - Throws: as the public creation: ``FileError`` (`sameFile`, `isDirectory`,
+    ///   `alreadyExists`, or the errno of `fstatat`, `openat`).
     package static func create(
-        location: FileLocation, source: FileStatus? = nil, options: Options = Options()
-    ) async throws -> FileSink {
-        try await create(location: location, source: source, options: options, gate: .shared, executor: nil)
-    }
-
-    /// The same, on `executor` (`nil`: a thread of its own).
-    package static func create(
-        location: FileLocation, source: FileStatus? = nil, options: Options = Options(),
-        gate: CommitGate = .shared, executor: BlockingIOExecutor?
-    ) async throws -> FileSink {
-        try await create(at: location, source: source, options: options, system: .live, gate: gate, executor: executor)
-    }
-
-    /// The seam for tests: the same, with the system calls to use for opens, writes, fsyncs,
-    /// closes and the rename.
-    static func create(
-        at destination: Pathname, source: FileStatus?, options: Options, system: SystemCalls,
+        at location: FileLocation, source: FileStatus? = nil, options: Options = Options(), system: SystemCalls = .live,
         gate: CommitGate = .shared, executor: BlockingIOExecutor? = nil
     ) async throws -> FileSink {
-        try await create(
-            at: FileLocation(path: destination), source: source, options: options, system: system, gate: gate,
-            executor: executor)
-    }
-
-    /// The seam for tests, at a `FileLocation`.
-    static func create(
-        at location: FileLocation, source: FileStatus?, options: Options, system: SystemCalls,
-        gate: CommitGate = .shared, executor: BlockingIOExecutor? = nil
-    ) async throws -> FileSink {
-        let sink = FileSink(
-            location: location, source: source, options: options, system: system, gate: gate, executor: executor)
+        let sink = FileSink(location: location, source: source, options: options, system: system, gate: gate, executor: executor)
         try await sink.prepare()
         return sink
     }
 
-    /// Creates a sink on `executor` and prepares it (the destination checked, the temporary
-    /// file created) at once on the calling thread, which must be `executor`'s: the sink's
+    /// The same, synchronously on the calling thread, which must be `executor`'s: the sink's
     /// isolation is checked (`assumeIsolated`), not reached by a hop. For a caller that runs on
     /// that thread already and then calls the sink the same way (``Copier``'s files of one
     /// chunk).
     ///
-    /// - Throws: as ``create(location:source:options:gate:executor:)``.
+    /// - Throws: as ``create(at:source:options:system:gate:executor:)``.
     static func createOnExecutorThread(
-        location: FileLocation, source: FileStatus?, options: Options, system: SystemCalls, executor: BlockingIOExecutor
+        at location: FileLocation, source: FileStatus?, options: Options, system: SystemCalls, executor: BlockingIOExecutor
     ) throws -> FileSink {
         let sink = FileSink(location: location, source: source, options: options, system: system, gate: .shared, executor: executor)
         try sink.assumeIsolated { try $0.prepare() }
         return sink
     }
 
+    /// Checks the destination by the rules above and opens what the data goes to: a temporary
+    /// file, or the destination itself when it is written in place.
+    ///
+    /// - Throws: ``FileError`` (see the creations); `CancellationError` (``openInPlace()``).
     private func prepare() throws {
         let linkStatus = try Self.statusIfPresent(location)
         // What the name leads to: nothing for a name that is not there (one `fstatat(2)` for the

@@ -42,7 +42,7 @@ extension Copier {
         tracker.sized(index: item.progressIndex, bytes: status.knownSize)
         let sink = try DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }, {
             try FileSink.createOnExecutorThread(
-                location: item.job.destinationLocation, source: status, options: sinkOptions(of: item.job), system: system,
+                at: item.job.destinationLocation, source: status, options: sinkOptions(of: item.job), system: system,
                 executor: executor)
         })
         if joinsSyncBatch(item.job) { sink.assumeIsolated { $0.deferRename() } }

@@ -61,7 +61,7 @@ struct HoleMapTests {
             directory.appending("in"), descriptor: nil, ownsDescriptor: true, chunkSize: 64 << 10, findsHoles: findsHoles,
             system: system)
         let sink = try await FileSink.create(
-            at: directory.appending("out"), source: source.status, options: .init(synchronizes: false))
+            at: directory.appending("out"), source: source, options: .init(synchronizes: false))
         let report = try await RegularFileCopy(from: source, to: sink, options: options).run()
         #expect(try readFile(directory.appending("out")) == expected ?? sparseContent(size: size, extents: extents))
         return (source.reader.distrustsHoleMap, try FileStatus.of(directory.appending("out")).allocatedBytes, report)

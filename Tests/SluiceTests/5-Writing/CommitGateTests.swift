@@ -33,7 +33,7 @@ struct CommitGateTests {
         try writeFile(destination, Array("OLD".utf8))
         let data = randomBytes(count: 10_000, seed: 28)
         let sink = try await FileSink.create(
-            at: destination, source: nil, options: .init(replacesExisting: true), system: system, gate: gate)
+            at: FileLocation(path: destination), source: nil, options: .init(replacesExisting: true), system: system, gate: gate)
         try await sink.write(Chunk(data))
         return (sink, destination, data)
     }
@@ -126,7 +126,7 @@ struct CommitGateTests {
             gate.removeUncommitted()  // the watchdog ran: the process is about to exit
             await #expect(throws: CancellationError.self) {
                 _ = try await FileSink.create(
-                    at: directory.appending("late"), source: nil, options: .init(), system: .live, gate: gate)
+                    at: FileLocation(path: directory.appending("late")), source: nil, options: .init(), system: .live, gate: gate)
             }
             let left = try entries(in: directory.path)
             #expect(left.isEmpty)
@@ -137,9 +137,9 @@ struct CommitGateTests {
         try await withScratchDirectory { directory in
             let gate = CommitGate()
             let first = try await FileSink.create(
-                at: directory.appending("a"), source: nil, options: .init(synchronizes: false), system: .live, gate: gate)
+                at: FileLocation(path: directory.appending("a")), source: nil, options: .init(synchronizes: false), system: .live, gate: gate)
             let second = try await FileSink.create(
-                at: directory.appending("b"), source: nil, options: .init(synchronizes: false), system: .live, gate: gate)
+                at: FileLocation(path: directory.appending("b")), source: nil, options: .init(synchronizes: false), system: .live, gate: gate)
             try await first.write(Chunk(Array("A".utf8)))
             try await second.write(Chunk(Array("B".utf8)))
             try await first.commit()

@@ -28,7 +28,7 @@ import SluiceTestSupport
         var options = FileSink.Options()
         options.synchronizesDirectory = false
         let sink = try await FileSink.create(
-            at: directory.appending("out"), source: nil, options: options, system: counter.system)
+            at: FileLocation(path: directory.appending("out")), source: nil, options: options, system: counter.system)
         try await sink.write(Chunk([1, 2, 3]))
         try await sink.commit()
         #expect(counter.count.withLock { $0 } == 1)
@@ -36,7 +36,7 @@ import SluiceTestSupport
         // Durable only once the caller has synced the directory.
         #expect(await sink.isDurablyCommitted == false)
 
-        let whole = try await FileSink.create(at: directory.appending("other"), source: nil, options: .init(), system: counter.system)
+        let whole = try await FileSink.create(at: FileLocation(path: directory.appending("other")), source: nil, options: .init(), system: counter.system)
         try await whole.write(Chunk([4]))
         try await whole.commit()
         #expect(counter.count.withLock { $0 } == 3)

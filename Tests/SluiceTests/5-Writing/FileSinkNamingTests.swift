@@ -72,7 +72,7 @@ struct FileSinkNamingTests {
 
     /// A sink at `destination` through `calls`, given `data` and committed.
     static func copy(_ data: [UInt8], to destination: Pathname, options: FileSink.Options, calls: Calls) async throws {
-        let sink = try await FileSink.create(at: destination, source: nil, options: options, system: calls.system)
+        let sink = try await FileSink.create(at: FileLocation(path: destination), source: nil, options: options, system: calls.system)
         do {
             try await sink.write(Chunk(data))
             try await sink.commit()
@@ -153,7 +153,7 @@ struct FileSinkNamingTests {
                 let result = close(descriptor)
                 return unnamed.withLock({ $0 }) == descriptor ? .failure(ErrorNumber(rawValue: EIO)) : result
             }
-            let sink = try await FileSink.create(at: destination, source: nil, options: Self.options, system: system)
+            let sink = try await FileSink.create(at: FileLocation(path: destination), source: nil, options: Self.options, system: system)
             try await sink.write(Chunk(Array("data".utf8)))
             await #expect {
                 try await sink.commit()
@@ -231,7 +231,7 @@ struct FileSinkNamingTests {
     @Test func aFileReadBackForVerificationIsReopenedThroughProc() async throws {
         try await withScratchDirectory { directory in
             let destination = directory.appending("new")
-            let sink = try await FileSink.create(at: destination, source: nil, options: Self.options, system: .live)
+            let sink = try await FileSink.create(at: FileLocation(path: destination), source: nil, options: Self.options, system: .live)
             try await sink.write(Chunk(Array("data".utf8)))
             let reader = try #require(try await sink.openForReadBack())
             let bytes = try reader.closeAfter { () throws in try readAll(reader) }

@@ -121,7 +121,7 @@ struct FileSinkTests {
             let destination = directory.appending("out.bin")
             let data = randomBytes(count: 5000, seed: 1)
             let sink = try await FileSink.create(
-                at: destination, source: nil, options: Self.noFsync, system: .refusingUnnamedFiles)
+                at: FileLocation(path: destination), source: nil, options: Self.noFsync, system: .refusingUnnamedFiles)
             try await Self.write(data, to: sink)
 
             let names = try entries(in: directory.path)
@@ -143,7 +143,7 @@ struct FileSinkTests {
             try writeFile(source, [1], permissions: 0o640)
             let destination = directory.appending("out")
             let sink = try await FileSink.create(
-                at: destination, source: try FileStatus.of(source), options: .init(synchronizes: synchronizes))
+                at: FileLocation(path: destination), source: try FileStatus.of(source), options: .init(synchronizes: synchronizes))
             try await sink.write(Chunk([1, 2, 3]))
             try await sink.commit()
             let status = try FileStatus.of(destination)
@@ -282,7 +282,7 @@ struct FileSinkTests {
 
             let error = try await #require(throws: FileError.self) {
                 try await FileSink.create(
-                    at: destination, source: try FileStatus.of(file), options: .init(replacesExisting: replacesExisting))
+                    at: FileLocation(path: destination), source: try FileStatus.of(file), options: .init(replacesExisting: replacesExisting))
             }
             #expect(error.code == .sameFile)
             #expect(try readFile(file) == Array("ORIGINAL".utf8))
@@ -362,7 +362,7 @@ struct FileSinkTests {
 
             let destination = directory.appending("out")
             let sink = try await FileSink.create(
-                at: destination, source: status, options: .init(synchronizes: false, preservesAttributes: true))
+                at: FileLocation(path: destination), source: status, options: .init(synchronizes: false, preservesAttributes: true))
             try await sink.write(Chunk([1]))
             try await sink.commit()
             let copied = try FileStatus.of(destination)
@@ -380,7 +380,7 @@ struct FileSinkTests {
             let system = SystemCalls(
                 read: SystemCalls.live.read, write: { _, _, _ in .failure(.fileTooLarge) },
                 fsync: SystemCalls.live.fsync)
-            let sink = try await FileSink.create(at: destination, source: nil, options: Self.replacesExisting, system: system)
+            let sink = try await FileSink.create(at: FileLocation(path: destination), source: nil, options: Self.replacesExisting, system: system)
             let error = try await #require(throws: FileError.self) {
                 try await sink.write(Chunk([1, 2, 3]))
             }
@@ -400,7 +400,7 @@ struct FileSinkTests {
             let destination = directory.appending("out")
             let system = SystemCalls(
                 read: SystemCalls.live.read, write: SystemCalls.live.write, fsync: { _ in .failure(.ioError) })
-            let sink = try await FileSink.create(at: destination, source: nil, options: .init(), system: system)
+            let sink = try await FileSink.create(at: FileLocation(path: destination), source: nil, options: .init(), system: system)
             try await sink.write(Chunk([1]))
             let error = try await #require(throws: FileError.self) { try await sink.commit() }
             #expect(error.operation == .fsync)

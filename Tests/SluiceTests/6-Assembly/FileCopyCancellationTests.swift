@@ -108,7 +108,7 @@ struct FileCopyCancellationTests {
             let sink: AnyTestSink
             switch shape {
             case .fileToFile, .pipeToFile:
-                sink = AnyTestSink(try await FileSink.create(at: directory.appending("output"), source: source.status))
+                sink = AnyTestSink(try await FileSink.create(at: directory.appending("output"), source: source))
             case .fileToStandardOutput:
                 let pipe = try makePipe()
                 pipes.append(try descriptorTarget(pipe.write))

@@ -222,7 +222,7 @@ struct FileCopyFaultSweepTests {
             let result = await Result {
                 let source = try await openSource(descriptor, system, watching: wakePipe)
                 sink = try await FileSink.create(
-                    at: destination, source: source.status, options: .init(replacesExisting: operation == .copy),
+                    at: FileLocation(path: destination), source: source.status, options: .init(replacesExisting: operation == .copy),
                     system: system, gate: gate)
                 return try await perform(source, sink!)
             }

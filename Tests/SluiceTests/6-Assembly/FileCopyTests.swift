@@ -106,7 +106,7 @@ struct FileCopyTests {
             try writeFile(sourcePath, data, permissions: 0o640)
 
             let source = try await FileChunks.open(sourcePath, chunkSize: configuration.chunkSize)
-            let sink = try await FileSink.create(at: destination, source: source.status)
+            let sink = try await FileSink.create(at: destination, source: source)
             let copy = FileCopy(
                 from: source, to: sink, totalBytes: source.expectedSize,
                 options: .init(capacity: configuration.capacity))
@@ -143,7 +143,7 @@ struct FileCopyTests {
             try writeFile(destination, Array("OLD".utf8))
             let source = GeneratedChunks(count: 1000, chunkSize: 4096)
             let sink = try await FileSink.create(
-                at: destination, source: nil, options: .init(replacesExisting: true), system: Self.failingWrites)
+                at: FileLocation(path: destination), source: nil, options: .init(replacesExisting: true), system: Self.failingWrites)
             let copy = FileCopy(from: source, to: sink, totalBytes: nil, options: .init(capacity: 2))
             let subscribers = Self.subscribe(copy.progress, count: 2)
 
@@ -174,7 +174,7 @@ struct FileCopyTests {
                 },
                 fsync: SystemCalls.live.fsync)
             let source = GeneratedChunks(count: 1000, chunkSize: 4096)
-            let sink = try await FileSink.create(at: destination, source: nil, options: .init(), system: system)
+            let sink = try await FileSink.create(at: FileLocation(path: destination), source: nil, options: .init(), system: system)
             let copy = FileCopy(from: source, to: sink, totalBytes: nil, options: .init(capacity: 2))
 
             let error = try await #require(throws: (any Error).self) { try await copy.run() }
@@ -303,7 +303,7 @@ struct FileCopyTests {
 
             let chunks = try await FileChunks.open(sourcePath, chunkSize: 4096)
             let source = GrowingFile(chunks: chunks, path: sourcePath, growth: growth, appends: 3)
-            let sink = try await FileSink.create(at: destination, source: chunks.status)
+            let sink = try await FileSink.create(at: destination, source: chunks)
             let copy = FileCopy(from: source, to: sink, totalBytes: chunks.expectedSize, options: .init(capacity: 1))
             let subscribers = Self.subscribe(copy.progress, count: 1)
             let report = try await copy.run()

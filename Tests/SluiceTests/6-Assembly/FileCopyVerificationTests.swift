@@ -17,7 +17,7 @@ struct FileCopyVerificationTests {
     ) async throws -> CopyReport {
         let source = try await FileChunks.open(sourcePath)
         let sink = try await FileSink.create(
-            at: destination, source: source.status, options: .init(replacesExisting: true), system: system)
+            at: FileLocation(path: destination), source: source.status, options: .init(replacesExisting: true), system: system)
         let copy = FileCopy(
             from: source, to: sink, totalBytes: source.expectedSize, options: .init(verifiesOutput: true),
             transform: transform)
@@ -104,7 +104,7 @@ struct FileCopyVerificationTests {
             let destination = directory.appending("out.bin")
             let chunks = (0..<3).map { Chunk(randomBytes(count: 1 << 20, seed: UInt64($0))) }
             let sink = try await FileSink.create(
-                at: destination, source: nil, options: .init(), system: systemCallsCorruptingWrites(atOffset: 10))
+                at: FileLocation(path: destination), source: nil, options: .init(), system: systemCallsCorruptingWrites(atOffset: 10))
             let copy = FileCopy(from: ChunkList(chunks), to: sink, totalBytes: nil, options: .init(verifiesOutput: true))
             let error = await #expect(throws: VerificationError.self) { try await copy.run() }
             #expect(error?.firstDifference == nil)

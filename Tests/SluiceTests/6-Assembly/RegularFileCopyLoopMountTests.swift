@@ -29,7 +29,7 @@ struct RegularFileCopyLoopMountTests {
         system: SystemCalls = .live
     ) async throws -> CopyReport {
         let chunks = try await FileChunks.open(source, descriptor: nil, ownsDescriptor: true, chunkSize: 1 << 20, system: system)
-        let sink = try await FileSink.create(at: destination, source: chunks.status, options: .init(), system: system)
+        let sink = try await FileSink.create(at: FileLocation(path: destination), source: chunks.status, options: .init(), system: system)
         return try await RegularFileCopy(from: chunks, to: sink, options: options).run()
     }
 

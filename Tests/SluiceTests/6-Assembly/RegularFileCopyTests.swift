@@ -27,7 +27,7 @@ struct RegularFileCopyTests {
         let source = try await FileChunks.open(
             sourcePath, descriptor: nil, ownsDescriptor: true, chunkSize: 1 << 20, system: calls.system)
         let sink = try await FileSink.create(
-            at: directory.appending("copy"), source: source.status, options: sinkOptions, system: calls.system)
+            at: FileLocation(path: directory.appending("copy")), source: source.status, options: sinkOptions, system: calls.system)
         let copy = RegularFileCopy(from: source, to: sink, options: options)
         let updates = copy.progress.subscribe()
         let seen = Task {
@@ -267,7 +267,7 @@ struct RegularFileCopyTests {
             let source = try await FileChunks.open(
                 "/sys/class/net/lo/address", descriptor: nil, ownsDescriptor: true, chunkSize: 4096, system: calls.system)
             let sink = try await FileSink.create(
-                at: directory.appending("copy"), source: source.status, options: .init(), system: calls.system)
+                at: FileLocation(path: directory.appending("copy")), source: source.status, options: .init(), system: calls.system)
             let report = try await RegularFileCopy(from: source, to: sink).run()
             #expect(report.method == .pipeline)
             #expect(try readFile(directory.appending("copy")) == Array("00:00:00:00:00:00\n".utf8))
@@ -280,7 +280,7 @@ struct RegularFileCopyTests {
             let source = try await FileChunks.open(
                 "/proc/version", descriptor: nil, ownsDescriptor: true, chunkSize: 4096, system: calls.system)
             let sink = try await FileSink.create(
-                at: directory.appending("copy"), source: source.status, options: .init(), system: calls.system)
+                at: FileLocation(path: directory.appending("copy")), source: source.status, options: .init(), system: calls.system)
             let report = try await RegularFileCopy(from: source, to: sink).run()
             #expect(report.method == .pipeline)
             #expect(try readFile(directory.appending("copy")) == (try readFile("/proc/version")))

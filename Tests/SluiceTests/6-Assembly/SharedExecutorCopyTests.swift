@@ -18,7 +18,7 @@ struct SharedExecutorCopyTests {
             let executor = BlockingIOExecutor(label: "test.shared")
 
             let chunks = try await FileChunks.open(source, chunkSize: 4096, executor: executor)
-            let sink = try await FileSink.create(at: destination, source: chunks.status, options: Self.noFsync, executor: executor)
+            let sink = try await FileSink.create(at: FileLocation(path: destination), source: chunks.status, options: Self.noFsync, executor: executor)
             #expect(chunks.reader.executor === executor)
             #expect(sink.executor === executor)
             var options = RegularFileCopy.Options()

@@ -103,7 +103,7 @@ struct SourceRangeTests {
             let destination = directory.appending("copy")
             try writeSparseFile(path, size: Self.size, extents: Self.extents)
             let file = try await FileChunks.open(path)
-            let sink = try await FileSink.create(at: destination, source: file.status, options: .init(synchronizes: false))
+            let sink = try await FileSink.create(at: destination, source: file, options: .init(synchronizes: false))
             let copy = FileCopy(
                 ranges: SourceRanges(of: file, method: .kernelCopy, sliceSize: 1 << 20, findsHoles: true), to: sink,
                 options: .init(), progress: ProgressHub())

@@ -26,7 +26,7 @@ struct SparseCopyTests {
             let type = try directory.fileSystemType()
             try #require(!CopyMethod.cloningFileSystems.contains(type), "this test needs a file system that does not clone")
             let source = try await FileChunks.open(sourcePath)
-            let sink = try await FileSink.create(at: directory.appending("copy"), source: source.status, options: .init(synchronizes: false))
+            let sink = try await FileSink.create(at: directory.appending("copy"), source: source, options: .init(synchronizes: false))
             let report = try await RegularFileCopy(from: source, to: sink).run()
             #expect(report.method == .kernelCopy)
             // 64 MiB read and compared on a thread of its own, not the cooperative pool.
@@ -46,7 +46,7 @@ struct SparseCopyTests {
             let source = try await FileChunks.open(
                 sourcePath, descriptor: nil, ownsDescriptor: true, chunkSize: 1 << 20, system: calls.system)
             let sink = try await FileSink.create(
-                at: destination, source: source.status, options: .init(synchronizes: false), system: calls.system)
+                at: FileLocation(path: destination), source: source.status, options: .init(synchronizes: false), system: calls.system)
             let report = try await RegularFileCopy(from: source, to: sink, options: .init(forcesPipeline: path == .pipeline)).run()
             #expect(report.method == path)
             // 64 MiB made, read and compared on a thread of its own, not the cooperative pool.
@@ -74,7 +74,7 @@ struct SparseCopyTests {
             let source = try await FileChunks.open(
                 sourcePath, descriptor: nil, ownsDescriptor: true, chunkSize: 1 << 20, findsHoles: false, system: calls.system)
             let sink = try await FileSink.create(
-                at: destination, source: source.status, options: .init(synchronizes: false, sparse: .never), system: calls.system)
+                at: FileLocation(path: destination), source: source.status, options: .init(synchronizes: false, sparse: .never), system: calls.system)
             let report = try await RegularFileCopy(from: source, to: sink, options: .init(holes: .never, sliceSize: RegularFileCopy.Options.defaultSliceSize)).run()
             #expect(report.method == .pipeline)
             #expect(try readFile(destination) == (try readFile(sourcePath)))

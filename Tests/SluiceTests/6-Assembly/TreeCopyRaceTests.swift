@@ -102,7 +102,7 @@ struct TreeCopyRaceTests {
             options.preservesExtendedAttributes = true
             let chunks = try await FileChunks.open(scratch.appending("source"), chunkSize: 1 << 16)
             let sink = try await FileSink.create(
-                at: scratch.appending("copy"), source: chunks.status, options: options, system: system)
+                at: FileLocation(path: scratch.appending("copy")), source: chunks.status, options: options, system: system)
             _ = try await RegularFileCopy(from: chunks, to: sink, options: .init()).run()
             #expect(seen.withLock { $0 } == ["kept 640 1234567890"])
             #expect(await sink.attributeRefusals.isEmpty)

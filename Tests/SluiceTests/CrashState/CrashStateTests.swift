@@ -69,7 +69,7 @@ struct CrashStateTests {
     ) async throws {
         let source = try await FileChunks.open(
             scratch.appending("in"), descriptor: nil, ownsDescriptor: true, chunkSize: chunkSize, findsHoles: findsHoles, system: system)
-        let destination = try await FileSink.create(at: scratch.appending("out"), source: source.status, options: sink, system: system)
+        let destination = try await FileSink.create(at: FileLocation(path: scratch.appending("out")), source: source.status, options: sink, system: system)
         _ = try await RegularFileCopy(from: source, to: destination, options: options).run()
     }
 
@@ -79,7 +79,7 @@ struct CrashStateTests {
     ) async throws {
         let source = try await FileChunks.open(
             scratch.appending("in"), descriptor: nil, ownsDescriptor: true, chunkSize: chunkSize, system: system)
-        let destination = try await FileSink.create(at: scratch.appending("out"), source: source.status, options: .init(), system: system)
+        let destination = try await FileSink.create(at: FileLocation(path: scratch.appending("out")), source: source.status, options: .init(), system: system)
         _ = try await FileCopy(from: source, to: destination, totalBytes: source.expectedSize, options: .init(capacity: 2), transform: transform).run()
     }
 
