@@ -173,8 +173,10 @@ public actor FileSink: ChunkSink {
     ///
     /// Its commit point is decided by the process's one gate, which the `sluice` command's
     /// signal intake feeds (a program that embeds Sluice has none: its commits are never held).
+    /// A FIFO with no reader yet makes the call wait for one, until the task is cancelled.
     /// - Throws: ``FileError``: `sameFile`, `isDirectory`, `alreadyExists` (without
-    ///   ``Options/replacesExisting``), or the errno of `stat`, `open` (for example `permissionDenied`).
+    ///   ``Options/replacesExisting``), or the errno of `stat`, `open` (for example `permissionDenied`);
+    ///   `CancellationError` if the task is cancelled while a FIFO waits for its reader.
     public static func create(
         at destination: Pathname, source: FileChunks? = nil, options: Options = Options()
     ) async throws -> FileSink {
@@ -199,37 +201,45 @@ public actor FileSink: ChunkSink {
     ///     of its own. Given one (shared with the file's reader, as ``Copier`` does), the sink
     ///     and everything else on that executor run serially, one job at a time: a hand-off
     ///     between them wakes no other thread, and a call that waits (a write to a full pipe,
-    ///     `fsync(2)`) holds up the others. The executor must outlive the sink.
+    ///     `fsync(2)`, the open of a FIFO with no reader) holds up the others. The executor must
+    ///     outlive the sink.
     /// - Throws: as the public creation: ``FileError`` (`sameFile`, `isDirectory`,
-    ///   `alreadyExists`, or the errno of `fstatat`, `openat`).
+    ///   `alreadyExists`, or the errno of `fstatat`, `openat`); `CancellationError` if the task
+    ///   is cancelled while a FIFO waits for its reader (nothing is left open).
     package static func create(
         at location: FileLocation, source: FileStatus? = nil, options: Options = Options(), system: SystemCalls = .live,
         gate: CommitGate = .shared, executor: BlockingIOExecutor? = nil
     ) async throws -> FileSink {
         let sink = FileSink(location: location, source: source, options: options, system: system, gate: gate, executor: executor)
-        try await sink.prepare()
+        if try await !sink.prepare() { try await sink.waitForReader() }
         return sink
     }
 
     /// The same, synchronously on the calling thread, which must be `executor`'s: the sink's
     /// isolation is checked (`assumeIsolated`), not reached by a hop. For a caller that runs on
     /// that thread already and then calls the sink the same way (``Copier``'s files of one
-    /// chunk).
+    /// chunk). It never waits: a synchronous caller can install no cancellation handler, so
+    /// nothing could end a wait for a FIFO's reader.
     ///
-    /// - Throws: as ``create(at:source:options:system:gate:executor:)``.
+    /// - Returns: the sink; `nil` when the destination is a FIFO that no reader has opened yet
+    ///   (nothing was created): the caller takes the asynchronous creation, whose wait ends by
+    ///   cancellation.
+    /// - Throws: as ``create(at:source:options:system:gate:executor:)``, without its
+    ///   `CancellationError`.
     static func createOnExecutorThread(
         at location: FileLocation, source: FileStatus?, options: Options, system: SystemCalls, executor: BlockingIOExecutor
-    ) throws -> FileSink {
+    ) throws -> FileSink? {
         let sink = FileSink(location: location, source: source, options: options, system: system, gate: .shared, executor: executor)
-        try sink.assumeIsolated { try $0.prepare() }
-        return sink
+        return try sink.assumeIsolated { try $0.prepare() } ? sink : nil
     }
 
     /// Checks the destination by the rules above and opens what the data goes to: a temporary
     /// file, or the destination itself when it is written in place.
     ///
-    /// - Throws: ``FileError`` (see the creations); `CancellationError` (``openInPlace()``).
-    private func prepare() throws {
+    /// - Returns: `false` for a FIFO that no reader has opened yet, left for
+    ///   ``waitForReader()``; `true` once the sink is open.
+    /// - Throws: ``FileError`` (see the creations).
+    private func prepare() throws -> Bool {
         let linkStatus = try Self.statusIfPresent(location)
         // What the name leads to: nothing for a name that is not there (one `fstatat(2)` for the
         // usual new file), a symbolic link's target (nil if it dangles), else the file itself.
@@ -244,8 +254,7 @@ public actor FileSink: ChunkSink {
             if let followed, followed.kind != .regular {
                 // A device, FIFO or socket (or a link to one, such as /dev/stdout): written in
                 // place, never replaced.
-                state = .open(try openInPlace(), .inPlace)
-                return
+                return try openInPlace(isFIFO: followed.kind == .fifo)
             }
             if !options.replacesExisting { throw FileError.destinationExists(destination) }
             // What the kernel will refuse to replace is refused before anything is made, and
@@ -277,29 +286,50 @@ public actor FileSink: ChunkSink {
             try Self.createTemporaryFile(beside: location, mode: creationMode, system: system, named: named)
         }
         state = .open(descriptor, .replacing(temporary: temporary, ticket: ticket))
+        return true
     }
 
-    /// Opens an existing non-regular destination for writing. A FIFO's open waits for a reader:
-    /// `O_NONBLOCK` fails with `ENXIO` while there is none, so the wait is a retry that checks
-    /// for cancellation every 10 ms instead of an `open(2)` that nothing can interrupt.
+    /// Opens an existing non-regular destination for writing, without waiting: `O_NONBLOCK`,
+    /// cleared once open. A FIFO fails with `ENXIO` while no reader has opened it.
+    ///
+    /// - Returns: `true` once open; `false` for a FIFO with no reader yet.
+    /// - Throws: ``FileError`` (operation `open`).
+    private func openInPlace(isFIFO: Bool) throws -> Bool {
+        let opened = Result { () throws(FileError) in try location.open(O_WRONLY | O_NONBLOCK, system: system) }
+        if case .failure(let error) = opened, isFIFO && error.errno == ErrorNumber(rawValue: ENXIO) { return false }
+        let descriptor = try opened.get()
+        _ = fcntl(descriptor.rawValue, F_SETFL, fcntl(descriptor.rawValue, F_GETFL) & ~O_NONBLOCK)
+        state = .open(descriptor, .inPlace)
+        return true
+    }
+
+    /// Opens the FIFO at the destination for writing once a reader has: a blocking `open(2)` on
+    /// the sink's thread, which cancellation ends by an event. The cancellation handler opens
+    /// the FIFO's read end itself (`O_RDONLY | O_NONBLOCK`), which lets the writer's open
+    /// return, and keeps that descriptor open, under a lock, until the writer's open has
+    /// returned: a cancellation that comes before the open starts (or before this is called)
+    /// finds it returning at once, so no wake-up is lost. A FIFO this process may not open for
+    /// reading cannot be woken so: its wait ends when a reader comes.
     ///
     /// - Throws: ``FileError`` (operation `open`); `CancellationError` if the task is cancelled
-    ///   while no reader has come.
-    private func openInPlace() throws -> Descriptor {
-        while true {
-            let opened = Result { () throws(FileError) in
-                try location.open(O_WRONLY | O_NONBLOCK, system: system)
-            }
-            switch opened {
-            case .success(let descriptor):
-                _ = fcntl(descriptor.rawValue, F_SETFL, fcntl(descriptor.rawValue, F_GETFL) & ~O_NONBLOCK)
-                return descriptor
-            case .failure(let error):
-                guard error.errno == ErrorNumber(rawValue: ENXIO) else { throw error }
-                try Task.checkCancellation()
-                usleep(10_000)
+    ///   before a reader came (both descriptors closed, the destination untouched).
+    private func waitForReader() async throws {
+        let (location, system) = (location, system)
+        let wake = LockedValue<(opened: Bool, reader: Descriptor?)>((false, nil))
+        let opened = await withTaskCancellationHandler {
+            Result { () throws(FileError) in try location.open(O_WRONLY, system: system) }
+        } onCancel: {
+            wake.withLock { wake in
+                if !wake.opened { wake.reader = try? location.open(O_RDONLY | O_NONBLOCK, system: system) }
             }
         }
+        guard let reader = wake.withLock({ wake in wake.opened = true; return wake.reader }) else {
+            state = .open(try opened.get(), .inPlace)
+            return
+        }
+        try? reader.close(system: system)
+        if case .success(let writer) = opened { try? writer.close(system: system) }
+        throw CancellationError()
     }
 
     /// `lstat(2)` of `path`, or `nil` if nothing is there.

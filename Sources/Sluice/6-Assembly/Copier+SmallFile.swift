@@ -17,8 +17,8 @@ extension Copier {
     /// and called synchronously. A file that changed since the walk saw it (no longer regular, larger
     /// than a chunk, sparse) takes the general path instead.
     ///
-    /// - Returns: the commit or the sealed file, or `nil` when the file does not qualify
-    ///   (nothing was created).
+    /// - Returns: the commit or the sealed file, or `nil` when the file does not qualify or its
+    ///   destination is a FIFO no reader has opened yet (nothing was created).
     /// - Throws: as the general path: ``FileError``, `CancellationError` (nothing left).
     func copySmallFile(
         _ item: Indexed, copyOptions: RegularFileCopy.Options, share: PipelineShare, on executor: BlockingIOExecutor
@@ -40,11 +40,11 @@ extension Copier {
         if status.kind == .directory { throw FileError.isDirectory(.read, path: item.job.source) }
         guard Self.fitsInOneStep(status, chunkSize: share.chunkSize) else { return nil }
         tracker.sized(index: item.progressIndex, bytes: status.knownSize)
-        let sink = try DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }, {
+        guard let sink = try DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }, {
             try FileSink.createOnExecutorThread(
                 at: item.job.destinationLocation, source: status, options: sinkOptions(of: item.job), system: system,
                 executor: executor)
-        })
+        }) else { return nil }
         if joinsSyncBatch(item.job) { sink.assumeIsolated { $0.deferRename() } }
         // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its
         // descriptor (as RegularFileCopy does, by the sink's own options).

@@ -99,6 +99,28 @@ struct FileSinkTests {
     }
 
 
+    /// The writer's `open(2)` of a FIFO waits for a reader, in the kernel: cancelling the task
+    /// once that open has been called (the seam says when, so no sleep decides the order) ends
+    /// the copy with `CancellationError`, every descriptor opened on the FIFO closed again (the
+    /// writer's and the read end that woke it), nothing else in the directory.
+    @Test(.timeLimit(.minutes(1))) func cancellingACopyToAFIFOWithNoReaderEndsIt() async throws {
+        try await withScratchDirectory { directory in
+            let fifo = directory.appending("fifo")
+            #expect(mkfifo(fifo.description, 0o600) == 0)
+            let opens = FIFOOpens(fifo)
+            let copy = Task {
+                let sink = try await FileSink.create(at: FileLocation(path: fifo), options: Self.noFsync, system: opens.system)
+                return try await FileCopy(from: ChunkList([Chunk([1, 2, 3])]), to: sink, totalBytes: 3).run()
+            }
+            await opens.writerOpening.wait()
+            copy.cancel()
+            await #expect(throws: CancellationError.self) { _ = try await copy.value }
+            let left = try entries(in: directory.path)
+            #expect(opens.openDescriptors == [])
+            #expect(left == ["fifo"])
+        }
+    }
+
     @Test func writesAnUnnamedFileInTheDestinationsDirectoryUntilCommit() async throws {
         try await withScratchDirectory { directory in
             let destination = directory.appending("out.bin")
