@@ -30,22 +30,6 @@ extension FileSink {
                 throw FileError.close(path: destination, errno: error)
             }
         case .replacing(let temporary, let ticket):
-            if defersRename {
-                // The data and attributes complete, the descriptor kept open: its owner syncs
-                // it (after the batch's syncfs(2)), closes it and renames.
-                try finishData(descriptor)
-                if options.closesSealedFile, temporary != nil {
-                    // Named: closed while it waits, reopened by its name for its check.
-                    state = .open(Descriptor(rawValue: -1), mode)
-                    do { try descriptor.close(system: system) } catch {
-                        throw FileError.close(path: destination, errno: error)
-                    }
-                    state = .sealed(sealedFile(temporary, ticket, descriptor: nil))
-                    return
-                }
-                state = .sealed(sealedFile(temporary, ticket, descriptor: descriptor))
-                return
-            }
             try makeDataDurable(descriptor, mode, keepsOpen: temporary == nil)
             // An unnamed file is named through its descriptor, which the rename then closes.
             try renameAtCommitPoint(temporary, ticket, descriptor: temporary == nil ? descriptor : nil)
@@ -122,17 +106,13 @@ extension FileSink {
         return replacedDestination && options.synchronizes && options.synchronizesDirectory && directorySynchronized
     }
 
-    /// Closes and removes the temporary file, if any (also one sealed and not taken).
-    /// Idempotent.
+    /// Closes and removes the temporary file, if any (a sealed one is its owner's). Idempotent.
     public func abort() {
         switch state {
         case .open(let descriptor, let mode):
             state = .aborted
             Self.discard(descriptor, mode, gate: gate, system: system)
-        case .sealed(let file):
-            state = .aborted
-            file.discard()
-        case .committed, .aborted:
+        case .sealed, .committed, .aborted:
             return
         }
     }

@@ -29,10 +29,10 @@ extension FileSink {
         /// data is still synced before the rename, but the rename is durable only once the
         /// caller has synced the directory.
         public var synchronizesDirectory = true
-        /// Whether a file whose rename is deferred (``FileSink/deferRename()``) is a named
-        /// temporary file, closed once sealed, so that a batch waiting for its `syncfs(2)`
-        /// holds no descriptor per file (under a low `ulimit -n`: ``DescriptorBudget/sealedFiles``
-        /// 0); otherwise it is unnamed (`O_TMPFILE`) and kept open until it is named.
+        /// Whether a file to be sealed (``FileSink/seal()``) is a named temporary file, closed
+        /// once sealed, so that a batch waiting for its `syncfs(2)` holds no descriptor per file
+        /// (under a low `ulimit -n`: ``DescriptorBudget/sealedFiles`` 0); otherwise it is unnamed
+        /// (`O_TMPFILE`) and kept open until it is named.
         var closesSealedFile = false
         /// With ``preservesAttributes``, whether the file also gets every extended attribute of
         /// the source (xattr(7): `user.*`, `security.*`, `trusted.*`), as `cp -a` gives them,

@@ -6,9 +6,9 @@ import Musl
 #endif
 
 /// A sink's temporary file whose data and attributes are complete, before its commit point:
-/// what ``FileSink/takeSealed()`` hands over when the rename was deferred
-/// (``FileSink/deferRename()``), so that a batch of files is made durable by one `syncfs(2)`
-/// and named afterwards (``Copier``), and what the sink's own ``FileSink/commit()`` names.
+/// what ``FileSink/seal()`` hands over, so that a batch of files is made durable by one
+/// `syncfs(2)` and named afterwards (``Copier``), and what the sink's own ``FileSink/commit()``
+/// names.
 /// It keeps the temporary file's descriptor open (an unnamed `O_TMPFILE` file is named through
 /// it, and would be gone once closed): ``makeDurable(fsyncs:)`` first checks that this file's
 /// data was written without error (one `syncfs(2)` may have reported the error for another
@@ -198,20 +198,55 @@ extension FileSink {
             replacesExisting: replacesExisting, system: system)
     }
 
-    /// Makes ``commit()`` stop once the data and attributes are complete, with the temporary
-    /// file still open (no `fsync(2)`, no rename). The caller then
-    /// takes the file with ``takeSealed()``. Call it before the copy; a destination written in
-    /// place (a device) is committed as before.
-    func deferRename() {
-        defersRename = true
+    /// Seals the file for a caller that makes many files durable at once and names them
+    /// afterwards (``Copier``'s sync batch, with ``Options/synchronizes`` off): the first step of
+    /// ``commit()`` (the size after a final hole, the attributes, `fsync(2)` as the options
+    /// say) without the rename. With ``Options/closesSealedFile`` a named temporary file is
+    /// closed (its owner reopens it by its name for its check); an unnamed one keeps its
+    /// descriptor, through which it is named.
+    ///
+    /// - Returns: the sealed file, its owner's from then on (who ends it as ``SealedFile`` says;
+    ///   the sink no longer removes it); `nil` for a destination written in place, which has
+    ///   nothing to name: it is committed (closed) as ``commit()`` commits it.
+    /// - Throws: ``FileError`` of the step that failed (`ftruncate`, `fchmod`, `futimens`,
+    ///   `fsync`, `close`); the temporary file is then still the sink's, for ``abort()``.
+    func seal() throws -> SealedFile? {
+        guard case .open(let descriptor, let mode) = state, case .replacing(let temporary, let ticket) = mode else {
+            try commit()
+            return nil
+        }
+        let closes = options.closesSealedFile && temporary != nil
+        try makeDataDurable(descriptor, mode, keepsOpen: !closes)
+        state = .sealed
+        return sealedFile(temporary, ticket, descriptor: closes ? nil : descriptor)
+    }
+}
+
+/// Where a copy that ends by sealing its file instead of committing it leaves the sealed file:
+/// a ``Copier``'s file that joins a sync batch. The copy calls ``seal()`` where it would call
+/// the sink's ``FileSink/commit()`` (`FileCopy.sealing(into:)`); its caller then takes the file
+/// (``take()``). A file sealed and never taken is removed when the slot goes.
+///
+/// Concurrency contract: thread-safe (a lock); ``seal()`` is called once, by the copy's writer.
+final class SealedFileSlot: Sendable {
+    private let sink: FileSink
+    private let file = LockedValue<SealedFile?>(nil)
+
+    /// A slot for what `sink` seals.
+    init(_ sink: FileSink) { self.sink = sink }
+
+    /// Seals the sink (``FileSink/seal()``) and keeps its file: none for a destination written
+    /// in place, which is committed.
+    ///
+    /// - Throws: as ``FileSink/seal()``; the sink still holds its file, for its abort.
+    func seal() async throws {
+        let sealed = try await sink.seal()
+        file.withLock { $0 = sealed }
     }
 
-    /// The sealed temporary file after a ``commit()`` whose rename was deferred; `nil` when
-    /// there is none (a destination written in place, or the rename was not deferred). The
-    /// caller owns it from then on.
-    func takeSealed() -> SealedFile? {
-        guard case .sealed(let file) = state else { return nil }
-        state = .committed
-        return file
-    }
+    /// The sealed file, the caller's from then on; `nil` when there is none (not sealed, in
+    /// place, or taken already).
+    func take() -> SealedFile? { file.withLock { $0.take() } }
+
+    deinit { take()?.discard() }
 }

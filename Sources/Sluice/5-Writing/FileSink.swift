@@ -66,9 +66,9 @@ public actor FileSink: ChunkSink {
 
     enum State {
         case open(Descriptor, Mode)
-        /// Data and attributes complete, the descriptor still open, not renamed:
-        /// ``takeSealed()`` hands it over.
-        case sealed(SealedFile)
+        /// Data and attributes complete, not renamed: ``seal()`` handed the file over to its
+        /// caller, who names it or removes it.
+        case sealed
         case committed
         case aborted
     }
@@ -139,9 +139,6 @@ public actor FileSink: ChunkSink {
             attributeRefusals.append(("extended attributes", error))
         }
     }
-
-    /// Set by ``deferRename()``: ``commit()`` stops before the rename.
-    var defersRename = false
 
     /// The sink's thread: every method of the actor, so every system call, runs
     /// on its thread (the sink's own, or one it shares with the file's reader).
@@ -388,8 +385,7 @@ public actor FileSink: ChunkSink {
     deinit {
         switch state {
         case .open(let descriptor, let mode): Self.discard(descriptor, mode, gate: gate, system: system)
-        case .sealed(let file): file.discard()
-        case .committed, .aborted: break
+        case .sealed, .committed, .aborted: break
         }
     }
 }

@@ -61,12 +61,12 @@ extension Copier {
         return options
     }
 
-    /// After the sink's commit: the sealed file for the batch when the rename was deferred
-    /// (``FileSink/deferRename()``), else the commit (the attributes refused and the
+    /// After the sink's commit or seal: `sealed`, the file its seal gave (``FileSink/seal()``),
+    /// for the batch, else the commit (the attributes refused and the
     /// directory's record are recorded here, on the sink's thread). `replaces`: whether the sink wrote a temporary file to
     /// rename over the destination (read before the commit, which ends it), not a destination
     /// in place.
-    func finishCommit(_ item: Indexed, sink: isolated FileSink, report: CopyReport, replaces: Bool) -> Copied {
+    func finishCommit(_ item: Indexed, sink: isolated FileSink, sealed: SealedFile?, report: CopyReport, replaces: Bool) -> Copied {
         let refusals = sink.attributeRefusals
         var warnings = sink.warnings
         if let record = item.job.preservationWarnings {
@@ -74,7 +74,7 @@ extension Copier {
         } else {
             warnings += refusals.map { StageWarning("cannot preserve \($0.kind): \($0.error)") }
         }
-        if let file = sink.takeSealed() {
+        if let file = sealed {
             return .sealed(SyncBatch.Entry(receipt: Receipt(item), file: file, report: report, warnings: warnings))
         }
         // A file that synced its directory itself is durable now; any other once its directory is.
@@ -100,19 +100,21 @@ extension Copier {
         tracker.sized(index: item.progressIndex, bytes: chunks.status.knownSize)
         let sink = try await createFileSink(of: item.job, source: chunks.status, on: executor)
         let replaces = await sink.replacesDestination
+        let sealing = joinsSyncBatch(item.job) ? SealedFileSlot(sink) : nil
         var report: CopyReport
         if let transform = item.job.transform {
             let copy = FileCopy(
-                from: chunks, to: sink, totalBytes: chunks.expectedSize, options: copyOptions.pipeline, transform: transform)
+                from: chunks, to: sink, totalBytes: chunks.expectedSize, options: copyOptions.pipeline, transform: transform
+            ).sealing(into: sealing)
             report = try await run(copy.run, publishingTo: copy.progress, item, forwards: Self.forwards(chunks.status, share), on: executor)
         } else {
-            let copy = RegularFileCopy(from: chunks, to: sink, options: copyOptions)
+            let copy = RegularFileCopy(from: chunks, to: sink, options: copyOptions, sealingInto: sealing)
             report = try await run(copy.run, publishingTo: copy.progress, item, forwards: Self.forwards(chunks.status, share), on: executor)
         }
         report.note(sourceChange: chunks.changeSinceOpen(), opened: chunks.status)
         // On the sink's thread: the hook may block, and a full batch of directories is synced by
         // the record that fills it.
-        return await finishCommit(item, sink: sink, report: report, replaces: replaces)
+        return await finishCommit(item, sink: sink, sealed: sealing?.take(), report: report, replaces: replaces)
     }
 
     /// Copies a job whose source or destination is not a file through the pipeline: a file or a
@@ -130,6 +132,7 @@ extension Copier {
             throw error
         }
         tracker.sized(index: item.progressIndex, bytes: chunks?.status.knownSize)
+        let sealing = sink.flatMap { joinsSyncBatch(item.job) ? SealedFileSlot($0) : nil }
         let destination: AnyChunkSink
         switch item.job.output {
         case .sink(let other, _): destination = AnyChunkSink(other)
@@ -141,17 +144,19 @@ extension Copier {
         case .chunks(let sequence, _):
             let copy = FileCopy(
                 from: sequence, to: destination, totalBytes: nil, options: copyOptions.pipeline,
-                transform: item.job.transform)
+                transform: item.job.transform
+            ).sealing(into: sealing)
             report = try await run(copy.run, publishingTo: copy.progress, item, forwards: forwards, on: executor)
         case .file, .descriptor:
             let copy = FileCopy(
                 from: chunks!, to: destination, totalBytes: chunks!.expectedSize, options: copyOptions.pipeline,
-                transform: item.job.transform)
+                transform: item.job.transform
+            ).sealing(into: sealing)
             report = try await run(copy.run, publishingTo: copy.progress, item, forwards: forwards, on: executor)
         }
         if let chunks { report.note(sourceChange: chunks.changeSinceOpen(), opened: chunks.status) }
         guard let sink else { return .committed(Committed(report: report, warnings: [], isDurableOnceDirectorySynced: false)) }
-        return await finishCommit(item, sink: sink, report: report, replaces: replaces)
+        return await finishCommit(item, sink: sink, sealed: sealing?.take(), report: report, replaces: replaces)
     }
 
     /// Opens the source of a job through the pipeline (a file or a descriptor: its reader;
@@ -191,8 +196,8 @@ extension Copier {
         }
     }
 
-    /// Creates `job`'s destination file (its rename deferred to its batch when it joins one);
-    /// out of descriptors, it waits while the engine releases some of its own.
+    /// Creates `job`'s destination file; out of descriptors, it waits while the engine releases
+    /// some of its own.
     private func createFileSink(of job: Job, source: FileStatus?, on executor: BlockingIOExecutor) async throws -> FileSink {
         var status = source
         // A compressed or decompressed file is data, never a set-ID program.
@@ -202,7 +207,6 @@ extension Copier {
                 at: job.destinationLocation, source: status, options: sinkOptions(of: job), system: system,
                 executor: options.overlapsReadsAndWrites ? nil : executor)
         }
-        if joinsSyncBatch(job) { await sink.deferRename() }
         return sink
     }
 

@@ -45,13 +45,13 @@ extension Copier {
                 at: item.job.destinationLocation, source: status, options: sinkOptions(of: item.job), system: system,
                 executor: executor)
         }) else { return nil }
-        if joinsSyncBatch(item.job) { sink.assumeIsolated { $0.deferRename() } }
         // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its
         // descriptor (as RegularFileCopy does, by the sink's own options).
         sink.assumeIsolated { sink in
             if sink.options.preservesAttributes { sink.preserveAttributes(of: source, at: item.job.source) }
         }
         var report: CopyReport
+        let sealed: SealedFile?
         // A destination written in place (a device, a FIFO), opened already: by writes.
         let replaces = sink.assumeIsolated { $0.replacesDestination }
         do {
@@ -61,7 +61,11 @@ extension Copier {
             observer?(.copiedInOneStep)
             let change = source.change(since: status, system: system)
             try Task.checkCancellation()
-            try sink.assumeIsolated { try $0.commit() }
+            sealed = try sink.assumeIsolated { sink in
+                if joinsSyncBatch(item.job) { return try sink.seal() }
+                try sink.commit()
+                return nil
+            }
             report = CopyReport(
                 bytesRead: taken.bytes, bytesWritten: taken.bytes, crc32: taken.crc32, duration: ContinuousClock.now - start,
                 peakBufferedBytes: taken.method == .pipeline ? Int64(share.chunkSize) : 0, producerSuspended: .zero,
@@ -71,7 +75,7 @@ extension Copier {
             sink.assumeIsolated { $0.abort() }
             throw error
         }
-        return sink.assumeIsolated { finishCommit(item, sink: $0, report: report, replaces: replaces) }
+        return sink.assumeIsolated { finishCommit(item, sink: $0, sealed: sealed, report: report, replaces: replaces) }
     }
 
     /// Tries the methods the table chains for a small file, in order, until one copies it: the

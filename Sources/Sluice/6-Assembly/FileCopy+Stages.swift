@@ -118,7 +118,7 @@ extension FileCopy {
 
     /// After every stage succeeded: the transform's patch where the sink takes one
     /// (``PatchableSink``), the check of the output, if one was asked for, then the sink's
-    /// commit.
+    /// commit (or the seal of ``sealing``).
     ///
     /// - Returns: the check's outcome, and the source's CRC-32 when the check had to read the
     ///   source again for it (ranges the kernel copied).
@@ -137,7 +137,9 @@ extension FileCopy {
             verification = try await Self.verify(
                 sink, results: results, recorder: recorder, fileSource: fileSource, makeTransform: makeTransform)
         }
-        try await awaitPointHook.map(AwaitPoints.init).around(.sinkCommit) { try await sink.commit() }
+        try await awaitPointHook.map(AwaitPoints.init).around(.sinkCommit) {
+            if let sealing { try await sealing.seal() } else { try await sink.commit() }
+        }
         return verification
     }
 }

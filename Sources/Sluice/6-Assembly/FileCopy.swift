@@ -61,6 +61,9 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     /// For tests: called in each stage at every ``AwaitPoint``, so that a test can cancel the
     /// run at exactly one of them. `nil` (no cost but a check per `await`) outside tests.
     var awaitPointHook: AwaitPointHook?
+    /// Where the copy leaves its file sealed, not committed (``sealing(into:)``); `nil`: the
+    /// sink's commit.
+    private(set) var sealing: SealedFileSlot?
 
     /// The copy's progress: subscribe before calling ``run()``. Its last snapshot comes after the
     /// sink committed (or failed), and then every subscriber's stream ends.
@@ -101,6 +104,15 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         self.options = options
         self.makeTransform = transform
         self.file = file
+    }
+
+    /// The same copy ending with `slot`'s seal (``FileSink/seal()``: the data and attributes
+    /// complete, not renamed) where it would commit the sink, the sealed file left in `slot` for
+    /// the caller (a ``Copier``'s sync batch); with `nil`, ending with the commit.
+    func sealing(into slot: SealedFileSlot?) -> Self {
+        var copy = self
+        copy.sealing = slot
+        return copy
     }
 
     enum StageResult: Sendable {

@@ -42,6 +42,7 @@ package struct RegularFileCopy: Sendable {
     let source: FileChunks
     let sink: FileSink
     let options: Options
+    let sealing: SealedFileSlot?
 
     /// The copy's progress: subscribe before calling ``run()``. Its last snapshot comes after
     /// the sink committed (or failed); then every subscriber's stream ends. After a kernel copy
@@ -57,10 +58,13 @@ package struct RegularFileCopy: Sendable {
     ///     the pipeline from its offset.
     ///   - sink: the destination; committed only if the copy succeeds.
     ///   - options: reflink, holes, the pipeline's sizes.
-    package init(from source: FileChunks, to sink: FileSink, options: Options = Options()) {
+    ///   - sealing: where the copy leaves the sink's file sealed instead of committing it
+    ///     (`FileCopy.sealing(into:)`); `nil`: committed.
+    init(from source: FileChunks, to sink: FileSink, options: Options = Options(), sealingInto sealing: SealedFileSlot? = nil) {
         self.source = source
         self.sink = sink
         self.options = options
+        self.sealing = sealing
     }
 
     /// Runs the copy to the end.
@@ -112,7 +116,8 @@ package struct RegularFileCopy: Sendable {
                 of: source, method: method == .clone ? .clone : .kernelCopy, sliceSize: options.sliceSize,
                 findsHoles: options.holes != .never)
             do {
-                return try await FileCopy(ranges: ranges, to: sink, options: options.pipeline, progress: progress).run()
+                return try await FileCopy(ranges: ranges, to: sink, options: options.pipeline, progress: progress)
+                    .sealing(into: sealing).run()
             } catch let refusal as KernelCopyRefusal {
                 do {
                     try await sink.discardContents()
@@ -128,7 +133,7 @@ package struct RegularFileCopy: Sendable {
             return try await FileCopy(
                 from: source, to: sink, totalBytes: source.expectedSize, options: options.pipeline, transform: nil,
                 progress: progress
-            ).run()
+            ).sealing(into: sealing).run()
         }
     }
 

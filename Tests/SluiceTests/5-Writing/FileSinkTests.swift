@@ -121,6 +121,42 @@ struct FileSinkTests {
         }
     }
 
+    /// `seal()` leaves the data unnamed and hands the file over; its owner makes it durable and
+    /// names it. A named temporary file closed once sealed (`closesSealedFile`) is named too.
+    @Test(arguments: [false, true]) func sealHandsOverTheFileItsOwnerNames(closesSealedFile: Bool) async throws {
+        try await withScratchDirectory { directory in
+            let destination = directory.appending("out")
+            var options = Self.noFsync
+            options.closesSealedFile = closesSealedFile
+            let sink = try await FileSink.create(at: FileLocation(path: destination), options: options)
+            try await sink.write(Chunk([1, 2, 3]))
+            let sealed = try #require(try await sink.seal())
+            #expect((sealed.descriptor == nil) == closesSealedFile)
+            #expect(try entries(in: directory.path).count == (sealed.temporary == nil ? 0 : 1))
+            await sink.abort()  // the file is its owner's now: left as it is
+            try sealed.makeDurable(fsyncs: false)
+            try sealed.rename()
+            sealed.unregister()
+            #expect(try entries(in: directory.path) == ["out"])
+            #expect(try readFile(destination) == [1, 2, 3])
+        }
+    }
+
+    /// A destination written in place has nothing to seal: `seal()` commits it (closes it, so its
+    /// reader reaches the end) and gives no file.
+    @Test func sealCommitsADestinationWrittenInPlace() async throws {
+        try await withScratchDirectory { directory in
+            let fifo = directory.appending("fifo")
+            #expect(mkfifo(fifo.description, 0o600) == 0)
+            let received = BackgroundRead(fifo)
+            let sink = try await FileSink.create(at: fifo, options: Self.noFsync)
+            try await sink.write(Chunk([1, 2, 3]))
+            #expect(try await sink.seal() == nil)
+            #expect(try await received.bytes == [1, 2, 3])
+            #expect(try entries(in: directory.path) == ["fifo"])
+        }
+    }
+
     @Test func writesAnUnnamedFileInTheDestinationsDirectoryUntilCommit() async throws {
         try await withScratchDirectory { directory in
             let destination = directory.appending("out.bin")
