@@ -5,7 +5,7 @@ import Synchronization
 
 /// `CallbackIngest`: a producer thread that cannot pause pushes N bytes in chunks of a chosen
 /// size (64 KiB by default), as fast as it can, through `PushBuffer.fromCallbacks` into a file
-/// written atomically by `FileCopy` and `FileSink`, optionally through a sink throttled to a rate.
+/// written atomically by `Pipeline` and `FileSink`, optionally through a sink throttled to a rate.
 ///
 /// The push buffer holds 1 MiB in memory whatever the chunk size (its capacity is 1 MiB over the
 /// chunk size, at least one chunk), so the count of chunks spilled measures how far the consumer
@@ -160,7 +160,7 @@ struct CallbackIngest {
             let file = try await FileSink.create(at: output, options: FileSink.Options(replacesExisting: true))
             let sink = ThrottledSink(file, bytesPerSecond: options.sinkRate)
             // OUTPUT is read back for its CRC-32 below: the copy need not compute one as well.
-            let report = try await FileCopy(
+            let report = try await Pipeline(
                 from: buffer, to: sink, totalBytes: options.size, options: PipelineOptions(computesCRC32: false)
             ).run()
             let seconds = start.duration(to: .now)

@@ -112,12 +112,12 @@ public enum BenchmarkScenario {
         return await producer.value
     }
 
-    /// The Sluice design: ``FileChunks`` → ``FileCopy`` (bounded channel) → sink.
+    /// The Sluice design: ``FileChunks`` → ``Pipeline`` (bounded channel) → sink.
     static func runBoundedPull(
         _ parameters: Parameters, sink: some ChunkSink, gauge: BufferGauge
     ) async throws -> Int64 {
         let source = try await FileChunks.open(parameters.input, chunkSize: parameters.chunkSize)
-        let copy = FileCopy(
+        let copy = Pipeline(
             from: source, to: sink, totalBytes: source.expectedSize,
             options: .init(capacity: parameters.capacity, byteBudget: parameters.capacity * parameters.chunkSize, computesCRC32: false))
         let updates = copy.progress.subscribe()
@@ -142,7 +142,7 @@ public enum BenchmarkScenario {
 
     /// The push designs: a thread that cannot pause reads the input as fast as it can and
     /// pushes each chunk into a ``PushBuffer`` (through the callback adapter); the consumer is the
-    /// same ``FileCopy`` as `bounded-pull`. `push-fail` must end with ``CapacityExceededError``
+    /// same ``Pipeline`` as `bounded-pull`. `push-fail` must end with ``CapacityExceededError``
     /// when the consumer is slow; `push-spill` must deliver everything.
     static func runPush(
         _ parameters: Parameters, sink: some ChunkSink, gauge: BufferGauge
@@ -159,7 +159,7 @@ public enum BenchmarkScenario {
             producer.start()
             return { producer.stop() }
         }
-        let copy = FileCopy(
+        let copy = Pipeline(
             from: buffer, to: sink, totalBytes: nil,
             options: .init(capacity: parameters.capacity, byteBudget: parameters.capacity * parameters.chunkSize, computesCRC32: false))
         let updates = copy.progress.subscribe()

@@ -5,7 +5,7 @@ import Sluice
 ///
 /// Each write goes to `base` first; then the sink sleeps until the moment the bytes written so
 /// far are due at that rate, counted from the first write. It sleeps with `Task.sleep`, so it
-/// suspends without holding a thread. Copies of the sink share one count (a `FileCopy` may hold
+/// suspends without holding a thread. Copies of the sink share one count (a `Pipeline` may hold
 /// more than one copy).
 public struct ThrottledSink<Base: ChunkSink>: ChunkSink {
     private let base: Base

@@ -11,7 +11,7 @@ import Synchronization
 @main
 struct SluiceMain {
     /// The version `--version` prints.
-    static let version = "0.2.0"
+    static let version = "0.3.0"
 
     /// The subcommands the help lists and `sluice help` knows, in that order.
     static let subcommands: [CommandName] = [.copy, .compress, .decompress, .bench]

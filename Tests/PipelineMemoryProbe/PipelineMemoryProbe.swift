@@ -60,14 +60,14 @@ struct PipelineMemoryProbe {
         let report: CopyReport
         switch mode {
         case "map":
-            let copy = FileCopy(
+            let copy = Pipeline(
                 from: source.map(Self.copy), to: sink, totalBytes: source.expectedSize,
                 transform: { ParallelGzipEncoder(level: .fastest, threadCount: 2) })
             report = try await copy.run()
         case "transform":
-            report = try await FileCopy(from: source, to: sink, totalBytes: source.expectedSize, transform: { CopyingTransform() }).run()
+            report = try await Pipeline(from: source, to: sink, totalBytes: source.expectedSize, transform: { CopyingTransform() }).run()
         default:
-            report = try await FileCopy(
+            report = try await Pipeline(
                 from: source, to: sink, totalBytes: source.expectedSize,
                 transform: { ParallelGzipEncoder(level: .fastest, threadCount: 2) }
             ).run()

@@ -73,7 +73,7 @@ public struct FileChunks: AsyncSequence, Sendable {
     /// Whether a file whose blocks say it has holes is read as data: its holes are not looked
     /// for (`findsHoles` off, as for `--verify`), or its map was distrusted (``HoleMap``). A copy
     /// through the pipeline then finds its holes again as whole zero blocks (as
-    /// ``FileChunks/SparseMode/always``); a distrusted map is not followed by `copy_file_range(2)` either.
+    /// ``FileChunks/HoleMode/always``); a distrusted map is not followed by `copy_file_range(2)` either.
     let readsHolesAsData: Bool
 
     private init(reader: FileReader, status: FileStatus) {
@@ -92,8 +92,8 @@ public struct FileChunks: AsyncSequence, Sendable {
     ///     (``Chunk/hole(count:)``, at most `chunkSize` each, as data chunks: a hole holds no
     ///     memory, but a `map` or a ``ChunkTransform`` that makes data of it holds as much as a
     ///     data chunk, no more), found with `lseek(2)`'s `SEEK_DATA` and `SEEK_HOLE`
-    ///     (``FileChunks/SparseMode/auto`` and ``FileChunks/SparseMode/always``), or as zeros read with `read(2)`
-    ///     (``FileChunks/SparseMode/never``). Default `true`. A file that reports size 0 (/proc) and a
+    ///     (``FileChunks/HoleMode/auto`` and ``FileChunks/HoleMode/always``), or as zeros read with `read(2)`
+    ///     (``FileChunks/HoleMode/never``). Default `true`. A file that reports size 0 (/proc) and a
     ///     file system that does not answer `SEEK_DATA` are read plainly either way. Pass
     ///     `false` for a copy that verifies its output (``PipelineOptions/verifiesOutput``): it
     ///     must read every byte, not believe the map.

@@ -112,7 +112,7 @@ package struct SourceRanges: AsyncSequence, Sendable {
         }
 
         /// The most data extents in one range: 32, so the ranges a channel holds (256,
-        /// ``FileCopy``'s for ranges) keep at most 8,192 extents, 128 KiB, per file.
+        /// ``Pipeline``'s for ranges) keep at most 8,192 extents, 128 KiB, per file.
         static var maximumExtentsPerRange: Int { 32 }
 
         /// The longest hole chunk, and the most a range's holes may span: as the reader's

@@ -2,7 +2,7 @@ import Synchronization
 
 /// Fans an operation's ``ProgressSnapshot`` values out to any number of independent subscribers.
 ///
-/// A pipeline or a copier has one (``FileCopy/progress``, ``Copier/progress``), made before it
+/// A pipeline or a copier has one (``Pipeline/progress``, ``Copier/progress``), made before it
 /// starts and published to by it alone. Each call to ``subscribe()``
 /// registers a subscriber synchronously and returns its own `AsyncStream`, buffered
 /// `.bufferingNewest(1)`: a slow subscriber skips stale snapshots (a snapshot is complete, so
@@ -23,7 +23,7 @@ import Synchronization
 /// ## Delivery guarantees
 /// - A subscriber that registers after a snapshot was published starts with the latest one.
 /// - The operation's final snapshot (``ProgressSnapshot/isFinal``, published once the copy has
-///   committed or failed: by ``FileCopy/run()``, or by ``Copier/finish()`` for a copier) is
+///   committed or failed: by ``Pipeline/run()``, or by ``Copier/finish()`` for a copier) is
 ///   always the last element a subscriber receives before its stream ends, also when the
 ///   subscriber starts iterating late, and also when it subscribes after the operation ended
 ///   (it then gets exactly the final snapshot).

@@ -9,7 +9,7 @@
 /// that spends most of its time suspended on backpressure is waiting for a slow sink, not a slow
 /// source.
 ///
-/// The snapshots a ``FileCopy`` or a ``Copier`` publishes
+/// The snapshots a ``Pipeline`` or a ``Copier`` publishes
 /// follow the rules documented on each property (clamping, monotonic fraction, the final
 /// snapshot's truth).
 ///

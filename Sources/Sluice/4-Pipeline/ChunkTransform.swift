@@ -42,3 +42,9 @@ public protocol ChunkTransform {
 /// reader's hole chunks whole (up to 64 MiB), and any other transform in pieces of at most the
 /// chunk size.
 package protocol TakesLongHoles: ChunkTransform {}
+
+/// Makes a transform stage's state (`{ ParallelGzipEncoder() }`), inside that stage, once per
+/// run of a ``Pipeline`` or job of a ``Copier``; called again, on the verification's thread, to
+/// decode the source anew where a verification of a decoder looks for the first difference
+/// (``TransformVerification/decodesInput``). It may throw to refuse its settings.
+public typealias TransformFactory = @Sendable () throws -> any ChunkTransform

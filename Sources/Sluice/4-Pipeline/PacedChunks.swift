@@ -8,7 +8,7 @@
 ///
 /// Placed after a ``BoundedChannel``, it slows the stage that fills the channel through the
 /// channel's backpressure: the producer waits for room and memory stays at the channel's bound.
-/// ``FileCopy`` does not use it: with ``PipelineOptions/rateLimit`` it paces the stage after its
+/// ``Pipeline`` does not use it: with ``PipelineOptions/rateLimit`` it paces the stage after its
 /// first channel itself, which asks the limiter before it takes each chunk on.
 ///
 /// ```swift

@@ -27,7 +27,7 @@ import CZlib
 /// Concurrency: not `Sendable`; confined to one stage, which calls ``process(_:emit:)`` per
 /// input chunk and then ``finish(emit:)`` once, never concurrently. Each call inflates in
 /// synchronous steps of at most one output chunk between suspensions at `emit` (CPU work: give it
-/// to a ``FileCopy`` as its transform, which runs it on a thread of its own). Cancellation is observed
+/// to a ``Pipeline`` as its transform, which runs it on a thread of its own). Cancellation is observed
 /// through `emit`, whose error is propagated unchanged. After an error, every later call
 /// throws the same error.
 public final class GzipDecoder: ChunkTransform {

@@ -21,7 +21,7 @@ import CZlib
 /// Concurrency: not `Sendable`; confined to one stage, which calls ``process(_:emit:)`` per
 /// input chunk and then ``finish(emit:)`` once, never concurrently. Each call compresses in
 /// synchronous steps of at most one output chunk between suspensions at `emit` (CPU work: give it
-/// to a ``FileCopy`` as its transform, which runs it on a thread of its own). Cancellation is observed
+/// to a ``Pipeline`` as its transform, which runs it on a thread of its own). Cancellation is observed
 /// through `emit`, whose error is propagated unchanged.
 package final class GzipEncoder: ChunkTransform {
     /// The compression level the member is written with.

@@ -48,7 +48,7 @@ import CZlib
 ///
 /// ```swift
 /// let encoder = ParallelGzipEncoder(level: .default, threadCount: 4)
-/// let copy = FileCopy(from: source, to: sink, totalBytes: source.expectedSize, transform: {
+/// let copy = Pipeline(from: source, to: sink, totalBytes: source.expectedSize, transform: {
 ///     ParallelGzipEncoder(threadCount: 4)
 /// })
 /// ```

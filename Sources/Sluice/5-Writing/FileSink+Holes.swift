@@ -5,26 +5,26 @@ import Musl
 #endif
 
 /// Holes in the temporary file: a hole chunk (``Chunk/isHole``) becomes `lseek(2)` past it
-/// instead of a write of zeros, and with ``FileChunks/SparseMode/always`` so does every block-aligned run
+/// instead of a write of zeros, and with ``FileChunks/HoleMode/always`` so does every block-aligned run
 /// of whole blocks of zeros in the data. The commit sets the size with `ftruncate(2)` when the
 /// data ends in a hole.
 extension FileSink {
     /// Whether writes may leave holes: the destination is a temporary file (a device or a FIFO
-    /// written in place gets zeros), and ``Options/sparse`` is not ``FileChunks/SparseMode/never``.
+    /// written in place gets zeros), and ``Options/sparse`` is not ``FileChunks/HoleMode/never``.
     var makesHoles: Bool {
-        guard options.sparse != .never, case .open(_, .replacing) = state else { return false }
+        guard options.holes != .never, case .open(_, .replacing) = state else { return false }
         return true
     }
 
-    /// Whether runs of whole zero blocks become holes: with ``FileChunks/SparseMode/always``, and with
-    /// ``FileChunks/SparseMode/auto`` for a source read as data whose blocks say it has holes
+    /// Whether runs of whole zero blocks become holes: with ``FileChunks/HoleMode/always``, and with
+    /// ``FileChunks/HoleMode/auto`` for a source read as data whose blocks say it has holes
     /// (``findHolesInZeroBlocks()``).
     var splitsZeroBlocks: Bool {
-        options.sparse == .always || (options.sparse == .auto && findsHolesInZeroBlocks)
+        options.holes == .always || (options.holes == .auto && findsHolesInZeroBlocks)
     }
 
-    /// From now on, with ``FileChunks/SparseMode/auto``, runs of whole zero blocks become holes, as with
-    /// ``FileChunks/SparseMode/always``: for a sparse source read as data (its hole map distrusted, or not
+    /// From now on, with ``FileChunks/HoleMode/auto``, runs of whole zero blocks become holes, as with
+    /// ``FileChunks/HoleMode/always``: for a sparse source read as data (its hole map distrusted, or not
     /// read for `--verify`), so the copy stays sparse.
     func findHolesInZeroBlocks() {
         findsHolesInZeroBlocks = true
@@ -36,7 +36,7 @@ extension FileSink {
         case hole(Int)
     }
 
-    /// Writes `chunks`, their holes (and, with ``FileChunks/SparseMode/always``, their zero blocks) as
+    /// Writes `chunks`, their holes (and, with ``FileChunks/HoleMode/always``, their zero blocks) as
     /// `lseek(2)` past them, the data between with one `writev(2)` per run.
     ///
     /// - Throws: ``FileError`` (operation `write` or `lseek`) with the destination and errno.

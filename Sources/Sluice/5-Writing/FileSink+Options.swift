@@ -17,12 +17,12 @@ extension FileSink {
         /// regular source has a time to give; a file written in place (a device, a FIFO) keeps
         /// its own. Default `false` (as `cp` without `-p`); implied by ``preservesAttributes``.
         public var preservesModificationTime: Bool
-        /// Whether the file gets holes: for ``FileChunks/SparseMode/auto`` the holes that come as hole
-        /// chunks (``Chunk/isHole``); for ``FileChunks/SparseMode/always`` also every run of zeros that
+        /// Whether the file gets holes: for ``FileChunks/HoleMode/auto`` the holes that come as hole
+        /// chunks (``Chunk/isHole``); for ``FileChunks/HoleMode/always`` also every run of zeros that
         /// covers a whole block of the file system (`st_blksize`, at a multiple of it); for
-        /// ``FileChunks/SparseMode/never`` none, every hole written as zeros. A destination written in
-        /// place (a device, a FIFO) always gets zeros. Default ``FileChunks/SparseMode/auto``.
-        public var sparse: FileChunks.SparseMode
+        /// ``FileChunks/HoleMode/never`` none, every hole written as zeros. A destination written in
+        /// place (a device, a FIFO) always gets zeros. Default ``FileChunks/HoleMode/auto``.
+        public var holes: FileChunks.HoleMode
         /// Whether ``FileSink/commit()`` also `fsync(2)`s the destination's directory after the
         /// rename. Default `true`. `false` is for a caller that commits many files into a few
         /// directories and syncs each directory once for all of them (as ``Copier`` does): the
@@ -44,40 +44,31 @@ extension FileSink {
         /// source's attributes but its permission bits.
         public init(
             replacesExisting: Bool = false, synchronizes: Bool = true, preservesAttributes: Bool = false,
-            preservesModificationTime: Bool = false, sparse: FileChunks.SparseMode = .auto
+            preservesModificationTime: Bool = false, holes: FileChunks.HoleMode = .auto
         ) {
             self.replacesExisting = replacesExisting
             self.synchronizes = synchronizes
             self.preservesAttributes = preservesAttributes
             self.preservesModificationTime = preservesModificationTime
-            self.sparse = sparse
+            self.holes = holes
         }
     }
 }
 
-// The spellings of 0.1, for one release.
+// The spellings of 0.2, for one release.
 extension FileSink.Options {
-    @available(*, unavailable, renamed: "replacesExisting")
-    public var overwrite: Bool { get { replacesExisting } set { replacesExisting = newValue } }
-    @available(*, unavailable, renamed: "synchronizes")
-    public var synchronize: Bool { get { synchronizes } set { synchronizes = newValue } }
-    @available(*, unavailable, renamed: "preservesAttributes")
-    public var preserveAttributes: Bool { get { preservesAttributes } set { preservesAttributes = newValue } }
-    @available(*, unavailable, renamed: "preservesModificationTime")
-    public var preserveModificationTime: Bool {
-        get { preservesModificationTime }
-        set { preservesModificationTime = newValue }
-    }
+    /// The 0.2 name of ``holes``.
+    @available(*, deprecated, renamed: "holes")
+    public var sparse: FileChunks.HoleMode { get { holes } set { holes = newValue } }
 
-    @available(
-        *, unavailable,
-        renamed: "init(replacesExisting:synchronizes:preservesAttributes:preservesModificationTime:sparse:)")
+    /// The 0.2 spelling of ``init(replacesExisting:synchronizes:preservesAttributes:preservesModificationTime:holes:)``.
+    @available(*, deprecated, renamed: "init(replacesExisting:synchronizes:preservesAttributes:preservesModificationTime:holes:)")
     public init(
-        overwrite: Bool = false, synchronize: Bool = true, preserveAttributes: Bool = false,
-        preserveModificationTime: Bool = false, sparse: FileChunks.SparseMode = .auto
+        replacesExisting: Bool = false, synchronizes: Bool = true, preservesAttributes: Bool = false,
+        preservesModificationTime: Bool = false, sparse: FileChunks.HoleMode
     ) {
         self.init(
-            replacesExisting: overwrite, synchronizes: synchronize, preservesAttributes: preserveAttributes,
-            preservesModificationTime: preserveModificationTime, sparse: sparse)
+            replacesExisting: replacesExisting, synchronizes: synchronizes, preservesAttributes: preservesAttributes,
+            preservesModificationTime: preservesModificationTime, holes: sparse)
     }
 }

@@ -224,7 +224,7 @@ extension FileSink {
 
 /// Where a copy that ends by sealing its file instead of committing it leaves the sealed file:
 /// a ``Copier``'s file that joins a sync batch. The copy calls ``seal()`` where it would call
-/// the sink's ``FileSink/commit()`` (`FileCopy.sealing(into:)`); its caller then takes the file
+/// the sink's ``FileSink/commit()`` (`Pipeline.sealing(into:)`); its caller then takes the file
 /// (``take()``). A file sealed and never taken is removed when the slot goes.
 ///
 /// Concurrency contract: thread-safe (a lock); ``seal()`` is called once, by the copy's writer.

@@ -95,7 +95,7 @@ public actor FileSink: ChunkSink {
     /// small file copied whole by the kernel).
     var unsettledOffset: Int64?
     /// The temporary file's block size (`st_blksize`, 4096 where `fstat(2)` fails): the least
-    /// run of zeros that ``FileChunks/SparseMode/always`` turns into a hole. Read at its first use, so a
+    /// run of zeros that ``FileChunks/HoleMode/always`` turns into a hole. Read at its first use, so a
     /// sink that never makes holes makes no `fstat(2)` for it.
     var blockSize: Int {
         if let knownBlockSize { return knownBlockSize }
@@ -340,7 +340,7 @@ public actor FileSink: ChunkSink {
     }
 
     /// Writes every byte of `chunk` (`write(2)`, retried on `EINTR` and short writes); a hole
-    /// chunk, and with ``FileChunks/SparseMode/always`` a run of zero blocks, becomes a hole of the
+    /// chunk, and with ``FileChunks/HoleMode/always`` a run of zero blocks, becomes a hole of the
     /// temporary file (see ``Options/sparse``).
     ///
     /// - Throws: ``FileError`` (operation `write`) with the destination path and errno, e.g.
@@ -368,7 +368,7 @@ public actor FileSink: ChunkSink {
     }
 
     /// Writes every byte of `chunks` to the temporary file, in order, with as few `writev(2)`
-    /// calls as they allow; hole chunks (and with ``FileChunks/SparseMode/always`` runs of zero blocks)
+    /// calls as they allow; hole chunks (and with ``FileChunks/HoleMode/always`` runs of zero blocks)
     /// become `lseek(2)` past them, the final size set by `ftruncate(2)` at the commit (see
     /// ``Options/sparse``). A destination written in place gets zeros.
     ///

@@ -3,7 +3,7 @@ extension Copier {
     /// descriptor or any chunk sequence, to a file or any ``ChunkSink``.
     ///
     /// A file to a file takes the cheapest path (a clone, `copy_file_range(2)`, the pipeline);
-    /// every other job runs the pipeline (``FileCopy``). Every job shares the copier's width,
+    /// every other job runs the pipeline (``Pipeline``). Every job shares the copier's width,
     /// byte budget, rate, progress and options.
     public struct Job: Sendable {
         /// The source's name: its path, or the name given with a descriptor or a chunk
@@ -41,7 +41,7 @@ extension Copier {
         /// (clone, kernel copy or pipeline). With a transform, set-user-ID and set-group-ID bits are not
         /// given to the output. Checked, with `--verify`, by the copier's
         /// ``PipelineOptions/verifiesOutput`` (``Options/copy``), as the transform says.
-        public var transform: FileCopy<FileChunks, FileSink>.TransformFactory?
+        public var transform: TransformFactory?
         /// How this file is copied (reflink, pipeline, CRC-32, rate, verification), in place of
         /// the engine's ``Options/copy``: a tree's, inside the package; `nil` (default): the
         /// engine's. Its pipeline's capacity is the most this file's channels hold (its share
@@ -76,7 +76,7 @@ extension Copier {
         /// and ``Destination/file(_:)``.
         @available(*, deprecated, message: "use init(from: .file(source), to: .file(destination), transform:completion:)")
         public init(
-            source: Pathname, destination: Pathname, transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil,
+            source: Pathname, destination: Pathname, transform: TransformFactory? = nil,
             completion: @escaping @Sendable (Outcome) -> Void = { _ in }
         ) {
             self.init(source: source, destination: destination, sourceStatus: nil, transform: transform, completion: completion)
@@ -86,7 +86,7 @@ extension Copier {
         /// engine sizes the file's share of the budget by it and counts it in the totals.
         package init(
             source: Pathname, destination: Pathname, sourceStatus: FileStatus?,
-            transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil,
+            transform: TransformFactory? = nil,
             completion: @escaping @Sendable (Outcome) -> Void = { _ in }
         ) {
             self.source = source
@@ -113,12 +113,12 @@ extension Copier {
         ///   - source: a file, a descriptor or a chunk sequence.
         ///   - destination: a file or a sink.
         ///   - transform: makes the transform stage (gzip, gunzip); `nil` copies. The factory's
-        ///     type is that of every ``FileCopy`` (`{ ParallelGzipEncoder() }`), whatever the
+        ///     type is that of every ``Pipeline`` (`{ ParallelGzipEncoder() }`), whatever the
         ///     job's source and destination.
         ///   - completion: called once when the job is done, on an engine thread; must not block.
         public init(
             from source: Source, to destination: Destination,
-            transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil,
+            transform: TransformFactory? = nil,
             completion: @escaping @Sendable (Outcome) -> Void = { _ in }
         ) {
             self.init(source: source.name, destination: destination.name, sourceStatus: nil, transform: transform, completion: completion)
@@ -190,7 +190,7 @@ extension Copier.Job {
         /// Any sink (a ``DescriptorSink`` on standard output, a ``FileSink`` you created, one of
         /// your own): written in order, then committed; aborted if the job fails or never
         /// starts (the copier cancelled first). It gets hole chunks (``Chunk/isHole``) where
-        /// the copier's ``Copier/Options/sink`` `sparse` finds holes in the source; the rest of
+        /// the copier's ``Copier/Options/sink`` ``FileSink/Options/holes`` finds holes in the source; the rest of
         /// those options are the sink's own business. A verification reads back a
         /// ``FileSink`` only: any other sink is committed unverified, and the report says so
         /// (``CopyReport/verification``). `name` names it.

@@ -8,7 +8,7 @@ extension Copier {
     ///   `capacity` in ``copy``'s ``FileOptions/pipeline``;
     /// - copy paths: ``copy`` (``FileOptions/reflink``, ``FileOptions/forcesPipeline``);
     /// - durability, replacing and holes: ``sink`` (``FileSink/Options/synchronizes``,
-    ///   ``FileSink/Options/replacesExisting``, ``FileSink/Options/sparse``);
+    ///   ``FileSink/Options/replacesExisting``, ``FileSink/Options/holes``);
     /// - preservation: ``sink`` (``FileSink/Options/preservesAttributes``,
     ///   ``FileSink/Options/preservesModificationTime``); a tree's links and hard links are
     ///   ``TreeOptions``, which only a tree has;
@@ -120,7 +120,7 @@ extension Copier {
         public var reflink: Copier.ReflinkMode
         /// Whether the destination gets holes: the copier's ``Copier/Options/sink``'s, set on
         /// each file's options when it starts, so that the source is opened to match.
-        package var holes: FileChunks.SparseMode
+        package var holes: FileChunks.HoleMode
         /// Copy through the pipeline whatever the table says (`--pipeline`; an explicit
         /// `--chunk-size` or `--capacity` implies it). Default `false`.
         public var forcesPipeline: Bool
@@ -155,7 +155,7 @@ extension Copier {
         ///
         /// - Precondition: `sliceSize >= 1`.
         package init(
-            reflink: ReflinkMode = .auto, holes: FileChunks.SparseMode = .auto, forcesPipeline: Bool = false,
+            reflink: ReflinkMode = .auto, holes: FileChunks.HoleMode = .auto, forcesPipeline: Bool = false,
             pipeline: PipelineOptions = .init(), sliceSize: Int
         ) {
             precondition(sliceSize >= 1, "sliceSize must be at least 1 byte")

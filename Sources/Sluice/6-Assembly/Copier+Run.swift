@@ -103,7 +103,7 @@ extension Copier {
         let sealing = joinsSyncBatch(item.job) ? SealedFileSlot(sink) : nil
         var report: CopyReport
         if let transform = item.job.transform {
-            let copy = FileCopy(
+            let copy = Pipeline(
                 from: chunks, to: sink, totalBytes: chunks.expectedSize, options: copyOptions.pipeline, transform: transform
             ).sealing(into: sealing)
             report = try await run(copy.run, publishingTo: copy.progress, item, forwards: Self.forwards(chunks.status, share), on: executor)
@@ -142,13 +142,13 @@ extension Copier {
         var report: CopyReport
         switch item.job.input.kind {
         case .chunks(let sequence, _):
-            let copy = FileCopy(
+            let copy = Pipeline(
                 from: sequence, to: destination, totalBytes: nil, options: copyOptions.pipeline,
                 transform: item.job.transform
             ).sealing(into: sealing)
             report = try await run(copy.run, publishingTo: copy.progress, item, forwards: forwards, on: executor)
         case .file, .descriptor:
-            let copy = FileCopy(
+            let copy = Pipeline(
                 from: chunks!, to: destination, totalBytes: chunks!.expectedSize, options: copyOptions.pipeline,
                 transform: item.job.transform
             ).sealing(into: sealing)

@@ -23,7 +23,7 @@ import Musl
 ///    capacity fit its share, so the bytes buffered by all files in flight stay within
 ///    ``Options/byteBudget``, whatever their count and sizes);
 /// 2. is copied by the cheapest method the file systems allow (clone, kernel copy or the
-///    pipeline, <doc:CopyPaths>) without a transform, ``FileCopy`` with one, to a ``FileSink``: a temporary file, with its
+///    pipeline, <doc:CopyPaths>) without a transform, ``Pipeline`` with one, to a ``FileSink``: a temporary file, with its
 ///    attributes. Durable files (``FileSink/Options/synchronizes``, without
 ///    verification) then wait in a batch, sealed, while the slot takes the next file: once it
 ///    holds 127 files (512 under a `ulimit -n` of about 4,100 or more) or 256 MiB, 5 ms after its first file, and at the end, one `syncfs(2)`
@@ -354,7 +354,7 @@ public final class Copier: Sendable {
     /// settings become a copy's.
     func copyOptions(of job: Job, share: PipelineShare) -> RegularFileCopy.Options {
         var copyOptions = job.copyOptions ?? options.copy
-        copyOptions.holes = writing(job).sparse
+        copyOptions.holes = writing(job).holes
         copyOptions.pipeline.capacity = share.capacity
         // The share bounds each channel's bytes; a smaller bound of the options' own is kept.
         copyOptions.pipeline.byteBudget = min(share.capacity * share.chunkSize, copyOptions.pipeline.byteBudget ?? .max)

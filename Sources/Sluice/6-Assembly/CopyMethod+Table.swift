@@ -34,19 +34,19 @@ extension CopyMethod {
     /// `copy_file_range(2)` that copies nothing before the source's reported size).
     ///
     /// - ``Copier/ReflinkMode/always``: ``clone`` alone (and nothing at all where the file system
-    ///   cannot clone, or `sparse` is not ``FileChunks/SparseMode/auto``: a clone keeps the source's
+    ///   cannot clone, or `holes` is not ``FileChunks/HoleMode/auto``: a clone keeps the source's
     ///   holes and zeros exactly as they are).
     /// - A cloning file system on both sides, with ``Copier/ReflinkMode/auto`` and
-    ///   ``FileChunks/SparseMode/auto``: ``clone``, then ``kernelCopy``, then ``pipeline``.
-    /// - ``kernelCopyFileSystems`` (ext4, tmpfs, NFS) on both sides, with ``FileChunks/SparseMode/auto``:
+    ///   ``FileChunks/HoleMode/auto``: ``clone``, then ``kernelCopy``, then ``pipeline``.
+    /// - ``kernelCopyFileSystems`` (ext4, tmpfs, NFS) on both sides, with ``FileChunks/HoleMode/auto``:
     ///   ``kernelCopy``, then ``pipeline``; but a dense source `verified` on
     ///   ``localKernelCopyFileSystems`` (ext4, tmpfs): ``pipeline``.
     /// - A sparse source (fewer bytes allocated than its size, `FileStatus.allocatedBytes`)
-    ///   on any other file system, the same on both sides, with ``FileChunks/SparseMode/auto``:
+    ///   on any other file system, the same on both sides, with ``FileChunks/HoleMode/auto``:
     ///   ``kernelCopy`` (the data extents alone, one `copy_file_range(2)` each, as `cp` copies
     ///   them; the pipeline pays two chunks per extent), then ``pipeline``.
     /// - A source of at most `kernelCopyLimit` bytes on any other file system, the same on
-    ///   both sides, with ``FileChunks/SparseMode/auto``: ``kernelCopy``, then ``pipeline``. One call
+    ///   both sides, with ``FileChunks/HoleMode/auto``: ``kernelCopy``, then ``pipeline``. One call
     ///   instead of a reader, a channel and a sink: what a small file of many costs
     ///   (``Copier`` sets the limit to its chunk size; one file alone keeps 0).
     /// - Anything else (two different file systems, /proc and /sys, a file system not named
@@ -57,7 +57,7 @@ extension CopyMethod {
     ///   - sourceFileSystem: the source's file system (`fstatfs(2)`).
     ///   - destinationFileSystem: the destination's file system (its temporary file's).
     ///   - reflink: whether the destination may share the source's extents.
-    ///   - sparse: whether the destination gets holes.
+    ///   - holes: whether the destination gets holes.
     ///   - kernelCopyLimit: the largest file, in bytes, that goes by `copy_file_range(2)` where
     ///     the pipeline would be taken; 0 (default): none.
     ///   - verified: whether the copy is read back and checked (``PipelineOptions/verifiesOutput``).
@@ -65,14 +65,14 @@ extension CopyMethod {
     ///   clone is possible.
     package static func chain(
         source: FileStatus, sourceFileSystem: FileSystemType, destinationFileSystem: FileSystemType,
-        reflink: Copier.ReflinkMode, sparse: FileChunks.SparseMode, kernelCopyLimit: Int64 = 0, verified: Bool = false
+        reflink: Copier.ReflinkMode, holes: FileChunks.HoleMode, kernelCopyLimit: Int64 = 0, verified: Bool = false
     ) -> [CopyMethod] {
         let sameType = sourceFileSystem == destinationFileSystem && !pseudoFileSystems.contains(sourceFileSystem)
-        let canClone = source.kind == .regular && sameType && sparse == .auto
+        let canClone = source.kind == .regular && sameType && holes == .auto
             && cloningFileSystems.contains(destinationFileSystem)
         if reflink == .always { return canClone ? [.clone] : [] }
         // An empty file has nothing to gain from the kernel, and /proc files say 0.
-        guard source.kind == .regular, source.size > 0, sameType, sparse == .auto else { return [.pipeline] }
+        guard source.kind == .regular, source.size > 0, sameType, holes == .auto else { return [.pipeline] }
         if reflink == .auto && canClone { return [.clone, .kernelCopy, .pipeline] }
         // On a cloning file system copy_file_range would share extents: not with never.
         guard !cloningFileSystems.contains(destinationFileSystem) else { return [.pipeline] }

@@ -12,7 +12,7 @@ public enum CopyMethod: String, Sendable, Hashable, CaseIterable, CustomStringCo
     /// of a few MiB, each reported as progress, cancellation checked between them; the holes
     /// between them stay holes and `ftruncate(2)` sets the final size.
     case kernelCopy = "copy_file_range"
-    /// Sluice's own pipeline (``FileCopy``): reads, a bounded channel, writes, all in user
+    /// Sluice's own pipeline (``Pipeline``): reads, a bounded channel, writes, all in user
     /// space; the data passes through it, so it has a CRC-32.
     case pipeline
 

@@ -4,7 +4,7 @@
 /// one chunk copied in one step on its thread).
 ///
 /// The plan follows from the options, the source and the destination alone, never from trying
-/// (the table is `CopyMethod.chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)`).
+/// (the table is `CopyMethod.chain(source:sourceFileSystem:destinationFileSystem:reflink:holes:kernelCopyLimit:verified:)`).
 /// A route walks it with ``nextMethod()`` and hands every failure to ``record(_:)``, which keeps a
 /// refusal (``KernelCopyRefusal``: the kernel said "not here") and rethrows anything else:
 ///
@@ -73,7 +73,7 @@ package struct CopyPlan: Sendable {
         guard let destinationFileSystem = try sink.fileSystemType() else { return pipelineAlone }
         var chain = CopyMethod.chain(
             source: source, sourceFileSystem: sourceFileSystem, destinationFileSystem: destinationFileSystem,
-            reflink: options.reflink, sparse: options.holes, kernelCopyLimit: options.kernelCopyLimit,
+            reflink: options.reflink, holes: options.holes, kernelCopyLimit: options.kernelCopyLimit,
             verified: options.pipeline.verifiesOutput)
         if distrustsHoleMap { chain.removeAll { $0 == .kernelCopy } }
         if chain.isEmpty {

@@ -1,4 +1,4 @@
-/// What a finished copy did (a ``FileCopy``, or one file of a ``Copier``): bytes, checksum, the
+/// What a finished copy did (a ``Pipeline``, or one file of a ``Copier``): bytes, checksum, the
 /// method taken, time and flow-control figures.
 public struct CopyReport: Sendable, Hashable {
     /// Bytes consumed from the source (compressed bytes for decompression).
@@ -12,7 +12,7 @@ public struct CopyReport: Sendable, Hashable {
     /// ``CopyMethod/kernelCopy`` (``method``), where computing it would mean reading the whole file
     /// again. A hole counts as its zeros.
     public var crc32: UInt32?
-    /// Wall-clock time from the start of ``FileCopy/run()`` until the sink committed.
+    /// Wall-clock time from the start of ``Pipeline/run()`` until the sink committed.
     public var duration: Duration
     /// The most bytes held in the pipeline's channels at any one time.
     public var peakBufferedBytes: Int64
@@ -25,7 +25,7 @@ public struct CopyReport: Sendable, Hashable {
     /// What the check of the output found, when one was asked for
     /// (``PipelineOptions/verifiesOutput``); `nil` otherwise.
     public var verification: CopyReport.VerificationOutcome?
-    /// How the data was copied: ``CopyMethod/pipeline`` for every ``FileCopy``; what the table
+    /// How the data was copied: ``CopyMethod/pipeline`` for every ``Pipeline``; what the table
     /// chose for a file of a ``Copier``.
     public var method: CopyMethod
     /// The methods tried before ``method`` that the kernel refused, in order, with why.
@@ -69,7 +69,7 @@ public struct CopyReport: Sendable, Hashable {
 }
 
 extension CopyReport {
-    /// What a ``FileCopy`` asked to verify its output found, when the output could be checked or
+    /// What a ``Pipeline`` asked to verify its output found, when the output could be checked or
     /// could not be.
     public enum VerificationOutcome: Sendable, Hashable {
         /// The output was read back and matched.

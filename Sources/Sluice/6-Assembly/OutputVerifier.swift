@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 
-/// Reads back what a ``FileCopy`` wrote, before the commit, and checks it against the CRC-32
+/// Reads back what a ``Pipeline`` wrote, before the commit, and checks it against the CRC-32
 /// and size the copy computed while it ran (``PipelineOptions/verifiesOutput``).
 ///
 /// The check costs one read of the output (decoded, for a transform that encodes), in chunks,
@@ -14,7 +14,7 @@ import Musl
 /// standard input) leaves the offset unknown.
 ///
 /// Runs its reads and decoding on the files' own threads (``BlockingIOExecutor``) and its CRC-32
-/// in the calling task, which ``FileCopy`` puts on a thread of its own.
+/// in the calling task, which ``Pipeline`` puts on a thread of its own.
 struct OutputVerifier: Sendable {
     /// Which side is decoded before the comparison, by a transform of `decoder` (`nil` for
     /// neither): ``TransformVerification``.

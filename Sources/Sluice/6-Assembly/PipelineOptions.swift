@@ -2,7 +2,7 @@
 /// copy: the channels' capacity and byte budget, the CRC-32, a rate limit, a verification of the
 /// output.
 ///
-/// One type for every pipeline, whatever its source and sink: a ``FileCopy`` takes it, and
+/// One type for every pipeline, whatever its source and sink: a ``Pipeline`` takes it, and
 /// ``Copier/FileOptions/pipeline`` holds it for a copier's files that take the pipeline. (Before
 /// 0.2 it was `FileCopy.Options`, a type of its own for each source and sink.)
 public struct PipelineOptions: Sendable, Hashable {

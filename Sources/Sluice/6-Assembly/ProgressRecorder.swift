@@ -3,7 +3,7 @@ import Synchronization
 /// Counts a pipeline's bytes and turns them into ``ProgressSnapshot``s for its ``ProgressHub``.
 ///
 /// The reading stage adds to ``bytesCompleted`` (an atomic: no lock on the data path); only the
-/// writing stage, and after it ``FileCopy/run()``, publish, so snapshots reach the hub in the
+/// writing stage, and after it ``Pipeline/run()``, publish, so snapshots reach the hub in the
 /// order they were made and a subscriber never sees a value older than one it saw.
 final class ProgressRecorder: Sendable {
     let hub: ProgressHub

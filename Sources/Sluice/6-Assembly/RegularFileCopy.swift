@@ -1,15 +1,15 @@
 /// A copy of a file to a ``FileSink`` by the cheapest path the file systems allow: a clone,
 /// a copy inside the kernel, or reads and writes. Every path runs through Sluice's one
-/// pipeline (``FileCopy``): a clone or a kernel copy as ranges of the source that the sink copies
+/// pipeline (``Pipeline``): a clone or a kernel copy as ranges of the source that the sink copies
 /// inside the kernel (``SourceRanges``, ``SourceRangeSink``).
 ///
-/// The path comes from a fixed table (`CopyMethod.chain(source:sourceFileSystem:destinationFileSystem:reflink:sparse:kernelCopyLimit:verified:)`,
+/// The path comes from a fixed table (`CopyMethod.chain(source:sourceFileSystem:destinationFileSystem:reflink:holes:kernelCopyLimit:verified:)`,
 /// by the file systems' types and the source's kind, never by probing). Each path but the last
 /// gives way to the next when the kernel refuses it (`EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`,
 /// `ENOTTY`, `EPERM`, `ETXTBSY`, or `copy_file_range(2)` copying nothing before the size the source reported, as
 /// kernels before 5.3 do for /proc and /sys files); the temporary file is emptied first.
 ///
-/// Every path keeps the guarantees of the sink and of ``FileCopy``, applied by the pipeline once
+/// Every path keeps the guarantees of the sink and of ``Pipeline``, applied by the pipeline once
 /// for all of them: the data goes to a
 /// temporary file that ``FileSink/commit()`` syncs (unless asked not to) and renames into place
 /// at the commit point, a same-file destination was refused when the sink was made, progress
@@ -59,7 +59,7 @@ package struct RegularFileCopy: Sendable {
     ///   - sink: the destination; committed only if the copy succeeds.
     ///   - options: reflink, holes, the pipeline's sizes.
     ///   - sealing: where the copy leaves the sink's file sealed instead of committing it
-    ///     (`FileCopy.sealing(into:)`); `nil`: committed.
+    ///     (`Pipeline.sealing(into:)`); `nil`: committed.
     init(from source: FileChunks, to sink: FileSink, options: Options = Options(), sealingInto sealing: SealedFileSlot? = nil) {
         self.source = source
         self.sink = sink
@@ -104,7 +104,7 @@ package struct RegularFileCopy: Sendable {
     }
 
     /// Copies by `method` and commits the sink: every method through the one pipeline
-    /// (``FileCopy``), the kernel's as ranges of the source that the sink copies
+    /// (``Pipeline``), the kernel's as ranges of the source that the sink copies
     /// (``SourceRanges``), so progress, cancellation, the check and the commit are the same.
     ///
     /// - Throws: ``KernelCopyRefusal`` when the kernel refused a clone or a `copy_file_range(2)`
@@ -116,7 +116,7 @@ package struct RegularFileCopy: Sendable {
                 of: source, method: method == .clone ? .clone : .kernelCopy, sliceSize: options.sliceSize,
                 findsHoles: options.holes != .never)
             do {
-                return try await FileCopy(ranges: ranges, to: sink, options: options.pipeline, progress: progress)
+                return try await Pipeline(ranges: ranges, to: sink, options: options.pipeline, progress: progress)
                     .sealing(into: sealing).run()
             } catch let refusal as KernelCopyRefusal {
                 do {
@@ -130,7 +130,7 @@ package struct RegularFileCopy: Sendable {
             }
         case .pipeline:
             if source.readsHolesAsData { await sink.findHolesInZeroBlocks() }
-            return try await FileCopy(
+            return try await Pipeline(
                 from: source, to: sink, totalBytes: source.expectedSize, options: options.pipeline, transform: nil,
                 progress: progress
             ).sealing(into: sealing).run()

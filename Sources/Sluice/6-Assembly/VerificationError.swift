@@ -1,4 +1,4 @@
-/// The output of a ``FileCopy`` did not read back as it was written: the copy was aborted and
+/// The output of a ``Pipeline`` did not read back as it was written: the copy was aborted and
 /// nothing was committed (``PipelineOptions/verifiesOutput``).
 ///
 /// Its ``description`` is one line without a program prefix, naming the destination and, when

@@ -22,7 +22,7 @@ struct CommonOptions {
     /// `--reflink` (`copy`); `--reflink` alone is `always`, as cp.
     var reflink = Copier.ReflinkMode.auto
     /// `--sparse` (`copy`, `decompress`).
-    var sparse = FileChunks.SparseMode.auto
+    var sparse = FileChunks.HoleMode.auto
     /// `--pipeline`, or an explicit `--chunk-size` or `--capacity`: the copy goes through the
     /// pipeline, whatever the path table says.
     var forcesPipeline = false
@@ -50,7 +50,7 @@ struct CommonOptions {
         if arguments.has(.reflink) {
             reflink = arguments.choice(.reflink).flatMap(Copier.ReflinkMode.init(rawValue:)) ?? .always
         }
-        sparse = arguments.choice(.sparse).flatMap(FileChunks.SparseMode.init(rawValue:)) ?? .auto
+        sparse = arguments.choice(.sparse).flatMap(FileChunks.HoleMode.init(rawValue:)) ?? .auto
         // A rate limit takes the pipeline by itself (RegularFileCopy: a kernel copy cannot be
         // paced); a verification takes the table's verified row (CopyMethod.chain).
         forcesPipeline = arguments.has(.pipeline) || arguments.has(.chunkSize) || arguments.has(.capacity)
@@ -74,7 +74,7 @@ struct CommonOptions {
     }
 
     var sinkOptions: FileSink.Options {
-        FileSink.Options(replacesExisting: force, synchronizes: synchronizes, preservesAttributes: preserve, sparse: sparse)
+        FileSink.Options(replacesExisting: force, synchronizes: synchronizes, preservesAttributes: preserve, holes: sparse)
     }
 
     /// The copier's options for a command: each file's paths and holes, the pipeline's capacity,

@@ -108,7 +108,7 @@ struct GzipOptions {
     /// `onWarning` is told of the parallel decoder's warnings as they are met.
     func transform(
         for source: Pathname, to destination: Transfer.Destination, onWarning: @escaping @Sendable (StageWarning) -> Void
-    ) -> FileCopy<FileChunks, AnyChunkSink>.TransformFactory {
+    ) -> TransformFactory {
         let (chunkSize, level, outputLimit, threads, blockSize) = (common.chunkSize, level, maxOutput, threads, blockSize)
         var indexing = ParallelGzipEncoder.Indexing.none
         if mode == .compress && writesIndex {

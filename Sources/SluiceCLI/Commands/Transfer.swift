@@ -52,7 +52,7 @@ struct Transfer: Sendable {
     var destination: Destination
     /// The verb of messages: `copy`, `compress`, `decompress`, `test`.
     var verb: String
-    var transform: FileCopy<FileChunks, AnyChunkSink>.TransformFactory?
+    var transform: TransformFactory?
     /// The warnings ``transform`` met, recorded as they are met: printed before a failure,
     /// which gives no report to carry them (a segment that did not match its index, then a
     /// trailer that fails its check); `nil` without a transform.

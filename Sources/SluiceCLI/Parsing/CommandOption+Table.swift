@@ -160,7 +160,7 @@ extension CommandOption {
             + "does not",
         defaultValue: CommonOptions().reflink.rawValue, commands: [.copy])
     static let sparse = CommandOption(
-        long: "sparse", value: .required(name: "when", kind: .choice(FileChunks.SparseMode.allCases.map(\.rawValue))),
+        long: "sparse", value: .required(name: "when", kind: .choice(FileChunks.HoleMode.allCases.map(\.rawValue))),
         abstract: "holes in the output, as cp: auto keeps the source's holes, always also turns runs of zeros "
             + "of a file-system block or more into holes, never writes every block",
         defaultValue: CommonOptions().sparse.rawValue, commands: [.copy, .decompress])

@@ -195,9 +195,9 @@ struct HoleMapTests {
     /// `--verify` never reads through the map: a source opened to be verified is read as data,
     /// whatever its map says, and the copy still finds its holes in the zero blocks.
     @Test func aVerifiedCopyReadsThroughReadAlone() async throws {
-        #expect(FileChunks.SparseMode.auto.findsHoles(verifying: true) == false)
-        #expect(FileChunks.SparseMode.auto.findsHoles(verifying: false))
-        #expect(FileChunks.SparseMode.never.findsHoles(verifying: false) == false)
+        #expect(FileChunks.HoleMode.auto.findsHoles(verifying: true) == false)
+        #expect(FileChunks.HoleMode.auto.findsHoles(verifying: false))
+        #expect(FileChunks.HoleMode.never.findsHoles(verifying: false) == false)
         try await withScratchDirectory { directory in
             try writeSparseFile(directory.appending("in"), size: Self.size, extents: Self.extents)
             var options = RegularFileCopy.Options(forcesPipeline: true)
@@ -205,7 +205,7 @@ struct HoleMapTests {
             // A map that says "all hole" is never asked.
             let copied = try await Self.copy(
                 in: directory, system: Self.lying(map: []), options: options,
-                findsHoles: FileChunks.SparseMode.auto.findsHoles(verifying: true))
+                findsHoles: FileChunks.HoleMode.auto.findsHoles(verifying: true))
             #expect(copied.report.verification == .verified)
             #expect(copied.allocated < 2_097_152)
         }

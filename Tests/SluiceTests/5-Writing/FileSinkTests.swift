@@ -110,7 +110,7 @@ struct FileSinkTests {
             let opens = FIFOOpens(fifo)
             let copy = Task {
                 let sink = try await FileSink.create(at: FileLocation(path: fifo), options: Self.noFsync, system: opens.system)
-                return try await FileCopy(from: ChunkList([Chunk([1, 2, 3])]), to: sink, totalBytes: 3).run()
+                return try await Pipeline(from: ChunkList([Chunk([1, 2, 3])]), to: sink, totalBytes: 3).run()
             }
             await opens.writerOpening.wait()
             copy.cancel()

@@ -170,7 +170,7 @@ struct CopierTests {
         let data = Array(repeating: UInt8(0x5a), count: 4096)
         let contents = data + Array(repeating: 0, count: 4 << 20) + data
         try writeFile(directory.appending("dense"), contents)
-        let copier = Copier(options: .init(sink: .init(synchronizes: false, sparse: .always)))
+        let copier = Copier(options: .init(sink: .init(synchronizes: false, holes: .always)))
         let committed = try await copier.copy(.init(from: .file(directory.appending("dense")), to: .file(directory.appending("copy"))))
         _ = await copier.finish()
         #expect(committed.report.method == .pipeline)

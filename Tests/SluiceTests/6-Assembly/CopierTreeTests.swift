@@ -96,7 +96,7 @@ struct CopierTreeTests {
             for name: Pathname in ["sub", "zeros"] { #expect(utimensat(AT_FDCWD, source.appending(name).description, old, 0) == 0) }
             try writeFile(scratch.appending("existing"), Array("stale contents".utf8))
             let copier = Copier(
-                options: .init(sink: .init(replacesExisting: true, synchronizes: false, preservesAttributes: true, sparse: .always)))
+                options: .init(sink: .init(replacesExisting: true, synchronizes: false, preservesAttributes: true, holes: .always)))
             let single = try await copier.copy(.init(from: .file(scratch.appending("single")), to: .file(scratch.appending("existing"))))
             #expect(single.report.bytesWritten == 6)
             let report = try await copier.copyTree(from: source, to: scratch.appending("t"))

@@ -17,12 +17,12 @@ import Testing
 
     static func chain(
         _ source: FileSystemType, _ destination: FileSystemType, reflink: Copier.ReflinkMode = .auto,
-        sparse: FileChunks.SparseMode = .auto, kind: FileStatus.Kind = .regular, size: Int64 = 1 << 20, allocated: Int64? = nil,
+        holes: FileChunks.HoleMode = .auto, kind: FileStatus.Kind = .regular, size: Int64 = 1 << 20, allocated: Int64? = nil,
         kernelCopyLimit: Int64 = 0, verified: Bool = false
     ) throws -> [CopyMethod] {
         CopyMethod.chain(
             source: try status(kind: kind, size: size, allocated: allocated), sourceFileSystem: source, destinationFileSystem: destination,
-            reflink: reflink, sparse: sparse, kernelCopyLimit: kernelCopyLimit, verified: verified)
+            reflink: reflink, holes: holes, kernelCopyLimit: kernelCopyLimit, verified: verified)
     }
 
     @Test(arguments: [FileSystemType.xfs, .btrfs])
@@ -38,8 +38,8 @@ import Testing
         #expect(try Self.chain(type, type) == [.kernelCopy, .pipeline])
         #expect(try Self.chain(type, type, reflink: .never) == [.kernelCopy, .pipeline])
         #expect(try Self.chain(type, type, reflink: .always) == [])
-        #expect(try Self.chain(type, type, sparse: .never) == [.pipeline])
-        #expect(try Self.chain(type, type, sparse: .always) == [.pipeline])
+        #expect(try Self.chain(type, type, holes: .never) == [.pipeline])
+        #expect(try Self.chain(type, type, holes: .always) == [.pipeline])
         #expect(try Self.chain(type, type, size: 0) == [.pipeline])
     }
 
@@ -64,8 +64,8 @@ import Testing
     func aSparseSourceIsCopiedInTheKernelExtentByExtent(type: FileSystemType) throws {
         #expect(try Self.chain(type, type, allocated: 64 << 10) == [.kernelCopy, .pipeline])
         #expect(try Self.chain(type, type, reflink: .never, allocated: 64 << 10) == [.kernelCopy, .pipeline])
-        #expect(try Self.chain(type, type, sparse: .never, allocated: 64 << 10) == [.pipeline])
-        #expect(try Self.chain(type, type, sparse: .always, allocated: 64 << 10) == [.pipeline])
+        #expect(try Self.chain(type, type, holes: .never, allocated: 64 << 10) == [.pipeline])
+        #expect(try Self.chain(type, type, holes: .always, allocated: 64 << 10) == [.pipeline])
         // Within a cloning file system copy_file_range shares extents: not with never.
         #expect(try Self.chain(.xfs, .xfs, reflink: .never, allocated: 64 << 10) == [.pipeline])
         #expect(try Self.chain(.ext4, .tmpfs, allocated: 64 << 10) == [.pipeline])
@@ -78,7 +78,7 @@ import Testing
         #expect(try Self.chain(type, type, size: limit, kernelCopyLimit: limit) == [.kernelCopy, .pipeline])
         #expect(try Self.chain(type, type, reflink: .never, size: 1, kernelCopyLimit: limit) == [.kernelCopy, .pipeline])
         #expect(try Self.chain(type, type, size: limit + 1, kernelCopyLimit: limit) == [.pipeline])
-        #expect(try Self.chain(type, type, sparse: .always, size: 1, kernelCopyLimit: limit) == [.pipeline])
+        #expect(try Self.chain(type, type, holes: .always, size: 1, kernelCopyLimit: limit) == [.pipeline])
         #expect(try Self.chain(type, type, size: 0, kernelCopyLimit: limit) == [.pipeline])
         #expect(try Self.chain(.ext4, .tmpfs, size: 1, kernelCopyLimit: limit) == [.pipeline])
         // Within a cloning file system copy_file_range would share extents: not with never.
@@ -109,10 +109,10 @@ import Testing
         #expect(try Self.chain(.xfs, .xfs, reflink: .always, kind: .fifo) == [])
     }
 
-    @Test(arguments: [FileChunks.SparseMode.always, .never])
-    func aClonePreservesHolesAndZerosAsTheyAre(sparse: FileChunks.SparseMode) throws {
-        #expect(try Self.chain(.xfs, .xfs, sparse: sparse) == [.pipeline])
-        #expect(try Self.chain(.xfs, .xfs, reflink: .always, sparse: sparse) == [])
+    @Test(arguments: [FileChunks.HoleMode.always, .never])
+    func aClonePreservesHolesAndZerosAsTheyAre(holes: FileChunks.HoleMode) throws {
+        #expect(try Self.chain(.xfs, .xfs, holes: holes) == [.pipeline])
+        #expect(try Self.chain(.xfs, .xfs, reflink: .always, holes: holes) == [])
     }
 
     @Test func theListedErrnosGiveWay() {

@@ -52,7 +52,7 @@ struct SourceChangeTests {
         options.copy.forcesPipeline = route == .pipeline
         let engine = Copier(options: options, progress: ManyFilesProgress(), ownsProgress: true, system: system)
         let result = LockedValue<Result<Copier.Committed, any Error>?>(nil)
-        let transform: FileCopy<FileChunks, FileSink>.TransformFactory? = route == .transform ? { @Sendable in try GzipEncoder() as any ChunkTransform } : nil
+        let transform: TransformFactory? = route == .transform ? { @Sendable in try GzipEncoder() as any ChunkTransform } : nil
         _ = try await engine.submit(.init(
             source: source, destination: directory.appending("copy"), sourceStatus: status, transform: transform,
             completion: { outcome in result.withLock { $0 = outcome.result } }))

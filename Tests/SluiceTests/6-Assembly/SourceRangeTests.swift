@@ -80,7 +80,7 @@ struct SourceRangeTests {
             let content = sparseContent(size: Self.size, extents: Self.extents)
             let file = try await FileChunks.open(path)
             let sink = CopierJobTests.MemorySink()
-            let copy = FileCopy(
+            let copy = Pipeline(
                 ranges: SourceRanges(of: file, method: method, sliceSize: 1 << 20, findsHoles: true), to: sink,
                 options: .init(), progress: ProgressHub())
             let updates = copy.progress.subscribe()
@@ -104,7 +104,7 @@ struct SourceRangeTests {
             try writeSparseFile(path, size: Self.size, extents: Self.extents)
             let file = try await FileChunks.open(path)
             let sink = try await FileSink.create(at: destination, source: file, options: .init(synchronizes: false))
-            let copy = FileCopy(
+            let copy = Pipeline(
                 ranges: SourceRanges(of: file, method: .kernelCopy, sliceSize: 1 << 20, findsHoles: true), to: sink,
                 options: .init(), progress: ProgressHub())
             let report = try await copy.run()
@@ -167,7 +167,7 @@ struct SourceRangeTests {
             #expect(mostExtents == 32)
             let sink = CopierJobTests.MemorySink()
             let again = try await FileChunks.open(path)
-            _ = try await FileCopy(
+            _ = try await Pipeline(
                 ranges: SourceRanges(of: again, method: .kernelCopy, sliceSize: 4 << 20, findsHoles: true), to: sink,
                 options: .init(), progress: ProgressHub()
             ).run()

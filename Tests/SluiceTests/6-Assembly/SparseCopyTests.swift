@@ -74,7 +74,7 @@ struct SparseCopyTests {
             let source = try await FileChunks.open(
                 sourcePath, descriptor: nil, ownsDescriptor: true, chunkSize: 1 << 20, findsHoles: false, system: calls.system)
             let sink = try await FileSink.create(
-                at: FileLocation(path: destination), source: source.status, options: .init(synchronizes: false, sparse: .never), system: calls.system)
+                at: FileLocation(path: destination), source: source.status, options: .init(synchronizes: false, holes: .never), system: calls.system)
             let report = try await RegularFileCopy(from: source, to: sink, options: .init(holes: .never, sliceSize: RegularFileCopy.Options.defaultSliceSize)).run()
             #expect(report.method == .pipeline)
             #expect(try readFile(destination) == (try readFile(sourcePath)))

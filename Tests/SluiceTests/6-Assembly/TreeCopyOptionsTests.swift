@@ -36,11 +36,11 @@ struct TreeCopyOptionsTests {
     /// Copies the tree `s` of `scratch`, made already, to `t`.
     static func copyTree(
         in scratch: ScratchDirectory, by width: Width, file: RegularFileCopy.Options = .init(),
-        sparse: FileChunks.SparseMode = .auto, chunkSize: Int = FileChunks.defaultChunkSize, system: SystemCalls = .live
+        holes: FileChunks.HoleMode = .auto, chunkSize: Int = FileChunks.defaultChunkSize, system: SystemCalls = .live
     ) async throws -> CopyReport {
         let copied = try await copyTreeWithCopier(
             scratch.appending("s"), to: scratch.appending("t"),
-            options: .init(width: width.files, chunkSize: chunkSize, copy: file, sink: .init(synchronizes: false, sparse: sparse)),
+            options: .init(width: width.files, chunkSize: chunkSize, copy: file, sink: .init(synchronizes: false, holes: holes)),
             system: system)
         #expect(copied.failures == [])
         let reports = copied.outcomes.compactMap { try? $0.result.get().report }
@@ -67,7 +67,7 @@ struct TreeCopyOptionsTests {
         }
     }
 
-    /// `sparse: .never`: a source with a hole of 1 MiB is copied with its hole filled (every
+    /// `holes: .never`: a source with a hole of 1 MiB is copied with its hole filled (every
     /// byte allocated), where `.auto` would copy its data extent alone.
     @Test(arguments: Width.allCases)
     func sparseNeverFillsHoles(_ width: Width) async throws {
@@ -82,7 +82,7 @@ struct TreeCopyOptionsTests {
             }
             let source = try FileStatus.of(scratch.appending("s/f"))
             try #require(source.allocatedBytes < source.size, "this file system keeps no hole: \(source.allocatedBytes) bytes allocated")
-            let report = try await Self.copyTree(in: scratch, by: width, sparse: .never)
+            let report = try await Self.copyTree(in: scratch, by: width, holes: .never)
             #expect(report.method == .pipeline)
             let copied = try FileStatus.of(scratch.appending("t/f"))
             #expect(copied.size == size)

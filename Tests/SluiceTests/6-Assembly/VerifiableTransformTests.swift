@@ -2,7 +2,7 @@ import Sluice
 import SluiceTestSupport
 import Testing
 
-/// A codec Sluice does not know, verified end to end through ``FileCopy`` by conforming to
+/// A codec Sluice does not know, verified end to end through ``Pipeline`` by conforming to
 /// ``VerifiableTransform`` alone: what a second codec needs for `--verify`.
 @Suite(.timeLimit(.minutes(3)))
 struct VerifiableTransformTests {
@@ -47,13 +47,13 @@ struct VerifiableTransformTests {
         try await withScratchDirectory { directory in
             let data = randomBytes(count: Self.size, seed: 3)
             try writeFile(directory.appending("in.bin"), data)
-            let good = try await FileCopyVerificationTests.copy(
+            let good = try await PipelineVerificationTests.copy(
                 directory.appending("in.bin"), to: directory.appending("good.crc"), transform: { CRCTrailer(decodes: false) })
             #expect(good.verification == .verified)
             #expect(try readFile(directory.appending("good.crc")).dropLast(4) == data[...])
             let destination = directory.appending("out.crc")
             let error = await #expect(throws: VerificationError.self) {
-                try await FileCopyVerificationTests.copy(
+                try await PipelineVerificationTests.copy(
                     directory.appending("in.bin"), to: destination, system: systemCallsCorruptingWrites(atOffset: Self.corrupted),
                     transform: { CRCTrailer(decodes: false) })
             }
@@ -75,13 +75,13 @@ struct VerifiableTransformTests {
             let data = randomBytes(count: Self.size, seed: 4)
             let trailer = (0..<4).map { UInt8(truncatingIfNeeded: CRC32(data).value >> (8 * $0)) }
             try writeFile(directory.appending("in.crc"), data + trailer)
-            let good = try await FileCopyVerificationTests.copy(
+            let good = try await PipelineVerificationTests.copy(
                 directory.appending("in.crc"), to: directory.appending("good.bin"), transform: { CRCTrailer(decodes: true) })
             #expect(good.verification == .verified)
             #expect(try readFile(directory.appending("good.bin")) == data)
             let destination = directory.appending("out.bin")
             let error = await #expect(throws: VerificationError.self) {
-                try await FileCopyVerificationTests.copy(
+                try await PipelineVerificationTests.copy(
                     directory.appending("in.crc"), to: destination, system: systemCallsCorruptingWrites(atOffset: Self.corrupted),
                     transform: { CRCTrailer(decodes: true) })
             }
@@ -100,7 +100,7 @@ struct VerifiableTransformTests {
         }
         try await withScratchDirectory { directory in
             try writeFile(directory.appending("in.bin"), [1, 2, 3])
-            let report = try await FileCopyVerificationTests.copy(
+            let report = try await PipelineVerificationTests.copy(
                 directory.appending("in.bin"), to: directory.appending("out.bin"), transform: { Identity() })
             #expect(report.verification == .notVerified(reason: "the transform does not say how to read its output back"))
             #expect(try readFile(directory.appending("out.bin")) == [1, 2, 3])

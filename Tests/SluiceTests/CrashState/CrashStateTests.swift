@@ -80,7 +80,7 @@ struct CrashStateTests {
         let source = try await FileChunks.open(
             scratch.appending("in"), descriptor: nil, ownsDescriptor: true, chunkSize: chunkSize, system: system)
         let destination = try await FileSink.create(at: FileLocation(path: scratch.appending("out")), source: source.status, options: .init(), system: system)
-        _ = try await FileCopy(from: source, to: destination, totalBytes: source.expectedSize, options: .init(capacity: 2), transform: transform).run()
+        _ = try await Pipeline(from: source, to: destination, totalBytes: source.expectedSize, options: .init(capacity: 2), transform: transform).run()
     }
 
     static let pipeline = RegularFileCopy.Options(forcesPipeline: true, pipeline: .init(capacity: 2))

@@ -26,7 +26,7 @@ func ingest(size: Int64, into output: Pathname) async throws -> (CopyReport, Lin
 
     // 3. The pipeline: records -> gzip on every core -> the file. The pipeline gives the
     //    transform a thread of its own and bounds every channel between the stages.
-    let pipeline = FileCopy(from: records, to: sink, totalBytes: size, transform: { ParallelGzipEncoder() })
+    let pipeline = Pipeline(from: records, to: sink, totalBytes: size, transform: { ParallelGzipEncoder() })
 
     // 4. Progress: subscribe before `run()`, so no snapshot is missed; a slow subscriber sees
     //    the newest snapshot and never slows the copy.

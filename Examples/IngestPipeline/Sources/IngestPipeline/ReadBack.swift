@@ -24,7 +24,7 @@ final class ReadBack: ChunkSink {
 /// pipeline gives it, and checks the trailer's CRC-32 and ISIZE (RFC 1952) at the end.
 func readBack(_ path: Pathname) async throws -> (crc: CRC32, bytes: Int64) {
     let sink = ReadBack()
-    let pipeline = FileCopy(from: try await FileChunks.open(path), to: sink, totalBytes: nil, transform: { GzipDecoder() })
+    let pipeline = Pipeline(from: try await FileChunks.open(path), to: sink, totalBytes: nil, transform: { GzipDecoder() })
     _ = try await pipeline.run()
     return sink.value
 }

@@ -5,7 +5,7 @@ extension FileChunks {
     /// (`lseek(2)`'s `SEEK_DATA` and `SEEK_HOLE` find them). A regular destination gets one with
     /// `lseek(2)` past the range (then a write or `ftruncate(2)` after it); a destination that
     /// cannot seek (a pipe, standard output) and the input of a compression get the zeros.
-    public enum SparseMode: String, Sendable, Hashable, CaseIterable {
+    public enum HoleMode: String, Sendable, Hashable, CaseIterable {
         /// The source's holes become holes (found with `SEEK_DATA`/`SEEK_HOLE`); zeros written as
         /// data stay data. The default, as `cp`'s.
         case auto
@@ -29,4 +29,10 @@ extension FileChunks {
             self != .never && !verifying
         }
     }
+}
+
+extension FileChunks {
+    /// The 0.2 name of ``HoleMode``.
+    @available(*, deprecated, renamed: "HoleMode")
+    public typealias SparseMode = HoleMode
 }

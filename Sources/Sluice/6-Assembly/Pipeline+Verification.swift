@@ -1,4 +1,4 @@
-extension FileCopy {
+extension Pipeline {
     /// Checks the output before the commit (``PipelineOptions/verifiesOutput``), on a thread of
     /// its own, as the transform says (``VerifiableTransform``), or as the source's bytes
     /// without one.
@@ -21,14 +21,14 @@ extension FileCopy {
     /// - Throws: ``VerificationError`` on a difference; the errors of the reads.
     static func verify(
         _ sink: Sink, results: [StageResult], recorder: ProgressRecorder, fileSource: FileChunks?,
-        makeTransform: TransformFactory?
+        makeTransform: Sluice.TransformFactory?
     ) async throws -> (outcome: CopyReport.VerificationOutcome, sourceCRC32: UInt32?) {
         guard let readable = sink as? any ReadBackSink else {
             return (.notVerified(reason: "the destination cannot be read back"), nil)
         }
         var expectedCRC32: UInt32?
         var sourceCRC32: UInt32?
-        var (decoded, decoder) = (VerificationError.Decoded.neither, nil as TransformFactory?)
+        var (decoded, decoder) = (VerificationError.Decoded.neither, nil as Sluice.TransformFactory?)
         for result in results {
             switch result {
             case .read(_, _, .clone): return (.sharedExtents, nil)

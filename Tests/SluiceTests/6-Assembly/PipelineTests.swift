@@ -9,7 +9,7 @@ import Testing
 import SluiceTestSupport
 
 @Suite(.timeLimit(.minutes(3)))
-struct FileCopyTests {
+struct PipelineTests {
     struct Boom: Error {}
 
     /// A source of `count` generated chunks that counts how many were pulled and runs
@@ -107,7 +107,7 @@ struct FileCopyTests {
 
             let source = try await FileChunks.open(sourcePath, chunkSize: configuration.chunkSize)
             let sink = try await FileSink.create(at: destination, source: source)
-            let copy = FileCopy(
+            let copy = Pipeline(
                 from: source, to: sink, totalBytes: source.expectedSize,
                 options: .init(capacity: configuration.capacity))
             let subscribers = Self.subscribe(copy.progress, count: 4)
@@ -144,7 +144,7 @@ struct FileCopyTests {
             let source = GeneratedChunks(count: 1000, chunkSize: 4096)
             let sink = try await FileSink.create(
                 at: FileLocation(path: destination), source: nil, options: .init(replacesExisting: true), system: Self.failingWrites)
-            let copy = FileCopy(from: source, to: sink, totalBytes: nil, options: .init(capacity: 2))
+            let copy = Pipeline(from: source, to: sink, totalBytes: nil, options: .init(capacity: 2))
             let subscribers = Self.subscribe(copy.progress, count: 2)
 
             let error = try await #require(throws: FileError.self) { try await copy.run() }
@@ -175,7 +175,7 @@ struct FileCopyTests {
                 fsync: SystemCalls.live.fsync)
             let source = GeneratedChunks(count: 1000, chunkSize: 4096)
             let sink = try await FileSink.create(at: FileLocation(path: destination), source: nil, options: .init(), system: system)
-            let copy = FileCopy(from: source, to: sink, totalBytes: nil, options: .init(capacity: 2))
+            let copy = Pipeline(from: source, to: sink, totalBytes: nil, options: .init(capacity: 2))
 
             let error = try await #require(throws: (any Error).self) { try await copy.run() }
             let fileError = try #require(error as? FileError, "got \(type(of: error)): \(error)")
@@ -192,7 +192,7 @@ struct FileCopyTests {
             var source = GeneratedChunks(count: 100, chunkSize: 4096)
             source.onPull = { index in if index == 5 { throw Boom() } }
             let sink = try await FileSink.create(at: destination)
-            let copy = FileCopy(from: source, to: sink, totalBytes: nil, options: .init(capacity: 2))
+            let copy = Pipeline(from: source, to: sink, totalBytes: nil, options: .init(capacity: 2))
 
             await #expect(throws: Boom.self) { try await copy.run() }
             #expect(!exists(destination))
@@ -207,7 +207,7 @@ struct FileCopyTests {
             var source = GeneratedChunks(count: 100, chunkSize: 4096)
             source.onPull = { index in if index == 50 { throw Boom() } }
             let sink = try await FileSink.create(at: destination, options: .init(replacesExisting: true))
-            let copy = FileCopy(from: source, to: sink, totalBytes: nil, options: .init(capacity: 8))
+            let copy = Pipeline(from: source, to: sink, totalBytes: nil, options: .init(capacity: 8))
 
             await #expect(throws: Boom.self) { try await copy.run() }
             #expect(try readFile(destination) == Array("OLD".utf8))
@@ -236,7 +236,7 @@ struct FileCopyTests {
                 if index == cancelAt { cancelRun.withLock { $0 }?() }
             }
             let sink = try await FileSink.create(at: destination)
-            let copy = FileCopy(from: source, to: sink, totalBytes: nil, options: .init(capacity: 2))
+            let copy = Pipeline(from: source, to: sink, totalBytes: nil, options: .init(capacity: 2))
 
             let armed = Latch()
             let task = Task {
@@ -268,7 +268,7 @@ struct FileCopyTests {
                 try Task.checkCancellation()
             }
             let sink = try await FileSink.create(at: destination)
-            let copy = FileCopy(from: source, to: sink, totalBytes: nil, options: .init(capacity: 1))
+            let copy = Pipeline(from: source, to: sink, totalBytes: nil, options: .init(capacity: 1))
 
             let error = try await #require(throws: (any Error).self) { try await copy.run() }
             #expect(error is CancellationError, "got \(type(of: error)): \(error); seed \(seed), chunk \(cancelAt)")
@@ -278,7 +278,7 @@ struct FileCopyTests {
     }
 
     @Test func errorsCausedByStoppingAreNotThePrimaryError() {
-        typealias Copy = FileCopy<GeneratedChunks, FileSink>
+        typealias Copy = Pipeline<GeneratedChunks, FileSink>
         let refused = BoundedChannel<Chunk>.SendError(reason: .cancelled, element: Chunk([1]))
         let gone = BoundedChannel<Chunk>.SendError(reason: .consumerTerminated, element: Chunk([1]))
         let full = FileError.write(path: "out", errno: .fileTooLarge)
@@ -304,7 +304,7 @@ struct FileCopyTests {
             let chunks = try await FileChunks.open(sourcePath, chunkSize: 4096)
             let source = GrowingFile(chunks: chunks, path: sourcePath, growth: growth, appends: 3)
             let sink = try await FileSink.create(at: destination, source: chunks)
-            let copy = FileCopy(from: source, to: sink, totalBytes: chunks.expectedSize, options: .init(capacity: 1))
+            let copy = Pipeline(from: source, to: sink, totalBytes: chunks.expectedSize, options: .init(capacity: 1))
             let subscribers = Self.subscribe(copy.progress, count: 1)
             let report = try await copy.run()
 

@@ -6,19 +6,19 @@ import SluiceTestSupport
 /// other bytes than it was given (injected through the system-call seam) aborts the copy,
 /// commits nothing, and names the offset of the first byte that differs.
 @Suite(.timeLimit(.minutes(3)))
-struct FileCopyVerificationTests {
+struct PipelineVerificationTests {
     static let size = 3 * (1 << 20) + 123
     static let corrupted: Int64 = 1_234_567
 
     /// Copies `source` to `destination` in `directory` through a sink with `system`, verifying.
     static func copy(
         _ sourcePath: Pathname, to destination: Pathname, system: SystemCalls = .live,
-        transform: FileCopy<FileChunks, FileSink>.TransformFactory? = nil
+        transform: TransformFactory? = nil
     ) async throws -> CopyReport {
         let source = try await FileChunks.open(sourcePath)
         let sink = try await FileSink.create(
             at: FileLocation(path: destination), source: source.status, options: .init(replacesExisting: true), system: system)
-        let copy = FileCopy(
+        let copy = Pipeline(
             from: source, to: sink, totalBytes: source.expectedSize, options: .init(verifiesOutput: true),
             transform: transform)
         return try await copy.run()
@@ -105,7 +105,7 @@ struct FileCopyVerificationTests {
             let chunks = (0..<3).map { Chunk(randomBytes(count: 1 << 20, seed: UInt64($0))) }
             let sink = try await FileSink.create(
                 at: FileLocation(path: destination), source: nil, options: .init(), system: systemCallsCorruptingWrites(atOffset: 10))
-            let copy = FileCopy(from: ChunkList(chunks), to: sink, totalBytes: nil, options: .init(verifiesOutput: true))
+            let copy = Pipeline(from: ChunkList(chunks), to: sink, totalBytes: nil, options: .init(verifiesOutput: true))
             let error = await #expect(throws: VerificationError.self) { try await copy.run() }
             #expect(error?.firstDifference == nil)
             #expect(error?.description.contains("the source cannot be read again") == true)
@@ -118,7 +118,7 @@ struct FileCopyVerificationTests {
         try await withScratchDirectory { directory in
             let destination = directory.appending("out.bin")
             let sink = AnyTestSink(try await FileSink.create(at: destination))
-            let copy = FileCopy(
+            let copy = Pipeline(
                 from: ChunkList([Chunk([1, 2, 3])]), to: sink, totalBytes: nil, options: .init(verifiesOutput: true))
             let report = try await copy.run()
             #expect(report.verification == .notVerified(reason: "the destination cannot be read back"))

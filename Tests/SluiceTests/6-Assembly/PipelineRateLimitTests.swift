@@ -5,7 +5,7 @@ import SluiceTestSupport
 /// `--limit-rate` in the pipeline: the stage after the first channel is paced, on a clock that
 /// moves only when slept on, so the waits are exact and no real time passes.
 @Suite(.timeLimit(.minutes(3)))
-struct FileCopyRateLimitTests {
+struct PipelineRateLimitTests {
     static let chunkSize = 64 << 10
     static let chunks = (0..<16).map { Chunk(randomBytes(count: chunkSize, seed: UInt64($0))) }
     static let data = chunks.flatMap(\.bytes)
@@ -16,7 +16,7 @@ struct FileCopyRateLimitTests {
         try await withScratchDirectory { directory in
             let destination = directory.appending("out.bin")
             let clock = TestClock()
-            let copy = FileCopy(
+            let copy = Pipeline(
                 from: ChunkList(Self.chunks), to: try await FileSink.create(at: destination), totalBytes: nil,
                 options: .init(capacity: 4, rateLimit: RateLimiter(bytesPerSecond: Int64(Self.chunkSize), clock: clock)))
             let report = try await copy.run()
@@ -31,7 +31,7 @@ struct FileCopyRateLimitTests {
     /// the channel: the bar shows the limited rate from the start, while the channel is full.
     @Test func progressFollowsThePacedStageNotTheChannel() async throws {
         try await withScratchDirectory { directory in
-            let copy = FileCopy(
+            let copy = Pipeline(
                 from: ChunkList(Self.chunks), to: try await FileSink.create(at: directory.appending("out.bin")),
                 totalBytes: nil, options: .init(capacity: 4, rateLimit: RateLimiter(bytesPerSecond: Int64(Self.chunkSize), clock: TestClock())))
             let updates = copy.progress.subscribe()
@@ -53,7 +53,7 @@ struct FileCopyRateLimitTests {
         try await withScratchDirectory { directory in
             let destination = directory.appending("out.gz")
             let clock = TestClock()
-            let copy = FileCopy(
+            let copy = Pipeline(
                 from: ChunkList(Self.chunks), to: try await FileSink.create(at: destination), totalBytes: nil,
                 options: .init(capacity: 4, rateLimit: RateLimiter(bytesPerSecond: Int64(4 * Self.chunkSize), clock: clock)), transform: { try GzipEncoder() })
             let report = try await copy.run()
@@ -72,7 +72,7 @@ struct FileCopyRateLimitTests {
         try await withScratchDirectory { directory in
             let destination = directory.appending("out.bin")
             let clock = TestClock()
-            let copy = FileCopy(
+            let copy = Pipeline(
                 from: ChunkList(chunks), to: try await FileSink.create(at: destination), totalBytes: nil,
                 options: .init(capacity: 4, rateLimit: RateLimiter(bytesPerSecond: Int64(Self.chunkSize), clock: clock)), transform: { GzipDecoder() })
             let report = try await copy.run()
@@ -89,7 +89,7 @@ struct FileCopyRateLimitTests {
         try await withScratchDirectory { directory in
             let destination = directory.appending("out.bin")
             let clock = StoppedClock()
-            let copy = FileCopy(
+            let copy = Pipeline(
                 from: ChunkList(Self.chunks), to: try await FileSink.create(at: destination), totalBytes: nil,
                 options: .init(capacity: 4, rateLimit: RateLimiter(bytesPerSecond: 1, clock: clock)))
             let run = Task { [copy] in try await copy.run() }

@@ -1,4 +1,4 @@
-/// A place where a stage of a ``FileCopy`` suspends: just before an `await`, or just after it
+/// A place where a stage of a ``Pipeline`` suspends: just before an `await`, or just after it
 /// returned. Internal: the seam through which tests order events (cancel at exactly the k-th
 /// point) without sleeping.
 ///

@@ -5,12 +5,12 @@ import SluiceTestSupport
 
 /// Cancellation at every await point of the pipeline: a copy, a compress and a decompress, each
 /// from a file to a file, from a pipe to a file and from a file to a descriptor (standard
-/// output's shape). A clean run lists the points through ``FileCopy/awaitPointHook``; then, for
+/// output's shape). A clean run lists the points through ``Pipeline/awaitPointHook``; then, for
 /// each point, a new run cancels its own task exactly there (from the hook, in the stage that
 /// reached it: an event, not a time) and must end with `CancellationError`, having committed
 /// nothing and left nothing behind: no temporary file, no descriptor, no stage still running.
 @Suite(.timeLimit(.minutes(4)))
-struct FileCopyCancellationTests {
+struct PipelineCancellationTests {
     enum Operation: String, CaseIterable, CustomStringConvertible {
         case copy, compress, parallelCompress, decompress
         var description: String { rawValue }
@@ -46,7 +46,7 @@ struct FileCopyCancellationTests {
         }
     }
 
-    static func transform(_ operation: Operation) -> FileCopy<FileChunks, AnyTestSink>.TransformFactory? {
+    static func transform(_ operation: Operation) -> TransformFactory? {
         switch operation {
         case .copy: nil
         case .compress: { try GzipEncoder(level: .fastest, outputChunkSize: chunkSize) }
@@ -119,7 +119,7 @@ struct FileCopyCancellationTests {
                 }
                 sink = AnyTestSink(DescriptorSink(pipe.write, path: "-"))
             }
-            var copy = FileCopy(
+            var copy = Pipeline(
                 from: source, to: sink, totalBytes: source.expectedSize, options: .init(capacity: 2),
                 transform: transform(operation))
             copy.awaitPointHook = { point in

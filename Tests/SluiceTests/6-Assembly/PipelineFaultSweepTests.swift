@@ -39,7 +39,7 @@ import SluiceTestSupport
 /// test's pipes are the test's to close. The sinks of a sweep share one ``CommitGate``, as the
 /// files of one `sluice` process do, and none may stay registered there after its run.
 @Suite(.serialized, .timeLimit(.minutes(5)))
-struct FileCopyFaultSweepTests {
+struct PipelineFaultSweepTests {
     enum Operation: String, CaseIterable, Sendable {
         case copy, compress, decompress
     }
@@ -147,21 +147,21 @@ struct FileCopyFaultSweepTests {
             self.directory = directory
             input = directory.appending("input")
             destination = directory.appending("output")
-            inputBytes = operation == .decompress ? try await gzipped(FileCopyFaultSweepTests.data) : FileCopyFaultSweepTests.data
+            inputBytes = operation == .decompress ? try await gzipped(PipelineFaultSweepTests.data) : PipelineFaultSweepTests.data
             if shape != .pipeToFile { try writeFile(input, inputBytes) }
         }
 
         var transform: (@Sendable () throws -> any ChunkTransform)? {
             switch operation {
             case .copy: nil
-            case .compress: { try GzipEncoder(level: .default, outputChunkSize: FileCopyFaultSweepTests.chunkSize) }
-            case .decompress: { GzipDecoder(outputChunkSize: FileCopyFaultSweepTests.chunkSize) }
+            case .compress: { try GzipEncoder(level: .default, outputChunkSize: PipelineFaultSweepTests.chunkSize) }
+            case .decompress: { GzipDecoder(outputChunkSize: PipelineFaultSweepTests.chunkSize) }
             }
         }
 
         /// What the destination held before each run: old bytes for a copy (replaced with
         /// `overwrite`), nothing for compress and decompress (created with `RENAME_NOREPLACE`).
-        var untouched: [UInt8]? { operation == .copy ? FileCopyFaultSweepTests.oldBytes : nil }
+        var untouched: [UInt8]? { operation == .copy ? PipelineFaultSweepTests.oldBytes : nil }
 
         /// The uncompressed data an output stands for.
         func decoded(_ output: [UInt8]) async throws -> [UInt8] {
@@ -237,13 +237,13 @@ struct FileCopyFaultSweepTests {
         ) async throws -> FileChunks {
             let source = try await FileChunks.open(
                 descriptor == nil ? input : "-", descriptor: descriptor, ownsDescriptor: descriptor == nil,
-                chunkSize: FileCopyFaultSweepTests.chunkSize, system: system)
+                chunkSize: PipelineFaultSweepTests.chunkSize, system: system)
             wakePipe.object = source.reader.wake.withLock { $0.pipe }
             return source
         }
 
         private func perform<Sink: ChunkSink>(_ source: FileChunks, _ sink: Sink) async throws -> CopyReport {
-            try await FileCopy(
+            try await Pipeline(
                 from: source, to: sink, totalBytes: source.expectedSize, options: .init(capacity: 2), transform: transform
             ).run()
         }
@@ -258,7 +258,7 @@ struct FileCopyFaultSweepTests {
                 let warnings = report.warnings + run.warnings
                 let mayEndWell = point.fault.isTransient || isShrugged(point, target: target)
                 #expect(mayEndWell, "\(point) on \(target ?? "?"): completed")
-                #expect(try await decoded(run.output ?? []) == FileCopyFaultSweepTests.data, "\(point): output differs")
+                #expect(try await decoded(run.output ?? []) == PipelineFaultSweepTests.data, "\(point): output differs")
                 if point.fault.isTransient || point.kind == .close {
                     #expect(warnings.isEmpty, "\(point): \(warnings)")
                 } else if mayEndWell {

@@ -2,9 +2,9 @@ import Testing
 @testable import Sluice
 import SluiceTestSupport
 
-/// A callback-driven producer through a ``PushBuffer`` into ``FileCopy`` and ``FileSink``.
+/// A callback-driven producer through a ``PushBuffer`` into ``Pipeline`` and ``FileSink``.
 @Suite(.timeLimit(.minutes(3)))
-struct FileCopyPushBufferTests {
+struct PipelinePushBufferTests {
     static func chunk(_ index: Int) -> Chunk {
         Chunk((0..<4096).map { UInt8(truncatingIfNeeded: index &* 7 &+ $0 / 3) })
     }
@@ -26,7 +26,7 @@ struct FileCopyPushBufferTests {
             return {}
         }
         let sink = try await FileSink.create(at: destination, options: FileSink.Options(synchronizes: false))
-        let copy = FileCopy(from: buffer, to: sink, totalBytes: Int64(expected.count))
+        let copy = Pipeline(from: buffer, to: sink, totalBytes: Int64(expected.count))
         let updates = copy.progress.subscribe()
         let report = try await copy.run()
         #expect(report.bytesWritten == Int64(expected.count))
@@ -54,7 +54,7 @@ struct FileCopyPushBufferTests {
             }
             let sink = try await FileSink.create(at: destination, options: FileSink.Options(synchronizes: false))
             let error = try await #require(throws: CapacityExceededError.self) {
-                try await FileCopy(from: buffer, to: sink, totalBytes: nil).run()
+                try await Pipeline(from: buffer, to: sink, totalBytes: nil).run()
             }
             #expect(error.capacity == 4 && error.bufferedCount == 4 && error.bufferedBytes == 4 * 4096)
             await producer.stopped.wait()

@@ -7,7 +7,7 @@ import Testing
 /// make a chunk wait for the ones after it. Each test keeps its source open and idle until the
 /// sink has seen the chunk, so a pipeline that waited for more would never end (the time limit).
 @Suite(.timeLimit(.minutes(3)))
-struct FileCopyLatencyTests {
+struct PipelineLatencyTests {
     /// A sink on a thread of its own, as ``FileSink`` is, that opens a latch once it has been
     /// handed `expected` bytes.
     actor WatchingSink: ChunkSink {
@@ -36,7 +36,7 @@ struct FileCopyLatencyTests {
         defer { try? pipe.read.close() }
         let source = try await FileChunks.reading(pipe.read, chunkSize: 4096)
         let sink = WatchingSink(expecting: 5)
-        let copy = Task { try await FileCopy(from: source, to: sink, totalBytes: nil).run() }
+        let copy = Task { try await Pipeline(from: source, to: sink, totalBytes: nil).run() }
         try Array("hello".utf8).withUnsafeBytes { try pipe.write.write(contentsOf: $0) }
         await sink.reached.wait()  // the pipe is still open and idle
         try pipe.write.close()
@@ -48,7 +48,7 @@ struct FileCopyLatencyTests {
     @Test func aChunkPushedIntoAnIdleBufferReachesTheSinkAtOnce() async throws {
         let buffer = PushBuffer<Chunk>(capacity: 16)
         let sink = WatchingSink(expecting: 5)
-        let copy = Task { try await FileCopy(from: buffer, to: sink, totalBytes: nil).run() }
+        let copy = Task { try await Pipeline(from: buffer, to: sink, totalBytes: nil).run() }
         _ = buffer.yield(Chunk(Array("hello".utf8)))
         await sink.reached.wait()  // nothing else is pushed, and the buffer stays open
         _ = buffer.yield(Chunk(Array(" world".utf8)))

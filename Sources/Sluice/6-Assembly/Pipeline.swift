@@ -21,13 +21,13 @@
 /// ```swift
 /// let source = try await FileChunks.open("in.bin")
 /// let sink = try await FileSink.create(at: "out.bin", source: source)
-/// let copy = FileCopy(from: source, to: sink, totalBytes: source.expectedSize)
+/// let copy = Pipeline(from: source, to: sink, totalBytes: source.expectedSize)
 /// let updates = copy.progress.subscribe()
 /// Task { for await snapshot in updates { print(snapshot.fraction ?? 0) } }
 /// let report = try await copy.run()
 /// ```
 ///
-/// A ``FileCopy`` always runs this pipeline (``CopyReport/method`` is ``CopyMethod/pipeline``), so
+/// A ``Pipeline`` always runs this pipeline (``CopyReport/method`` is ``CopyMethod/pipeline``), so
 /// `sluice bench` measures the channel whatever the file system. A regular file copied to a
 /// ``FileSink`` with no transform may go by a cheaper path: a ``Copier`` picks it (a clone,
 /// `copy_file_range(2)`) and falls back to this pipeline.
@@ -37,17 +37,16 @@
 /// destination stays untouched, its temporary file removed) and throws `CancellationError`.
 /// The first real error wins: when the sink fails with `EFBIG`, `run()` throws that
 /// ``FileError``, not the cancellation it caused in the other stages.
-public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Sendable where Source.Element == Chunk {
-    /// Makes the transform stage's state, inside that stage; called again, on the verification's
-    /// thread, to decode the source anew where a verification of a decoder looks for the first
-    /// difference (``TransformVerification/decodesInput``).
-    public typealias TransformFactory = @Sendable () throws -> any ChunkTransform
+public struct Pipeline<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Sendable where Source.Element == Chunk {
+    /// The 0.2 spelling of the top-level ``Sluice/TransformFactory``.
+    @available(*, deprecated, renamed: "Sluice.TransformFactory")
+    public typealias TransformFactory = Sluice.TransformFactory
 
     let source: Source
     let sink: Sink
     let totalBytes: Int64?
     let options: PipelineOptions
-    let makeTransform: TransformFactory?
+    let makeTransform: Sluice.TransformFactory?
     /// The source as a file, when the copy was made with one (the initializers for
     /// ``FileChunks``): its reads run on its reader's thread, a regular file's channel wakes the
     /// writer once half full, and a verification reads the file again.
@@ -85,7 +84,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     ///     (``VerifiableTransform``).
     public init(
         from source: Source, to sink: Sink, totalBytes: Int64?, options: PipelineOptions = PipelineOptions(),
-        transform: TransformFactory? = nil
+        transform: Sluice.TransformFactory? = nil
     ) {
         self.init(
             from: source, to: sink, totalBytes: totalBytes, options: options, transform: transform, progress: ProgressHub(),
@@ -94,7 +93,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
 
     /// The same, publishing to `progress`, with the source as a file when it is one.
     private init(
-        from source: Source, to sink: Sink, totalBytes: Int64?, options: PipelineOptions, transform: TransformFactory?,
+        from source: Source, to sink: Sink, totalBytes: Int64?, options: PipelineOptions, transform: Sluice.TransformFactory?,
         progress: ProgressHub, file: FileChunks?
     ) {
         self.progress = progress
@@ -247,7 +246,7 @@ public struct FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
     /// of Sluice's codecs (``TakesLongHoles``) in pieces of at most `chunkSize` bytes: one that
     /// makes data of a hole then holds no more than a data chunk.
     static func transform(
-        _ input: BoundedChannel<Chunk>, into output: BoundedChannel<Chunk>, using makeTransform: TransformFactory,
+        _ input: BoundedChannel<Chunk>, into output: BoundedChannel<Chunk>, using makeTransform: Sluice.TransformFactory,
         chunkSize: Int, pacer: Pacer?, hook: AwaitPointHook?
     ) async throws -> StageResult {
         let points = hook.map(AwaitPoints.init)
@@ -338,7 +337,7 @@ extension Result where Failure == any Error {
     }
 }
 
-extension FileCopy where Source == FileChunks {
+extension Pipeline where Source == FileChunks {
     /// Assembles a copy of a file: as the general initializer, and the file's reads run on its
     /// reader's thread, a regular file's chunks reach the writer in batches, and a verification
     /// (``PipelineOptions/verifiesOutput``) reads the file again for its CRC-32.
@@ -346,7 +345,7 @@ extension FileCopy where Source == FileChunks {
     /// - Parameters: as the general initializer's; `source` opened and not yet read.
     public init(
         from source: FileChunks, to sink: Sink, totalBytes: Int64?, options: PipelineOptions = PipelineOptions(),
-        transform: TransformFactory? = nil
+        transform: Sluice.TransformFactory? = nil
     ) {
         self.init(
             from: source, to: sink, totalBytes: totalBytes, options: options, transform: transform, progress: ProgressHub())
@@ -355,7 +354,7 @@ extension FileCopy where Source == FileChunks {
     /// The same, publishing to `progress`: a `RegularFileCopy` that falls back to the
     /// pipeline keeps the hub its caller subscribed to.
     init(
-        from source: FileChunks, to sink: Sink, totalBytes: Int64?, options: PipelineOptions, transform: TransformFactory?,
+        from source: FileChunks, to sink: Sink, totalBytes: Int64?, options: PipelineOptions, transform: Sluice.TransformFactory?,
         progress: ProgressHub
     ) {
         self.init(
@@ -364,7 +363,7 @@ extension FileCopy where Source == FileChunks {
     }
 }
 
-extension FileCopy where Source == SourceRanges {
+extension Pipeline where Source == SourceRanges {
     /// Assembles a copy that the kernel makes: the ranges of a file (a clone, `copy_file_range(2)`
     /// slices) through the pipeline to a sink that copies them (``FileSink``), publishing to
     /// `progress`. A verification reads the file again for its CRC-32 (a clone is not read
@@ -382,3 +381,9 @@ extension FileCopy where Source == SourceRanges {
             file: ranges.file)
     }
 }
+
+/// The 0.2 name of ``Pipeline``: the generic pipeline over any chunk sequence and sink, which
+/// its name said was a copy of a file.
+@available(*, deprecated, renamed: "Pipeline")
+public typealias FileCopy<Source: AsyncSequence & Sendable, Sink: ChunkSink> = Pipeline<Source, Sink>
+    where Source.Element == Chunk

@@ -1,6 +1,6 @@
-/// The stages of ``FileCopy/run()``: the channels between them, the stages in their task
+/// The stages of ``Pipeline/run()``: the channels between them, the stages in their task
 /// groups, and the check and commit that follow.
-extension FileCopy {
+extension Pipeline {
     /// The channel from the source and, with a transform, the one after it. A full channel
     /// resumes its producer once it has drained to half; with `wakingAtHalf` (a regular file's
     /// chunks) a waiting consumer wakes once half a channel is buffered: one thread wake-up per
