@@ -12,6 +12,8 @@ set -euo pipefail
 old=$1 new=$2 runs=${3:-15} files=${4:-2000} size=${5:-256M}
 [[ $runs =~ ^[1-9][0-9]*$ && $files =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 OLD NEW [RUNS] [FILES] [SIZE]" >&2; exit 64; }
 here=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=benchmarks/lib.sh
+. "$here/benchmarks/lib.sh"  # run, median_seconds
 work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-builds.XXXXXX")
 cleanup() { chmod -R u+w "$work" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
@@ -19,18 +21,7 @@ sh "$here/benchmarks/tree-gen.sh" "$work/tree" "$files" 256 >/dev/null
 mkdir "$work/files"
 for i in $(seq 1 "$files"); do head -c $(( (i * 7919) % 262144 + 1024 )) /dev/urandom > "$work/files/f$i"; done
 head -c "$size" /dev/urandom > "$work/big"
-now() { date +%s%N; }
-# run NAME COMMAND...: one timed run into $work/NAME.times, its copy at $work/out.
-run() {
-  local name=$1; shift
-  chmod -R u+w "$work/out" 2>/dev/null || true
-  rm -rf "$work/out"; sync
-  local start; start=$(now)
-  "$@" >/dev/null
-  echo $(( $(now) - start )) >> "$work/$name.times"
-}
-median() { sort -n "$1" | awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "%.4f", m / 1e9}'; }
-tree() { "$1" copy -a --no-fsync "$work/tree" "$work/out"; }
+tree() { "$1" copy -a --no-fsync "$work/tree" "$work/out" >/dev/null; }
 many() { mkdir "$work/out" && (cd "$work/files" && "$1" copy --no-fsync -- * "$work/out/"); }
 table() { "$1" copy --no-fsync "$work/big" "$work/out"; }
 pipeline() { "$1" copy --no-fsync --pipeline "$work/big" "$work/out"; }
@@ -46,6 +37,6 @@ printf '%s processors, %s runs each, %s files, %s; file system %s\n' "$(nproc)" 
   "$(df -T "$work" | awk 'NR==2 {print $2}')"
 printf '%-10s %10s %10s %8s\n' workload "old (s)" "new (s)" new/old
 for w in "${workloads[@]}"; do
-  o=$(median "$work/$w-old.times") n=$(median "$work/$w-new.times")
+  o=$(median_seconds "$work/$w-old.times") n=$(median_seconds "$work/$w-new.times")
   printf '%-10s %10s %10s %8s\n' "$w" "$o" "$n" "$(echo "scale=3; $n / $o" | bc)"
 done

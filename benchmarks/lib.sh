@@ -20,3 +20,15 @@ sluice_binary() {
   bin=$(env -u TMPDIR swift build "${flags[@]}" --show-bin-path) || return 1
   echo "$bin/sluice"
 }
+# run NAME COMMAND...: one timed run of COMMAND into $work/NAME.times (nanoseconds), its copy
+# at $work/out, which is deleted (made writable first) and `sync` run before, outside the timing.
+run() {
+  local name=$1; shift
+  chmod -R u+w "$work/out" 2>/dev/null || true
+  rm -rf "$work/out"; sync
+  local start; start=$(date +%s%N)
+  "$@"
+  echo $(( $(date +%s%N) - start )) >> "$work/$name.times"
+}
+# median_seconds FILE: the median of the nanoseconds FILE holds, one a line, in seconds.
+median_seconds() { sort -n "$1" | awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "%.4f", m / 1e9}'; }

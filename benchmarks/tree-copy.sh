@@ -18,7 +18,7 @@ files=${2:-2000}
 [[ $runs =~ ^[1-9][0-9]*$ && $files =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [RUNS] [FILES]" >&2; exit 64; }
 here=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=benchmarks/lib.sh
-. "$here/benchmarks/lib.sh"  # sluice_binary
+. "$here/benchmarks/lib.sh"  # sluice_binary, run, median_seconds
 # SLUICE: another build to measure (default: the binary README "Install" builds, built first).
 sluice=$(sluice_binary "$here")
 work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-tree.XXXXXX")
@@ -27,17 +27,6 @@ trap cleanup EXIT
 sh "$here/benchmarks/tree-gen.sh" "$work/tree" "$files" 256
 echo "tree: $(find "$work/tree" | wc -l) entries, $(du -sh "$work/tree" | cut -f1), file system $(df -T "$work" | awk 'NR==2 {print $2}')"
 
-now() { date +%s%N; }
-# run NAME COMMAND...: times one run into $work/NAME.times, the copy at $work/out.
-run() {
-  local name=$1; shift
-  chmod -R u+w "$work/out" 2>/dev/null || true
-  rm -rf "$work/out"; sync
-  local start; start=$(now)
-  "$@"
-  echo $(( $(now) - start )) >> "$work/$name.times"
-}
-median() { sort -n "$1" | awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "%.3f", m / 1e9}'; }
 
 for round in $(seq "$runs"); do
   if (( round % 2 )); then
@@ -60,8 +49,8 @@ if [ -x /usr/bin/time ]; then
 else
   rss="not measured (GNU time is missing)"
 fi
-cp=$(median "$work/cp.times"); quick=$(median "$work/sluice-no-fsync.times")
-cpsync=$(median "$work/cp-sync.times"); durable=$(median "$work/sluice.times")
+cp=$(median_seconds "$work/cp.times"); quick=$(median_seconds "$work/sluice-no-fsync.times")
+cpsync=$(median_seconds "$work/cp-sync.times"); durable=$(median_seconds "$work/sluice.times")
 echo "runs: $runs, files: $files"
 echo "cp -a:                      $cp s"
 echo "sluice copy -a --no-fsync:  $quick s  ($(echo "scale=2; $quick / $cp" | bc)x cp -a; goal <= 1.0x)"
