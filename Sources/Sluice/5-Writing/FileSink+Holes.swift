@@ -10,7 +10,7 @@ import Musl
 /// data ends in a hole.
 extension FileSink {
     /// Whether writes may leave holes: the destination is a temporary file (a device or a FIFO
-    /// written in place gets zeros), and ``Options/sparse`` is not ``FileChunks/HoleMode/never``.
+    /// written in place gets zeros), and ``Options/holes`` is not ``FileChunks/HoleMode/never``.
     var makesHoles: Bool {
         guard options.holes != .never, case .open(_, .replacing) = state else { return false }
         return true

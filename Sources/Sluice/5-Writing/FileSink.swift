@@ -305,13 +305,24 @@ public actor FileSink: ChunkSink {
     /// the FIFO's read end itself (`O_RDONLY | O_NONBLOCK`), which lets the writer's open
     /// return, and keeps that descriptor open, under a lock, until the writer's open has
     /// returned: a cancellation that comes before the open starts (or before this is called)
-    /// finds it returning at once, so no wake-up is lost. A FIFO this process may not open for
-    /// reading cannot be woken so: its wait ends when a reader comes.
+    /// finds it returning at once, so no wake-up is lost. A FIFO this process may not read
+    /// (`faccessat(2)`, a daemon's `mkfifo -m 622`) cannot be woken so: for it alone, the open
+    /// is tried again without blocking every 10 ms, the task's cancellation checked between.
     ///
     /// - Throws: ``FileError`` (operation `open`); `CancellationError` if the task is cancelled
     ///   before a reader came (both descriptors closed, the destination untouched).
     private func waitForReader() async throws {
         let (location, system) = (location, system)
+        let readable = location.name.withCString { name in
+            faccessat(location.directory?.descriptor.rawValue ?? AT_FDCWD, name, R_OK, AT_EACCESS) == 0
+        }
+        guard readable else {
+            while try !openInPlace(isFIFO: true) {
+                try Task.checkCancellation()
+                usleep(10_000)  // no event can wake a writer whose FIFO this process cannot read
+            }
+            return
+        }
         let wake = LockedValue<(opened: Bool, reader: Descriptor?)>((false, nil))
         let opened = await withTaskCancellationHandler {
             Result { () throws(FileError) in try location.open(O_WRONLY, system: system) }
@@ -341,7 +352,7 @@ public actor FileSink: ChunkSink {
 
     /// Writes every byte of `chunk` (`write(2)`, retried on `EINTR` and short writes); a hole
     /// chunk, and with ``FileChunks/HoleMode/always`` a run of zero blocks, becomes a hole of the
-    /// temporary file (see ``Options/sparse``).
+    /// temporary file (see ``Options/holes``).
     ///
     /// - Throws: ``FileError`` (operation `write`) with the destination path and errno, e.g.
     ///   `EFBIG` (File too large) or `ENOSPC`.
@@ -370,7 +381,7 @@ public actor FileSink: ChunkSink {
     /// Writes every byte of `chunks` to the temporary file, in order, with as few `writev(2)`
     /// calls as they allow; hole chunks (and with ``FileChunks/HoleMode/always`` runs of zero blocks)
     /// become `lseek(2)` past them, the final size set by `ftruncate(2)` at the commit (see
-    /// ``Options/sparse``). A destination written in place gets zeros.
+    /// ``Options/holes``). A destination written in place gets zeros.
     ///
     /// - Throws: ``FileError`` (operation `write`) with the destination and errno (`ENOSPC`,
     ///   `EFBIG`, ...).

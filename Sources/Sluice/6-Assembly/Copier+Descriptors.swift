@@ -18,7 +18,8 @@ extension Copier {
     ///
     /// The wait ends with `false` (the open fails) once no other file runs and no batch is
     /// pending (the descriptors are held outside the engine; files that wait here themselves
-    /// count for nothing), once the engine or the calling task is cancelled, or when the files
+    /// count for nothing), once the engine or the calling task is cancelled (a task's own
+    /// cancellation wakes it through ``wakeWaiters()``, which a walk's cancellation calls), or when the files
     /// running have moved no byte and no batch has been pending for
     /// ``Options/descriptorWaitMilliseconds`` (10 s): a file that may never end (a FIFO's
     /// writer, a stalled mount) does not hold the others for ever, and a busy disk, where a
@@ -41,10 +42,13 @@ extension Copier {
         batch?.commitNow()
         if directories.releaseOpenDirectories() { return true }
         while true {
-            let patience = state.withLock { $0.patienceLeft(ticket, now: .now) }
+            // At least a millisecond: a patience of 0 must not spin while bytes move.
+            let patience = max(.milliseconds(1), state.withLock { $0.patienceLeft(ticket, now: .now) })
             // A batch counts its release before it lowers its pending count, so a count of 0
             // read after a release is seen with the release.
-            let outcome = state.wait(timeout: patience) { $0.descriptorWaitOutcome(ticket, batchPending: batch?.pendingCount ?? 0) }
+            let outcome = state.wait(timeout: patience) { state in
+                Task.isCancelled ? false : state.descriptorWaitOutcome(ticket, batchPending: batch?.pendingCount ?? 0)
+            }
                 ?? state.withLock { $0.patienceElapsed(ticket, moved: moved(), batchPending: batch?.pendingCount ?? 0, now: .now) }
             if let outcome { return outcome && !Task.isCancelled }
             if Task.isCancelled { return false }
@@ -59,5 +63,12 @@ extension Copier {
     /// cooperative pool.
     package func waitUntilNoFileHoldsDescriptors() {
         _ = state.wait { $0.noFileHoldsDescriptors ? () : nil }
+    }
+
+    /// Wakes the threads blocked in ``waitForReleasedDescriptors(holding:)`` and
+    /// ``waitUntilNoFileHoldsDescriptors()`` to look again: for a cancellation of their own task,
+    /// which changes nothing in the engine.
+    package func wakeWaiters() {
+        state.withLock { _ in }
     }
 }

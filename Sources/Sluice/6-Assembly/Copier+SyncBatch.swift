@@ -249,6 +249,9 @@ extension Copier {
                 defer { state.waiters = [] }
                 return state.waiters
             }
+            // Again once the count is lower: a file that began to wait for descriptors between
+            // the two saw the batch still pending.
+            released()
             for waiter in waiters { waiter.resume() }
         }
 

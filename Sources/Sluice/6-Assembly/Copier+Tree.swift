@@ -138,7 +138,8 @@ extension Copier {
                 copier: self, source: source, destination: destination, tree: options, completesTotal: completesTotal,
                 onOutcome: onOutcome, onFailure: onFailure)
             do {
-                try await run.walk()
+                // A cancellation of this task wakes the walk where it waits for descriptors.
+                try await withTaskCancellationHandler { try await run.walk() } onCancel: { self.wakeWaiters() }
             } catch {
                 await run.waitForJobs()  // the files handed over wind down (or finish) first
                 throw error

@@ -32,22 +32,27 @@ extension OperandBatch {
         let batch = OperandBatch(options: options, verb: verb, sources: operands, copiesTrees: false, walks: true)
         let engine = batch.currentEngine
         let walk = Task(executorPreference: BlockingIOExecutor(label: "sluice.walk")) {
-            await Self.walk(operands, into: found, verbose: verbose, passOver: passOver, engine: engine)
+            await withTaskCancellationHandler {
+                await Self.walk(operands, into: found, verbose: verbose, passOver: passOver, engine: engine)
+            } onCancel: {
+                engine.withLock { $0 }?.wakeWaiters()  // where the walk waits for descriptors
+            }
         }
         var items = found.makeAsyncIterator()
         // One file in all runs alone, with the progress and messages of one file, as without -r.
-        var first: [WalkItem] = []
-        do {
-            while first.count < 2, let item = try await items.next() { first.append(item) }
-        } catch {
+        guard let (sources, walkFailed) = await firstTwoFiles(&items) else {
             walk.cancel()
+            _ = await walk.value
             return ExitStatus.interrupted
         }
-        if first.count == 1, case .source(let source) = first[0], CommitGate.shared.interruption == nil {
-            return await runAlone(source, options: options, plan: plan)
+        if sources.count == 1, CommitGate.shared.interruption == nil {
+            let status = await runAlone(sources[0], options: options, plan: plan)
+            // An entry of the tree that could not be read fails the command, as a failed operand does.
+            return walkFailed && (status == ExitStatus.success || status == ExitStatus.warning) ? ExitStatus.failure : status
         }
+        if walkFailed { batch.tally.fail() }
         var position = 0
-        var pending = first[...]
+        var pending = sources.map(WalkItem.source)[...]
         while batch.stopStatus == nil, CommitGate.shared.interruption == nil {
             let item: WalkItem
             if let next = pending.popFirst() {
@@ -60,29 +65,57 @@ extension OperandBatch {
                     break  // cancelled: the status below is the signal's
                 }
             }
-            defer { position += 1 }
-            switch item {
-            case .source(let source):
-                // In the totals as an operand of a command without -r is (its rule: a regular file's size).
-                if source != "-", let status = try? FileStatus.of(source), status.kind == .regular {
-                    batch.progress.addToTotal(bytes: status.size, files: 1)
-                }
-                await batch.take(plan(source), source: source, at: position, isLast: false)
-                if batch.filesInSegment >= filesPerSegment { await batch.endSegment() }
-            case .failure(let message):
-                batch.ready[position] = .skipped(message: message, isFailure: true)
-                batch.reportReady()
-            case .passedOver(let message):
-                batch.ready[position] = .noted(message: message)
-                batch.reportReady()
-            }
+            await batch.take(item, at: position, plan: plan)
+            position += 1
         }
         walk.cancel()
+        _ = await walk.value  // cancelled, it stops at its next entry or send
         batch.progress.totalIsComplete()
         await batch.endSegment()
         await batch.endProgress()
         if CommitGate.shared.interruption != nil && batch.stopStatus == nil { return ExitStatus.interrupted }
         return batch.stopStatus ?? batch.tally.status
+    }
+
+    /// Reads the walk's items until its first two files (or its end), saying meanwhile what it
+    /// passes over or cannot read: the files, and whether an entry could not be read; `nil` when
+    /// the command was cancelled.
+    private static func firstTwoFiles(
+        _ items: inout BoundedChannel<WalkItem>.Iterator
+    ) async -> (sources: [Pathname], failed: Bool)? {
+        var (sources, failed) = ([Pathname](), false)
+        do {
+            while sources.count < 2, let item = try await items.next() {
+                switch item {
+                case .source(let source): sources.append(source)
+                case .failure(let message): Console.message(message); failed = true
+                case .passedOver(let message): Console.message(message)
+                }
+            }
+        } catch {
+            return nil
+        }
+        return (sources, failed)
+    }
+
+    /// Takes one item of the walk at `position`: a file as an operand (its size in the totals,
+    /// as a regular file operand's), ending the segment every ``filesPerSegment`` files; a
+    /// message in its turn.
+    private func take(_ item: WalkItem, at position: Int, plan: (Pathname) -> OperandStep) async {
+        switch item {
+        case .source(let source):
+            if source != "-", let status = try? FileStatus.of(source), status.kind == .regular {
+                progress.addToTotal(bytes: status.size, files: 1)
+            }
+            await take(plan(source), source: source, at: position, isLast: false)
+            if filesInSegment >= Self.filesPerSegment { await endSegment() }
+        case .failure(let message):
+            ready[position] = .skipped(message: message, isFailure: true)
+            reportReady()
+        case .passedOver(let message):
+            ready[position] = .noted(message: message)
+            reportReady()
+        }
     }
 
     /// The files of `-r` whose sources a segment removes at once, after one sync of their
