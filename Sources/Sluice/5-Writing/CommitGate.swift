@@ -186,8 +186,11 @@ package final class CommitGate: Sendable {
         _ = state.wait { $0.files.values.contains { $0.isCommitted } ? nil : () }
     }
 
-    /// Whether ``removeUncommitted()`` closed the gate (for tests that order an event after it).
-    var isClosed: Bool { state.withLock { $0.isClosed } }
+    /// Blocks its thread until ``removeUncommitted()`` has closed the gate, woken as it does
+    /// (for tests that order an event after it).
+    func waitUntilClosed() {
+        _ = state.wait { $0.isClosed ? () : nil }
+    }
 
     /// The named temporary files registered now, before their commit point (an unnamed
     /// `O_TMPFILE` file has no name to list).

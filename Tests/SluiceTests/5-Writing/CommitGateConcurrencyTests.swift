@@ -45,7 +45,7 @@ struct CommitGateConcurrencyTests {
                             returned.withLock { $0 = true }
                             closer.signal()
                         }
-                        while !gate.isClosed { usleep(1_000) }
+                        gate.waitUntilClosed()
                         let created = try FileSink.createTemporaryFile(beside: destination, mode: 0o600, system: .refusingUnnamedFiles)
                         // removeUncommitted cannot return while a creation is under way.
                         sawCloserWaiting.withLock { $0 = !returned.withLock { $0 } }
@@ -99,7 +99,7 @@ struct CommitGateConcurrencyTests {
                         named.withLock { $0 = written }
                         closer.signal()
                     }
-                    while !gate.isClosed { usleep(1_000) }
+                    gate.waitUntilClosed()
                     sawCloserWaiting = named.withLock { $0 == nil }
                     if case .failure(let error) = temporary.rename(to: destination, flags: 0, system: .live) {
                         throw FileError.rename(path: destination.path, errno: error)
