@@ -25,15 +25,7 @@ package final class LockedCondition<Value>: @unchecked Sendable {
     /// Creates a lock and condition guarding `initialValue`.
     package init(_ initialValue: sending Value) {
         value = initialValue
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        var mutexAttributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&mutexAttributes)
-        #if canImport(Glibc)
-        pthread_mutexattr_settype(&mutexAttributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))  // as LockedValue's
-        #endif
-        precondition(pthread_mutex_init(mutex, &mutexAttributes) == 0, "pthread_mutex_init failed")
-        pthread_mutexattr_destroy(&mutexAttributes)
+        mutex = LockedValue<Value>.makeMutex()
         condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
         var attributes = pthread_condattr_t()
@@ -47,9 +39,7 @@ package final class LockedCondition<Value>: @unchecked Sendable {
         pthread_cond_destroy(condition)
         condition.deinitialize(count: 1)
         condition.deallocate()
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
+        LockedValue<Value>.freeMutex(mutex)
     }
 
     /// Runs `body` with exclusive access to the value, then wakes the threads waiting in

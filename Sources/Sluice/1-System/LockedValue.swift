@@ -40,7 +40,17 @@ package final class LockedValue<Value>: @unchecked Sendable {
     @usableFromInline
     package init(_ initialValue: sending Value) {
         value = initialValue
-        mutex = .allocate(capacity: 1)
+        mutex = Self.makeMutex()
+    }
+
+    deinit {
+        Self.freeMutex(mutex)
+    }
+
+    /// A heap-allocated adaptive mutex (glibc's `PTHREAD_MUTEX_ADAPTIVE_NP`), initialised: this
+    /// lock's and ``LockedCondition``'s.
+    static func makeMutex() -> UnsafeMutablePointer<pthread_mutex_t> {
+        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
@@ -50,9 +60,11 @@ package final class LockedValue<Value>: @unchecked Sendable {
         let result = pthread_mutex_init(mutex, &attributes)
         pthread_mutexattr_destroy(&attributes)
         precondition(result == 0, "pthread_mutex_init failed: \(result)")
+        return mutex
     }
 
-    deinit {
+    /// Destroys and frees a mutex from ``makeMutex()``.
+    static func freeMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
         pthread_mutex_destroy(mutex)
         mutex.deinitialize(count: 1)
         mutex.deallocate()
