@@ -10,6 +10,16 @@ import Testing
         Machine(durableWidth: durableWidth, patience: patience)
     }
 
+    /// Submits a job and starts it on a slot, as the engine does when there is room: taken and
+    /// admitted at once.
+    static func startJob(in machine: inout Machine, durable: Bool) throws {
+        let index = try machine.submit { $0 }
+        let taking = machine.take(index)
+        let admitted = machine.admit(durable: durable)
+        #expect(taking == .taken && admitted)
+        machine.start()
+    }
+
     @Test func jobsAreNumberedInOrderAndRefusedOnceCancelled() throws {
         var machine = Self.machine()
         #expect(try machine.submit { $0 * 10 } == 0)
@@ -72,20 +82,10 @@ import Testing
 
     @Test func aFileSealedWhileAnotherWaitsForDescriptorsCommitsTheBatchNow() throws {
         var machine = Self.machine(durableWidth: 2)
-        for index in 0..<2 {
-            _ = try machine.submit { $0 }
-            let taking = machine.take(index)
-            let admitted = machine.admit(durable: true)
-            #expect(taking == .taken && admitted)
-            machine.start()
-        }
+        for _ in 0..<2 { try Self.startJob(in: &machine, durable: true) }
         let commitsBatch = machine.end(sealed: true).commitsBatch
         #expect(!commitsBatch)  // no one waits
-        _ = try machine.submit { $0 }
-        let taking2 = machine.take(2)
-        let admitted2 = machine.admit(durable: true)
-        #expect(taking2 == .taken && admitted2)
-        machine.start()
+        try Self.startJob(in: &machine, durable: true)
         let ticket = machine.beginDescriptorWait(isFile: true, moved: 0, now: .now)
         let commitsBatch2 = machine.end(sealed: true).commitsBatch
         #expect(commitsBatch2)
@@ -98,13 +98,7 @@ import Testing
 
     @Test func aWaitForDescriptorsEndsAsTheEngineDecides() throws {
         var machine = Self.machine(durableWidth: 2)
-        for index in 0..<2 {
-            _ = try machine.submit { $0 }
-            let taking = machine.take(index)
-            let admitted = machine.admit(durable: false)
-            #expect(taking == .taken && admitted)
-            machine.start()
-        }
+        for _ in 0..<2 { try Self.startJob(in: &machine, durable: false) }
         let first = machine.beginDescriptorWait(isFile: true, moved: 0, now: .now)
         #expect(machine.descriptorWaitOutcome(first, batchPending: 0) == nil)  // the other file runs
         let second = machine.beginDescriptorWait(isFile: true, moved: 0, now: .now)
@@ -124,13 +118,7 @@ import Testing
 
     @Test func thePatienceLastsWhileBytesMoveOrABatchIsPending() throws {
         var machine = Self.machine(durableWidth: 2, patience: .seconds(10))
-        for index in 0..<2 {
-            _ = try machine.submit { $0 }
-            let taking = machine.take(index)
-            let admitted = machine.admit(durable: false)
-            #expect(taking == .taken && admitted)
-            machine.start()
-        }
+        for _ in 0..<2 { try Self.startJob(in: &machine, durable: false) }
         let start = ContinuousClock.now
         let ticket = machine.beginDescriptorWait(isFile: true, moved: 100, now: start)
         #expect(machine.patienceLeft(ticket, now: start + .seconds(4)) == .seconds(6))
