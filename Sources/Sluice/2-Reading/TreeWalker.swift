@@ -74,13 +74,13 @@ package struct TreeWalker: Sendable {
     /// frees descriptors the caller holds and will release (a copy's files in flight) and
     /// returns whether it did, the open then being tried again; `nil` (the default): the entry
     /// fails. It blocks the walk's thread.
-    package var releasesDescriptors: (@Sendable () -> Bool)?
+    var releasesDescriptors: (@Sendable () -> Bool)?
 
     /// Called before the walk opens a directory (to enter it, or to go back up to its parent),
     /// on the walk's thread; it may block. A copy under a very low limit on open files waits
     /// there until no file of its own holds descriptors, so that each file's directories are
     /// the walk's own (`DescriptorBudget.copiesOneFileAtATime`); `nil` (the default): nothing.
-    package var beforeOpeningDirectory: (@Sendable () -> Void)?
+    var beforeOpeningDirectory: (@Sendable () -> Void)?
 
     /// ``releasesDescriptors``, or "none released".
     private var release: @Sendable () -> Bool { releasesDescriptors ?? { false } }

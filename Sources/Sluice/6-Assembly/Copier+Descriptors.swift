@@ -29,7 +29,7 @@ extension Copier {
     ///
     /// - Returns: `true` once descriptors were released (try again); `false` when the engine
     ///   holds none it would release (the open fails for good).
-    package func waitForReleasedDescriptors(holding: Int) -> Bool {
+    func waitForReleasedDescriptors(holding: Int) -> Bool {
         let moved = { [tracker] in
             let latest = tracker.latest
             return latest.bytesCompleted &+ latest.bytesWritten
@@ -61,7 +61,7 @@ extension Copier {
     /// ``waitForReleasedDescriptors(holding:)``), or the engine is cancelled; woken by the
     /// events that change those. Call it from a thread of the caller's own, never the
     /// cooperative pool.
-    package func waitUntilNoFileHoldsDescriptors() {
+    func waitUntilNoFileHoldsDescriptors() {
         _ = state.wait { $0.noFileHoldsDescriptors ? () : nil }
     }
 
@@ -70,5 +70,19 @@ extension Copier {
     /// which changes nothing in the engine.
     package func wakeWaiters() {
         state.withLock { _ in }
+    }
+}
+
+extension TreeWalker {
+    /// Makes the walk share the process's descriptors with the files of the copier `copier`
+    /// returns (the one running now; `nil`: none): out of descriptors, it waits while that copier
+    /// releases some of its own; where too few are left for a file beside the walk unless its
+    /// directories are the walk's own (`DescriptorBudget.copiesOneFileAtATime`), it opens a
+    /// directory only once no file holds descriptors.
+    package mutating func sharesDescriptors(with copier: @escaping @Sendable () -> Copier?) {
+        releasesDescriptors = { copier()?.waitForReleasedDescriptors(holding: 0) ?? false }
+        if DescriptorBudget.current.copiesOneFileAtATime {
+            beforeOpeningDirectory = { copier()?.waitUntilNoFileHoldsDescriptors() }
+        }
     }
 }

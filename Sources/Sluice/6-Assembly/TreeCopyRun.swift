@@ -114,14 +114,8 @@ final class TreeCopyRun {
         self.walker = TreeWalker(
             root: source, followsLinks: tree.links == .all, followsRootLink: tree.links == .root,
             maximumOpenDirectories: tree.maximumOpenDirectories)
-        // Out of descriptors, the walk waits while the copier releases some of its own.
-        walker.releasesDescriptors = { copier.waitForReleasedDescriptors(holding: 0) }
+        walker.sharesDescriptors { copier }
         walker.system = system
-        if DescriptorBudget.current.copiesOneFileAtATime {
-            // Too few descriptors for a file beside the walk unless its directories are the
-            // walk's own: the walk opens a directory only once no file holds descriptors.
-            walker.beforeOpeningDirectory = { copier.waitUntilNoFileHoldsDescriptors() }
-        }
         let rootStatus = try FileStatus.of(source, followsLinks: tree.links != .never)
         targetParent = try DirectoryHandle.open(target.directory, system: system)
         targetName = target.lastComponent

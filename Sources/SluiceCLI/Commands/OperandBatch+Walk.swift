@@ -3,8 +3,9 @@ import Sluice
 extension OperandBatch {
     /// What the walk of `-r` hands the batch, in the walk's order.
     enum WalkItem: Sendable {
-        /// A file to take: an operand that is not a directory, or a file found in one.
-        case source(Pathname)
+        /// A file to take: an operand that is not a directory, or a file found in one; its size
+        /// for the totals when it is a regular file (`FileStatus.knownSize`, as the walk saw it).
+        case source(Pathname, size: Int64?)
         /// An entry the walk could not read: its message; the command then fails.
         case failure(String)
         /// An entry passed over (`-v` names it): its message.
@@ -46,13 +47,13 @@ extension OperandBatch {
             return ExitStatus.interrupted
         }
         if sources.count == 1, CommitGate.shared.interruption == nil {
-            let status = await runAlone(sources[0], options: options, plan: plan)
+            let status = await runAlone(sources[0].path, options: options, plan: plan)
             // An entry of the tree that could not be read fails the command, as a failed operand does.
             return walkFailed && (status == ExitStatus.success || status == ExitStatus.warning) ? ExitStatus.failure : status
         }
         if walkFailed { batch.tally.fail() }
         var position = 0
-        var pending = sources.map(WalkItem.source)[...]
+        var pending = sources.map { WalkItem.source($0.path, size: $0.size) }[...]
         while batch.stopStatus == nil, CommitGate.shared.interruption == nil {
             let item: WalkItem
             if let next = pending.popFirst() {
@@ -82,12 +83,12 @@ extension OperandBatch {
     /// the command was cancelled.
     private static func firstTwoFiles(
         _ items: inout BoundedChannel<WalkItem>.Iterator
-    ) async -> (sources: [Pathname], failed: Bool)? {
-        var (sources, failed) = ([Pathname](), false)
+    ) async -> (sources: [(path: Pathname, size: Int64?)], failed: Bool)? {
+        var (sources, failed) = ([(path: Pathname, size: Int64?)](), false)
         do {
             while sources.count < 2, let item = try await items.next() {
                 switch item {
-                case .source(let source): sources.append(source)
+                case .source(let source, let size): sources.append((source, size))
                 case .failure(let message): Console.message(message); failed = true
                 case .passedOver(let message): Console.message(message)
                 }
@@ -103,10 +104,8 @@ extension OperandBatch {
     /// message in its turn.
     private func take(_ item: WalkItem, at position: Int, plan: (Pathname) -> OperandStep) async {
         switch item {
-        case .source(let source):
-            if source != "-", let status = try? FileStatus.of(source), status.kind == .regular {
-                progress.addToTotal(bytes: status.size, files: 1)
-            }
+        case .source(let source, let size):
+            if let size { progress.addToTotal(bytes: size, files: 1) }
             await take(plan(source), source: source, at: position, isLast: false)
             if filesInSegment >= Self.filesPerSegment { await endSegment() }
         case .failure(let message):
@@ -132,16 +131,14 @@ extension OperandBatch {
     ) async {
         defer { found.finish() }
         for operand in operands {
-            guard operand != "-", (try? FileStatus.of(operand))?.kind == .directory else {
-                guard (try? await found.send(.source(operand))) != nil else { return }
+            let status = operand == "-" ? nil : try? FileStatus.of(operand)
+            guard let status, status.kind == .directory else {
+                guard (try? await found.send(.source(operand, size: status?.knownSize))) != nil else { return }
                 continue
             }
             var walker = TreeWalker(
                 root: operand, followsRootLink: true, maximumOpenDirectories: DescriptorBudget.current.directoriesPerSide)
-            walker.releasesDescriptors = { engine.withLock { $0 }?.waitForReleasedDescriptors(holding: 0) ?? false }
-            if DescriptorBudget.current.copiesOneFileAtATime {
-                walker.beforeOpeningDirectory = { engine.withLock { $0 }?.waitUntilNoFileHoldsDescriptors() }
-            }
+            walker.sharesDescriptors { engine.withLock { $0 } }
             while let event = walker.next() {
                 if CommitGate.shared.interruption != nil || Task.isCancelled { return }
                 let item: WalkItem
@@ -151,7 +148,7 @@ extension OperandBatch {
                         guard verbose else { continue }
                         item = .passedOver(reason)
                     } else {
-                        item = .source(entry.path)
+                        item = .source(entry.path, size: entry.status.knownSize)
                     }
                 case .failure(let error), .unreadableDirectory(_, let error):
                     item = .failure(error.description)

@@ -125,10 +125,7 @@ final class OperandBatch {
                 label: sources.count == 1 ? "\(verb) '\(sources[0])'" : "\(verb) \(sources.count) sources")
             return
         }
-        let sizes = sources.compactMap { source -> Int64? in
-            guard source != "-", let status = try? FileStatus.of(source), status.kind == .regular else { return nil }
-            return status.size
-        }
+        let sizes = sources.compactMap { $0 == "-" ? nil : (try? FileStatus.of($0))?.knownSize }
         operation = CommandProgress(
             ManyFilesProgress(totalBytes: sizes.reduce(0, +), totalFiles: sizes.count), mode: options.progress,
             label: "\(verb) \(sizes.count.counted("file"))")
