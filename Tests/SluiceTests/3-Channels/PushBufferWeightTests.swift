@@ -5,7 +5,7 @@ import SluiceTestSupport
 /// C53: a `PushBuffer<Chunk>` weighs each chunk by its bytes however it is made: with or
 /// without `byteBudget:`, by its initializer or by `fromCallbacks`, failing or spilling; a
 /// buffer of other elements weighs them 0 unless given a weight.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct PushBufferWeightTests {
     enum Making: String, CaseIterable, Sendable {
         case initializer, initializerWithBudget, callbacks, callbacksWithBudget

@@ -5,7 +5,7 @@ import Testing
 /// every task returns when the channel ends, fails or is cancelled, whichever task waits in it.
 /// Orders are made by events (the channel's hook once its consumer is parked, the count of tasks
 /// waiting for the turn); the time limit only guards against hangs.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct SharedIteratorTests {
     struct Boom: Error, Equatable {}
 

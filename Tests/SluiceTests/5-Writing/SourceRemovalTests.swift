@@ -9,7 +9,7 @@ import SluiceTestSupport
 
 /// ``SourceRemoval``: a source is removed only if it is the file it was when opened, unchanged
 /// (size, modification and status change time), and open for writing nowhere.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct SourceRemovalTests {
     /// A file in a new scratch directory, and its status now (as when a copy opened it).
     static func source() throws -> (ScratchDirectory, Pathname, FileStatus) {
@@ -82,7 +82,7 @@ struct SourceRemovalTests {
 /// through the seam, as the check's `fstat(2)` returns, by an `open(2)` for writing with
 /// `O_NONBLOCK` (which fails with `EWOULDBLOCK` but begins the lease's break, as a blocking
 /// writer's open would, and sends the holder the lease's signal).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct SourceRemovalLeaseBreakTests {
     @Test func aWriterThatOpensItDuringTheRemovalKeepsIt() throws {
         let (directory, path, opened) = try SourceRemovalTests.source()

@@ -10,7 +10,7 @@ import SluiceTestSupport
 /// A copier's file whose destination is a FIFO that no reader opens: a file of one chunk, which
 /// the copier would copy in one step on its thread, takes the general path, whose wait for the
 /// reader ends by cancellation.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct CopierFIFODestinationTests {
     /// Cancelled once the writer's `open(2)` has been called (the seam says when), the copy
     /// throws `CancellationError`, with every descriptor opened on the FIFO closed again and
