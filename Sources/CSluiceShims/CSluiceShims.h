@@ -107,6 +107,19 @@ static inline int CSluiceShims_fchmodat_nofollow(int directory, const char *name
     return (int)result;
 }
 
+/* statx(2)'s birth time (STATX_BTIME, 0x800): 0 and the time in *seconds and *nanoseconds, 1
+ * when the file system keeps none, -1 and errno on failure. The buffer is the kernel's struct
+ * statx (256 bytes; stx_mask at 0, stx_btime at 80), so no header beyond glibc's is needed. */
+int statx(int dirfd, const char *pathname, int flags, unsigned int mask, void *statxbuf);
+static inline int CSluiceShims_birth_time(int fd, long long *seconds, unsigned int *nanoseconds) {
+    unsigned char buffer[256] __attribute__((aligned(8)));
+    if (statx(fd, "", 0x1000 /* AT_EMPTY_PATH */, 0x800u, buffer) != 0) return -1;
+    if ((*(unsigned int *)buffer & 0x800u) == 0) return 1;
+    *seconds = *(long long *)(buffer + 80);
+    *nanoseconds = *(unsigned int *)(buffer + 88);
+    return 0;
+}
+
 /* Flags and values from <fcntl.h> and <linux/fs.h>. */
 /* O_TMPFILE (__O_TMPFILE | O_DIRECTORY): an unnamed file in the directory opened, which linkat(2)
  * can name later unless O_EXCL was given. */

@@ -14,7 +14,7 @@ struct SluiceMain {
     static let version = "0.3.0"
 
     /// The subcommands the help lists and `sluice help` knows, in that order.
-    static let subcommands: [CommandName] = [.copy, .compress, .decompress, .bench]
+    static let subcommands: [CommandName] = [.copy, .compress, .decompress, .follow, .bench]
 
     /// `sluice --help`: the subcommands, each with its own overview, and the exit statuses.
     static let help = HelpText(
@@ -36,6 +36,7 @@ struct SluiceMain {
         case .copy: CopyCommand.help
         case .compress: GzipCommand.help(.compress)
         case .decompress: GzipCommand.help(.decompress)
+        case .follow: FollowCommand.help
         case .bench: BenchCommand.help
         case .benchRun: BenchCommand.childHelp
         }
@@ -138,6 +139,7 @@ struct SluiceMain {
             }
             throw UsageError("missing subcommand")
         case .copy: return try await CopyCommand.run(parsed)
+        case .follow: return try await FollowCommand.run(parsed)
         case .compress: return try await GzipCommand.run(.compress, parsed)
         case .decompress: return try await GzipCommand.run(.decompress, parsed)
         case .bench: return try await BenchCommand.run(parsed)

@@ -82,7 +82,7 @@ struct InstallTests {
     func bashCompletesSubcommandsValuesAndFiles() async throws {
         let sandbox = try Sandbox()
         try sandbox.write("x", to: "abc.txt")
-        #expect(try await Self.bashCompletions(["sluice", ""], in: sandbox) == ["bench", "compress", "copy", "decompress", "help"])
+        #expect(try await Self.bashCompletions(["sluice", ""], in: sandbox) == ["bench", "compress", "copy", "decompress", "follow", "help"])
         #expect(try await Self.bashCompletions(["sluice", "help", "c"], in: sandbox) == ["compress", "copy"])
         #expect(try await Self.bashCompletions(["sluice", "copy", "ab"], in: sandbox) == ["abc.txt"])
         #expect(try await Self.bashCompletions(["sluice", "copy", "--re"], in: sandbox) == [

@@ -257,6 +257,16 @@ public struct Descriptor: Sendable, Hashable {
         FileStatus(try system.status(rawValue).get())
     }
 
+    /// `fstat(2)` of a descriptor just opened, which is closed if it fails.
+    ///
+    /// - Throws: ``FileError`` (operation `fstat`) naming `path`.
+    package func statusClosingOnFailure(path: Pathname) throws(FileError) -> FileStatus {
+        do { return try status() } catch {
+            try? close()
+            throw FileError.fstat(path: path, errno: error)
+        }
+    }
+
     /// `fsync(2)`, retried on `EINTR`: the file's data and metadata reach the device.
     ///
     /// - Throws: the call's ``ErrorNumber``.

@@ -16,6 +16,9 @@ extension FileError {
             case copyFileRange = "copy_file_range"
             case posixSpawn = "posix_spawn"
             case malloc, mmap
+            case inotifyInit = "inotify_init1"
+            case inotifyAddWatch = "inotify_add_watch"
+            case statx
         }
 
         private let call: Call
@@ -50,6 +53,8 @@ extension FileError {
             case .getdents: "read directory"
             case .listxattr, .getxattr: "read attributes of"
             case .malloc, .mmap: "allocate"
+            case .inotifyInit, .inotifyAddWatch: "watch"
+            case .statx: "stat"
             default: call.rawValue
             }
         }
@@ -58,6 +63,12 @@ extension FileError {
         package static let malloc = Operation(.malloc)
         /// `mmap(2)` of address space (the zeros a hole reads as).
         package static let mmap = Operation(.mmap)
+        /// `inotify_init1(2)`: the instance a followed file's changes are watched through.
+        package static let inotifyInit = Operation(.inotifyInit)
+        /// `inotify_add_watch(2)` of a followed file or of its directory.
+        package static let inotifyAddWatch = Operation(.inotifyAddWatch)
+        /// `statx(2)` (a file's birth time).
+        package static let statx = Operation(.statx)
         /// `open(2)` of an existing file (or of a directory to sync).
         package static let open = Operation(.open)
         /// `open(2)` with `O_CREAT | O_EXCL`: a new file, such as the temporary file of a

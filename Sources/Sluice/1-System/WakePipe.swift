@@ -46,21 +46,41 @@ final class WakePipe: Sendable {
     ///   - endsOnSignal: whether a signal ends this wait (for a read: its task is cancelled).
     /// - Throws: the ``ErrorNumber`` of a failed `poll(2)`.
     func waitUntilReadable(_ descriptor: CInt, endsOnSignal: () -> Bool) throws(ErrorNumber) -> Bool {
-        var fds = [
-            pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: readEnd.rawValue, events: Int16(POLLIN), revents: 0),
-        ]
         while true {
-            _ = try ErrorNumber.retryingInterrupts { poll(&fds, 2, -1) }
-            if fds[1].revents != 0 {
-                consumeSignals()
-                if endsOnSignal() { return false }
+            switch try wait(for: descriptor, timeout: nil) {
+            case .readable: return true
+            case .signalled where endsOnSignal(): return false
+            case .signalled, .timedOut: continue
             }
-            if fds[0].revents != 0 { return true }
         }
     }
 
-    /// Reads every pending signal byte (the read end is non-blocking).
+    /// What ended a ``wait(for:timeout:)``.
+    enum WaitOutcome: Equatable {
+        case readable, signalled, timedOut
+    }
+
+    /// Blocks until `descriptor` is readable (or at end, or in error), a ``signal()`` comes (it
+    /// is consumed: ``WaitOutcome/signalled`` first when both happened), or `timeout` passes
+    /// (`nil`: never; rounded up to a millisecond). Retries `EINTR`.
+    ///
+    /// - Parameter descriptor: the descriptor to wait for; `nil` waits for a signal or the time.
+    /// - Throws: the ``ErrorNumber`` of a failed `poll(2)`.
+    func wait(for descriptor: CInt?, timeout: Duration?) throws(ErrorNumber) -> WaitOutcome {
+        var fds = [
+            pollfd(fd: readEnd.rawValue, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: descriptor ?? -1, events: Int16(POLLIN), revents: 0),
+        ]
+        let milliseconds = timeout.map { CInt(max(0, min(($0 / .milliseconds(1)).rounded(.up), Double(CInt.max)))) } ?? -1
+        let ready = try ErrorNumber.retryingInterrupts { poll(&fds, 2, milliseconds) }
+        if ready == 0 { return .timedOut }
+        if fds[0].revents != 0 {
+            consumeSignals()
+            return .signalled
+        }
+        return .readable
+    }
+
     private func consumeSignals() {
         var bytes = (UInt64(0), UInt64(0))
         // Until the pipe is empty (EAGAIN) or fails.

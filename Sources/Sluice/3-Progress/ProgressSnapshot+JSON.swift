@@ -59,12 +59,12 @@ extension ProgressSnapshot {
     ///
     /// Swift's shortest round-trip `description` (`0.25`, `1.0`, `1e-05`, `1e+20`) is valid JSON
     /// for every finite value.
-    internal static func jsonNumber(_ value: Double) -> String {
+    package static func jsonNumber(_ value: Double) -> String {
         value.isFinite ? value.description : "0"
     }
 
     /// Appends `string` as a quoted JSON string (RFC 8259 §7).
-    internal static func appendJSONString(_ string: String, to out: inout String) {
+    package static func appendJSONString(_ string: String, to out: inout String) {
         out += "\""
         for scalar in string.unicodeScalars { appendEscaped(scalar, to: &out) }
         out += "\""

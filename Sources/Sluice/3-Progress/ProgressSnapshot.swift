@@ -131,7 +131,7 @@ public struct ProgressSnapshot: Sendable, Hashable {
 extension Duration {
     /// The duration in seconds as a `Double` (attosecond precision folded in).
     @usableFromInline
-    internal var sluiceSeconds: Double {
+    package var sluiceSeconds: Double {
         let parts = components
         return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
     }

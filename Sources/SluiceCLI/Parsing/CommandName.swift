@@ -6,6 +6,7 @@ enum CommandName: String, CaseIterable, Sendable {
     case copy
     case compress
     case decompress
+    case follow
     case bench
     /// The hidden child of `bench`: one design and one consumer, in a process of its own.
     case benchRun = "bench-run"

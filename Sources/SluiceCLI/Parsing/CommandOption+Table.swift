@@ -8,6 +8,7 @@ extension CommandOption {
         output, standardOutput, level, threads, threadsDecompress, blockSize, noIndex, test, maxOutput, range, removeSource,
         size, runs, out, design, consumer, sinkRate, chunkSizes, input, spillDirectory,
         decompress, decompressAgain, list, keep, noName, noNameDecompress, name, fast, best, generateCompletionScript, generateManual,
+        append, fromEnd, untilIdle,
         recursive, recursiveGzip, archive, followOperands, followAll, followNone, moveSource,
         force, noFsync, verify, verifyGzip, limitRate, reflink, sparse, pipeline, preserve, preserveGzip, chunkSize, capacity, jobs, progress, quiet, verbose, help, version,
     ]
@@ -20,9 +21,9 @@ extension CommandOption {
     static let output = CommandOption(
         long: "output", short: "o", value: .required(name: "dst", kind: .path),
         abstract: "write the single source to <dst> ('-' is standard output)",
-        commands: gzip.union([.benchRun]))
+        commands: gzip.union([.benchRun, .follow]))
     static let standardOutput = CommandOption(
-        long: "stdout", short: "c", abstract: "write to standard output, keep sources", commands: gzip)
+        long: "stdout", short: "c", abstract: "write to standard output, keep sources", commands: gzip.union([.follow]))
     static let level = CommandOption(
         long: "level", takesDigits: true, value: .required(name: "n", kind: .integer(1...9, noun: "compression level")),
         abstract: "compression level: 1 fastest, 9 best", defaultValue: "\(CompressionLevel.default)", commands: [.compress])
@@ -67,6 +68,20 @@ extension CommandOption {
             + "for writing, is kept with a warning (one with other hard links or a set-ID or sticky bit is kept "
             + "unless -f)",
         commands: gzip)
+
+    // MARK: follow
+
+    static let append = CommandOption(
+        long: "append", abstract: "append to an existing <dst> (without it, an existing <dst> is refused)",
+        commands: [.follow])
+    static let fromEnd = CommandOption(
+        long: "from-end", abstract: "start at the end the file has when it is first opened, as tail -F, not at its first byte",
+        commands: [.follow])
+    static let untilIdle = CommandOption(
+        long: "until-idle", value: .required(name: "duration", kind: .duration),
+        abstract: "stop once nothing has been appended for <duration> (2s, 500ms, 1m; a bare number is seconds); "
+            + "exit 0, or 2 if a loss was reported",
+        commands: [.follow])
 
     // MARK: bench, and its hidden child bench-run
 
@@ -275,16 +290,16 @@ extension CommandOption {
         long: "progress", value: .attached(choices: ["json"]),
         abstract: "show progress on standard error: a bar on a terminal, else a plain line; with =json, one "
             + "JSON object per line",
-        commands: transfers)
+        commands: transfers.union([.follow]))
     static let quiet = CommandOption(
-        long: "quiet", short: "q", abstract: "do not print warnings", commands: transfers)
+        long: "quiet", short: "q", abstract: "do not print warnings", commands: transfers.union([.follow]))
     static let verbose = CommandOption(
         long: "verbose", short: "v",
         abstract: "print 'SRC' -> 'DST' for each file (as cp -v) and a report: bytes, CRC-32 (or why there is "
             + "none), time; for copy, the path taken (clone, copy_file_range or pipeline); on standard error",
         commands: transfers)
     static let help = CommandOption(
-        long: "help", short: "h", abstract: "show this help", commands: transfers.union([.sluice, .bench]))
+        long: "help", short: "h", abstract: "show this help", commands: transfers.union([.sluice, .bench, .follow]))
     static let version = CommandOption(
-        long: "version", abstract: "show the version, and the version of zlib in use", commands: transfers.union([.sluice]))
+        long: "version", abstract: "show the version, and the version of zlib in use", commands: transfers.union([.sluice, .follow]))
 }

@@ -119,6 +119,9 @@ enum ValueKind: Sendable {
     case byteRange
     /// A decimal integer within the range; `noun` names it in messages ("count of chunks").
     case integer(ClosedRange<Int>, noun: String)
+    /// A length of time: a decimal number with a unit, `ms`, `s`, `m` or `h` (`500ms`, `2s`,
+    /// `1.5m`); a bare number counts seconds.
+    case duration
     /// A file name.
     case path
     /// One or more of `choices`, separated by commas.

@@ -97,7 +97,7 @@ struct CompletionScript {
                 case .path: "COMPREPLY=($(compgen -f -- \"$cur\")); "
                 case .list(let choices), .choice(let choices):
                     "COMPREPLY=($(compgen -W \"\(choices.joined(separator: " "))\" -- \"$cur\")); "
-                case .size, .rate, .kibibytes, .sizes, .byteRange, .integer: ""
+                case .size, .rate, .kibibytes, .sizes, .byteRange, .integer, .duration: ""
                 }
                 cases.append("                \(pattern)) \(reply)return 0 ;;")
             }
@@ -189,7 +189,7 @@ struct CompletionScript {
                 let action = switch kind {
                 case .path: "_files"
                 case .list(let choices), .choice(let choices): "(\(choices.joined(separator: " ")))"
-                case .size, .rate, .kibibytes, .sizes, .byteRange, .integer: " "
+                case .size, .rate, .kibibytes, .sizes, .byteRange, .integer, .duration: " "
                 }
                 spec = exclusion + name + (isLong ? "=" : "+") + description + ":\(valueName):\(action)"
             }

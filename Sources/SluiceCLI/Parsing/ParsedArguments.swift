@@ -17,6 +17,7 @@ struct ParsedArguments {
         case integer(Int)
         case path(Pathname)
         case list([String])
+        case duration(Duration)
     }
 
     /// The command the arguments are for: the one they were given to, or the one an option
@@ -125,6 +126,11 @@ struct ParsedArguments {
     /// The value of an ``ValueKind/integer(_:noun:)`` option.
     func integer(_ option: CommandOption) -> Int? {
         if case .integer(let value)? = values[option.long] { value } else { nil }
+    }
+
+    /// The value of a ``ValueKind/duration`` option.
+    func duration(_ option: CommandOption) -> Duration? {
+        if case .duration(let value)? = values[option.long] { value } else { nil }
     }
 
     /// The value of a ``ValueKind/path`` option.

@@ -49,6 +49,8 @@ extension ValueKind {
                 throw UsageError("invalid value '\(text)' for \(option) (expected a \(noun), \(Self.describe(range)))")
             }
             return .integer(number)
+        case .duration:
+            return .duration(try Self.parseDuration(text, option: option))
         case .path:
             return .path(Pathname(text))
         case .list(let choices):
@@ -59,6 +61,25 @@ extension ValueKind {
             }
             return .choice(text)
         }
+    }
+
+    /// A number with an optional unit (`ms`, `s`, `m`, `h`; none is seconds), at most 100 days.
+    ///
+    /// - Throws: ``UsageError`` for anything else, or a negative or larger time.
+    private static func parseDuration(_ text: String, option: String) throws(UsageError) -> Duration {
+        let number = text.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
+        let scale: Double? =
+            switch text.dropFirst(number.count) {
+            case "ms": 0.001
+            case "", "s": 1
+            case "m": 60
+            case "h": 3600
+            default: nil
+            }
+        guard let scale, let value = Double(number), (value * scale).isFinite, value * scale <= 8_640_000 else {
+            throw UsageError("invalid duration '\(text)' for \(option) (a number and a unit: 500ms, 2s, 1m)")
+        }
+        return .milliseconds(Int64((value * scale * 1000).rounded()))
     }
 
     /// `START:END`, two sizes as ``parseSize(_:option:)`` reads them, either left out (0, the end).

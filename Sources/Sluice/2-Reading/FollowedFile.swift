@@ -1,0 +1,140 @@
+/// A file that is still being written, read as an asynchronous sequence of chunks as
+/// `tail -F` reads it: from its first byte (or its end), then what is appended, through every
+/// rotation of its name, until the consumer stops pulling or the file has been idle for
+/// ``Options/idleTimeout``.
+///
+/// Pull-based, as ``FileChunks``: a chunk is read only when the consumer asks for it, so a slow
+/// consumer simply falls behind (the file on disk waits) and memory holds the chunk in hand.
+/// Each chunk comes with its ``Position``: which generation of the file it was read from and
+/// at what offset.
+///
+/// A generation is one file that the name has stood for, known by its device, inode and birth
+/// time (`statx(2)`; the change time at first sight where the file system keeps none), and by
+/// a fingerprint of its first bytes, so a reused inode is a new file and two files with the same
+/// first line are not one. What is guaranteed for each way of rotating a log (the article
+/// "Following live files"):
+/// - **Rename and create, shifts, delete and re-create**: a new file at the name is opened at
+///   once (inotify(7) on the directory) and queued, in order, at most
+///   ``Options/maximumQueuedGenerations``; past that the oldest unread is reported lost
+///   (``Event/lost(bytes:reason:)``). The current generation is read to its end through its
+///   own descriptor and held until nothing has been appended to it for ``Options/settleTime``,
+///   then the next is read. Bytes appended to an old generation afterwards (by a writer that
+///   never reopens, or late) are read, marked ``FollowedChunk/isLate`` (out of order): the four
+///   newest generations left stay open and watched for them.
+/// - **Copytruncate** (the size falls below the position, or the first bytes no longer match
+///   on the same inode): the bytes from the position to the end of the copy are read from the
+///   copy (the file beside it whose first bytes and whose 4 KiB before the position match),
+///   then the file from offset 0. Bytes that were in neither are reported
+///   (``Event/lost(bytes:reason:)``, a lower bound).
+/// - A name that does not exist yet is waited for; one that becomes a directory, a FIFO or a
+///   device is not read (``Event/notRegular(_:)``) until a regular file is there again.
+///
+/// Wake-ups come from inotify (the file and its directory), so an idle file costs nothing;
+/// where inotify cannot be had, the name is looked at every ``Options/pollingInterval``
+/// (``Event/polling(every:)``, once).
+///
+/// ```swift
+/// let log = try await FollowedFile.open("/var/log/app.log", options: .init(idleTimeout: .seconds(2)))
+/// for try await piece in log {
+///     try await sink.write(piece.chunk)
+/// }
+/// ```
+///
+/// Concurrency contract: single-pass, one consumer. Every system call runs on a dedicated
+/// thread of the sequence's own, never on the cooperative pool; a wait for the file to change is
+/// ended by task cancellation (the iterator throws `CancellationError`). ``statistics`` and the
+/// event handler may be used from any thread.
+public struct FollowedFile: AsyncSequence, Sendable {
+    public typealias Element = FollowedChunk
+
+    /// How a file is followed.
+    public struct Options: Sendable, Hashable {
+        /// The largest chunk, in bytes (default 1 MiB).
+        public var chunkSize: Int
+        /// Whether reading starts at the end the file has when it is first opened (`tail -F`'s
+        /// default; `sluice follow --from-end`), rather than at its first byte.
+        public var startsAtEnd: Bool
+        /// How long a generation is held after its last append once a newer one is queued, for a
+        /// writer that opened it before the rotation (default 250 ms).
+        public var settleTime: Duration
+        /// Ends the sequence once nothing has been appended for this long and nothing is queued;
+        /// `nil` (the default): never.
+        public var idleTimeout: Duration?
+        /// The most generations held open and unread behind the current one (default 16).
+        public var maximumQueuedGenerations: Int
+        /// How often the name is looked at where inotify cannot be had (default 1 s).
+        public var pollingInterval: Duration
+
+        /// Options with the defaults above, changed by the arguments given.
+        ///
+        /// - Precondition: `chunkSize` and `maximumQueuedGenerations` are at least 1.
+        public init(
+            chunkSize: Int = FileChunks.defaultChunkSize, startsAtEnd: Bool = false, settleTime: Duration = .milliseconds(250),
+            idleTimeout: Duration? = nil, maximumQueuedGenerations: Int = 16, pollingInterval: Duration = .seconds(1)
+        ) {
+            precondition(chunkSize > 0 && maximumQueuedGenerations > 0, "chunkSize and maximumQueuedGenerations must be positive")
+            self.chunkSize = chunkSize
+            self.startsAtEnd = startsAtEnd
+            self.settleTime = settleTime
+            self.idleTimeout = idleTimeout
+            self.maximumQueuedGenerations = maximumQueuedGenerations
+            self.pollingInterval = pollingInterval
+        }
+    }
+
+    let follower: Follower
+
+    /// Starts following `path`: watches its directory, and opens the file if it exists.
+    ///
+    /// - Parameters:
+    ///   - path: the file's name; a name that does not exist yet is waited for.
+    ///   - options: how to follow it.
+    ///   - onEvent: called for every rotation, loss and condition worth a message, in order, on
+    ///     the sequence's thread (keep it short: it runs between reads).
+    /// - Throws: ``FileError``: the directory cannot be opened (code `notFound`, ...); the file
+    ///   is a directory (`isDirectory`) or not a regular file (`unsupported`); a call failed.
+    public static func open(
+        _ path: Pathname, options: Options = Options(), onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+    ) async throws(FileError) -> FollowedFile {
+        let follower = Follower(path: path, options: options, report: onEvent)
+        try await follower.start()
+        return FollowedFile(follower: follower)
+    }
+
+    /// The counts so far: bytes read, the lag, rotations, losses. Any thread.
+    public var statistics: Statistics { follower.published.withLock { $0 } }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(follower: follower)
+    }
+
+    /// Reads the chunks in order. Not `Sendable`.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let follower: Follower
+
+        /// The next chunk, waiting for the file to grow or a new generation to come; `nil` once
+        /// ``Options/idleTimeout`` has passed with nothing new.
+        ///
+        /// - Throws: ``FileError`` (a read, `fstat`, inotify); `CancellationError` once the task
+        ///   is cancelled (the chunks returned before were all there was to give).
+        public mutating func next() async throws -> FollowedChunk? {
+            let follower = self.follower
+            return try await withTaskCancellationHandler {
+                try await follower.next()
+            } onCancel: {
+                follower.wake.signal()
+            }
+        }
+    }
+}
+
+/// A chunk of a followed file, with where it was read.
+public struct FollowedChunk: Sendable {
+    /// The bytes.
+    public var chunk: Chunk
+    /// The generation and offset of the chunk's first byte.
+    public var position: FollowedFile.Position
+    /// Whether the bytes were appended to a generation after the follower had moved on to a
+    /// newer one: shipped out of order rather than dropped.
+    public var isLate: Bool
+}
