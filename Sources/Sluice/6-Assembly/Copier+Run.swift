@@ -95,7 +95,7 @@ extension Copier {
         }
         try Task.checkCancellation()
         let copyOptions = copyOptions(of: item.job, share: share)
-        if let copied = try copySmallFile(item, copyOptions: copyOptions, share: share, on: executor) { return copied }
+        if let copied = try await copySmallFile(item, copyOptions: copyOptions, share: share, on: executor) { return copied }
         let chunks = try await openFile(of: item.job, chunkSize: share.chunkSize, copyOptions: copyOptions, on: executor)
         tracker.sized(index: item.progressIndex, bytes: chunks.status.knownSize)
         let sink = try await createFileSink(of: item.job, source: chunks.status, on: executor)

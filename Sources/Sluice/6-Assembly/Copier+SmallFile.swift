@@ -22,7 +22,7 @@ extension Copier {
     /// - Throws: as the general path: ``FileError``, `CancellationError` (nothing left).
     func copySmallFile(
         _ item: Indexed, copyOptions: RegularFileCopy.Options, share: PipelineShare, on executor: BlockingIOExecutor
-    ) throws -> Copied? {
+    ) async throws -> Copied? {
         guard item.job.transform == nil, item.job.onCopyStart == nil, !copyOptions.pipeline.verifiesOutput,
             copyOptions.pipeline.rateLimit == nil,
             !copyOptions.forcesPipeline, copyOptions.holes == .auto, copyOptions.reflink != .always,
@@ -47,62 +47,62 @@ extension Copier {
         }) else { return nil }
         // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its
         // descriptor (as RegularFileCopy does, by the sink's own options).
-        sink.assumeIsolated { sink in
+        onThread(of: sink) { sink in
             if sink.options.preservesAttributes { sink.preserveAttributes(of: source, at: item.job.source) }
         }
         var report: CopyReport
         let sealed: SealedFile?
         // A destination written in place (a device, a FIFO), opened already: by writes.
-        let replaces = sink.assumeIsolated { $0.replacesDestination }
+        let replaces = onThread(of: sink) { $0.replacesDestination }
         do {
-            let (taken, refusals) = try sink.assumeIsolated { sink in
-                try copyInOneStep(source, status: status, into: sink, job: item.job, copyOptions: copyOptions, share: share)
-            }
+            let (taken, method, refusals) = try await copyInOneStep(
+                source, status: status, into: sink, job: item.job, copyOptions: copyOptions, chunkSize: share.chunkSize)
             observer?(.copiedInOneStep)
             let change = source.change(since: status, system: system)
             try Task.checkCancellation()
-            sealed = try sink.assumeIsolated { sink in
+            sealed = try onThread(of: sink) { sink in
                 if joinsSyncBatch(item.job) { return try sink.seal() }
                 try sink.commit()
                 return nil
             }
             report = CopyReport(
                 bytesRead: taken.bytes, bytesWritten: taken.bytes, crc32: taken.crc32, duration: ContinuousClock.now - start,
-                peakBufferedBytes: taken.method == .pipeline ? Int64(share.chunkSize) : 0, producerSuspended: .zero,
-                warnings: [], verification: nil, method: taken.method, refusals: refusals)
+                peakBufferedBytes: method == .pipeline ? Int64(share.chunkSize) : 0, producerSuspended: .zero,
+                warnings: [], verification: nil, method: method, refusals: refusals)
             report.note(sourceChange: change, opened: status)
         } catch {
-            sink.assumeIsolated { $0.abort() }
+            onThread(of: sink) { $0.abort() }
             throw error
         }
-        return sink.assumeIsolated { finishCommit(item, sink: $0, sealed: sealed, report: report, replaces: replaces) }
+        return onThread(of: sink) { finishCommit(item, sink: $0, sealed: sealed, report: report, replaces: replaces) }
     }
 
-    /// Tries the methods the table chains for a small file, in order, until one copies it: the
-    /// bytes copied, their CRC-32 when computed, and the methods refused before it.
+    /// Plans the copy of a small file and runs the plan (``CopyPlan``), each step synchronous on
+    /// the sink's thread, so that it never suspends: what the attempt that copied returned (the
+    /// bytes copied, their CRC-32 when computed), its method, and the methods refused before it.
     private func copyInOneStep(
-        _ source: Descriptor, status: FileStatus, into sink: isolated FileSink, job: Job, copyOptions: RegularFileCopy.Options,
-        share: PipelineShare
-    ) throws -> (taken: (method: CopyMethod, bytes: Int64, crc32: UInt32?), refusals: [CopyMethod.Refusal]) {
-        var plan = try CopyPlan.make(
-            options: copyOptions, source: status, descriptor: source, sourcePath: job.source, sourceSystem: system,
-            distrustsHoleMap: false, sink: sink)
-        let computesCRC32 = copyOptions.pipeline.computesCRC32
-        while let method = plan.nextMethod() {
-            do {
-                let (bytes, crc32) = try Self.copy(
-                    source, size: status.size, by: method, into: sink, sourcePath: job.source, chunkSize: share.chunkSize,
-                    computesCRC32: computesCRC32)
-                return ((method, bytes, crc32), plan.refusals)
-            } catch {
-                try plan.record(error)
-                try sink.discardContents()
-                do { try source.seek(to: 0) } catch { throw FileError.lseek(path: job.source, errno: error) }
-            }
+        _ source: Descriptor, status: FileStatus, into sink: FileSink, job: Job, copyOptions: RegularFileCopy.Options,
+        chunkSize: Int
+    ) async throws -> (copy: (bytes: Int64, crc32: UInt32?), method: CopyMethod, refusals: [CopyMethod.Refusal]) {
+        let plan = try onThread(of: sink) { sink in
+            try CopyPlan.make(
+                options: copyOptions, source: status, descriptor: source, sourcePath: job.source, sourceSystem: system,
+                distrustsHoleMap: false, sink: sink)
         }
-        // Not reached: the chain ends with the pipeline, which never gives way (this route
-        // takes no --reflink=always).
-        throw plan.exhausted()
+        return try await plan.run({ method in
+            try onThread(of: sink) { sink in
+                try Self.copy(
+                    source, size: status.size, by: method, into: sink, sourcePath: job.source, chunkSize: chunkSize,
+                    computesCRC32: copyOptions.pipeline.computesCRC32)
+            }
+        }, emptyingDestination: { try onThread(of: sink) { try $0.discardContents() } })
+    }
+
+    /// `sink.assumeIsolated(body)` where the caller may be async: it runs on the sink's thread
+    /// (its slot, the executor its task prefers, which it never leaves), which is checked, not
+    /// reached by a hop.
+    private func onThread<T: Sendable>(of sink: FileSink, _ body: (isolated FileSink) throws -> T) rethrows -> T {
+        try sink.assumeIsolated(body)
     }
 
     /// Whether a file is copied by ``copySmallFile(_:copyOptions:share:on:)``: regular, not empty, at most

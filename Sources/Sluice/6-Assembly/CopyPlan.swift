@@ -1,35 +1,21 @@
-/// The methods a copy of one file tries, in order, and what each attempt came to: the one
-/// planner and the one attempt loop's bookkeeping for every route that copies a file without a
-/// transform (`RegularFileCopy`, a file of ``Copier`` through the pipeline, and its file of
-/// one chunk copied in one step on its thread).
+/// The methods a copy of one file tries, in order, and the one attempt loop over them for every
+/// route that copies a file without a transform (`RegularFileCopy`, a file of ``Copier``
+/// through the pipeline, and its file of one chunk copied in one step on its thread).
 ///
 /// The plan follows from the options, the source and the destination alone, never from trying
 /// (the table is `CopyMethod.chain(source:sourceFileSystem:destinationFileSystem:reflink:holes:kernelCopyLimit:verified:)`).
-/// A route walks it with ``nextMethod()`` and hands every failure to ``record(_:)``, which keeps a
-/// refusal (``KernelCopyRefusal``: the kernel said "not here") and rethrows anything else:
+/// A route hands ``run(_:emptyingDestination:)`` how to copy by one method; the loop keeps each
+/// refusal (``KernelCopyRefusal``: the kernel said "not here"), empties the destination and
+/// rewinds the source before the next method, and throws anything else.
 ///
-/// ```swift
-/// while let method = plan.nextMethod() {
-///     do { return try attempt(method) } catch { try plan.record(error) }  // a refusal: the next
-/// }
-/// throw plan.exhausted()
-/// ```
-///
-/// A value type, used by one task at a time.
+/// Immutable and `Sendable`; ``run(_:emptyingDestination:)`` runs in the calling task.
 package struct CopyPlan: Sendable {
     /// The methods to try, in order; the last is the pipeline unless `--reflink=always`.
     package let chain: [CopyMethod]
-    /// The methods tried so far that the kernel refused, in order.
-    package private(set) var refusals: [CopyMethod.Refusal] = []
     /// The destination's name, for the error of a plan whose methods were all refused.
     private let destination: Pathname
-    private var nextIndex = 0
-
-    /// A plan of these methods, for a copy to `destination`.
-    package init(chain: [CopyMethod], destination: Pathname) {
-        self.chain = chain
-        self.destination = destination
-    }
+    /// The source's descriptor, rewound after a refusal; `nil` for the pipeline alone.
+    private let source: (descriptor: Descriptor, path: Pathname, system: SystemCalls)?
 
     /// Plans the copy of `source` into `sink`.
     ///
@@ -54,7 +40,7 @@ package struct CopyPlan: Sendable {
         func cannotClone(_ reason: String) -> FileError {
             FileError(code: .unsupported, operation: .clone, path: destination, reason: reason)
         }
-        let pipelineAlone = CopyPlan(chain: [.pipeline], destination: destination)
+        let pipelineAlone = CopyPlan(chain: [.pipeline], destination: destination, source: nil)
         if options.pipeline.rateLimit != nil {
             if options.reflink == .always { throw cannotClone("a clone cannot be paced: it has no rate limit") }
             return pipelineAlone
@@ -84,30 +70,36 @@ package struct CopyPlan: Sendable {
                         ? "\(destinationFileSystem) cannot clone"
                         : "the source (\(sourceFileSystem)) and the destination (\(destinationFileSystem)) are on different file systems")
         }
-        return CopyPlan(chain: chain, destination: destination)
+        return CopyPlan(chain: chain, destination: destination, source: (descriptor, sourcePath, sourceSystem))
     }
 
-    /// The method to try next; `nil` once every method of the chain was tried.
-    package mutating func nextMethod() -> CopyMethod? {
-        guard nextIndex < chain.count else { return nil }
-        defer { nextIndex += 1 }
-        return chain[nextIndex]
-    }
-
-    /// Takes the failure of the method last returned by ``nextMethod()``: a refusal
-    /// (``KernelCopyRefusal``) is kept, and the caller tries the next method once it has
-    /// emptied the destination and rewound the source; anything else is rethrown.
+    /// Tries the methods in order until one copies: `attempt` copies by a method to the end (a
+    /// commit or a seal); after a refusal (``KernelCopyRefusal``), kept, `emptyDestination`
+    /// empties the destination (`FileSink.discardContents()`), the source is rewound, and the
+    /// next method is tried. Runs where the caller runs: a synchronous `attempt` never suspends.
     ///
-    /// - Throws: `error` when it is not a refusal.
-    package mutating func record(_ error: any Error) throws {
-        guard let refusal = error as? KernelCopyRefusal else { throw error }
-        refusals.append(CopyMethod.Refusal(method: refusal.method == .clone ? .clone : .kernelCopy, errno: refusal.errno))
-    }
-
-    /// The error of a plan whose every method the kernel refused (only ``Copier/ReflinkMode/always``
-    /// has no pipeline at its end): code ``FileError/Code/unsupported``, operation
-    /// ``FileError/Operation/clone``, the last refusal's errno.
-    package func exhausted() -> FileError {
-        FileError(code: .unsupported, operation: .clone, path: destination, errno: refusals.last?.errno)
+    /// - Returns: what the attempt that copied returned, its method, and the methods refused
+    ///   before it, in order.
+    /// - Throws: the first error of `attempt` that is not a refusal, or of `emptyDestination`;
+    ///   ``FileError`` (operation `lseek`) of the rewind; when every method was refused (only
+    ///   ``Copier/ReflinkMode/always`` has no pipeline at its end): code
+    ///   ``FileError/Code/unsupported``, operation ``FileError/Operation/clone``, the last
+    ///   refusal's errno.
+    package func run<Copy>(
+        _ attempt: (CopyMethod) async throws -> Copy, emptyingDestination emptyDestination: () async throws -> Void
+    ) async throws -> (copy: Copy, method: CopyMethod, refusals: [CopyMethod.Refusal]) {
+        var refusals: [CopyMethod.Refusal] = []
+        for method in chain {
+            do { return (try await attempt(method), method, refusals) } catch let refusal as KernelCopyRefusal {
+                refusals.append(CopyMethod.Refusal(method: refusal.method == .clone ? .clone : .kernelCopy, errno: refusal.errno))
+                try await emptyDestination()
+                if let source {
+                    do { try source.descriptor.seek(to: 0, system: source.system) } catch {
+                        throw FileError.lseek(path: source.path, errno: error)
+                    }
+                }
+            }
+        }
+        throw FileError(code: .unsupported, operation: .clone, path: destination, errno: refusals.last?.errno)
     }
 }

@@ -80,27 +80,21 @@ package struct RegularFileCopy: Sendable {
             // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its descriptor.
             await sink.preserveAttributes(of: descriptor, at: source.path)
         }
-        var plan: CopyPlan
         do {
-            plan = try await CopyPlan.make(
+            let plan = try await CopyPlan.make(
                 options: options, source: source.status, descriptor: source.kernelCopySource, sourcePath: source.path,
                 sourceSystem: source.system, distrustsHoleMap: source.reader.distrustsHoleMap, sink: sink)
+            var (report, method, refusals) = try await plan.run(attempt, emptyingDestination: { try await sink.discardContents() })
+            report.method = method
+            report.refusals = refusals
+            return report
         } catch {
-            await failBeforeCommit(start: start)
+            // No method ran, or all were refused; a pipeline that failed did both already (idempotent).
+            await sink.abort()
+            ProgressRecorder(hub: progress, totalBytes: source.expectedSize, start: start, statistics: { (0, 0, .zero) })
+                .finish(succeeded: false)
             throw error
         }
-        while let method = plan.nextMethod() {
-            do {
-                var report = try await attempt(method, start: start)
-                report.method = method
-                report.refusals = plan.refusals
-                return report
-            } catch {
-                try plan.record(error)
-            }
-        }
-        await failBeforeCommit(start: start)
-        throw plan.exhausted()
     }
 
     /// Copies by `method` and commits the sink: every method through the one pipeline
@@ -108,26 +102,15 @@ package struct RegularFileCopy: Sendable {
     /// (``SourceRanges``), so progress, cancellation, the check and the commit are the same.
     ///
     /// - Throws: ``KernelCopyRefusal`` when the kernel refused a clone or a `copy_file_range(2)`
-    ///   (the temporary file emptied, the source rewound); anything else once the sink is aborted.
-    private func attempt(_ method: CopyMethod, start: ContinuousClock.Instant) async throws -> CopyReport {
+    ///   (the sink still open, the progress going); anything else once the sink is aborted.
+    private func attempt(_ method: CopyMethod) async throws -> CopyReport {
         switch method {
         case .clone, .kernelCopy:
             let ranges = SourceRanges(
                 of: source, method: method == .clone ? .clone : .kernelCopy, sliceSize: options.sliceSize,
                 findsHoles: options.holes != .never)
-            do {
-                return try await Pipeline(ranges: ranges, to: sink, options: options.pipeline, progress: progress)
-                    .sealing(into: sealing).run()
-            } catch let refusal as KernelCopyRefusal {
-                do {
-                    try await sink.discardContents()
-                    if let descriptor = source.kernelCopySource { try descriptor.seek(to: 0, system: source.system) }
-                } catch {
-                    await failBeforeCommit(start: start)
-                    throw error
-                }
-                throw refusal
-            }
+            return try await Pipeline(ranges: ranges, to: sink, options: options.pipeline, progress: progress)
+                .sealing(into: sealing).run()
         case .pipeline:
             if source.readsHolesAsData { await sink.findHolesInZeroBlocks() }
             return try await Pipeline(
@@ -136,14 +119,4 @@ package struct RegularFileCopy: Sendable {
             ).sealing(into: sealing).run()
         }
     }
-
-    /// Aborts the sink and ends the progress as failed, for a copy that failed before any
-    /// method ran or after every method was refused.
-    private func failBeforeCommit(start: ContinuousClock.Instant) async {
-        await sink.abort()
-        ProgressRecorder(hub: progress, totalBytes: source.expectedSize, start: start, statistics: Self.noFlow)
-            .finish(succeeded: false)
-    }
-
-    static let noFlow: @Sendable () -> (buffered: Int64, peak: Int64, suspended: Duration) = { (0, 0, .zero) }
 }
