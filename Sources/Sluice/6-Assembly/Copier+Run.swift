@@ -1,27 +1,18 @@
 extension Copier {
-    /// How a file's copy ended on its thread.
-    enum Step {
-        /// Renamed into place (or failed): completed.
-        case done
-        /// Sealed, its rename deferred to its sync batch (``SyncBatch``).
-        case sealed(SyncBatch.Entry)
-    }
-
-    /// ``run(_:_:on:)`` of the file `held` holds, taken out of it, so that nothing but this
-    /// call (and a sealed file's batch entry) holds the job once it returns.
-    func run(taking held: LockedValue<Indexed?>, _ share: PipelineShare, on executor: BlockingIOExecutor) async -> Step {
-        await run(Self.take(held), share, on: executor)
-    }
-
-    /// Copies one file within its share, on `executor` (the file's slot), then completes it,
-    /// or hands it sealed to the sync batch.
-    func run(_ item: Indexed, _ share: PipelineShare, on executor: BlockingIOExecutor) async -> Step {
+    /// Copies the file `held` holds within its share, on `executor` (the file's slot), then
+    /// completes it. The job is taken out of `held`, so that nothing but this call (and a sealed
+    /// file's batch entry) holds it once it returns.
+    ///
+    /// - Returns: the file sealed, for its sync batch (``SyncBatch``) to rename; `nil` once
+    ///   it is completed (renamed into place, or failed).
+    func run(taking held: LockedValue<Indexed?>, _ share: PipelineShare, on executor: BlockingIOExecutor) async -> SyncBatch.Entry? {
+        let item = Self.take(held)
         tracker.started(index: item.progressIndex, file: item.job.source)
         let result: Result<Committed, any Error>
         do {
             switch try await copy(item, share: share, on: executor) {
             case .committed(let committed): result = .success(committed)
-            case .sealed(let entry): return .sealed(entry)
+            case .sealed(let entry): return entry
             }
         } catch {
             result = .failure(error)
@@ -29,7 +20,7 @@ extension Copier {
         // A file that failed counts as passed over, so the bar still reaches its end.
         let bytes = (try? result.get().report.bytesRead) ?? item.job.sourceStatus?.size ?? 0
         complete(item, result, bytes: bytes)
-        return .done
+        return nil
     }
 
     /// What a copy gives back: a commit, or a file sealed for its batch.

@@ -28,17 +28,15 @@ extension Copier {
                 continue
             }
             state.withLock { $0.start() }
-            let step = await run(taking: held, piece, on: executor)
+            let sealed = await run(taking: held, piece, on: executor)
             budget.release(piece.bytes)
             // A sealed file counts as running until its batch holds it, so a file waiting for
             // descriptors never finds it in neither.
-            var sealed = false
-            if case .sealed(let entry) = step {
-                await batch.append(entry)
+            if let sealed {
+                await batch.append(sealed)
                 observer?(.sealedIntoBatch)
-                sealed = true
             }
-            let ending = state.withLock { $0.end(sealed: sealed) }
+            let ending = state.withLock { $0.end(sealed: sealed != nil) }
             ending.waiter?.resume()
             if ending.commitsBatch { batch.commitNow() }
         }

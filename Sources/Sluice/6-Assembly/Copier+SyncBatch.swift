@@ -177,15 +177,10 @@ extension Copier {
             }
         }
 
-        /// Commits the files sealed so far now, on the batch's thread, without waiting for the
-        /// batch to fill or its deadline: what a copy that ran out of descriptors does.
-        ///
-        /// - Returns: whether any file was waiting.
-        @discardableResult
-        func commitNow() -> Bool {
-            guard let due = state.withLock({ Self.take(&$0) }) else { return false }
-            schedule(due)
-            return true
+        /// Commits the files sealed so far now, if any, on the batch's thread, without waiting
+        /// for the batch to fill or its deadline: what a copy that ran out of descriptors does.
+        func commitNow() {
+            if let due = state.withLock({ Self.take(&$0) }) { schedule(due) }
         }
 
         /// Removes, instead of committing, every file not yet renamed (from now on), and lets
@@ -309,33 +304,23 @@ extension Copier {
             return device.flatMap { fileSystems[$0] } ?? true
         }
         for (entry, fsyncs) in zip(entries, fsyncs) {
-            let bytes = entry.report.bytesRead
+            let result: Result<Committed, any Error>
+            // Whether rename() ran: it closes the descriptor, whether it names the file or fails.
+            var renaming = false
             do {
                 if batch.isCancelled { throw CancellationError() }
                 try entry.file.makeDurable(fsyncs: fsyncs)
-            } catch {
-                entry.file.discard()
-                complete(entry.receipt, .failure(error), bytes: bytes)
-                continue
-            }
-            do {
-                if batch.isCancelled {
-                    // Not named: its descriptor is still open (rename() closes it otherwise).
-                    entry.file.discard()
-                    complete(entry.receipt, .failure(CancellationError()), bytes: bytes)
-                    continue
-                }
+                if batch.isCancelled { throw CancellationError() }
+                renaming = true
                 try entry.file.rename()
+                directories.record(directoryOf: entry.file.location)
+                entry.file.unregister()
+                result = .success(Committed(report: entry.report, warnings: entry.warnings, isDurableOnceDirectorySynced: true))
             } catch {
-                entry.file.discard(closed: true)
-                complete(entry.receipt, .failure(error), bytes: bytes)
-                continue
+                entry.file.discard(closed: renaming)
+                result = .failure(error)
             }
-            directories.record(directoryOf: entry.file.location)
-            entry.file.unregister()
-            complete(
-                entry.receipt, .success(Committed(report: entry.report, warnings: entry.warnings, isDurableOnceDirectorySynced: true)),
-                bytes: bytes)
+            complete(entry.receipt, result, bytes: entry.report.bytesRead)
         }
     }
 
