@@ -97,10 +97,10 @@ extension Copier {
             let copy = Pipeline(
                 from: chunks, to: sink, totalBytes: chunks.expectedSize, options: copyOptions.pipeline, transform: transform
             ).sealing(into: sealing)
-            report = try await run(copy.run, publishingTo: copy.progress, item, forwards: Self.forwards(chunks.status, share), on: executor)
+            report = try await run(copy.run, publishingTo: copy.progress, item, source: chunks.status, share, on: executor)
         } else {
             let copy = RegularFileCopy(from: chunks, to: sink, options: copyOptions, sealingInto: sealing)
-            report = try await run(copy.run, publishingTo: copy.progress, item, forwards: Self.forwards(chunks.status, share), on: executor)
+            report = try await run(copy.run, publishingTo: copy.progress, item, source: chunks.status, share, on: executor)
         }
         report.note(sourceChange: chunks.changeSinceOpen(), opened: chunks.status)
         // On the sink's thread: the hook may block, and a full batch of directories is synced by
@@ -129,7 +129,6 @@ extension Copier {
         case .sink(let other, _): destination = AnyChunkSink(other)
         case .file: destination = AnyChunkSink(sink!)
         }
-        let forwards = chunks.map { Self.forwards($0.status, share) } ?? true
         var report: CopyReport
         switch item.job.input.kind {
         case .chunks(let sequence, _):
@@ -137,13 +136,13 @@ extension Copier {
                 from: sequence, to: destination, totalBytes: nil, options: copyOptions.pipeline,
                 transform: item.job.transform
             ).sealing(into: sealing)
-            report = try await run(copy.run, publishingTo: copy.progress, item, forwards: forwards, on: executor)
+            report = try await run(copy.run, publishingTo: copy.progress, item, source: chunks?.status, share, on: executor)
         case .file, .descriptor:
             let copy = Pipeline(
                 from: chunks!, to: destination, totalBytes: chunks!.expectedSize, options: copyOptions.pipeline,
                 transform: item.job.transform
             ).sealing(into: sealing)
-            report = try await run(copy.run, publishingTo: copy.progress, item, forwards: forwards, on: executor)
+            report = try await run(copy.run, publishingTo: copy.progress, item, source: chunks?.status, share, on: executor)
         }
         if let chunks { report.note(sourceChange: chunks.changeSinceOpen(), opened: chunks.status) }
         guard let sink else { return .committed(Committed(report: report, warnings: [], isDurableOnceDirectorySynced: false)) }
@@ -201,23 +200,19 @@ extension Copier {
         return sink
     }
 
-    /// Whether a copy's progress is forwarded as it goes: not for a file of one chunk, whose
-    /// bytes count when it completes, with no task to forward them.
-    private static func forwards(_ status: FileStatus, _ share: PipelineShare) -> Bool {
-        status.kind != .regular || status.size > Int64(share.chunkSize)
-    }
-
-    /// Runs a copy, forwarding its progress (`hub`) to the engine's as it goes when `forwards`.
+    /// Runs a copy, forwarding its progress (`hub`) to the engine's as it goes, except for a
+    /// source (`status`) that is a regular file of at most one chunk of `share`, whose bytes
+    /// count when it completes, with no task to forward them.
     private func run(
-        _ copy: () async throws -> CopyReport, publishingTo hub: ProgressHub, _ item: Indexed, forwards: Bool,
-        on executor: BlockingIOExecutor
+        _ copy: () async throws -> CopyReport, publishingTo hub: ProgressHub, _ item: Indexed, source status: FileStatus?,
+        _ share: PipelineShare, on executor: BlockingIOExecutor
     ) async throws -> CopyReport {
         var forwarding: Task<Void, Never>?
         if let onCopyStart = item.job.onCopyStart {
             // The caller follows this copy's own progress; the engine's counts it at its end
             // (a forwarding task woken at every slice cost a 1 GiB copy 20 % on tmpfs).
             onCopyStart(hub)
-        } else if forwards {
+        } else if status.map({ $0.kind != .regular || $0.size > Int64(share.chunkSize) }) ?? true {
             let (updates, tracker, index) = (hub.subscribe(), tracker, item.progressIndex)
             forwarding = Task(executorPreference: executor) {
                 for await snapshot in updates { tracker.advanced(index: index, bytesCompleted: snapshot.bytesCompleted, bytesWritten: snapshot.bytesWritten) }

@@ -46,14 +46,14 @@ extension Copier {
                 executor: executor)
         }) else { return nil }
         // `cp -p` keeps the source's ACL (`cp -a` its extended attributes), read by its
-        // descriptor (as RegularFileCopy does, by the sink's own options).
-        onThread(of: sink) { sink in
+        // descriptor (as RegularFileCopy does, by the sink's own options). A destination written
+        // in place (a device, a FIFO), opened already, replaces nothing: it gets writes.
+        let replaces = onThread(of: sink) { sink in
             if sink.options.preservesAttributes { sink.preserveAttributes(of: source, at: item.job.source) }
+            return sink.replacesDestination
         }
         var report: CopyReport
         let sealed: SealedFile?
-        // A destination written in place (a device, a FIFO), opened already: by writes.
-        let replaces = onThread(of: sink) { $0.replacesDestination }
         do {
             let (taken, method, refusals) = try await copyInOneStep(
                 source, status: status, into: sink, job: item.job, copyOptions: copyOptions, chunkSize: share.chunkSize)
