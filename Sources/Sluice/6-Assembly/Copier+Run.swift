@@ -19,7 +19,7 @@ extension Copier {
         }
         // A file that failed counts as passed over, so the bar still reaches its end.
         let bytes = (try? result.get().report.bytesRead) ?? item.job.sourceStatus?.size ?? 0
-        complete(item, result, bytes: bytes)
+        complete(Receipt(item), result, bytes: bytes)
         return nil
     }
 

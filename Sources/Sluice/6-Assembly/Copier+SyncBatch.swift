@@ -288,13 +288,14 @@ extension Copier {
     /// Blocks: runs on the batch's thread. Once `batch` is cancelled (the engine was), the
     /// files not yet renamed are removed instead, and fail with `CancellationError`.
     func commit(_ entries: [SyncBatch.Entry], of batch: SyncBatch) {
-        if batch.isCancelled { return discard(entries) }
         // Per file system: whether each file gets an fsync(2) of its own after the syncfs(2):
         // unless the file system is one whose written pages a sync_file_range(2) of the file
         // checks, and its syncfs(2) succeeded (a directory that cannot be looked at: fsync too).
+        // Once cancelled, nothing is synced: every file is removed below.
         var fileSystems: [UInt64: Bool] = [:]
         var devices: [ObjectIdentifier: UInt64] = [:]
         let fsyncs = entries.map { entry -> Bool in
+            if batch.isCancelled { return true }
             let device = try? Self.fileSystem(of: entry.file, known: &devices) { descriptor, device in
                 guard fileSystems[device] == nil else { return }
                 let checked = (try? descriptor.fileSystemType()).map(Self.checksPagesOfItsFiles) ?? false
@@ -330,15 +331,6 @@ extension Copier {
     /// the rest: each file there gets an `fsync(2)`.
     static func checksPagesOfItsFiles(_ type: FileSystemType) -> Bool {
         [.ext4, .xfs, .btrfs, .bcachefs, .tmpfs].contains(type)
-    }
-
-    /// Removes the files of a batch that will not be committed (the engine was cancelled) and
-    /// completes them with `CancellationError`.
-    func discard(_ entries: [SyncBatch.Entry]) {
-        for entry in entries {
-            entry.file.discard()
-            complete(entry.receipt, .failure(CancellationError()), bytes: entry.report.bytesRead)
-        }
     }
 
     /// The device of the directory that holds `file`, with `body` given a descriptor on it: the

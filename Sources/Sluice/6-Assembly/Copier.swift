@@ -345,7 +345,7 @@ public final class Copier: Sendable {
     /// so that a caller's sink is always committed or aborted.
     func fail(_ item: Indexed, _ error: any Error) async {
         if case .sink(let sink, _) = item.job.output { await sink.abort() }
-        complete(item, .failure(error), bytes: 0)
+        complete(Receipt(item), .failure(error), bytes: 0)
     }
 
     /// How `job`'s file is copied, by either route (through the pipeline, or in one step):
@@ -376,11 +376,6 @@ public final class Copier: Sendable {
             fileSize: job.sourceStatus.flatMap { $0.kind == .regular ? $0.size : nil }, chunkSize: job.chunkSize ?? options.chunkSize,
             capacity: (job.copyOptions ?? options.copy).pipeline.capacity, channels: job.transform == nil ? 1 : 2,
             share: share)
-    }
-
-    /// Counts and reports one file's end.
-    func complete(_ item: Indexed, _ result: Result<Committed, any Error>, bytes: Int64) {
-        complete(Receipt(item), result, bytes: bytes)
     }
 
     /// Counts and reports the end of the file `receipt` is of.
