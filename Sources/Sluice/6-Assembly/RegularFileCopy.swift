@@ -3,11 +3,9 @@
 /// pipeline (``Pipeline``): a clone or a kernel copy as ranges of the source that the sink copies
 /// inside the kernel (``SourceRanges``, ``SourceRangeSink``).
 ///
-/// The path comes from a fixed table (`CopyMethod.chain(source:sourceFileSystem:destinationFileSystem:reflink:holes:kernelCopyLimit:verified:)`,
-/// by the file systems' types and the source's kind, never by probing). Each path but the last
-/// gives way to the next when the kernel refuses it (`EXDEV`, `EOPNOTSUPP`, `EINVAL`, `ENOSYS`,
-/// `ENOTTY`, `EPERM`, `ETXTBSY`, or `copy_file_range(2)` copying nothing before the size the source reported, as
-/// kernels before 5.3 do for /proc and /sys files); the temporary file is emptied first.
+/// The paths, in order, are the one plan's (`CopyPlan`: the table, by the file systems' types
+/// and the source's kind, never by probing); a path the kernel refuses gives way to the next,
+/// the temporary file emptied first.
 ///
 /// Every path keeps the guarantees of the sink and of ``Pipeline``, applied by the pipeline once
 /// for all of them: the data goes to a
@@ -17,13 +15,10 @@
 /// a cancellation is seen between slices and aborts the sink. ``CopyReport/method`` names the path taken, and
 /// ``CopyReport/crc32`` is `nil` unless the data passed through the pipeline or was verified.
 ///
-/// A rate limit (``PipelineOptions/rateLimit``) takes reads and writes, which it paces chunk by
-/// chunk (a kernel copy would only be paced slice by slice). A verification (``PipelineOptions/verifiesOutput``)
-/// takes the path that is faster end to end: the pipeline checks what it wrote against the
-/// CRC-32 of what it read, so on ext4 and tmpfs, where a kernel copy passes the data through
-/// memory as well, a dense file goes by the pipeline; elsewhere (NFS, a sparse file) a kernel
-/// copy reads the source a second time for its CRC-32, then reads the output back; a clone
-/// shares the source's extents and is not read back (``CopyReport/VerificationOutcome/sharedExtents``).
+/// A rate limit (``PipelineOptions/rateLimit``) takes the pipeline, which paces chunk by chunk.
+/// A verification (``PipelineOptions/verifiesOutput``) takes the path faster end to end (the
+/// table's rule for `verified`); a clone shares the source's extents and is not read back
+/// (``CopyReport/VerificationOutcome/sharedExtents``).
 ///
 /// ```swift
 /// let source = try await FileChunks.open("in.img")
