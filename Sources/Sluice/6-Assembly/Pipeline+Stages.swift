@@ -123,20 +123,16 @@ extension Pipeline {
     /// - Returns: the check's outcome, and the source's CRC-32 when the check had to read the
     ///   source again for it (ranges the kernel copied).
     func verifyAndCommit(
-        results: [StageResult], recorder: ProgressRecorder, fileSource: FileChunks?
+        results: [StageResult], recorder: ProgressRecorder
     ) async throws -> (outcome: CopyReport.VerificationOutcome, sourceCRC32: UInt32?)? {
         try Task.checkCancellation()
         let sink = self.sink
-        var verification: (outcome: CopyReport.VerificationOutcome, sourceCRC32: UInt32?)?
         for case .transformed(let summary, _) in results {
             if let patch = summary.patch, let sink = sink as? any PatchableSink, await sink.acceptsPatches {
                 try await sink.apply(patch)
             }
         }
-        if options.verifiesOutput {
-            verification = try await Self.verify(
-                sink, results: results, recorder: recorder, fileSource: fileSource, makeTransform: makeTransform)
-        }
+        let verification = options.verifiesOutput ? try await verifyOutput(results: results, recorder: recorder) : nil
         try await awaitPointHook.map(AwaitPoints.init).around(.sinkCommit) {
             if let sealing { try await sealing.seal() } else { try await sink.commit() }
         }

@@ -157,7 +157,7 @@ public struct Pipeline<Source: AsyncSequence & Sendable, Sink: ChunkSink>: Senda
         var verification: (outcome: CopyReport.VerificationOutcome, sourceCRC32: UInt32?)?
         if errors.isEmpty {
             do {
-                verification = try await verifyAndCommit(results: results, recorder: recorder, fileSource: file)
+                verification = try await verifyAndCommit(results: results, recorder: recorder)
             } catch {
                 errors.append(error)
             }
