@@ -147,7 +147,7 @@ extension Copier {
             await run.waitForJobs()
             try Task.checkCancellation()
             // The copier was cancelled by another task: some of the tree's files were never copied.
-            if run.tally.withLock({ $0.cancelled }) > 0 { throw CancellationError() }
+            if run.shared.withLock({ $0.tally.cancelled }) > 0 { throw CancellationError() }
             beforeFinalPass?()
             run.finish()
             return run.report()

@@ -7,44 +7,41 @@ import Musl
 /// Entries that are not directories: regular files go to the copier, the rest are recreated.
 extension TreeCopyRun {
     func copyEntry(_ entry: TreeWalker.Entry) async throws {
-        guard let (directory, name, record) = place(of: entry) else { return }
-        let path = destinationPath(of: entry)
+        guard let (directory, name, path, record) = place(of: entry) else { return }
         let status = entry.status
         var identity: FileIdentity?
         if tree.keepsHardLinks, status.linkCount > 1, let record {
             let linked = status.identity
-            if let first = firstNames[linked] {
-                pendingLinks.append(PendingLink(identity: linked, first: first, directory: record, name: name, path: path))
+            if firstNames[linked] != nil {
+                pendingLinks.append(PendingLink(identity: linked, directory: record, name: name, path: path))
                 return
             }
             firstNames[linked] = (record, name)
             identity = linked
         }
-        switch status.kind {
-        case .regular:
-            try await submitFile(entry, to: FileLocation(name: name, in: directory, path: path), identity: identity)
-        case .symbolicLink:
-            do {
+        guard status.kind != .regular else {
+            return try await submitFile(entry, to: FileLocation(name: name, in: directory, path: path), identity: identity)
+        }
+        // A symbolic link (its target as bytes) or a FIFO, device or socket (`mknodat(2)`).
+        do {
+            let counted: WritableKeyPath<Copier.TreeReport, Int>
+            if status.kind == .symbolicLink {
                 let target = try entry.parent.linkTarget(of: entry.name)
                 try replacingExisting(name, in: directory) { try directory.makeSymbolicLink(name, target: target) }
-                directoriesWithNodes.insert(record)
-                if let identity { _ = copiedIdentities.withLock { $0.insert(identity) } }
-                tally.withLock { $0.symbolicLinks += 1 }
-                try applyAttributes(status, of: entry, to: name, in: directory)
-            } catch {
-                fail(error)
-            }
-        default:
-            do {
+                counted = \.symbolicLinks
+            } else {
                 let mode = Self.typeBits(status.kind) | mode_t(status.permissions & 0o7777)
                 try replacingExisting(name, in: directory) { try directory.makeNode(name, mode: mode, device: status.representedDevice) }
-                directoriesWithNodes.insert(record)
-                if let identity { _ = copiedIdentities.withLock { $0.insert(identity) } }
-                tally.withLock { $0.specialFiles += 1 }
-                try applyAttributes(status, of: entry, to: name, in: directory)
-            } catch {
-                fail(error)
+                counted = \.specialFiles
             }
+            directoriesWithNodes.insert(record)
+            shared.withLock {
+                if let identity { $0.copiedIdentities.insert(identity) }
+                $0.tally[keyPath: counted] += 1
+            }
+            if sink.preservesAttributes { try apply(status, attributes: attributes(of: entry), to: .entry(name, in: directory)) }
+        } catch {
+            fail(error)
         }
     }
 
@@ -55,38 +52,45 @@ extension TreeCopyRun {
     /// - Throws: `CancellationError` when the copier was cancelled (the job was not taken).
     private func submitFile(_ entry: TreeWalker.Entry, to destination: FileLocation, identity: FileIdentity?) async throws {
         let follows = tree.links == .all || (entry.depth == 0 && tree.links == .root)
-        let (tally, onFailure, onOutcome, copiedIdentities, pending) = (tally, onFailure, onOutcome, copiedIdentities, pending)
+        let (shared, onFailure, onOutcome) = (shared, onFailure, onOutcome)
         var job = Copier.Job(
             source: entry.location, destination: destination, sourceStatus: entry.status, followsLinks: follows,
             completion: { [identity] outcome in
                 onOutcome(outcome)
-                switch outcome.result {
-                case .success(let committed):
-                    if let identity { _ = copiedIdentities.withLock { $0.insert(identity) } }
-                    tally.withLock {
-                        $0.files += 1
-                        $0.bytes += committed.report.bytesRead
-                        $0.warnings += committed.report.warnings.map { "'\(destination.path)': \($0)" }
+                let failure = shared.withLock { shared -> (any Error)? in
+                    switch outcome.result {
+                    case .success(let committed):
+                        if let identity { shared.copiedIdentities.insert(identity) }
+                        shared.tally.files += 1
+                        shared.tally.bytes += committed.report.bytesRead
+                        shared.tally.warnings += committed.report.warnings.map { "'\(destination.path)': \($0)" }
+                    case .failure(let error) where error is CancellationError:
+                        // Not copied, not failed: the copier was cancelled (copyTree then throws).
+                        shared.tally.cancelled += 1
+                    case .failure(let error):
+                        shared.tally.failures += 1
+                        return error
                     }
-                case .failure(let error) where error is CancellationError:
-                    // Not copied, not failed: the copier was cancelled (copyTree then throws).
-                    tally.withLock { $0.cancelled += 1 }
-                case .failure(let error):
-                    tally.withLock { $0.failures += 1 }
-                    onFailure(error)
+                    return nil
                 }
-                Self.jobEnded(pending)
+                failure.map(onFailure)
+                shared.withLock { $0.endJob() }?.resume()
             })
-        job.sinkOverride = fileSink
+        // With `-a`, its extended attributes (and ACLs) too, set on its open temporary before
+        // its commit point.
+        job.sinkOverride = sink
+        job.sinkOverride?.preservesExtendedAttributes = sink.preservesAttributes
         job.preservationWarnings = warnings
+        // Not when the copier, given no totals, counts the jobs submitted itself.
+        let addsToTotal = !copier.tracker.countsFiles
         if addsToTotal { copier.addToTotal(bytes: entry.status.knownSize ?? 0, files: 1) }
-        pending.withLock { $0.count += 1 }
+        shared.withLock { $0.pendingJobs += 1 }
         do {
             try await copier.submit(job)
         } catch {
             // Not taken: its completion is never called, and it is no file of the totals.
             if addsToTotal { copier.addToTotal(bytes: -(entry.status.knownSize ?? 0), files: -1) }
-            Self.jobEnded(pending)
+            shared.withLock { $0.endJob() }?.resume()
             throw error
         }
     }
@@ -116,14 +120,13 @@ extension TreeCopyRun {
         }
     }
 
-    /// With `--preserve`, gives the new entry `name` the source's attributes (see ``apply(_:attributes:to:)``).
-    private func applyAttributes(_ status: FileStatus, of entry: TreeWalker.Entry, to name: Pathname, in directory: DirectoryHandle) throws {
-        guard sink.preservesAttributes else { return }
-        var attributes: ExtendedAttributes?
-        do { attributes = try ExtendedAttributes.read(of: entry.name, in: entry.parent) } catch {
+    /// The extended attributes (and ACLs) of `entry` in the source, for `--preserve`; `nil`
+    /// when they cannot be read (a warning of ``warnings``).
+    func attributes(of entry: TreeWalker.Entry) -> ExtendedAttributes? {
+        do { return try ExtendedAttributes.read(of: entry.name, in: entry.parent) } catch {
             warnings.record("extended attributes", error)
+            return nil
         }
-        try apply(status, attributes: attributes, to: .entry(name, in: directory))
     }
 
     /// What ``apply(_:attributes:to:)`` gives attributes to, so that no path a race can change

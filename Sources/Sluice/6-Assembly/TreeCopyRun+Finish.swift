@@ -58,20 +58,21 @@ extension TreeCopyRun {
     /// Makes the hard links to first copies that were committed, each directory recorded in
     /// `toSync` (the new name is durable once its directory is synced).
     private func makePendingLinks(syncing toSync: inout DirectoriesToSync) {
-        let copied = copiedIdentities.withLock { $0 }
+        let copied = shared.withLock { $0.copiedIdentities }
         for link in pendingLinks {
+            let first = firstNames[link.identity]!
             guard copied.contains(link.identity) else {
                 // Its first name was not copied: a link would reach whatever is at that name.
                 fail(FileError(
                     code: .io, operation: .linkat, path: link.path,
-                    reason: "its first name '\(records[link.first.directory].path.appending(link.first.name))' was not copied"))
+                    reason: "its first name '\(records[first.directory].path.appending(first.name))' was not copied"))
                 continue
             }
             do {
-                let first = try navigate(to: link.first.directory)
+                let firstDirectory = try navigate(to: first.directory)
                 let directory = try navigate(to: link.directory)
-                try replacingExisting(link.name, in: directory) { try directory.makeHardLink(link.name, to: link.first.name, in: first) }
-                tally.withLock { $0.hardLinks += 1 }
+                try replacingExisting(link.name, in: directory) { try directory.makeHardLink(link.name, to: first.name, in: firstDirectory) }
+                shared.withLock { $0.tally.hardLinks += 1 }
                 if sink.synchronizes { try toSync.add(directory, record: link.directory) }
             } catch {
                 fail(error)
@@ -126,7 +127,7 @@ extension TreeCopyRun {
     }
 
     func report() -> Copier.TreeReport {
-        var report = tally.withLock { $0 }
+        var report = shared.withLock { $0.tally }
         report.warnings += warnings.messages
         if let first = leftovers.first {
             let count = leftovers.count

@@ -27,10 +27,10 @@ final class TreeCopyRun {
         var identity: FileIdentity
     }
 
-    /// A name to make a hard link to the first copy of its inode, after every job completed.
+    /// A name to make a hard link to the first copy of its inode (``firstNames``), after every
+    /// job completed.
     struct PendingLink {
         var identity: FileIdentity
-        var first: (directory: Int, name: Pathname)
         var directory: Int
         var name: Pathname
         var path: Pathname
@@ -38,34 +38,19 @@ final class TreeCopyRun {
 
     /// The copier whose jobs the regular files are; its options say how every entry is written.
     let copier: Copier
-    /// The tree (or single file) copied, as given.
-    let source: Pathname
     /// Where it goes: ``Copier/treeTarget(source:destination:)``.
     let target: Pathname
     /// What is followed, and hard links kept.
     let tree: Copier.TreeOptions
-    /// How every entry is written: the copier's ``Copier/Options/sink``.
-    let sink: FileSink.Options
-    /// How each regular file is written: ``sink``, with its extended attributes (and ACLs) too
-    /// when it keeps attributes (`-a`), set on its open temporary before its commit point.
-    let fileSink: FileSink.Options
-    /// Whether the walk adds each file to the copier's totals: not when the copier, given no
-    /// totals, counts the jobs submitted itself.
-    let addsToTotal: Bool
-    /// The system calls of the walk and the destination's directories: the copier's.
-    let system: SystemCalls
     /// Whether the end of the walk completes the totals of the copier's progress.
     let completesTotal: Bool
     let onOutcome: @Sendable (Copier.Outcome) -> Void
     let onFailure: @Sendable (any Error) -> Void
-    /// The tree's jobs handed to the copier and not completed yet, and the task waiting for
-    /// them to end (``waitForJobs()``).
-    let pending: Pending = LockedValue((count: 0, waiter: nil))
+    /// What the jobs' completions (on any thread) and the walk both touch.
+    let shared = LockedValue(Shared())
     let warnings = PreservationWarnings()
-    let tally = LockedValue(Copier.TreeReport())
     let umask: UInt32
     let targetParent: DirectoryHandle
-    let targetName: Pathname
     var walker: TreeWalker
     /// The destination directories from the target down to the one beside the walk's.
     var destination: DirectoryStack?
@@ -78,15 +63,38 @@ final class TreeCopyRun {
     /// 80 bytes plus the name per inode.
     var firstNames: [FileIdentity: (directory: Int, name: Pathname)] = [:]
     var pendingLinks: [PendingLink] = []
-    /// The inodes whose first name was copied (a regular file committed, a link or node made):
-    /// only those get hard links in the final pass.
-    let copiedIdentities = LockedValue<Set<FileIdentity>>([])
     /// The directories (records; `nil` for the target's parent) where a symbolic link, FIFO,
     /// device or socket was made: synced in the final pass, as no file's rename covers them.
     var directoriesWithNodes: Set<Int?> = []
     /// Temporary files of Sluice's found in the source (``Descriptor/isTemporaryName(_:)``),
     /// passed over: the first, and how many.
     var leftovers: (first: Pathname?, count: Int) = (nil, 0)
+
+    /// How every entry is written: the copier's ``Copier/Options/sink``.
+    var sink: FileSink.Options { copier.options.sink }
+
+    /// The counts of the tree's entries, the inodes copied and the jobs still running, under
+    /// one lock: the jobs' completions update them on any thread.
+    struct Shared {
+        var tally = Copier.TreeReport()
+        /// The inodes whose first name was copied (a regular file committed, a link or node
+        /// made): only those get hard links in the final pass.
+        var copiedIdentities: Set<FileIdentity> = []
+        /// The tree's jobs handed to the copier and not completed yet.
+        var pendingJobs = 0
+        /// The task waiting for them to end (``waitForJobs()``).
+        var waiter: CheckedContinuation<Void, Never>?
+
+        /// Counts a job handed over as ended.
+        ///
+        /// - Returns: the waiter to resume, after the last.
+        mutating func endJob() -> CheckedContinuation<Void, Never>? {
+            pendingJobs -= 1
+            guard pendingJobs == 0 else { return nil }
+            defer { waiter = nil }
+            return waiter
+        }
+    }
 
     /// Prepares the copy of `source` to `destination` (``Copier/treeTarget(source:destination:)``)
     /// through `copier`.
@@ -98,15 +106,8 @@ final class TreeCopyRun {
         onOutcome: @escaping @Sendable (Copier.Outcome) -> Void, onFailure: @escaping @Sendable (any Error) -> Void
     ) throws {
         self.copier = copier
-        self.source = source
         self.target = Copier.treeTarget(source: source, destination: destination)
         self.tree = tree
-        self.sink = copier.options.sink
-        var fileSink = sink
-        fileSink.preservesExtendedAttributes = sink.preservesAttributes
-        self.fileSink = fileSink
-        self.addsToTotal = !copier.tracker.countsFiles
-        self.system = copier.system
         self.completesTotal = completesTotal
         self.onOutcome = onOutcome
         self.onFailure = onFailure
@@ -115,10 +116,9 @@ final class TreeCopyRun {
             root: source, followsLinks: tree.links == .all, followsRootLink: tree.links == .root,
             maximumOpenDirectories: tree.maximumOpenDirectories)
         walker.sharesDescriptors { copier }
-        walker.system = system
+        walker.system = copier.system
         let rootStatus = try FileStatus.of(source, followsLinks: tree.links != .never)
-        targetParent = try DirectoryHandle.open(target.directory, system: system)
-        targetName = target.lastComponent
+        targetParent = try DirectoryHandle.open(target.directory, system: copier.system)
         if rootStatus.kind == .directory { try refuseCopyIntoItself(rootStatus) }
     }
 
@@ -127,33 +127,18 @@ final class TreeCopyRun {
         copier.waitForReleasedDescriptors(holding: 0)
     }
 
-    /// The jobs of a tree handed over and not completed yet, and the task waiting for them.
-    typealias Pending = LockedValue<(count: Int, waiter: CheckedContinuation<Void, Never>?)>
-
-    /// Counts a job handed over as ended (from the job's completion, on any thread), and
-    /// resumes ``waitForJobs()`` after the last.
-    static func jobEnded(_ pending: Pending) {
-        let waiter = pending.withLock { pending -> CheckedContinuation<Void, Never>? in
-            pending.count -= 1
-            guard pending.count == 0 else { return nil }
-            defer { pending.waiter = nil }
-            return pending.waiter
-        }
-        waiter?.resume()
-    }
-
     /// Waits until every job of this tree handed to the copier has completed; with
     /// ``completesTotal``, first says the copier's totals are complete. A cancelled task
     /// cancels the copier, as ``Copier/copy(_:)`` does, so the files in flight end at once
     /// (nothing of them left) and the wait with them.
     func waitForJobs() async {
         if completesTotal { copier.totalIsComplete() }
-        let (pending, copier) = (pending, copier)
+        let (shared, copier) = (shared, copier)
         await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                let done = pending.withLock { pending -> Bool in
-                    if pending.count == 0 { return true }
-                    pending.waiter = waiter
+                let done = shared.withLock { shared -> Bool in
+                    if shared.pendingJobs == 0 { return true }
+                    shared.waiter = waiter
                     return false
                 }
                 if done { waiter.resume() }
@@ -171,7 +156,7 @@ final class TreeCopyRun {
         var handle = targetParent
         while true {
             let status = try handle.status()
-            if status.isSameFile(as: source) { throw FileError.copyIntoItself(source: self.source, destination: target) }
+            if status.isSameFile(as: source) { throw FileError.copyIntoItself(source: walker.root, destination: target) }
             walker.refuseToEnter(device: status.device, inode: status.inode, as: handle.path)
             let up = try handle.openDirectory("..", path: handle.path.appending(".."))
             if try up.status().isSameFile(as: status) { return }
@@ -196,7 +181,7 @@ final class TreeCopyRun {
     }
 
     func fail(_ error: any Error) {
-        tally.withLock { $0.failures += 1 }
+        shared.withLock { $0.tally.failures += 1 }
         onFailure(error)
     }
 
@@ -224,28 +209,30 @@ final class TreeCopyRun {
         }
     }
 
-    /// The destination directory and name for `entry`, and its directory's record; `nil` when
-    /// the directory that holds it could not be copied (already reported).
-    func place(of entry: TreeWalker.Entry) -> (directory: DirectoryHandle, name: Pathname, record: Int?)? {
-        if entry.depth == 0 { return (targetParent, targetName, nil) }
+    /// The destination directory and name for `entry`, the path of its copy for messages (the
+    /// target joined with its path below the root), and its directory's record; `nil` when the
+    /// directory that holds it could not be copied (already reported).
+    func place(of entry: TreeWalker.Entry) -> (directory: DirectoryHandle, name: Pathname, path: Pathname, record: Int?)? {
+        if entry.depth == 0 { return (targetParent, target.lastComponent, target, nil) }
         guard let record = frames.last ?? nil, let destination else { return nil }
-        return (destination.top, entry.name, record)
-    }
-
-    /// The path of `entry`'s copy, for messages: the target joined with its path below the root.
-    func destinationPath(of entry: TreeWalker.Entry) -> Pathname {
-        entry.depth == 0 ? target : target.appending(entry.relativePath)
+        return (destination.top, entry.name, target.appending(entry.relativePath), record)
     }
 
     /// Makes `entry`'s copy and enters it. `walked`: whether the walk entered the source
     /// directory too (its entries follow), else its entries could not be read.
     private func enterDirectory(_ entry: TreeWalker.Entry, walked: Bool = true) {
-        guard let (directory, name, parentRecord) = place(of: entry) else {
-            if walked { walker.skipCurrentDirectory() }
-            frames.append(nil)
-            return
-        }
-        let path = destinationPath(of: entry)
+        let record = makeCopy(of: entry)
+        if record == nil && walked { walker.skipCurrentDirectory() }
+        frames.append(record)
+    }
+
+    /// Makes (or merges into) the copy of the directory `entry`, opens it on ``destination``
+    /// and records it.
+    ///
+    /// - Returns: its record; `nil` when it could not be made (the failure reported) or its
+    ///   parent's copy could not.
+    private func makeCopy(of entry: TreeWalker.Entry) -> Int? {
+        guard let (directory, name, path, parentRecord) = place(of: entry) else { return nil }
         do {
             let existed = try Self.makeDirectory(name, in: directory, permissions: entry.status.permissions, path: path, source: entry.path)
             let handle = try DescriptorBudget.retrying(whileReleasing: releaseDescriptors) {
@@ -259,21 +246,14 @@ final class TreeCopyRun {
             } else {
                 try destination!.push(handle, name: name)
             }
-            var attributes: ExtendedAttributes?
-            if sink.preservesAttributes {
-                do { attributes = try ExtendedAttributes.read(of: entry.name, in: entry.parent) } catch {
-                    warnings.record("extended attributes", error)
-                }
-            }
             records.append(DirectoryRecord(
-                parent: parentRecord, name: name, path: path, status: entry.status, attributes: attributes, existed: existed,
-                identity: made.identity))
-            frames.append(records.count - 1)
-            tally.withLock { $0.directories += 1 }
+                parent: parentRecord, name: name, path: path, status: entry.status,
+                attributes: sink.preservesAttributes ? attributes(of: entry) : nil, existed: existed, identity: made.identity))
+            shared.withLock { $0.tally.directories += 1 }
+            return records.count - 1
         } catch {
             fail(error)
-            if walked { walker.skipCurrentDirectory() }
-            frames.append(nil)
+            return nil
         }
     }
 
