@@ -86,13 +86,7 @@ extension TreeCopyRun {
     ///
     /// - Throws: ``FileError``: `directoryChanged` for a directory replaced since the walk.
     private func navigate(to index: Int) throws -> DirectoryHandle {
-        var wanted: [Int] = []
-        var next: Int? = index
-        while let current = next {
-            wanted.append(current)
-            next = records[current].parent
-        }
-        wanted.reverse()
+        let wanted = Array(sequence(first: index) { self.records[$0].parent }.reversed())
         var common = 0
         while common < min(chain.count, wanted.count) && chain[common] == wanted[common] { common += 1 }
         while chain.count > common {
@@ -101,26 +95,20 @@ extension TreeCopyRun {
         }
         for record in wanted[common...] {
             let (top, name, path) = (destination!.top, records[record].name, records[record].path)
-            let opened = Result { () throws(FileError) in
-                try DescriptorBudget.retrying(whileReleasing: releaseDescriptors) { () throws(FileError) in
+            let handle: DirectoryHandle
+            do {
+                handle = try DescriptorBudget.retrying(whileReleasing: releaseDescriptors) { () throws(FileError) in
                     try top.openDirectory(name, path: path)
                 }
-            }
-            let handle: DirectoryHandle
-            switch opened {
-            case .success(let opened): handle = opened
-            case .failure(let error):
+            } catch {
                 // Not a directory any more (a link, a file) or gone: replaced since the walk.
                 let replaced: Set<ErrorNumber> = [.notDirectory, .tooManySymbolicLinkLevels, .noSuchFileOrDirectory]
                 if let errno = error.errno, replaced.contains(errno) { throw FileError.directoryChanged(path) }
                 throw error
             }
             // The directory the walk made or merged into, and no other.
-            let status = try handle.status()
-            guard status.identity == records[record].identity else {
-                throw FileError.directoryChanged(path)
-            }
-            try destination!.push(handle, name: records[record].name)
+            guard try handle.status().identity == records[record].identity else { throw FileError.directoryChanged(path) }
+            try destination!.push(handle, name: name)
             chain.append(record)
         }
         return destination!.top
