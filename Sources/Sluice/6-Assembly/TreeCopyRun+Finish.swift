@@ -13,7 +13,7 @@ extension TreeCopyRun {
         // Every directory this pass changes is made durable at its end, at once.
         var toSync = DirectoriesToSync()
         defer {
-            toSync.synchronize(reopening: { [self] index in try index.map { try navigate(to: $0) } ?? targetParent }, failing: fail)
+            toSync.synchronize(reopening: { [self] in try navigate(to: $0) }, failing: fail)
         }
         // A link or node given as the operand itself, made in the target's parent.
         if sink.synchronizes, directoriesWithNodes.contains(nil) {
@@ -43,7 +43,7 @@ extension TreeCopyRun {
                 if sink.synchronizes, setsAttributes || directoriesWithNodes.contains(index) {
                     try toSync.add(directory, record: index)
                 }
-                let parent = try record.parent.map { try navigate(to: $0) } ?? targetParent
+                let parent = try navigate(to: record.parent)
                 // The new directory's name reaches the device with its parent.
                 if sink.synchronizes, !record.existed, lastSynchronized != .some(record.parent) {
                     try toSync.add(parent, record: record.parent)
@@ -82,10 +82,11 @@ extension TreeCopyRun {
 
     /// Moves ``destination`` to the directory of record `index` and returns it: up to the
     /// common ancestor, then down by name (`O_NOFOLLOW`), each directory checked by device and
-    /// inode to be the one the walk made or merged into.
+    /// inode to be the one the walk made or merged into. For `nil`, the target's parent.
     ///
     /// - Throws: ``FileError``: `directoryChanged` for a directory replaced since the walk.
-    private func navigate(to index: Int) throws -> DirectoryHandle {
+    private func navigate(to index: Int?) throws -> DirectoryHandle {
+        guard let index else { return targetParent }
         let wanted = Array(sequence(first: index) { self.records[$0].parent }.reversed())
         var common = 0
         while common < min(chain.count, wanted.count) && chain[common] == wanted[common] { common += 1 }
@@ -150,7 +151,7 @@ struct DirectoriesToSync {
         var device: UInt64
         var first: DirectoryHandle
         /// The records of the directories recorded on it (`nil`: the target's parent).
-        var records: [Int?]
+        var records: Set<Int?>
         var count: Int
     }
 
@@ -164,7 +165,7 @@ struct DirectoriesToSync {
         guard let device = try? directory.status().device else { return try directory.synchronize() }
         if let index = fileSystems.firstIndex(where: { $0.device == device }) {
             if fileSystems[index].first !== directory { fileSystems[index].count += 1 }
-            if fileSystems[index].records.last != .some(record) { fileSystems[index].records.append(record) }
+            fileSystems[index].records.insert(record)
             return
         }
         guard let type = try? directory.descriptor.fileSystemType(), Copier.checksPagesOfItsFiles(type) else {
@@ -184,8 +185,8 @@ struct DirectoriesToSync {
                     fail(error)
                     continue
                 }
-                for record in Set(fileSystem.records.map { $0 ?? -1 }).sorted() {
-                    do { try reopen(record < 0 ? nil : record).synchronize() } catch { fail(error) }
+                for record in fileSystem.records.sorted(by: { ($0 ?? -1) < ($1 ?? -1) }) {
+                    do { try reopen(record).synchronize() } catch { fail(error) }
                 }
             }
         }
