@@ -92,13 +92,10 @@ extension FileChunks {
 }
 
 /// Reads back what a ``Pipeline`` wrote, before the commit, and checks it against the CRC-32
-/// and size the copy computed while it ran (``Pipeline/verifyOutput(results:recorder:)``).
-///
-/// The check costs one read of the output (decoded, for a transform that encodes), in chunks,
-/// through a bounded channel: a few chunks in memory whatever the size. Only on a mismatch does
-/// a second pass read the source again (decoded, for a transform that decodes) beside the
-/// output, to find the first byte that differs; a source that cannot be read again (a pipe,
-/// standard input) leaves the offset unknown.
+/// and size the copy computed while it ran (``Pipeline/verifyOutput(results:recorder:)``): one
+/// read of the output, and only on a mismatch a second pass beside the source
+/// (``TransformVerification``), each through a bounded channel, a few chunks in memory whatever
+/// the size.
 ///
 /// Runs its reads and decoding on the files' own threads (``BlockingIOExecutor``) and its CRC-32
 /// in the calling task, which ``Pipeline`` puts on a thread of its own.
