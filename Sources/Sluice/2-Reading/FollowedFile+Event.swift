@@ -40,6 +40,10 @@ extension FollowedFile {
         /// in neither file, and no one can count it; reported with 0 bytes, counted in
         /// ``Statistics/uncountedLosses``.
         case truncatedWhileBehind
+        /// A file came to the name and was gone (deleted, or renamed where it cannot be told
+        /// from others) before it could be opened; reported with 0 bytes, counted in
+        /// ``Statistics/uncountedLosses``.
+        case goneBeforeOpened
     }
 
     /// What happened to a followed file, for a message (``description``) or a count.
@@ -61,8 +65,14 @@ extension FollowedFile {
         case lost(bytes: Int64, reason: LossReason)
         /// Bytes appended to a generation after it was left, shipped out of order.
         case late(bytes: Int64, generation: Identity)
-        /// inotify could not be had; the name is looked at every `interval`.
+        /// inotify could not be had (or a watch of a file); the name and the files are looked at
+        /// every `interval`.
         case polling(every: Duration)
+        /// The file at the name could not be opened (permissions, a socket): not read; the next
+        /// file at the name will be.
+        case cannotOpen(Pathname, reason: String)
+        /// The directory was removed or renamed: no new file at the name will be seen.
+        case directoryGone(Pathname)
 
         public var description: String {
             switch self {
@@ -77,12 +87,16 @@ extension FollowedFile {
             case .lost(let bytes, .truncated): "lost at least \(bytes) bytes: truncated before they were read"
             case .lost(let bytes, .tooManyGenerations):
                 "lost at least \(bytes) bytes: too many rotations behind, the oldest unread file was let go"
+            case .lost(_, .goneBeforeOpened):
+                "a file came to the name and was gone before it could be opened: its bytes cannot be counted"
             case .lost(_, .truncatedWhileBehind):
                 "the file was copied and truncated while this follower was behind: anything written between the copy "
                     + "and the truncation is in neither file, and cannot be counted"
             case .late(let bytes, let generation):
                 "\(bytes) bytes were appended to an older file (\(generation)) after it was left; shipped out of order"
             case .polling(let interval): "inotify is not available; looking at the file every \(interval)"
+            case .cannotOpen(let path, let reason): "cannot open the file now at '\(path)' (\(reason)); waiting for the next one"
+            case .directoryGone(let path): "the directory '\(path)' was removed or renamed: no new file will be seen in it"
             }
         }
     }

@@ -23,9 +23,10 @@
 ///   newest generations left stay open and watched for them.
 /// - **Copytruncate** (the size falls below the position, or the first bytes no longer match
 ///   on the same inode): the bytes from the position to the end of the copy are read from the
-///   copy (the file beside it whose first bytes and whose 4 KiB before the position match),
+///   copy (the file beside it, named after it, whose first bytes and 4 KiB before the position match),
 ///   then the file from offset 0. Bytes that were in neither are reported
-///   (``Event/lost(bytes:reason:)``, a lower bound).
+///   (``Event/lost(bytes:reason:)``, a lower bound; a follower that was behind the copy's end
+///   cannot count them, and says so: ``LossReason/truncatedWhileBehind``).
 /// - A name that does not exist yet is waited for; one that becomes a directory, a FIFO or a
 ///   device is not read (``Event/notRegular(_:)``) until a regular file is there again.
 ///
@@ -49,7 +50,7 @@ public struct FollowedFile: AsyncSequence, Sendable {
 
     /// How a file is followed.
     public struct Options: Sendable, Hashable {
-        /// The largest chunk, in bytes (default 1 MiB).
+        /// The largest chunk, in bytes (default 128 KiB, ``defaultChunkSize``).
         public var chunkSize: Int
         /// Whether reading starts at the end the file has when it is first opened (`tail -F`'s
         /// default; `sluice follow --from-end`), rather than at its first byte.
@@ -64,12 +65,14 @@ public struct FollowedFile: AsyncSequence, Sendable {
         public var maximumQueuedGenerations: Int
         /// How often the name is looked at where inotify cannot be had (default 1 s).
         public var pollingInterval: Duration
+        /// Looks every ``pollingInterval`` as where inotify cannot be had (for tests).
+        package var avoidsInotify = false
 
         /// Options with the defaults above, changed by the arguments given.
         ///
         /// - Precondition: `chunkSize` and `maximumQueuedGenerations` are at least 1.
         public init(
-            chunkSize: Int = FileChunks.defaultChunkSize, startsAtEnd: Bool = false, settleTime: Duration = .milliseconds(250),
+            chunkSize: Int = FollowedFile.defaultChunkSize, startsAtEnd: Bool = false, settleTime: Duration = .milliseconds(250),
             idleTimeout: Duration? = nil, maximumQueuedGenerations: Int = 16, pollingInterval: Duration = .seconds(1)
         ) {
             precondition(chunkSize > 0 && maximumQueuedGenerations > 0, "chunkSize and maximumQueuedGenerations must be positive")
@@ -81,6 +84,12 @@ public struct FollowedFile: AsyncSequence, Sendable {
             self.pollingInterval = pollingInterval
         }
     }
+
+    /// The default chunk size: 128 KiB, as `cat`'s buffer. A backlog shipped to a file in
+    /// chunks of 1 MiB took 1.0 to 3 times as long as `cat` from run to run (the copies into
+    /// the page cache slowed); in chunks of 128 KiB, 1.1 times, every run
+    /// (`benchmarks/follow-live.py SLUICE catchup`).
+    public static let defaultChunkSize = 128 << 10
 
     let follower: Follower
 
@@ -96,13 +105,29 @@ public struct FollowedFile: AsyncSequence, Sendable {
     public static func open(
         _ path: Pathname, options: Options = Options(), onEvent: @escaping @Sendable (Event) -> Void = { _ in }
     ) async throws(FileError) -> FollowedFile {
-        let follower = Follower(path: path, options: options, report: onEvent)
+        let follower = try Follower(path: path, options: options, report: onEvent)
         try await follower.start()
         return FollowedFile(follower: follower)
     }
 
+    /// The executor the reads run on: a consumer that pulls in a loop runs best on it (each
+    /// `next()` then reads on the thread it is already on).
+    package var preferredExecutor: BlockingIOExecutor { follower.executor }
+
+    /// Never takes the file of `identity` for a generation or a copytruncate's copy: the
+    /// destination the chunks are written to, when it is beside the followed file.
+    package func exclude(_ identity: FileIdentity) {
+        follower.excluded.withLock { _ = $0.insert(identity) }
+    }
+
     /// The counts so far: bytes read, the lag, rotations, losses. Any thread.
     public var statistics: Statistics { follower.published.withLock { $0 } }
+
+    /// The chunks alone, in order, for a ``Pipeline`` (whose source is a sequence of ``Chunk``):
+    /// `Pipeline(from: followed.chunks, to: sink, totalBytes: nil, transform: …)`.
+    public var chunks: AsyncMapSequence<FollowedFile, Chunk> {
+        map { @Sendable piece in piece.chunk }
+    }
 
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(follower: follower)

@@ -65,6 +65,9 @@ extension Follower {
 
         deinit { try? descriptor.close() }
 
+        /// Its device and inode: what names it while it is held open.
+        var fileIdentity: FileIdentity { FileIdentity(device: identity.device, inode: identity.inode) }
+
         /// The CRC-32 and length of the first min(size, `limit`) bytes of `descriptor`.
         static func fingerprint(of descriptor: Descriptor, upTo limit: Int, path: Pathname) throws(FileError) -> (crc: UInt32, length: Int) {
             let bytes = try read(descriptor, at: 0, count: limit, path: path)

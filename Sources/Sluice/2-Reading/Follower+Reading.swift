@@ -6,13 +6,22 @@ extension Follower {
         let seen = generation.knownSize
         let size = try size(of: generation)
         // Shorter than the position, or other first bytes (truncated and written again past
-        // the position): a truncation. One `pread(2)` of 1 KiB a chunk, from the page cache.
-        if try size < generation.position || !generation.firstBytesMatch(path: path) {
-            generation.knownSize = seen
-            try recoverTruncation(of: generation, size: size)
-            return try readCurrent()
+        // the position, checked after each read, so bytes of a file truncated between the fstat
+        // and the read are never shipped): a truncation. One `pread(2)` of 1 KiB a chunk.
+        if size < generation.position {
+            return try truncated(generation, seen: seen, size: size)
         }
-        return size == generation.position ? nil : try read(generation, isLate: false)
+        guard size > generation.position else {
+            return try generation.firstBytesMatch(path: path) ? nil : truncated(generation, seen: seen, size: size)
+        }
+        return try read(generation, isLate: false) ?? truncated(generation, seen: seen, size: size)
+    }
+
+    /// Recovers a truncation of the current generation, then reads on.
+    private func truncated(_ generation: Generation, seen: Int64, size: Int64) throws -> FollowedChunk? {
+        generation.knownSize = seen
+        try recoverTruncation(of: generation, size: size)
+        return try readCurrent()
     }
 
     /// Late bytes: a chunk of a generation left for a newer one that has grown since.
@@ -38,7 +47,8 @@ extension Follower {
         return size
     }
 
-    /// Reads at most a chunk at the generation's position (`pread(2)`).
+    /// Reads at most a chunk at the generation's position (`pread(2)`); `nil` when there was
+    /// nothing, or, for the current generation, when its first bytes changed (a truncation).
     private func read(_ generation: Generation, isLate: Bool) throws -> FollowedChunk? {
         let offset = generation.position
         let descriptor = generation.descriptor
@@ -49,8 +59,8 @@ extension Follower {
                 throw FileError.read(path: path, errno: error)
             }
         }
+        guard !chunk.isEmpty, try isLate || generation.firstBytesMatch(path: path) else { return nil }
         afterRead.withLock { $0 }?()
-        guard !chunk.isEmpty else { return nil }
         generation.consumed(chunk)
         statistics.bytesRead += Int64(chunk.count)
         lastActivity = .now
@@ -92,12 +102,16 @@ extension Follower {
         lastActivity = .now
     }
 
-    /// The file beside the followed one that holds a copy of `generation` up to its position.
+    /// The file beside the followed one, named after it, that holds a copy of `generation` up to
+    /// its position.
     private func findCopy(of generation: Generation) throws -> (generation: Generation, name: Pathname, knownSize: Int64)? {
         guard let directory else { return nil }
         let names = (try? directory.entryNames()) ?? []
-        for candidate in names where candidate != name {
-            guard let other = try? Generation.open(candidate, in: directory).0 else { continue }
+        // A copy is named after the file (`app.log.1`, `app.log-20261207`), as logrotate names it.
+        for candidate in names where candidate != name && candidate.bytes.starts(with: name.bytes) {
+            guard let other = try? Generation.open(candidate, in: directory).0,
+                !excluded.withLock({ $0.contains(other.fileIdentity) })
+            else { continue }
             if try generation.isCopied(by: other, path: directory.path.appending(candidate)) {
                 return (other, candidate, other.knownSize)
             }

@@ -45,17 +45,24 @@ actor Follower {
     var saidWaiting = false
     var saidNotRegular = false
     var started = false
+    /// Whether the name or a file is looked at every ``FollowedFile/Options/pollingInterval``:
+    /// no inotify, or a file whose own watch could not be had (said once).
+    var polls = false
+    /// Identities (device and inode) of the files not to take for a generation or a copy: the
+    /// destination the chunks are written to (``FollowedFile/exclude(_:)``).
+    nonisolated let excluded = LockedValue<Set<FileIdentity>>([])
 
     /// How many generations left are watched for late bytes (each holds a descriptor, and the
     /// space of a deleted file).
     static let maximumRetired = 4
 
-    init(path: Pathname, options: FollowedFile.Options, report: @escaping @Sendable (FollowedFile.Event) -> Void) {
+    /// - Throws: ``FileError`` (`pipe2`) when no descriptor is left.
+    init(path: Pathname, options: FollowedFile.Options, report: @escaping @Sendable (FollowedFile.Event) -> Void) throws(FileError) {
         self.path = path
         name = path.lastComponent
         self.options = options
         self.report = report
-        wake = try! WakePipe()  // two descriptors: EMFILE here is also EMFILE for the file itself
+        wake = try WakePipe()
     }
 
     /// Opens the directory and watches it, then the file if it exists.
@@ -64,15 +71,17 @@ actor Follower {
     func start() throws(FileError) {
         let directory = try DirectoryHandle.open(path.directory)
         self.directory = directory
-        do {
+        do throws(FileError) {
+            guard !options.avoidsInotify else { throw FileError(.inotifyInit, path: nil, errno: ErrorNumber.notSupported) }
             let inotify = try Inotify()
             directoryWatch = try inotify.watch(
-                path.directory, mask: UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR))
+                path.directory,
+                mask: UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR))
             self.inotify = inotify
         } catch where error.code == .notFound || error.code == .isDirectory {
             throw error
         } catch {
-            report(.polling(every: options.pollingInterval))
+            startPolling()
         }
         let (generation, kind) = try Generation.open(name, in: directory)
         if let kind, kind != .regular {
@@ -96,7 +105,7 @@ actor Follower {
     func next() throws -> FollowedChunk? {
         while true {
             if Task.isCancelled { throw CancellationError() }
-            try takeEvents()
+            takeEvents()
             if let chunk = try readCurrent() ?? readRetired() {
                 publish()
                 return chunk
@@ -105,7 +114,11 @@ actor Follower {
             publish()
             let now = ContinuousClock.now
             let idleEnd = options.idleTimeout.map { lastActivity + $0 }
-            if let idleEnd, queue.isEmpty, now >= idleEnd { return nil }
+            if let idleEnd, queue.isEmpty, now >= idleEnd {
+                // Idle only if a last look finds nothing new (the consumer may have been away).
+                guard polls, case .queued = lookAndQueue() else { return nil }
+                continue
+            }
             try wait(until: nextDeadline(idleEnd: idleEnd))
         }
     }
@@ -118,7 +131,7 @@ actor Follower {
             throw FileError.read(path: path, errno: error)
         }
         if outcome == .signalled && Task.isCancelled { throw CancellationError() }
-        if inotify == nil { try look() }
+        if polls { _ = lookAndQueue() }
     }
 
     /// The earliest time something is due: the idle end, the current generation settled (when
@@ -127,89 +140,8 @@ actor Follower {
         var deadlines: [ContinuousClock.Instant] = []
         if let idleEnd { deadlines.append(idleEnd) }
         if let current, !queue.isEmpty { deadlines.append(current.lastGrowth + options.settleTime) }
-        if inotify == nil { deadlines.append(.now + options.pollingInterval) }
+        if polls { deadlines.append(.now + options.pollingInterval) }
         return deadlines.min()
-    }
-
-    /// The directory's events: a file created or renamed to the name is opened at once. When
-    /// more files came to the name than were found there (each renamed on before it could be
-    /// opened), the missed ones are looked for beside it (``findMissed(before:)``).
-    private func takeEvents() throws {
-        guard let inotify else { return }
-        var (appeared, found) = (0, 0)
-        for event in inotify.readEvents() {
-            if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                appeared += 2
-                found += try look() ? 1 : 0
-            } else if event.watch == directoryWatch && event.name == name.bytes {
-                if event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
-                    appeared += 1
-                    found += try look() ? 1 : 0
-                }
-                if event.mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 { report(.nameRemoved(path)) }
-            }
-        }
-        if appeared > found { try findMissed() }
-    }
-
-    /// Looks at the name: a regular file not seen yet is opened and queued; whether one was.
-    @discardableResult
-    func look() throws -> Bool {
-        guard let directory else { return false }
-        let (found, kind) = try Generation.open(name, in: directory)
-        guard let generation = found else {
-            if let kind, !saidNotRegular {
-                saidNotRegular = true
-                report(.notRegular(path, kind: kind == .directory ? "a directory" : kind == .fifo ? "a FIFO" : "a special file"))
-            }
-            return false
-        }
-        saidNotRegular = false
-        if known.contains(generation.identity) { return false }
-        enqueue(generation)
-        return true
-    }
-
-    /// Every generation held: current, queued, left.
-    var known: [FollowedFile.Identity] { ([current] + queue + retired).compactMap { $0?.identity } }
-
-    /// Queues `generation` in birth order (a missed one goes before those that came after it);
-    /// past the limit, the oldest unread is let go and reported.
-    func enqueue(_ generation: Generation) {
-        watch(generation)
-        if queue.count == options.maximumQueuedGenerations {
-            let dropped = queue.removeFirst()
-            lose(dropped.knownSize - dropped.position, .tooManyGenerations)
-        }
-        let index = queue.lastIndex { $0.identity.isBorn(before: generation.identity) }.map { $0 + 1 } ?? 0
-        queue.insert(generation, at: index)
-        lastActivity = .now
-    }
-
-    /// The files that stood at the name between two looks and were renamed on before they could
-    /// be opened (a shift, twice in a row): regular files beside it whose names begin with its
-    /// name, not held, born after every generation held but the newest queued, and before it.
-    func findMissed() throws {
-        guard let directory, let newest = queue.last?.identity else { return }
-        let older = known.filter { $0 != newest }
-        for candidate in (try? directory.entryNames()) ?? [] where candidate != name && candidate.bytes.starts(with: name.bytes) {
-            guard let generation = try? Generation.open(candidate, in: directory).0,
-                !known.contains(generation.identity), generation.identity.isBorn(before: newest),
-                older.allSatisfy({ $0.isBorn(before: generation.identity) })
-            else { continue }
-            enqueue(generation)
-        }
-    }
-
-    func watch(_ generation: Generation) {
-        generation.watch = try? inotify?.watch(
-            Pathname("/proc/self/fd/\(generation.descriptor.rawValue)"), mask: UInt32(IN_MODIFY | IN_ATTRIB))
-    }
-
-    func lose(_ bytes: Int64, _ reason: FollowedFile.LossReason) {
-        guard bytes > 0 else { return }
-        statistics.lostBytes += bytes
-        report(.lost(bytes: bytes, reason: reason))
     }
 
     /// Moves on to the next generation once the current one has settled; whether it did.
@@ -219,7 +151,10 @@ actor Follower {
         if let current {
             guard current.isComplete || now - current.lastGrowth >= options.settleTime else { return false }
             if current.isComplete { release(current) } else { retired.append(current) }
-            if retired.count > Self.maximumRetired { release(retired.removeFirst()) }
+            // The oldest left is let go once it has nothing unread (else it is read first).
+            if retired.count > Self.maximumRetired, let oldest = retired.first, (try? oldest.descriptor.status().size) ?? 0 <= oldest.position {
+                release(retired.removeFirst())
+            }
         }
         let next = queue.removeFirst()
         if current == nil {
@@ -241,7 +176,9 @@ actor Follower {
     /// Publishes the counts, the lag included.
     func publish() {
         var counts = statistics
-        counts.lagBytes = ([current].compactMap { $0 } + queue).reduce(0) { $0 + max(0, $1.knownSize - $1.position) }
+        counts.lagBytes = ([current].compactMap { $0 } + queue + retired).reduce(0) { lag, generation in
+            lag + max(0, ((try? generation.descriptor.status().size) ?? generation.knownSize) - generation.position)
+        }
         published.withLock { $0 = counts }
     }
 }

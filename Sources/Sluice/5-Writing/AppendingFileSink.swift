@@ -22,20 +22,24 @@ import Musl
 /// Concurrency contract: an actor whose every system call runs on a dedicated thread of its own
 /// (``preferredExecutor``), never on the cooperative pool; writes are applied in call order.
 public actor AppendingFileSink: ChunkSink {
-    private nonisolated let executor = BlockingIOExecutor(label: "sluice.append")
+    private nonisolated let executor: BlockingIOExecutor
     private let descriptor: Descriptor
     /// The destination, for messages.
     public nonisolated let path: Pathname
+    /// The file's device and inode.
+    package nonisolated let identity: FileIdentity
     /// The file's length: the bytes it held when opened plus those written since, in bytes.
     public private(set) var length: Int64
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     public nonisolated var preferredExecutor: (any TaskExecutor)? { executor }
 
-    private init(descriptor: Descriptor, path: Pathname, length: Int64) {
+    private init(descriptor: Descriptor, path: Pathname, status: FileStatus, executor: BlockingIOExecutor) {
+        self.executor = executor
+        identity = status.identity
         self.descriptor = descriptor
         self.path = path
-        self.length = length
+        length = status.size
     }
 
     /// Opens `path` for appending: a new file (mode 0666 less the umask), or, with `appending`,
@@ -46,6 +50,13 @@ public actor AppendingFileSink: ChunkSink {
     ///   regular file (a FIFO or a device is written by `-c` and a redirection); `open` and
     ///   `fstat` failures with their errno.
     public static func open(_ path: Pathname, appending: Bool) async throws(FileError) -> AppendingFileSink {
+        try open(path, appending: appending, executor: BlockingIOExecutor(label: "sluice.append"))
+    }
+
+    /// ``open(_:appending:)`` with its calls on `executor`, shared with the reader whose chunks
+    /// it writes (``FollowedFile``'s): a chunk is then written on the thread that read it, with
+    /// no hand-off between threads. Call it on `executor`'s thread (it opens the file).
+    package static func open(_ path: Pathname, appending: Bool, executor: BlockingIOExecutor) throws(FileError) -> AppendingFileSink {
         let flags = O_WRONLY | O_CREAT | (appending ? 0 : O_EXCL) | O_NONBLOCK
         let descriptor = try Descriptor.open(path, flags)
         let status = try descriptor.statusClosingOnFailure(path: path)
@@ -55,7 +66,7 @@ public actor AppendingFileSink: ChunkSink {
                 code: .unsupported, operation: .open, path: path,
                 reason: "not a regular file: write it in place with -c and a redirection")
         }
-        return AppendingFileSink(descriptor: descriptor, path: path, length: status.size)
+        return AppendingFileSink(descriptor: descriptor, path: path, status: status, executor: executor)
     }
 
     /// Writes `chunk` at ``length`` and moves the length on (a hole chunk is written as zeros).

@@ -14,8 +14,8 @@ enum FollowCommand {
                 + "and create, delete and re-create) is opened at once and read after the current one has been idle "
                 + "for 250 ms; a truncation (copytruncate) is read from the copy beside it. Bytes that cannot be shipped "
                 + "are reported, never skipped silently: exit 2 at --until-idle.",
-            "<dst> grows in place, written at explicit offsets; it is fsynced when the command ends. An existing <dst> "
-                + "is refused unless --append.",
+            "<dst> grows in place, written at explicit offsets; it is fsynced when the command ends (unless --no-fsync). "
+                + "An existing <dst> is refused unless --append.",
         ],
         usage: ["[<options>] <file> -o <dst>", "[<options>] <file> -c"],
         arguments: [.init(label: "<file>", abstract: "the file to follow; one that does not exist yet is waited for")])
@@ -36,37 +36,69 @@ enum FollowCommand {
         let quiet = arguments.has(.quiet)
         let options = FollowedFile.Options(startsAtEnd: arguments.has(.fromEnd), idleTimeout: arguments.duration(.untilIdle))
         let mode: ProgressMode = arguments.has(.progress) ? (arguments.choice(.progress) == "json" ? .json : .human) : .none
-        return await follow(file, to: output.flatMap { $0 == "-" ? nil : $0 }, appending: arguments.has(.append), options: options, quiet: quiet, mode: mode)
+        let destination = Destination(
+            path: output.flatMap { $0 == "-" ? nil : $0 }, appending: arguments.has(.append), synchronizes: !arguments.has(.noFsync))
+        return await follow(file, to: destination, options: options, quiet: quiet, mode: mode)
+    }
+
+    /// Where the bytes go: a file (`nil`: standard output), appended to if it exists, synced at the end.
+    private struct Destination {
+        var path: Pathname?
+        var appending: Bool
+        var synchronizes: Bool
     }
 
     private static func follow(
-        _ file: Pathname, to output: Pathname?, appending: Bool, options: FollowedFile.Options, quiet: Bool, mode: ProgressMode
+        _ file: Pathname, to destination: Destination, options: FollowedFile.Options, quiet: Bool, mode: ProgressMode
     ) async -> Int32 {
-        let sink: any ChunkSink
+        let output = destination.path
+        if let output, !destination.appending, (try? FileStatus.of(output)) != nil {
+            Console.message(FileError.open(path: output, errno: .fileExists).description + " (use --append to append to it)")
+            return ExitStatus.failure
+        }
         let followed: FollowedFile
         do {
-            if let output {
-                sink = try await AppendingFileSink.open(output, appending: appending)
-            } else {
-                sink = DescriptorSink()
-            }
             followed = try await FollowedFile.open(file, options: options) { event in
                 // A removed name is said by what follows it (a rotation, or nothing new).
                 if case .nameRemoved = event { return }
                 if !quiet || isLoss(event) { Console.message(event.description) }
             }
         } catch {
-            Console.message(error.code == .alreadyExists ? error.description + " (use --append to append to it)" : error.description)
+            Console.message(error.description)
             return ExitStatus.failure
         }
+        // Read, and write, on the follower's thread: a chunk is written where it was read.
+        let executor = followed.preferredExecutor
+        return await withTaskExecutorPreference(executor) {
+            let sink: any ChunkSink
+            do throws(FileError) {
+                if let output {
+                    let file = try AppendingFileSink.open(output, appending: destination.appending, executor: executor)
+                    followed.exclude(file.identity)  // never its own output, when beside the followed file
+                    sink = file
+                } else {
+                    sink = DescriptorSink()
+                }
+            } catch {
+                Console.message(error.code == .alreadyExists ? error.description + " (use --append to append to it)" : error.description)
+                return ExitStatus.failure
+            }
+            return await ship(followed, to: sink, destination: destination, file: file, mode: mode)
+        }
+    }
+
+    /// Writes every chunk of `followed` to `sink` until the end (idle), a signal or a failure.
+    private static func ship(
+        _ followed: FollowedFile, to sink: any ChunkSink, destination: Destination, file: Pathname, mode: ProgressMode
+    ) async -> Int32 {
         let progress = FollowProgress(followed, file: file, mode: mode)
         var failure: String?
         do {
             for try await piece in followed { try await sink.write(piece.chunk) }
-            try await sink.commit()
+            if destination.synchronizes { try await sink.commit() }
         } catch is CancellationError {
-            try? await sink.commit()
-        } catch let error as FileError where error.code == .closed && output == nil {
+            if destination.synchronizes { try? await sink.commit() }
+        } catch let error as FileError where error.code == .closed && destination.path == nil {
             await progress.end(error: "broken pipe")
             return ExitStatus.brokenPipe
         } catch {

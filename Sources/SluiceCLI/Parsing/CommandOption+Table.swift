@@ -230,7 +230,7 @@ extension CommandOption {
         commands: transfers)
     static let noFsync = CommandOption(
         long: "no-fsync", abstract: "skip fsync of the file and its directory (faster, not durable: nothing is promised after a crash)",
-        commands: transfers)
+        commands: transfers.union([.follow]))
     static let verify = CommandOption(
         long: "verify",
         abstract: "before committing, read the output back from the disk (after fsync, its cached pages dropped) "
