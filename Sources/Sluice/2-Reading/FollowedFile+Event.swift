@@ -4,10 +4,13 @@ extension FollowedFile {
     /// change time when the follower first saw it), so an inode reused by a later file is
     /// another generation.
     public struct Identity: Sendable, Hashable, CustomStringConvertible {
+        /// The device the file is on (`st_dev`).
         public var device: UInt64
+        /// The file's inode number (`st_ino`).
         public var inode: UInt64
-        /// Seconds and nanoseconds since the Unix epoch.
+        /// The birth time's seconds since the Unix epoch.
         public var birthSeconds: Int64
+        /// The birth time's nanoseconds within its second (0..<1,000,000,000).
         public var birthNanoseconds: Int64
         /// Whether ``birthSeconds`` is a change time (no birth time on this file system).
         public var birthIsChangeTime: Bool
@@ -23,7 +26,9 @@ extension FollowedFile {
 
     /// Where a chunk was read: the generation and the offset, in bytes from its start.
     public struct Position: Sendable, Hashable {
+        /// The generation the bytes were read from.
         public var generation: Identity
+        /// Where in it, in bytes from its start.
         public var offset: Int64
     }
 
@@ -74,6 +79,7 @@ extension FollowedFile {
         /// The directory was removed or renamed: no new file at the name will be seen.
         case directoryGone(Pathname)
 
+        /// The event in words, for a message (without a program's prefix).
         public var description: String {
             switch self {
             case .waitingForFile(let path): "'\(path)' does not exist; waiting for it to be created"
@@ -117,6 +123,7 @@ extension FollowedFile {
         /// (``LossReason/truncatedWhileBehind``).
         public var uncountedLosses: Int = 0
 
+        /// Counts of zero.
         public init() {}
     }
 }

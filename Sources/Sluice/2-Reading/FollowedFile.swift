@@ -28,7 +28,7 @@
 ///   (``Event/lost(bytes:reason:)``, a lower bound; a follower that was behind the copy's end
 ///   cannot count them, and says so: ``LossReason/truncatedWhileBehind``).
 /// - A name that does not exist yet is waited for; one that becomes a directory, a FIFO or a
-///   device is not read (``Event/notRegular(_:)``) until a regular file is there again.
+///   device is not read (``Event/notRegular(_:kind:)``) until a regular file is there again.
 ///
 /// Wake-ups come from inotify (the file and its directory), so an idle file costs nothing;
 /// where inotify cannot be had, the name is looked at every ``Options/pollingInterval``
@@ -46,6 +46,7 @@
 /// ended by task cancellation (the iterator throws `CancellationError`). ``statistics`` and the
 /// event handler may be used from any thread.
 public struct FollowedFile: AsyncSequence, Sendable {
+    /// A chunk and where it was read.
     public typealias Element = FollowedChunk
 
     /// How a file is followed.
@@ -129,6 +130,7 @@ public struct FollowedFile: AsyncSequence, Sendable {
         map { @Sendable piece in piece.chunk }
     }
 
+    /// The iterator; the sequence is single-pass, so a second one continues where the first stopped.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(follower: follower)
     }

@@ -31,6 +31,7 @@ public actor AppendingFileSink: ChunkSink {
     /// The file's length: the bytes it held when opened plus those written since, in bytes.
     public private(set) var length: Int64
 
+    /// The actor's executor: its dedicated thread.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     public nonisolated var preferredExecutor: (any TaskExecutor)? { executor }
 
