@@ -75,8 +75,8 @@ extension Follower {
     func recoverTruncation(of generation: Generation, size: Int64) throws {
         let copy = try findCopy(of: generation)
         let readUpTo = generation.position
-        let recovered = copy.map { $0.knownSize - readUpTo } ?? 0
-        let covered = copy?.knownSize ?? generation.position
+        let recovered = copy.map { $0.generation.knownSize - readUpTo } ?? 0
+        let covered = copy?.generation.knownSize ?? generation.position
         let lost = generation.knownSize - covered
         report(.truncated(copy: copy.map { directory!.path.appending($0.name) }, recovered: recovered))
         lose(lost, .truncated)
@@ -104,7 +104,7 @@ extension Follower {
 
     /// The file beside the followed one, named after it, that holds a copy of `generation` up to
     /// its position.
-    private func findCopy(of generation: Generation) throws -> (generation: Generation, name: Pathname, knownSize: Int64)? {
+    private func findCopy(of generation: Generation) throws -> (generation: Generation, name: Pathname)? {
         guard let directory else { return nil }
         let names = (try? directory.entryNames()) ?? []
         // A copy is named after the file (`app.log.1`, `app.log-20261207`), as logrotate names it.
@@ -113,7 +113,7 @@ extension Follower {
                 !excluded.withLock({ $0.contains(other.fileIdentity) })
             else { continue }
             if try generation.isCopied(by: other, path: directory.path.appending(candidate)) {
-                return (other, candidate, other.knownSize)
+                return (other, candidate)
             }
         }
         return nil

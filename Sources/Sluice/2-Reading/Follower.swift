@@ -44,7 +44,6 @@ actor Follower {
     /// Whether a state worth one message was said (waiting for the file, not a regular file).
     var saidWaiting = false
     var saidNotRegular = false
-    var started = false
     /// Whether the name or a file is looked at every ``FollowedFile/Options/pollingInterval``:
     /// no inotify, or a file whose own watch could not be had (said once).
     var polls = false
@@ -97,7 +96,6 @@ actor Follower {
             saidWaiting = true
             report(.waitingForFile(path))
         }
-        started = true
         publish()
     }
 
@@ -173,12 +171,14 @@ actor Follower {
         if let watch = generation.watch { inotify?.removeWatch(watch) }
     }
 
-    /// Publishes the counts, the lag included.
+    /// Publishes the counts, the lag included: the current generation's size as its last
+    /// `fstat(2)` in this step saw it, the others' as they are now (one `fstat(2)` each).
     func publish() {
         var counts = statistics
-        counts.lagBytes = ([current].compactMap { $0 } + queue + retired).reduce(0) { lag, generation in
+        let others = (queue + retired).reduce(Int64(0)) { lag, generation in
             lag + max(0, ((try? generation.descriptor.status().size) ?? generation.knownSize) - generation.position)
         }
+        counts.lagBytes = others + (current.map { max(0, $0.knownSize - $0.position) } ?? 0)
         published.withLock { $0 = counts }
     }
 }
