@@ -123,7 +123,7 @@ extension FollowedFile {
         /// (``LossReason/truncatedWhileBehind``).
         public var uncountedLosses: Int = 0
 
-        /// Counts of zero.
-        public init() {}
+        /// Counts of zero (the follower's own start; a user reads them from ``FollowedFile/statistics``).
+        package init() {}
     }
 }
