@@ -274,6 +274,19 @@ public struct Descriptor: Sendable, Hashable {
         try ErrorNumber.retryingInterrupts { system.fsync(rawValue) }.get()
     }
 
+    /// `fsync(2)` of the directory at `path` (opened and closed through `system`): what makes
+    /// the names created or replaced in it durable.
+    ///
+    /// - Throws: ``FileError`` (`open` or `fsync`) with the directory's path.
+    package static func synchronizeDirectory(_ path: Pathname, system: SystemCalls = .live) throws(FileError) {
+        let descriptor = try Descriptor.open(path, O_RDONLY | O_DIRECTORY, system: system)
+        try descriptor.closeAfter(system: system) { () throws(FileError) in
+            do throws(ErrorNumber) { try descriptor.synchronize(system: system) } catch {
+                throw FileError.fsync(path: path, errno: error)
+            }
+        }
+    }
+
     /// `close(2)`. Not retried on `EINTR` (on Linux the descriptor is released anyway).
     ///
     /// - Throws: the call's ``ErrorNumber`` (for example a delayed write error on NFS); the descriptor

@@ -18,7 +18,7 @@ extension FileError {
             case malloc, mmap
             case inotifyInit = "inotify_init1"
             case inotifyAddWatch = "inotify_add_watch"
-            case statx
+            case statx, flock
         }
 
         private let call: Call
@@ -55,6 +55,7 @@ extension FileError {
             case .malloc, .mmap: "allocate"
             case .inotifyInit, .inotifyAddWatch: "watch"
             case .statx: "stat"
+            case .flock: "lock"
             default: call.rawValue
             }
         }
@@ -69,6 +70,8 @@ extension FileError {
         package static let inotifyAddWatch = Operation(.inotifyAddWatch)
         /// `statx(2)` (a file's birth time).
         package static let statx = Operation(.statx)
+        /// `flock(2)`.
+        package static let flock = Operation(.flock)
         /// `open(2)` of an existing file (or of a directory to sync).
         package static let open = Operation(.open)
         /// `open(2)` with `O_CREAT | O_EXCL`: a new file, such as the temporary file of a

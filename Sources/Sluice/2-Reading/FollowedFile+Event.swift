@@ -49,6 +49,11 @@ extension FollowedFile {
         /// from others) before it could be opened; reported with 0 bytes, counted in
         /// ``Statistics/uncountedLosses``.
         case goneBeforeOpened
+        /// A file a checkpoint named for reading was not found again on resume (deleted, or
+        /// compressed by a rotation, while no follower ran): reported with the bytes it was seen
+        /// to hold past the offset reached, a lower bound, and counted in
+        /// ``Statistics/uncountedLosses`` (what was appended after cannot be known).
+        case goneWhileStopped
     }
 
     /// What happened to a followed file, for a message (``description``) or a count.
@@ -95,6 +100,9 @@ extension FollowedFile {
                 "lost at least \(bytes) bytes: too many rotations behind, the oldest unread file was let go"
             case .lost(_, .goneBeforeOpened):
                 "a file came to the name and was gone before it could be opened: its bytes cannot be counted"
+            case .lost(let bytes, .goneWhileStopped):
+                "a file to read on from was gone when following resumed (deleted or compressed meanwhile): lost at least "
+                    + "\(bytes) bytes, and what was appended to it after cannot be counted"
             case .lost(_, .truncatedWhileBehind):
                 "the file was copied and truncated while this follower was behind: anything written between the copy "
                     + "and the truncation is in neither file, and cannot be counted"

@@ -68,6 +68,9 @@ public struct FollowedFile: AsyncSequence, Sendable {
         public var pollingInterval: Duration
         /// Looks every ``pollingInterval`` as where inotify cannot be had (for tests).
         package var avoidsInotify = false
+        /// Files never taken for a generation or a copy (device and inode): the destination the
+        /// chunks are written to and the state beside it, when they are beside the followed file.
+        package var excluded: Set<FileIdentity> = []
 
         /// Options with the defaults above, changed by the arguments given.
         ///
@@ -94,22 +97,48 @@ public struct FollowedFile: AsyncSequence, Sendable {
 
     let follower: Follower
 
-    /// Starts following `path`: watches its directory, and opens the file if it exists.
+    /// Starts following `path`: watches its directory, and opens the file if it exists; or,
+    /// from `checkpoint`, takes up where a follower stood.
+    ///
+    /// Resuming from a checkpoint, each generation it names is found again by its device,
+    /// inode and birth time among the files in the directory named after the followed one (the
+    /// rotated `app.log.1`, `app.log-20261207`; not those ending `.gz`, `.xz`, `.zst`, `.bz2`:
+    /// compressed by the rotation, they hold nothing to read as text), and read on from its
+    /// offset. One that is no longer there (deleted or compressed while no follower ran) is
+    /// reported lost (``LossReason/goneWhileStopped``) with the bytes it was seen to hold past
+    /// its offset. When the last file to read is no longer the one at the name (it was renamed
+    /// away), the files named after the followed one that were born after it are read too, in
+    /// order of birth, then the file at the name. A file truncated meanwhile (shorter than the
+    /// offset, or other bytes before it or at its start) is recovered as a copytruncate.
+    /// ``Options/startsAtEnd`` applies only without a checkpoint.
     ///
     /// - Parameters:
     ///   - path: the file's name; a name that does not exist yet is waited for.
+    ///   - checkpoint: where a follower of the same name stood (``checkpoint``); `nil`: start afresh.
     ///   - options: how to follow it.
     ///   - onEvent: called for every rotation, loss and condition worth a message, in order, on
     ///     the sequence's thread (keep it short: it runs between reads).
     /// - Throws: ``FileError``: the directory cannot be opened (code `notFound`, ...); the file
     ///   is a directory (`isDirectory`) or not a regular file (`unsupported`); a call failed.
     public static func open(
-        _ path: Pathname, options: Options = Options(), onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+        _ path: Pathname, resumingFrom checkpoint: Checkpoint? = nil, options: Options = Options(),
+        onEvent: @escaping @Sendable (Event) -> Void = { _ in }
     ) async throws(FileError) -> FollowedFile {
         let follower = try Follower(path: path, options: options, report: onEvent)
-        try await follower.start()
+        try await follower.start(resumingFrom: checkpoint)
         return FollowedFile(follower: follower)
     }
+
+    /// Acknowledges every chunk up to `piece`: its bytes are durable where the consumer put
+    /// them. ``checkpoint`` becomes the checkpoint just after it. Any thread.
+    public func acknowledge(_ piece: FollowedChunk) {
+        follower.acknowledged.withLock { $0 = piece.checkpoint }
+    }
+
+    /// The checkpoint of the last chunk acknowledged (``acknowledge(_:)``); before any, where
+    /// the follower started (resumed, or opened: at the first byte, or at the end with
+    /// ``Options/startsAtEnd``). What to store, to resume from. Any thread.
+    public var checkpoint: Checkpoint { follower.acknowledged.withLock { $0 } }
 
     /// The executor the reads run on: a consumer that pulls in a loop runs best on it (each
     /// `next()` then reads on the thread it is already on).
@@ -119,6 +148,14 @@ public struct FollowedFile: AsyncSequence, Sendable {
     /// destination the chunks are written to, when it is beside the followed file.
     package func exclude(_ identity: FileIdentity) {
         follower.excluded.withLock { _ = $0.insert(identity) }
+    }
+
+    /// Ends the sequence: the next ``AsyncIterator/next()`` (or the one waiting) returns `nil`,
+    /// as at the idle end, so a consumer that is not cancelled finishes as it does then (the
+    /// command's signal handling: a last durable point before it exits). Any thread.
+    package func stop() {
+        follower.stopping.withLock { $0 = true }
+        follower.wake.signal()
     }
 
     /// The counts so far: bytes read, the lag, rotations, losses. Any thread.
@@ -145,9 +182,23 @@ public struct FollowedFile: AsyncSequence, Sendable {
         /// - Throws: ``FileError`` (a read, `fstat`, inotify); `CancellationError` once the task
         ///   is cancelled (the chunks returned before were all there was to give).
         public mutating func next() async throws -> FollowedChunk? {
+            guard case .chunk(let piece) = try await next(caughtUpDeadline: nil) else { return nil }
+            return piece
+        }
+
+        /// The next chunk as ``next()`` gives it, or ``Delivery/caughtUp`` once there is nothing
+        /// to read and `limit` has passed since the call: the moment for a consumer to make what
+        /// it wrote durable and acknowledge it, rather than wait with it undone; `nil` at the end.
+        ///
+        /// - Throws: as ``next()``.
+        public mutating func next(caughtUpAfter limit: Duration) async throws -> Delivery? {
+            try await next(caughtUpDeadline: .now + limit)
+        }
+
+        private func next(caughtUpDeadline: ContinuousClock.Instant?) async throws -> Delivery? {
             let follower = self.follower
             return try await withTaskCancellationHandler {
-                try await follower.next()
+                try await follower.next(caughtUpDeadline: caughtUpDeadline)
             } onCancel: {
                 follower.wake.signal()
             }
@@ -164,4 +215,17 @@ public struct FollowedChunk: Sendable {
     /// Whether the bytes were appended to a generation after the follower had moved on to a
     /// newer one: shipped out of order rather than dropped.
     public var isLate: Bool
+    /// Where the follower stands just after this chunk: what ``FollowedFile/acknowledge(_:)``
+    /// records once the chunk is durable.
+    public var checkpoint: FollowedFile.Checkpoint
+}
+
+extension FollowedFile {
+    /// What ``AsyncIterator/next(caughtUpAfter:)`` found.
+    public enum Delivery: Sendable {
+        /// A chunk, as ``AsyncIterator/next()`` returns it.
+        case chunk(FollowedChunk)
+        /// Nothing to read, for the time given.
+        case caughtUp
+    }
 }

@@ -20,6 +20,9 @@ extension Follower {
         var lastGrowth: ContinuousClock.Instant
         /// Up to ``tailLength`` bytes just before ``position``: what a copytruncate's copy must hold.
         var tail: [UInt8] = []
+        /// The CRC-32 and length of the bytes before ``position`` as a checkpoint recorded them,
+        /// where the file no longer holds them (a resumed follower's file truncated meanwhile).
+        var recordedTail: (crc: UInt32, length: Int)?
         /// A copy found for a copytruncate: complete, so it needs no settling.
         var isComplete = false
         var watch: CInt?
@@ -105,9 +108,18 @@ extension Follower {
             return now.crc == fingerprint.crc
         }
 
+        /// The CRC-32 and length of the bytes before ``position``, as a copy must hold them.
+        var tailDigest: (crc: UInt32, length: Int) { recordedTail ?? (CRC32(tail).value, tail.count) }
+
+        /// Where it stands, for a checkpoint.
+        var mark: FollowedFile.Checkpoint.Mark {
+            .init(identity: identity, fingerprint: fingerprint, offset: position, knownSize: knownSize, tail: tailDigest, isComplete: isComplete)
+        }
+
         /// Records `bytes` as read at ``position``, and moves it on.
         func consumed(_ chunk: Chunk) {
             position += Int64(chunk.count)
+            recordedTail = nil
             chunk.withUnsafeBytes { bytes in
                 tail.append(contentsOf: bytes.suffix(Self.tailLength))
                 if tail.count > Self.tailLength { tail.removeFirst(tail.count - Self.tailLength) }
@@ -122,8 +134,9 @@ extension Follower {
             else { return false }
             let first = try Self.read(other.descriptor, at: 0, count: fingerprint.length, path: path)
             guard CRC32(first).value == fingerprint.crc else { return false }
-            let before = try Self.read(other.descriptor, at: position - Int64(tail.count), count: tail.count, path: path)
-            return before == tail
+            let digest = tailDigest
+            let before = try Self.read(other.descriptor, at: position - Int64(digest.length), count: digest.length, path: path)
+            return before.count == digest.length && CRC32(before).value == digest.crc
         }
     }
 }

@@ -7,8 +7,9 @@ extension Follower {
         let size = try size(of: generation)
         // Shorter than the position, or other first bytes (truncated and written again past
         // the position, checked after each read, so bytes of a file truncated between the fstat
-        // and the read are never shipped): a truncation. One `pread(2)` of 1 KiB a chunk.
-        if size < generation.position {
+        // and the read are never shipped): a truncation. One `pread(2)` of 1 KiB a chunk. So is
+        // a resumed file whose bytes before the position are not those recorded.
+        if size < generation.position || generation.recordedTail != nil {
             return try truncated(generation, seen: seen, size: size)
         }
         guard size > generation.position else {
@@ -65,7 +66,7 @@ extension Follower {
         statistics.bytesRead += Int64(chunk.count)
         lastActivity = .now
         let position = FollowedFile.Position(generation: generation.identity, offset: offset)
-        return FollowedChunk(chunk: chunk, position: position, isLate: isLate)
+        return FollowedChunk(chunk: chunk, position: position, isLate: isLate, checkpoint: checkpoint)
     }
 
     /// A copytruncate: the bytes from the position to the end of the copy beside the file (one
@@ -90,6 +91,7 @@ extension Follower {
         generation.position = 0
         generation.knownSize = size
         generation.tail = []
+        generation.recordedTail = nil
         generation.lastGrowth = .now
         generation.fingerprint = try Generation.fingerprint(
             of: generation.descriptor, upTo: Generation.fingerprintLength, path: path)

@@ -21,6 +21,8 @@ actor Follower {
     nonisolated let report: @Sendable (FollowedFile.Event) -> Void
     /// Ends a wait on cancellation (``FollowedFile/AsyncIterator``'s handler signals it).
     nonisolated let wake: WakePipe
+    /// Set by ``FollowedFile/stop()``: the sequence ends.
+    nonisolated let stopping = LockedValue(false)
     /// The counts, published after every step for ``FollowedFile/statistics``.
     nonisolated let published = LockedValue(FollowedFile.Statistics())
     /// Runs after every read of data and before the next `fstat(2)`, for tests that rotate or
@@ -49,7 +51,9 @@ actor Follower {
     var polls = false
     /// Identities (device and inode) of the files not to take for a generation or a copy: the
     /// destination the chunks are written to (``FollowedFile/exclude(_:)``).
-    nonisolated let excluded = LockedValue<Set<FileIdentity>>([])
+    nonisolated let excluded: LockedValue<Set<FileIdentity>>
+    /// The checkpoint of the last chunk acknowledged (``FollowedFile/acknowledge(_:)``).
+    nonisolated let acknowledged = LockedValue(FollowedFile.Checkpoint(reading: [], retired: []))
 
     /// How many generations left are watched for late bytes (each holds a descriptor, and the
     /// space of a deleted file).
@@ -61,13 +65,15 @@ actor Follower {
         name = path.lastComponent
         self.options = options
         self.report = report
+        excluded = LockedValue(options.excluded)
         wake = try WakePipe()
     }
 
-    /// Opens the directory and watches it, then the file if it exists.
+    /// Opens the directory and watches it, then the file if it exists, or the files
+    /// `checkpoint` names (``resume(from:)``).
     ///
     /// - Throws: ``FileError``: the directory; a directory or a non-regular file at the name.
-    func start() throws(FileError) {
+    func start(resumingFrom checkpoint: FollowedFile.Checkpoint?) throws(FileError) {
         let directory = try DirectoryHandle.open(path.directory)
         self.directory = directory
         do throws(FileError) {
@@ -82,6 +88,12 @@ actor Follower {
         } catch {
             startPolling()
         }
+        defer { acknowledged.withLock { $0 = self.checkpoint } }
+        if let checkpoint, !checkpoint.reading.isEmpty {
+            try resume(from: checkpoint)
+            publish()
+            return
+        }
         let (generation, kind) = try Generation.open(name, in: directory)
         if let kind, kind != .regular {
             throw kind == .directory
@@ -89,7 +101,7 @@ actor Follower {
                 : FileError.notRegular(path, reason: "sluice follows regular files")
         }
         if let generation {
-            if options.startsAtEnd { generation.position = generation.knownSize }
+            if options.startsAtEnd && checkpoint == nil { generation.position = generation.knownSize }
             watch(generation)
             current = generation
         } else {
@@ -99,14 +111,16 @@ actor Follower {
         publish()
     }
 
-    /// The next chunk; `nil` once idle for ``FollowedFile/Options/idleTimeout``.
-    func next() throws -> FollowedChunk? {
+    /// The next chunk; ``FollowedFile/Delivery/caughtUp`` when there is nothing to read at
+    /// `caughtUpDeadline` (`nil`: never); `nil` once idle for ``FollowedFile/Options/idleTimeout``.
+    func next(caughtUpDeadline: ContinuousClock.Instant? = nil) throws -> FollowedFile.Delivery? {
         while true {
             if Task.isCancelled { throw CancellationError() }
+            if stopping.withLock({ $0 }) { return nil }
             takeEvents()
             if let chunk = try readCurrent() ?? readRetired() {
                 publish()
-                return chunk
+                return .chunk(chunk)
             }
             if try moveOn() { continue }
             publish()
@@ -117,8 +131,14 @@ actor Follower {
                 guard polls, case .queued = lookAndQueue() else { return nil }
                 continue
             }
-            try wait(until: nextDeadline(idleEnd: idleEnd))
+            if let caughtUpDeadline, now >= caughtUpDeadline { return .caughtUp }
+            try wait(until: [nextDeadline(idleEnd: idleEnd), caughtUpDeadline].compactMap { $0 }.min())
         }
+    }
+
+    /// Where the follower stands: the generations to read and those left.
+    var checkpoint: FollowedFile.Checkpoint {
+        .init(reading: ([current].compactMap { $0 } + queue).map(\.mark), retired: retired.map(\.mark))
     }
 
     /// Waits for inotify, a signal (cancellation), or `deadline`.

@@ -175,12 +175,6 @@ extension FileSink {
             }
             return
         }
-        let directory = destination.directory
-        let descriptor = try Descriptor.open(directory, O_RDONLY | O_DIRECTORY, system: system)
-        try descriptor.closeAfter(system: system) { () throws(FileError) in
-            do throws(ErrorNumber) { try descriptor.synchronize(system: system) } catch {
-                throw FileError.fsync(path: directory, errno: error)
-            }
-        }
+        try Descriptor.synchronizeDirectory(destination.directory, system: system)
     }
 }

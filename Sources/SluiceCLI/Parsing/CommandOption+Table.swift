@@ -8,7 +8,7 @@ extension CommandOption {
         output, standardOutput, level, threads, threadsDecompress, blockSize, noIndex, test, maxOutput, range, removeSource,
         size, runs, out, design, consumer, sinkRate, chunkSizes, input, spillDirectory,
         decompress, decompressAgain, list, keep, noName, noNameDecompress, name, fast, best, generateCompletionScript, generateManual,
-        append, fromEnd, untilIdle,
+        append, fromEnd, untilIdle, state, syncInterval, gzipOutput,
         recursive, recursiveGzip, archive, followOperands, followAll, followNone, moveSource,
         force, noFsync, verify, verifyGzip, limitRate, reflink, sparse, pipeline, preserve, preserveGzip, chunkSize, capacity, jobs, progress, quiet, verbose, help, version,
     ]
@@ -26,12 +26,12 @@ extension CommandOption {
         long: "stdout", short: "c", abstract: "write to standard output, keep sources", commands: gzip.union([.follow]))
     static let level = CommandOption(
         long: "level", takesDigits: true, value: .required(name: "n", kind: .integer(1...9, noun: "compression level")),
-        abstract: "compression level: 1 fastest, 9 best", defaultValue: "\(CompressionLevel.default)", commands: [.compress])
+        abstract: "compression level: 1 fastest, 9 best", defaultValue: "\(CompressionLevel.default)", commands: [.compress, .follow])
     static let threads = CommandOption(
         long: "threads", short: "p", value: .required(name: "n", kind: .integer(1...1024, noun: "count of threads")),
         abstract: "compress on <n> threads (the output is the same for every <n>)",
         defaultValue: "the processors sluice may run on, as nproc",
-        commands: [.compress])
+        commands: [.compress, .follow])
     static let threadsDecompress = CommandOption(
         long: "threads", short: "p", value: .required(name: "n", kind: .integer(1...1024, noun: "count of threads")),
         abstract: "decompress on <n> threads the files sluice indexed (their segments, each checked against the "
@@ -81,6 +81,19 @@ extension CommandOption {
         long: "until-idle", value: .required(name: "duration", kind: .duration),
         abstract: "stop once nothing has been appended for <duration> (2s, 500ms, 1m; a bare number is seconds); "
             + "exit 0, or 2 if a loss was reported",
+        commands: [.follow])
+    static let state = CommandOption(
+        long: "state", value: .required(name: "path", kind: .path),
+        abstract: "record at each durable point where reading stands and how long <dst> is, and resume from there: "
+            + "nothing lost or repeated after a crash (without it, a follower that stops starts again)",
+        commands: [.follow])
+    static let syncInterval = CommandOption(
+        long: "sync-interval", value: .required(name: "duration", kind: .duration),
+        abstract: "make what was written durable, and record it with --state, at most <duration> after it was written",
+        defaultValue: "1s", commands: [.follow])
+    static let gzipOutput = CommandOption(
+        long: "gzip", short: "z",
+        abstract: "write <dst> gzip-compressed, a member ending at each durable point, so it is a valid gzip file at each",
         commands: [.follow])
 
     // MARK: bench, and its hidden child bench-run

@@ -1,0 +1,93 @@
+import Sluice
+
+extension FollowCommand {
+    /// A command line that cannot be taken up with the state it names.
+    struct StateMismatch: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// What a run takes up: its state file, locked, and the state recorded there (`--state`),
+    /// checked against the command line and the destination before anything is read or written.
+    struct Resumption {
+        var stateFile: FollowStateFile?
+        /// The state recorded at the last durable point; `nil` for a first run.
+        var state: FollowState?
+        /// The state file and the destination, never read as generations of the followed file.
+        var excluded: Set<FileIdentity> = []
+
+        /// Locks the state file (creating it empty) and checks what it records: the same file,
+        /// the same kind of output, and a destination that is the recorded one and holds at
+        /// least the recorded length; without a state, an existing destination needs `--append`.
+        ///
+        /// - Throws: ``FileError`` (the state file, a destination refused), or ``StateMismatch``.
+        static func take(_ request: Request) throws -> Resumption {
+            var resumption = Resumption()
+            if let path = request.statePath {
+                let (file, state) = try FollowStateFile.lock(path)
+                resumption = Resumption(stateFile: file, state: state, excluded: [file.identity])
+            }
+            let existing = try? request.output.map { try FileStatus.of($0) }
+            if let existing { resumption.excluded.insert(existing.identity) }
+            guard let state = resumption.state else {
+                if let output = request.output, existing != nil, !request.appending {
+                    throw FileError(code: .alreadyExists, operation: .open, path: output, reason: "it exists (use --append to append to it)")
+                }
+                return resumption
+            }
+            try check(state, request: request, existing: existing)
+            return resumption
+        }
+
+        private static func check(_ state: FollowState, request: Request, existing: FileStatus?) throws {
+            let statePath = request.statePath!
+            func mismatch(_ text: String) -> StateMismatch { StateMismatch(description: "the state '\(statePath)' \(text)") }
+            guard state.followed == request.file else { throw mismatch("follows '\(state.followed)', not '\(request.file)'") }
+            guard state.isCompressed == (request.shipment.compression != nil) else {
+                throw mismatch(state.isCompressed ? "was written with -z: add it" : "was written without -z")
+            }
+            switch (state.destination, request.output) {
+            case (nil, nil): break
+            case (nil, _?): throw mismatch("was written to standard output: use -c")
+            case (_?, nil): throw mismatch("was written to a file: give it with -o")
+            case (let recorded?, let output?):
+                guard let existing else { throw mismatch("records '\(output)', which is missing: nothing can be resumed into it") }
+                guard existing.identity == recorded.identity else {
+                    throw mismatch("records another file than '\(output)' (it was replaced): nothing can be resumed into it")
+                }
+                guard existing.size >= recorded.length else {
+                    throw mismatch("records \(recorded.length) bytes of '\(output)', which holds \(existing.size): it was cut")
+                }
+            }
+        }
+
+        /// Opens the destination on `executor` (the follower's thread); resuming, cuts it back
+        /// to the recorded length; on a first run with a state, records the starting point.
+        ///
+        /// - Returns: the sink, the file when it is one, and the state to record at each durable point.
+        /// - Throws: ``FileError`` of the open, the cut back or the first record.
+        func openDestination(
+            _ request: Request, followed: FollowedFile, executor: BlockingIOExecutor
+        ) async throws(FileError) -> (sink: any ChunkSink, file: AppendingFileSink?, state: FollowState?) {
+            let isCompressed = request.shipment.compression != nil
+            guard let output = request.output else {
+                let state = FollowState(followed: request.file, destination: nil, isCompressed: isCompressed, checkpoint: followed.checkpoint)
+                if self.state == nil { try stateFile?.store(state) }
+                return (DescriptorSink(), nil, stateFile == nil ? nil : state)
+            }
+            let existed = excluded.count > (stateFile == nil ? 0 : 1)
+            let file = try AppendingFileSink.open(output, appending: request.appending || self.state != nil, executor: executor)
+            followed.exclude(file.identity)  // never its own output, when beside the followed file
+            if let recorded = self.state?.destination {
+                try await file.cutBack(to: recorded.length)
+            } else if !existed, request.shipment.synchronizes {
+                try Descriptor.synchronizeDirectory(output.directory)  // a state never names a file that a crash can take back
+            }
+            guard let stateFile else { return (file, file, nil) }
+            let state = FollowState(
+                followed: request.file, destination: .init(identity: file.identity, length: await file.length), isCompressed: isCompressed,
+                checkpoint: followed.checkpoint)
+            if self.state == nil { try stateFile.store(state) }
+            return (file, file, state)
+        }
+    }
+}
