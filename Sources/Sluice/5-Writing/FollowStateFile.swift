@@ -11,11 +11,13 @@ package struct FollowState: Hashable, Sendable {
     /// A destination file: which one (device and inode) and the length that holds what the
     /// checkpoint says was read.
     package struct Destination: Hashable, Sendable {
+        /// Its name, as given.
+        package var path: Pathname
         package var identity: FileIdentity
         package var length: Int64
 
-        package init(identity: FileIdentity, length: Int64) {
-            (self.identity, self.length) = (identity, length)
+        package init(path: Pathname, identity: FileIdentity, length: Int64) {
+            (self.path, self.identity, self.length) = (path, identity, length)
         }
     }
 
@@ -37,11 +39,11 @@ package struct FollowState: Hashable, Sendable {
     private static let header = "sluice-follow-state 1"
 
     /// The state as text: a line naming the format and its version; `file` and the followed
-    /// name (bytes below 0x21, `%` and 0x7F written `%XX`); `destination` and the device, inode
-    /// and length, or `-`; `gzip` and 0 or 1; then the checkpoint's own lines
+    /// name (bytes below 0x21, `%` and 0x7F written `%XX`); `destination` and the device, inode,
+    /// length and name (so written), or `-`; `gzip` and 0 or 1; then the checkpoint's own lines
     /// (``FollowedFile/Checkpoint/encoded``).
     package var encoded: String {
-        let target = destination.map { "\($0.identity.device) \($0.identity.inode) \($0.length)" } ?? "-"
+        let target = destination.map { "\($0.identity.device) \($0.identity.inode) \($0.length) " + Self.escape($0.path) } ?? "-"
         return Self.header + "\nfile " + Self.escape(followed) + "\ndestination " + target + "\ngzip " + (isCompressed ? "1" : "0")
             + "\n" + checkpoint.encoded
     }
@@ -58,10 +60,10 @@ package struct FollowState: Hashable, Sendable {
             destination = nil
         } else {
             let fields = target.split(separator: " ")
-            guard fields.count == 3, let device = UInt64(fields[0]), let inode = UInt64(fields[1]), let length = Int64(fields[2]),
-                length >= 0
+            guard fields.count == 4, let device = UInt64(fields[0]), let inode = UInt64(fields[1]), let length = Int64(fields[2]),
+                length >= 0, let path = Self.unescape(fields[3])
             else { return nil }
-            destination = Destination(identity: FileIdentity(device: device, inode: inode), length: length)
+            destination = Destination(path: path, identity: FileIdentity(device: device, inode: inode), length: length)
         }
         self.followed = followed
         isCompressed = lines[3] == "gzip 1"

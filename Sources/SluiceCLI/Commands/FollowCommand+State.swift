@@ -50,9 +50,10 @@ extension FollowCommand {
             case (nil, _?): throw mismatch("was written to standard output: use -c")
             case (_?, nil): throw mismatch("was written to a file: give it with -o")
             case (let recorded?, let output?):
-                guard let existing else { throw mismatch("records '\(output)', which is missing: nothing can be resumed into it") }
-                guard existing.identity == recorded.identity else {
-                    throw mismatch("records another file than '\(output)' (it was replaced): nothing can be resumed into it")
+                guard let existing, existing.identity == recorded.identity else {
+                    let now = existing == nil ? "is missing" : "is another file now"
+                    let named = recorded.path == output ? "'\(output)', which \(now)" : "'\(recorded.path)', not '\(output)'"
+                    throw mismatch("was written to \(named): nothing can be resumed into it")
                 }
                 guard existing.size >= recorded.length else {
                     throw mismatch("records \(recorded.length) bytes of '\(output)', which holds \(existing.size): it was cut")
@@ -84,7 +85,7 @@ extension FollowCommand {
             }
             guard let stateFile else { return (file, file, nil) }
             let state = FollowState(
-                followed: request.file, destination: .init(identity: file.identity, length: await file.length), isCompressed: isCompressed,
+                followed: request.file, destination: .init(path: output, identity: file.identity, length: await file.length), isCompressed: isCompressed,
                 checkpoint: followed.checkpoint)
             if self.state == nil { try stateFile.store(state) }
             return (file, file, state)
