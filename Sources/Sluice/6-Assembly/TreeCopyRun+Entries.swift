@@ -11,13 +11,12 @@ extension TreeCopyRun {
         let status = entry.status
         var identity: FileIdentity?
         if tree.keepsHardLinks, status.linkCount > 1, let record {
-            let linked = status.identity
-            if firstNames[linked] != nil {
-                pendingLinks.append(PendingLink(identity: linked, directory: record, name: name, path: path))
+            guard firstNames[status.identity] == nil else {
+                pendingLinks.append((status.identity, record, name))
                 return
             }
-            firstNames[linked] = (record, name)
-            identity = linked
+            firstNames[status.identity] = (record, name)
+            identity = status.identity
         }
         guard status.kind != .regular else {
             return try await submitFile(entry, to: FileLocation(name: name, in: directory, path: path), identity: identity)

@@ -64,7 +64,7 @@ extension TreeCopyRun {
             guard copied.contains(link.identity) else {
                 // Its first name was not copied: a link would reach whatever is at that name.
                 fail(FileError(
-                    code: .io, operation: .linkat, path: link.path,
+                    code: .io, operation: .linkat, path: records[link.directory].path.appending(link.name),
                     reason: "its first name '\(records[first.directory].path.appending(first.name))' was not copied"))
                 continue
             }

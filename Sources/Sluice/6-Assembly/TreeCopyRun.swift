@@ -27,15 +27,6 @@ final class TreeCopyRun {
         var identity: FileIdentity
     }
 
-    /// A name to make a hard link to the first copy of its inode (``firstNames``), after every
-    /// job completed.
-    struct PendingLink {
-        var identity: FileIdentity
-        var directory: Int
-        var name: Pathname
-        var path: Pathname
-    }
-
     /// The copier whose jobs the regular files are; its options say how every entry is written.
     let copier: Copier
     /// Where it goes: ``Copier/treeTarget(source:destination:)``.
@@ -62,7 +53,9 @@ final class TreeCopyRun {
     /// The first destination name of each multiply-linked inode (`st_nlink > 1` only): about
     /// 80 bytes plus the name per inode.
     var firstNames: [FileIdentity: (directory: Int, name: Pathname)] = [:]
-    var pendingLinks: [PendingLink] = []
+    /// The other names of those inodes, each a hard link to make to the first copy once every
+    /// job completed.
+    var pendingLinks: [(identity: FileIdentity, directory: Int, name: Pathname)] = []
     /// The directories (records; `nil` for the target's parent) where a symbolic link, FIFO,
     /// device or socket was made: synced in the final pass, as no file's rename covers them.
     var directoriesWithNodes: Set<Int?> = []
