@@ -73,7 +73,7 @@ extension TreeCopyRun {
                     return nil
                 }
                 failure.map(onFailure)
-                shared.withLock { $0.endJob() }?.resume()
+                shared.withLock { $0.pendingJobs -= 1 }
             })
         // With `-a`, its extended attributes (and ACLs) too, set on its open temporary before
         // its commit point.
@@ -89,7 +89,7 @@ extension TreeCopyRun {
         } catch {
             // Not taken: its completion is never called, and it is no file of the totals.
             if addsToTotal { copier.addToTotal(bytes: -(entry.status.knownSize ?? 0), files: -1) }
-            shared.withLock { $0.endJob() }?.resume()
+            shared.withLock { $0.pendingJobs -= 1 }
             throw error
         }
     }

@@ -8,8 +8,8 @@ import Musl
 /// the walk of the source, whose regular files are jobs of that copier, the chain of
 /// destination directories beside it, and the records the final pass needs.
 ///
-/// Used by one task, on the tree's executor. What the jobs' completions touch (counts, the
-/// jobs still running) is under a lock.
+/// Used by one task, on the tree's executor (a thread of its own, which it blocks). What the
+/// jobs' completions touch (counts, the jobs still running) is under a lock.
 final class TreeCopyRun {
     /// A directory created (or merged into) in the destination, for the final pass.
     /// About 200 bytes plus its name and path per directory.
@@ -37,8 +37,7 @@ final class TreeCopyRun {
     let completesTotal: Bool
     let onOutcome: @Sendable (Copier.Outcome) -> Void
     let onFailure: @Sendable (any Error) -> Void
-    /// What the jobs' completions (on any thread) and the walk both touch.
-    let shared = LockedValue(Shared())
+    let shared = LockedCondition(Shared())
     let warnings = PreservationWarnings()
     let umask: UInt32
     let targetParent: DirectoryHandle
@@ -75,18 +74,6 @@ final class TreeCopyRun {
         var copiedIdentities: Set<FileIdentity> = []
         /// The tree's jobs handed to the copier and not completed yet.
         var pendingJobs = 0
-        /// The task waiting for them to end (``waitForJobs()``).
-        var waiter: CheckedContinuation<Void, Never>?
-
-        /// Counts a job handed over as ended.
-        ///
-        /// - Returns: the waiter to resume, after the last.
-        mutating func endJob() -> CheckedContinuation<Void, Never>? {
-            pendingJobs -= 1
-            guard pendingJobs == 0 else { return nil }
-            defer { waiter = nil }
-            return waiter
-        }
     }
 
     /// Prepares the copy of `source` to `destination` (``Copier/treeTarget(source:destination:)``)
@@ -120,7 +107,7 @@ final class TreeCopyRun {
         copier.waitForReleasedDescriptors(holding: 0)
     }
 
-    /// Waits until every job of this tree handed to the copier has completed; with
+    /// Blocks until every job of this tree handed to the copier has completed; with
     /// ``completesTotal``, first says the copier's totals are complete. A cancelled task
     /// cancels the copier, as ``Copier/copy(_:)`` does, so the files in flight end at once
     /// (nothing of them left) and the wait with them.
@@ -128,14 +115,7 @@ final class TreeCopyRun {
         if completesTotal { copier.totalIsComplete() }
         let (shared, copier) = (shared, copier)
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                let done = shared.withLock { shared -> Bool in
-                    if shared.pendingJobs == 0 { return true }
-                    shared.waiter = waiter
-                    return false
-                }
-                if done { waiter.resume() }
-            }
+            _ = shared.wait { $0.pendingJobs == 0 ? () : nil }
         } onCancel: {
             copier.cancel()
         }
