@@ -137,14 +137,14 @@ extension Copier {
             let run = try TreeCopyRun(
                 copier: self, source: source, destination: destination, tree: options, completesTotal: completesTotal,
                 onOutcome: onOutcome, onFailure: onFailure)
-            do {
-                // A cancellation of this task wakes the walk where it waits for descriptors.
-                try await withTaskCancellationHandler { try await run.walk() } onCancel: { self.wakeWaiters() }
-            } catch {
-                await run.waitForJobs()  // the files handed over wind down (or finish) first
-                throw error
+            // A cancelled task cancels this copier, as copy(_:) does: the walk stops (woken where
+            // it waits for descriptors), and the files in flight end at once, nothing of them left.
+            try await withTaskCancellationHandler {
+                defer { run.waitForJobs() }  // the files handed over wind down (or finish) first
+                try await run.walk()
+            } onCancel: {
+                self.cancel()
             }
-            await run.waitForJobs()
             try Task.checkCancellation()
             // The copier was cancelled by another task: some of the tree's files were never copied.
             if run.shared.withLock({ $0.tally.cancelled }) > 0 { throw CancellationError() }

@@ -108,17 +108,10 @@ final class TreeCopyRun {
     }
 
     /// Blocks until every job of this tree handed to the copier has completed; with
-    /// ``completesTotal``, first says the copier's totals are complete. A cancelled task
-    /// cancels the copier, as ``Copier/copy(_:)`` does, so the files in flight end at once
-    /// (nothing of them left) and the wait with them.
-    func waitForJobs() async {
+    /// ``completesTotal``, first says the copier's totals are complete.
+    func waitForJobs() {
         if completesTotal { copier.totalIsComplete() }
-        let (shared, copier) = (shared, copier)
-        await withTaskCancellationHandler {
-            _ = shared.wait { $0.pendingJobs == 0 ? () : nil }
-        } onCancel: {
-            copier.cancel()
-        }
+        _ = shared.wait { $0.pendingJobs == 0 ? () : nil }
     }
 
     /// Refuses a target whose directory is the source or inside it: each directory from the
