@@ -23,20 +23,17 @@ extension TreeCopyRun {
         }
         // A symbolic link (its target as bytes) or a FIFO, device or socket (`mknodat(2)`).
         do {
-            let counted: WritableKeyPath<Copier.TreeReport, Int>
             if status.kind == .symbolicLink {
                 let target = try entry.parent.linkTarget(of: entry.name)
                 try replacingExisting(name, in: directory) { try directory.makeSymbolicLink(name, target: target) }
-                counted = \.symbolicLinks
             } else {
                 let mode = Self.typeBits(status.kind) | mode_t(status.permissions & 0o7777)
                 try replacingExisting(name, in: directory) { try directory.makeNode(name, mode: mode, device: status.representedDevice) }
-                counted = \.specialFiles
             }
             directoriesWithNodes.insert(record)
             shared.withLock {
                 if let identity { $0.copiedIdentities.insert(identity) }
-                $0.tally[keyPath: counted] += 1
+                if status.kind == .symbolicLink { $0.tally.symbolicLinks += 1 } else { $0.tally.specialFiles += 1 }
             }
             if sink.preservesAttributes { try apply(status, attributes: attributes(of: entry), to: .entry(name, in: directory)) }
         } catch {
