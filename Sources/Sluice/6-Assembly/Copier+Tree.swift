@@ -135,12 +135,15 @@ extension Copier {
         // The walk's and the directories' system calls: on a thread of the tree's own.
         try await withTaskExecutorPreference(BlockingIOExecutor(label: "sluice.tree-copy")) {
             let run = try TreeCopyRun(
-                copier: self, source: source, destination: destination, tree: options, completesTotal: completesTotal,
-                onOutcome: onOutcome, onFailure: onFailure)
+                copier: self, source: source, destination: destination, tree: options, onOutcome: onOutcome, onFailure: onFailure)
             // A cancelled task cancels this copier, as copy(_:) does: the walk stops (woken where
             // it waits for descriptors), and the files in flight end at once, nothing of them left.
             try await withTaskCancellationHandler {
-                defer { run.waitForJobs() }  // the files handed over wind down (or finish) first
+                // However the walk ended, the files handed over wind down (or finish) first.
+                defer {
+                    if completesTotal { self.totalIsComplete() }
+                    run.waitForJobs()
+                }
                 try await run.walk()
             } onCancel: {
                 self.cancel()

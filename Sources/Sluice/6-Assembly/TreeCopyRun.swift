@@ -33,8 +33,6 @@ final class TreeCopyRun {
     let target: Pathname
     /// What is followed, and hard links kept.
     let tree: Copier.TreeOptions
-    /// Whether the end of the walk completes the totals of the copier's progress.
-    let completesTotal: Bool
     let onOutcome: @Sendable (Copier.Outcome) -> Void
     let onFailure: @Sendable (any Error) -> Void
     let shared = LockedCondition(Shared())
@@ -82,13 +80,12 @@ final class TreeCopyRun {
     /// - Throws: ``FileError`` when nothing can be copied: the source cannot be read, the
     ///   target's directory cannot be opened, or the target is inside the source.
     init(
-        copier: Copier, source: Pathname, destination: Pathname, tree: Copier.TreeOptions, completesTotal: Bool,
+        copier: Copier, source: Pathname, destination: Pathname, tree: Copier.TreeOptions,
         onOutcome: @escaping @Sendable (Copier.Outcome) -> Void, onFailure: @escaping @Sendable (any Error) -> Void
     ) throws {
         self.copier = copier
         self.target = Copier.treeTarget(source: source, destination: destination)
         self.tree = tree
-        self.completesTotal = completesTotal
         self.onOutcome = onOutcome
         self.onFailure = onFailure
         self.umask = Self.currentUmask()
@@ -107,10 +104,8 @@ final class TreeCopyRun {
         copier.waitForReleasedDescriptors(holding: 0)
     }
 
-    /// Blocks until every job of this tree handed to the copier has completed; with
-    /// ``completesTotal``, first says the copier's totals are complete.
+    /// Blocks until every job of this tree handed to the copier has completed.
     func waitForJobs() {
-        if completesTotal { copier.totalIsComplete() }
         _ = shared.wait { $0.pendingJobs == 0 ? () : nil }
     }
 
