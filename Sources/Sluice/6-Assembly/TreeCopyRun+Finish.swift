@@ -130,20 +130,17 @@ extension TreeCopyRun {
 
 /// The directories the final pass changed (hard links made in them, attributes set, a new
 /// directory's name in its parent), made durable once the pass is done: one `fsync(2)` for a
-/// file system where it changed one directory, else one `syncfs(2)` of that file system. On a
-/// journaled file system each `fsync(2)` of a directory waits for a commit of the journal: 79
-/// of them took 145 ms of a 450 ms durable copy of `benchmarks/tree-copy.sh`'s tree, where one
-/// `syncfs(2)` commits them all at once (<doc:DurabilityOfManyFiles>). Nothing in the pass
-/// depends on an earlier step being durable, so syncing at its end changes no order that a
-/// crash could show.
+/// file system where it changed one directory, else one `syncfs(2)` of that file system, one
+/// journal commit for all of them where each `fsync(2)` would wait for one (the measurement is
+/// in <doc:Trees>, "What is durable when the command returns"). Nothing in the pass depends on
+/// an earlier step being durable, so syncing at its end changes no order that a crash could show.
 ///
 /// Only on the local file systems whose `syncfs(2)` the file batches trust as well
-/// (`Copier.checksPagesOfItsFiles(_:)`: ext4, XFS, Btrfs, bcachefs, tmpfs). Elsewhere (FUSE, whose
-/// `syncfs(2)` may not reach the daemon; overlayfs; network file systems), and for a directory
-/// whose file system cannot be told, each directory is `fsync(2)`ed when it is recorded, as
-/// before. Where the `syncfs(2)` fails (it may report another program's write-back error),
-/// each directory recorded on that file system is reopened and `fsync(2)`ed, and only those
-/// failures are reported.
+/// (`Copier.checksPagesOfItsFiles(_:)`). Elsewhere (FUSE, whose `syncfs(2)` may not reach the
+/// daemon; overlayfs; network file systems), and for a directory whose file system cannot be
+/// told, each directory is `fsync(2)`ed when it is recorded. Where the `syncfs(2)` fails (it
+/// may report another program's write-back error), each directory recorded on that file system
+/// is reopened and `fsync(2)`ed, and only those failures are reported.
 ///
 /// Holds one directory open per file system (to sync it through), not one per directory.
 struct DirectoriesToSync {
