@@ -1,10 +1,11 @@
 /// A type-erased ``ChunkSink``, so one pipeline type serves files, descriptors and any sink
 /// (a ``Copier`` job's ``Copier/Job/Destination``, the `sluice` command's standard output and
 /// `--test`). It reads back only what its base can (a ``FileSink``); any other base answers
-/// `nil`, and a copy that verifies is then committed unverified.
+/// `nil`, and a copy that verifies is then committed unverified. It takes a transform's patch
+/// only where its base does (a ``FileSink`` writing a temporary file).
 ///
 /// Concurrency contract: its base's; every call is forwarded as it comes.
-package struct AnyChunkSink: ReadBackSink {
+package struct AnyChunkSink: ReadBackSink, PatchableSink {
     private let base: any ChunkSink
 
     /// Wraps `base`.
@@ -23,6 +24,12 @@ package struct AnyChunkSink: ReadBackSink {
     package func commit() async throws { try await base.commit() }
 
     package func abort() async { await base.abort() }
+
+    package var acceptsPatches: Bool {
+        get async { await (base as? any PatchableSink)?.acceptsPatches ?? false }
+    }
+
+    package func apply(_ patch: OutputPatch) async throws { try await (base as? any PatchableSink)?.apply(patch) }
 }
 
 /// A type-erased sequence of ``Chunk``: a ``Copier`` job's chunk source

@@ -187,6 +187,41 @@ struct CopierJobTests {
         #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 <= $1 }, "\(seen)")
     }
 
+    /// A transform that reserves a gzip index gets its index patched into a file destination
+    /// whatever the job reads: a descriptor or a chunk sequence gives the same indexed member as
+    /// a file does (the index used to be left reserved, unfilled, when the file sink was reached
+    /// through the type-erased sink of a job that is not file to file).
+    @Test func anIndexReservedByTheTransformIsPatchedWhateverTheSource() async throws {
+        try await withScratchDirectory { scratch in
+            let input = CopierTests.content(5, size: 5 << 20)
+            try writeFile(scratch.appending("in"), input)
+            let transform: TransformFactory = {
+                ParallelGzipEncoder(
+                    level: .default, threadCount: 2, blockSize: 256 << 10, outputChunkSize: 64 << 10, maximumBlocksInFlight: nil,
+                    indexing: .accessPoints(inputSize: Int64(input.count), reservesIndex: true))
+            }
+            let opened = try Descriptor.open(scratch.appending("in"), O_RDONLY)
+            defer { close(opened.rawValue) }
+            let copier = Copier()
+            _ = try await copier.copy(.init(from: .file(scratch.appending("in")), to: .file(scratch.appending("file.gz")), transform: transform))
+            _ = try await copier.copy(.init(
+                from: .descriptor(opened, name: "descriptor"), to: .file(scratch.appending("descriptor.gz")),
+                transform: transform))
+            _ = try await copier.copy(.init(
+                from: .chunks(Self.chunks(of: input), name: "list"), to: .file(scratch.appending("chunks.gz")), transform: transform))
+            _ = await copier.finish()
+            let expected = try readFile(scratch.appending("file.gz"))
+            #expect(GzipIndexTests.index(of: expected).index != nil)
+            #expect(try await drive(GzipDecoder(), expected, chunkSize: 1 << 20).output == input)
+            for name: Pathname in ["descriptor.gz", "chunks.gz"] {
+                let member = try readFile(scratch.appending(name))
+                #expect(GzipIndexTests.index(of: member).index != nil, "\(name)")
+                let isSame = member == expected
+                #expect(isSame, "\(name)")
+            }
+        }
+    }
+
     /// A job's public names are where a file job reads and writes: setting them after the
     /// initializer retargets the job (they used to be names only, the job copying the first paths).
     @Test func settingAFileJobsPathsRetargetsIt() async throws {
