@@ -217,8 +217,21 @@ extension Copier {
     /// Whether `job` writes a durable file: such a file holds its descriptors until its
     /// batch's sync.
     func writesDurableFile(_ job: Job) -> Bool {
-        guard case .file = job.output else { return false }
-        return writing(job).synchronizes
+        job.writesFile && writing(job).synchronizes
+    }
+}
+
+extension Copier.Job {
+    /// Whether the job writes a file (not a sink of the caller's).
+    var writesFile: Bool {
+        if case .file = output { true } else { false }
+    }
+
+    /// Whether the job copies a file to a file without a transform: by the path one file would
+    /// take (a clone, `copy_file_range(2)`, the pipeline).
+    var copiesFileToFile: Bool {
+        guard transform == nil, case .file = input.kind else { return false }
+        return writesFile
     }
 }
 

@@ -53,10 +53,9 @@ extension Copier {
     }
 
     /// After the sink's commit or seal: `sealed`, the file its seal gave (``FileSink/seal()``),
-    /// for the batch, else the commit (the attributes refused and the
-    /// directory's record are recorded here, on the sink's thread). `replaces`: whether the sink wrote a temporary file to
-    /// rename over the destination (read before the commit, which ends it), not a destination
-    /// in place.
+    /// for the batch, else the commit (the attributes refused and the directory's record are
+    /// recorded here, on the sink's thread). `replaces`: whether the sink wrote a temporary file
+    /// to rename over the destination (read before the commit, which ends it).
     func finishCommit(_ item: Indexed, sink: isolated FileSink, sealed: SealedFile?, report: CopyReport, replaces: Bool) -> Copied {
         let refusals = sink.attributeRefusals
         var warnings = sink.warnings
@@ -77,112 +76,83 @@ extension Copier {
         return .committed(Committed(report: report, warnings: warnings, isDurableOnceDirectorySynced: durable))
     }
 
-    /// Opens the source and the destination, and copies by the path one file would take, with
-    /// the reader, the sink and the progress forwarding all on `executor`. A job from or to
-    /// something else than a file runs the pipeline (``copyThroughPipeline(_:share:on:)``).
+    /// Opens the source and the destination and copies, with the reader, the sink and the
+    /// progress forwarding all on `executor` (a descriptor's reads on a thread of their own): a
+    /// file to a file without a transform by the path one file would take (in one step, or
+    /// `RegularFileCopy`), any other job through the pipeline. A file destination is committed
+    /// as any of the copier's files, a caller's sink by its own commit (or aborted here if the
+    /// copy never ran).
     private func copy(_ item: Indexed, share: PipelineShare, on executor: BlockingIOExecutor) async throws -> Copied {
-        guard case .file = item.job.input.kind, case .file = item.job.output else {
-            return try await copyThroughPipeline(item, share: share, on: executor)
-        }
         try Task.checkCancellation()
-        let copyOptions = copyOptions(of: item.job, share: share)
-        if let copied = try await copySmallFile(item, copyOptions: copyOptions, share: share, on: executor) { return copied }
-        let chunks = try await openFile(of: item.job, chunkSize: share.chunkSize, copyOptions: copyOptions, on: executor)
-        tracker.sized(index: item.progressIndex, bytes: chunks.status.knownSize)
-        let sink = try await createFileSink(of: item.job, source: chunks.status, on: executor)
-        let replaces = await sink.replacesDestination
-        let sealing = joinsSyncBatch(item.job) ? SealedFileSlot(sink) : nil
-        var report: CopyReport
-        if let transform = item.job.transform {
-            let copy = Pipeline(
-                from: chunks, to: sink, totalBytes: chunks.expectedSize, options: copyOptions.pipeline, transform: transform
-            ).sealing(into: sealing)
-            report = try await run(copy.run, publishingTo: copy.progress, item, source: chunks.status, share, on: executor)
-        } else {
-            let copy = RegularFileCopy(from: chunks, to: sink, options: copyOptions, sealingInto: sealing)
-            report = try await run(copy.run, publishingTo: copy.progress, item, source: chunks.status, share, on: executor)
+        let job = item.job
+        let copyOptions = copyOptions(of: job, share: share)
+        if job.copiesFileToFile, let copied = try await copySmallFile(item, copyOptions: copyOptions, share: share, on: executor) {
+            return copied
         }
-        report.note(sourceChange: chunks.changeSinceOpen(), opened: chunks.status)
+        let (chunks, sink): (FileChunks?, FileSink?)
+        do {
+            chunks = try await openSource(of: job, chunkSize: share.chunkSize, copyOptions: copyOptions, on: executor)
+            tracker.sized(index: item.progressIndex, bytes: chunks?.status.knownSize)
+            sink = job.writesFile ? try await createFileSink(of: job, source: chunks?.status, on: executor) : nil
+        } catch {
+            if case .sink(let other, _) = job.output { await other.abort() }
+            throw error
+        }
+        let replaces = await sink?.replacesDestination ?? false
+        let sealing = sink.flatMap { joinsSyncBatch(job) ? SealedFileSlot($0) : nil }
+        var report = try await transfer(item, from: chunks, to: sink, copyOptions: copyOptions, sealing: sealing, share, on: executor)
+        if let chunks { report.note(sourceChange: chunks.changeSinceOpen(), opened: chunks.status) }
+        guard let sink else { return .committed(Committed(report: report, warnings: [], isDurableOnceDirectorySynced: false)) }
         // On the sink's thread: the hook may block, and a full batch of directories is synced by
         // the record that fills it.
         return await finishCommit(item, sink: sink, sealed: sealing?.take(), report: report, replaces: replaces)
     }
 
-    /// Copies a job whose source or destination is not a file through the pipeline: a file or a
-    /// descriptor is read by ``FileChunks`` (its reads on the file's thread), a chunk sequence
-    /// as it comes; a file destination is committed as any of the copier's files, a sink by
-    /// its own commit.
-    private func copyThroughPipeline(_ item: Indexed, share: PipelineShare, on executor: BlockingIOExecutor) async throws -> Copied {
-        let copyOptions = copyOptions(of: item.job, share: share)
-        let (chunks, sink, replaces): (FileChunks?, FileSink?, Bool)
-        do {
-            (chunks, sink, replaces) = try await openThroughPipeline(item.job, share: share, copyOptions: copyOptions, on: executor)
-        } catch {
-            // The pipeline never ran, so never aborted it: a caller's sink is aborted here.
-            if case .sink(let other, _) = item.job.output { await other.abort() }
-            throw error
+    /// Runs `item`'s copy from `chunks` (`nil` for a chunk sequence) to `sink` (`nil` for the
+    /// caller's sink), up to its commit or its seal into `sealing`.
+    private func transfer(
+        _ item: Indexed, from chunks: FileChunks?, to sink: FileSink?, copyOptions: RegularFileCopy.Options, sealing: SealedFileSlot?,
+        _ share: PipelineShare, on executor: BlockingIOExecutor
+    ) async throws -> CopyReport {
+        let job = item.job
+        if job.copiesFileToFile, let chunks, let sink {
+            let copy = RegularFileCopy(from: chunks, to: sink, options: copyOptions, sealingInto: sealing)
+            return try await run(copy.run, publishingTo: copy.progress, item, source: chunks.status, share, on: executor)
         }
-        tracker.sized(index: item.progressIndex, bytes: chunks?.status.knownSize)
-        let sealing = sink.flatMap { joinsSyncBatch(item.job) ? SealedFileSlot($0) : nil }
         let destination: AnyChunkSink
-        switch item.job.output {
+        switch job.output {
         case .sink(let other, _): destination = AnyChunkSink(other)
         case .file: destination = AnyChunkSink(sink!)
         }
-        var report: CopyReport
-        switch item.job.input.kind {
-        case .chunks(let sequence, _):
-            let copy = Pipeline(
-                from: sequence, to: destination, totalBytes: nil, options: copyOptions.pipeline,
-                transform: item.job.transform
-            ).sealing(into: sealing)
-            report = try await run(copy.run, publishingTo: copy.progress, item, source: chunks?.status, share, on: executor)
-        case .file, .descriptor:
-            let copy = Pipeline(
-                from: chunks!, to: destination, totalBytes: chunks!.expectedSize, options: copyOptions.pipeline,
-                transform: item.job.transform
-            ).sealing(into: sealing)
-            report = try await run(copy.run, publishingTo: copy.progress, item, source: chunks?.status, share, on: executor)
+        if case .chunks(let sequence, _) = job.input.kind {
+            let copy = Pipeline(from: sequence, to: destination, totalBytes: nil, options: copyOptions.pipeline, transform: job.transform)
+            return try await run(copy.sealing(into: sealing).run, publishingTo: copy.progress, item, source: nil, share, on: executor)
         }
-        if let chunks { report.note(sourceChange: chunks.changeSinceOpen(), opened: chunks.status) }
-        guard let sink else { return .committed(Committed(report: report, warnings: [], isDurableOnceDirectorySynced: false)) }
-        return await finishCommit(item, sink: sink, sealed: sealing?.take(), report: report, replaces: replaces)
+        let copy = Pipeline(
+            from: chunks!, to: destination, totalBytes: chunks!.expectedSize, options: copyOptions.pipeline, transform: job.transform)
+        return try await run(copy.sealing(into: sealing).run, publishingTo: copy.progress, item, source: chunks!.status, share, on: executor)
     }
 
-    /// Opens the source of a job through the pipeline (a file or a descriptor: its reader;
-    /// a chunk sequence: `nil`) and its destination file (`nil` for a sink), and whether that
-    /// file replaces its destination.
-    private func openThroughPipeline(
-        _ job: Job, share: PipelineShare, copyOptions: RegularFileCopy.Options, on executor: BlockingIOExecutor
-    ) async throws -> (FileChunks?, FileSink?, Bool) {
-        try Task.checkCancellation()
-        let chunks: FileChunks?
-        switch job.input.kind {
-        case .file: chunks = try await openFile(of: job, chunkSize: share.chunkSize, copyOptions: copyOptions, on: executor)
-        // A read of a pipe may wait without end: on a thread of its own, not the file's slot.
-        case .descriptor(let descriptor, let name):
-            chunks = try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
-                try await FileChunks.open(
-                    name, descriptor: descriptor, ownsDescriptor: false, chunkSize: share.chunkSize,
-                    findsHoles: copyOptions.findsHoles, takesLongHoles: true, system: .live)
-            }
-        case .chunks: chunks = nil
-        }
-        guard case .file = job.output else { return (chunks, nil, false) }
-        let sink = try await createFileSink(of: job, source: chunks?.status, on: executor)
-        return (chunks, sink, await sink.replacesDestination)
-    }
-
-    /// Opens `job`'s source file at its location; out of descriptors, it waits while the
-    /// engine releases some of its own.
-    private func openFile(
+    /// Opens `job`'s source: a file at its location, a descriptor (its reads on a thread of
+    /// its own: a read of a pipe may wait without end); `nil` for a chunk sequence. Out of
+    /// descriptors, it waits while the engine releases some of its own.
+    private func openSource(
         of job: Job, chunkSize: Int, copyOptions: RegularFileCopy.Options, on executor: BlockingIOExecutor
-    ) async throws -> FileChunks {
+    ) async throws -> FileChunks? {
         try await DescriptorBudget.retrying(whileReleasing: { waitForReleasedDescriptors(holding: 1) }) {
-            try await FileChunks.open(
-                at: job.sourceLocation, followsLinks: job.followsLinks, chunkSize: chunkSize,
-                findsHoles: copyOptions.findsHoles, takesLongHoles: true,
-                executor: options.overlapsReadsAndWrites ? nil : executor, system: system)
+            switch job.input.kind {
+            case .file:
+                try await FileChunks.open(
+                    at: job.sourceLocation, followsLinks: job.followsLinks, chunkSize: chunkSize,
+                    findsHoles: copyOptions.findsHoles, takesLongHoles: true,
+                    executor: options.overlapsReadsAndWrites ? nil : executor, system: system)
+            case .descriptor(let descriptor, let name):
+                try await FileChunks.open(
+                    name, descriptor: descriptor, ownsDescriptor: false, chunkSize: chunkSize,
+                    findsHoles: copyOptions.findsHoles, takesLongHoles: true, system: .live)
+            case .chunks:
+                nil
+            }
         }
     }
 

@@ -1,9 +1,9 @@
 /// The slots of ``Copier``: each takes the next job itself when it ends a file.
 extension Copier {
     /// One slot: takes jobs until ``intake`` ends (or is cancelled: what is buffered is never
-    /// started), each once there is room for it (a durable file only while fewer than
-    /// ``durableWidth`` files are in flight, waited for before the next slot may take a job, so
-    /// jobs start in order and one at most waits) and its share of the budget.
+    /// started), each once there is room for it (``StateMachine/admit(durable:)``, waited for
+    /// before the next slot may take a job, so jobs start in order and one at most waits) and
+    /// its share of the budget.
     func serve(
         _ jobs: BoundedChannel<Indexed>.SharedIterator, on executor: BlockingIOExecutor, batch: SyncBatch, share: Int
     ) async {
@@ -43,8 +43,7 @@ extension Copier {
     }
 
     /// Takes `item` from the jobs waiting and, unless the engine was cancelled, counts it in
-    /// flight once it fits (a durable file within ``durableWidth``: it may hold a directory to
-    /// sync; other files always fit, one per slot).
+    /// flight once it fits (``StateMachine/admit(durable:)``).
     private func take(_ item: Indexed) async -> Machine.Taking {
         let taking = state.withLock { $0.take(item.index) }
         guard case .taken = taking else { return taking }

@@ -116,9 +116,6 @@ public final class Copier: Sendable {
     /// The files in flight at most: ``Options/width``, within the process's
     /// `DescriptorBudget.filesInFlightWithoutSync`.
     let width: Int
-    /// The durable files in flight at most: ``width``, within the process's
-    /// `DescriptorBudget.filesInFlight` (a durable file may hold a directory to sync).
-    let durableWidth: Int
     /// The system calls of the files' sources and sinks (a test's, to script the kernel's
     /// paths); ``SystemCalls/live`` otherwise. A file of one chunk's sink uses the live ones.
     let system: SystemCalls
@@ -196,7 +193,8 @@ public final class Copier: Sendable {
         self.system = system
         self.observer = observer
         width = min(options.width, DescriptorBudget.current.filesInFlightWithoutSync)
-        durableWidth = min(width, DescriptorBudget.current.filesInFlight)
+        // A durable file may hold a directory to sync: fewer of them may be in flight.
+        let durableWidth = min(width, DescriptorBudget.current.filesInFlight)
         state = LockedCondition(Machine(durableWidth: durableWidth, patience: .milliseconds(options.descriptorWaitMilliseconds)))
         let budget = ByteBudget(limit: options.byteBudget)
         self.budget = budget
@@ -331,11 +329,7 @@ public final class Copier: Sendable {
         if state.withLock({ $0.isCancelled }) { batch.cancel() }
         await batch.finish()
         state.withLock { $0.batch = nil }
-        await failLeftovers()
-    }
-
-    /// Cancelled: fails, in the order they were submitted, the jobs handed over and never started.
-    private func failLeftovers() async {
+        // Cancelled: the jobs handed over and never started fail, in the order they were submitted.
         for item in state.withLock({ $0.takeLeftovers() }) {
             await fail(item, CancellationError())
         }
