@@ -6,7 +6,7 @@ extension Copier {
     /// - Returns: the file sealed, for its sync batch (``SyncBatch``) to rename; `nil` once
     ///   it is completed (renamed into place, or failed).
     func run(taking held: LockedValue<Indexed?>, _ share: PipelineShare, on executor: BlockingIOExecutor) async -> SyncBatch.Entry? {
-        let item = Self.take(held)
+        let item = held.take(leaving: nil)!
         tracker.started(index: item.progressIndex, file: item.job.source)
         let result: Result<Committed, any Error>
         do {
@@ -33,7 +33,7 @@ extension Copier {
     /// `fsync(2)` of its own: a durable copy without `--verify` (which reads back after its own
     /// sync).
     func joinsSyncBatch(_ job: Job) -> Bool {
-        options.batchesSyncs && writing(job).synchronizes && !verifiesOutput(of: job)
+        options.batchesSyncs && writing(job).synchronizes && !(job.copyOptions ?? options.copy).pipeline.verifiesOutput
     }
 
     /// The sink options of `job`'s file: the engine's ``Options/sink`` (a tree's own, inside

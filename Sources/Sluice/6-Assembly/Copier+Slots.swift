@@ -15,7 +15,7 @@ extension Copier {
             case .gone: continue
             case .cancelled:
                 // Handed over before the cancellation, delivered after it: never started.
-                await fail(Self.take(held), CancellationError())
+                await fail(held.take(leaving: nil)!, CancellationError())
                 continue
             case .taken: break
             }
@@ -24,7 +24,7 @@ extension Copier {
                 try await budget.acquire(piece.bytes)
             } catch {
                 state.withLock { $0.drop(admitted: true) }?.resume()
-                await fail(Self.take(held), error)
+                await fail(held.take(leaving: nil)!, error)
                 continue
             }
             state.withLock { $0.start() }
@@ -57,11 +57,14 @@ extension Copier {
         return taking
     }
 
-    /// The job `held` holds, taken out of it.
-    static func take(_ held: LockedValue<Indexed?>) -> Indexed {
-        held.withLock { item in
-            defer { item = nil }
-            return item!
+}
+
+extension LockedValue where Value: Sendable {
+    /// The value, replaced by `empty`: what a box hands over once, so that it holds it no longer.
+    func take(leaving empty: Value) -> Value {
+        withLock { value in
+            defer { value = empty }
+            return value
         }
     }
 }

@@ -11,10 +11,8 @@ extension Copier {
     /// their data and attributes, still open. The engine makes them durable together, by one
     /// `syncfs(2)` per file system instead of one `fsync(2)` per file (each of which, on a
     /// journaled file system, waits for a commit of the journal and a flush of the device's
-    /// cache), then checks each file's own write-back with `sync_file_range(2)` (which writes
-    /// nothing more by then, and flushes no cache; an `fsync(2)` on FUSE), closes and renames
-    /// it (``Copier/commit(_:of:)``), on a thread of the batch's own while the next files
-    /// copy.
+    /// cache), and renames them (``Copier/commit(_:of:)``), on a thread of the batch's own while
+    /// the next files copy.
     ///
     /// A batch is committed once it holds ``maximumFiles`` files or ``maximumBytes`` bytes,
     /// ``maximumWait`` after its first file was sealed (so a file never waits on another that
@@ -34,8 +32,7 @@ extension Copier {
             var warnings: [StageWarning]
         }
 
-        /// The most bytes written and waiting for one `syncfs(2)` (dirty in the page cache, not
-        /// in Sluice's memory).
+        /// The most bytes written and waiting for one `syncfs(2)` (dirty in the page cache).
         static let maximumBytes: Int64 = 256 << 20
 
         /// The most files waiting for one `syncfs(2)`: half of ``maximumPending``.
@@ -50,19 +47,13 @@ extension Copier {
         /// has the batch so far committed first.
         let maximumDirectories: Int
 
-        /// ``maximumPending`` for the process's ``DescriptorBudget``.
-        static var pendingForBudget: Int {
-            let sealed = DescriptorBudget.current.sealedFiles
-            return sealed > 0 ? sealed : 256
-        }
-
         /// The wait after a batch of one or two files: files that come one at a time (a slow
         /// source, `--limit-rate`) share a `syncfs(2)` per 50 ms, not one each (500 files of
         /// 3 KB at 300 KB/s: 470 `syncfs(2)` calls with the short wait alone, 86 with 50 ms).
         static let slowWait = Duration.milliseconds(50)
 
-        /// The longest a sealed file waits for its batch to fill (5 ms by default:
-        /// ``Options``), or ``slowWait`` after a batch of one or two files.
+        /// The longest a sealed file waits for its batch to fill (the copier's
+        /// ``Options/syncBatchWaitMilliseconds``), or ``slowWait`` after a batch of one or two files.
         let maximumWait: Duration
 
         private struct State {
@@ -87,7 +78,6 @@ extension Copier {
         /// batch (``Copier/Options/batchesSyncs`` off, `--no-fsync`) starts none.
         private let startedExecutor = LockedValue<BlockingIOExecutor?>(nil)
 
-        /// The batch's thread, started at the first call.
         private var executor: BlockingIOExecutor {
             startedExecutor.withLock { started in
                 if let started { return started }
@@ -96,30 +86,22 @@ extension Copier {
                 return executor
             }
         }
-        /// Makes a batch durable and renames it, or, after ``cancel()``, removes it
-        /// (``Copier/commit(_:of:)``): on the batch's thread.
-        private let commit: @Sendable (_ entries: [Entry], _ batch: SyncBatch) -> Void
-        /// Called on the batch's thread once a batch's entries are released (their
-        /// directories' descriptors closed, unless held elsewhere), before ``pendingCount``
-        /// drops: a file waiting for descriptors tries again then, not when the files complete.
-        private let released: @Sendable () -> Void
+        /// The engine whose sealed files the batch holds: it makes each batch durable and
+        /// renames it, or, after ``cancel()``, removes it (``Copier/commit(_:of:)``), on the
+        /// batch's thread. Held strongly until the engine's worker drops the batch.
+        private let copier: Copier
 
-        init(
-            maximumWait: Duration, maximumPending: Int = pendingForBudget,
-            maximumDirectories: Int = DescriptorBudget.current.directoriesToSync,
-            released: @escaping @Sendable () -> Void = {},
-            commit: @escaping @Sendable (_ entries: [Entry], _ batch: SyncBatch) -> Void
-        ) {
+        /// A batch for `copier`'s files, within the process's ``DescriptorBudget``.
+        init(for copier: Copier) {
+            let sealed = DescriptorBudget.current.sealedFiles
+            maximumPending = sealed > 0 ? sealed : 256
             precondition(maximumPending >= 2, "maximumPending must be at least 2")
-            self.maximumWait = maximumWait
-            self.maximumPending = maximumPending
-            self.maximumDirectories = max(1, maximumDirectories)
             maximumFiles = maximumPending / 2
-            self.commit = commit
-            self.released = released
+            maximumDirectories = max(1, DescriptorBudget.current.directoriesToSync)
+            maximumWait = .milliseconds(copier.options.syncBatchWaitMilliseconds)
+            self.copier = copier
         }
 
-        /// Whether ``cancel()`` was called.
         var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
         /// The files sealed and not yet let go (committed or removed, and released).
@@ -167,7 +149,7 @@ extension Copier {
             if let deadline {
                 // A timed wait of the batch's own thread (no descriptor, no Dispatch timer), in
                 // order with finish() and the full batches. It holds the batch (and its engine,
-                // whose commit closure the batch holds) until the deadline or finish(), which
+                // which the batch holds) until the deadline or finish(), which
                 // drops it: not weakly, because a weak reference still pending when the process
                 // exits is reported as a leak by LeakSanitizer (its side table is reached only
                 // through a tagged pointer).
@@ -213,28 +195,15 @@ extension Copier {
         /// A batch taken for its commit. It holds the entries until the batch's thread takes
         /// them, so that once committed they are released there, at a known point, and not
         /// whenever the last copy held by a caller or a closure goes.
-        final class Taken: Sendable {
-            private let entries: LockedValue<[Entry]>
-
-            init(_ entries: [Entry]) {
-                self.entries = LockedValue(entries)
-            }
-
-            /// The entries; the batch holds them no longer. Called once.
-            func take() -> [Entry] {
-                entries.withLock { entries in
-                    defer { entries = [] }
-                    return entries
-                }
-            }
-        }
+        typealias Taken = LockedValue<[Entry]>
 
         private func schedule(_ taken: Taken) {
             executor.execute { [self] in run(taken) }
         }
 
         /// Commits a batch on the batch's thread, releases its entries, then lets files that
-        /// wait for descriptors try again and waiting appends through.
+        /// wait for descriptors try again (once the entries, which hold their directories'
+        /// descriptors, are released, not when the files complete) and waiting appends through.
         private func run(_ taken: Taken) {
             let count = commit(taken)
             released()
@@ -250,11 +219,16 @@ extension Copier {
             for waiter in waiters { waiter.resume() }
         }
 
+        /// Tells the engine that a batch let its files go (``StateMachine/batchReleased()``).
+        private func released() {
+            copier.state.withLock { $0.batchReleased() }
+        }
+
         /// Commits the entries `taken` holds and returns their count; they are released when
         /// it returns.
         private func commit(_ taken: Taken) -> Int {
-            let entries = taken.take()
-            commit(entries, self)
+            let entries = taken.take(leaving: [])
+            copier.commit(entries, of: self)
             return entries.count
         }
 

@@ -295,22 +295,12 @@ public final class Copier: Sendable {
 
     /// Runs the files on ``Options/width`` slots, each a task on one `BlockingIOExecutor`
     /// started here once for the engine, that takes jobs from ``intake`` itself
-    /// (``serve(_:on:batch:share:)``).
-    ///
-    /// A slot's file has its reader, its sink and its stages on that thread, so a chunk goes
-    /// from the read to the write without waking another thread, and a slot that ends a file
-    /// takes the next one waiting there, on the same thread, without waking any. The threads end
-    /// when this returns (the executors are released once their last job has run). A file that
-    /// comes back sealed joins the ``SyncBatch`` at once, committed on the batch's thread; its
-    /// slot takes the next file meanwhile.
+    /// (``serve(_:on:batch:share:)``); a file that comes back sealed joins the ``SyncBatch``.
+    /// The threads end when this returns (the executors are released once their last job has
+    /// run).
     private func work() async {
         let share = options.byteBudget / width
-        let batch = SyncBatch(
-            maximumWait: .milliseconds(options.syncBatchWaitMilliseconds),
-            released: { self.state.withLock { $0.batchReleased() } }
-        ) { entries, batch in
-            self.commit(entries, of: batch)
-        }
+        let batch = SyncBatch(for: self)
         if state.withLock({ state in
             state.batch = batch
             return state.isCancelled
@@ -356,11 +346,6 @@ public final class Copier: Sendable {
         // pipeline: one call instead of a reader, a channel and a sink.
         copyOptions.kernelCopyLimit = max(copyOptions.kernelCopyLimit, Int64(share.chunkSize))
         return copyOptions
-    }
-
-    /// Whether `job`'s file is checked: its copy options' verification (the engine's ``Options/copy``).
-    func verifiesOutput(of job: Job) -> Bool {
-        (job.copyOptions ?? options.copy).pipeline.verifiesOutput
     }
 
     /// The part of the budget `job`'s file is given, out of `share` bytes: its chunk size and
