@@ -100,7 +100,8 @@ extension Copier {
         }
         let replaces = await sink?.replacesDestination ?? false
         let sealing = sink.flatMap { joinsSyncBatch(job) ? SealedFileSlot($0) : nil }
-        var report = try await transfer(item, from: chunks, to: sink, copyOptions: copyOptions, sealing: sealing, share, on: executor)
+        let copy = makeCopy(of: job, from: chunks, to: sink, copyOptions: copyOptions, sealing: sealing)
+        var report = try await run(copy.run, publishingTo: copy.progress, item, source: chunks?.status, share, on: executor)
         if let chunks { report.note(sourceChange: chunks.changeSinceOpen(), opened: chunks.status) }
         guard let sink else { return .committed(Committed(report: report, warnings: [], isDurableOnceDirectorySynced: false)) }
         // On the sink's thread: the hook may block, and a full batch of directories is synced by
@@ -108,16 +109,14 @@ extension Copier {
         return await finishCommit(item, sink: sink, sealed: sealing?.take(), report: report, replaces: replaces)
     }
 
-    /// Runs `item`'s copy from `chunks` (`nil` for a chunk sequence) to `sink` (`nil` for the
-    /// caller's sink), up to its commit or its seal into `sealing`.
-    private func transfer(
-        _ item: Indexed, from chunks: FileChunks?, to sink: FileSink?, copyOptions: RegularFileCopy.Options, sealing: SealedFileSlot?,
-        _ share: PipelineShare, on executor: BlockingIOExecutor
-    ) async throws -> CopyReport {
-        let job = item.job
+    /// `job`'s copy from `chunks` (`nil` for a chunk sequence) to `sink` (`nil` for the caller's
+    /// sink), ending with its commit or its seal into `sealing`, and the progress it publishes.
+    private func makeCopy(
+        of job: Job, from chunks: FileChunks?, to sink: FileSink?, copyOptions: RegularFileCopy.Options, sealing: SealedFileSlot?
+    ) -> (run: () async throws -> CopyReport, progress: ProgressHub) {
         if job.copiesFileToFile, let chunks, let sink {
             let copy = RegularFileCopy(from: chunks, to: sink, options: copyOptions, sealingInto: sealing)
-            return try await run(copy.run, publishingTo: copy.progress, item, source: chunks.status, share, on: executor)
+            return (copy.run, copy.progress)
         }
         let destination: AnyChunkSink
         switch job.output {
@@ -126,11 +125,13 @@ extension Copier {
         }
         if case .chunks(let sequence, _) = job.input.kind {
             let copy = Pipeline(from: sequence, to: destination, totalBytes: nil, options: copyOptions.pipeline, transform: job.transform)
-            return try await run(copy.sealing(into: sealing).run, publishingTo: copy.progress, item, source: nil, share, on: executor)
+                .sealing(into: sealing)
+            return (copy.run, copy.progress)
         }
         let copy = Pipeline(
-            from: chunks!, to: destination, totalBytes: chunks!.expectedSize, options: copyOptions.pipeline, transform: job.transform)
-        return try await run(copy.sealing(into: sealing).run, publishingTo: copy.progress, item, source: chunks!.status, share, on: executor)
+            from: chunks!, to: destination, totalBytes: chunks!.expectedSize, options: copyOptions.pipeline, transform: job.transform
+        ).sealing(into: sealing)
+        return (copy.run, copy.progress)
     }
 
     /// Opens `job`'s source: a file at its location, a descriptor (its reads on a thread of
