@@ -328,19 +328,13 @@ extension Copier {
 
     /// One job's outcome, handed from the thread that completes it to the task that waits.
     private final class OutcomeDelivery: Sendable {
-        private enum State {
-            case waiting(CheckedContinuation<Outcome, Never>?)
-            case delivered(Outcome)
-        }
-
-        private let state = LockedValue(State.waiting(nil))
+        private let state = LockedValue<(outcome: Outcome?, waiter: CheckedContinuation<Outcome, Never>?)>((nil, nil))
 
         /// Resumes the waiter, or keeps `outcome` for it. Called once.
         func deliver(_ outcome: Outcome) {
-            let waiter = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
-                defer { state = .delivered(outcome) }
-                if case .waiting(let waiter) = state { return waiter }
-                return nil
+            let waiter = state.withLock { state in
+                state.outcome = outcome
+                return state.waiter
             }
             waiter?.resume(returning: outcome)
         }
@@ -348,11 +342,9 @@ extension Copier {
         /// Returns the outcome, at once if it was delivered already. Called once.
         func wait() async -> Outcome {
             await withCheckedContinuation { (waiter: CheckedContinuation<Outcome, Never>) in
-                let delivered = state.withLock { state -> Outcome? in
-                    switch state {
-                    case .delivered(let outcome): return outcome
-                    case .waiting: state = .waiting(waiter); return nil
-                    }
+                let delivered = state.withLock { state in
+                    if state.outcome == nil { state.waiter = waiter }
+                    return state.outcome
                 }
                 if let delivered { waiter.resume(returning: delivered) }
             }
