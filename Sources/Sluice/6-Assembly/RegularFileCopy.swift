@@ -4,21 +4,18 @@
 /// inside the kernel (``SourceRanges``, ``SourceRangeSink``).
 ///
 /// The paths, in order, are the one plan's (`CopyPlan`: the table, by the file systems' types
-/// and the source's kind, never by probing); a path the kernel refuses gives way to the next,
-/// the temporary file emptied first.
+/// and the source's kind, never by probing; the pipeline alone for a rate limit); a path the
+/// kernel refuses gives way to the next, the temporary file emptied first.
 ///
 /// Every path keeps the guarantees of the sink and of ``Pipeline``, applied by the pipeline once
-/// for all of them: the data goes to a
-/// temporary file that ``FileSink/commit()`` syncs (unless asked not to) and renames into place
-/// at the commit point, a same-file destination was refused when the sink was made, progress
-/// reaches ``progress`` (a clone in one step, a kernel copy after every `copy_file_range(2)`),
-/// a cancellation is seen between slices and aborts the sink. ``CopyReport/method`` names the path taken, and
-/// ``CopyReport/crc32`` is `nil` unless the data passed through the pipeline or was verified.
-///
-/// A rate limit (``PipelineOptions/rateLimit``) takes the pipeline, which paces chunk by chunk.
-/// A verification (``PipelineOptions/verifiesOutput``) takes the path faster end to end (the
-/// table's rule for `verified`); a clone shares the source's extents and is not read back
-/// (``CopyReport/VerificationOutcome/sharedExtents``).
+/// for all of them: the data goes to a temporary file that ``FileSink/commit()`` syncs (unless
+/// asked not to) and renames into place at the commit point, a same-file destination was
+/// refused when the sink was made, progress reaches ``progress`` (a clone in one step, a kernel
+/// copy after every `copy_file_range(2)`), a cancellation is seen between slices and aborts the
+/// sink. ``CopyReport/method`` names the path taken, and
+/// ``CopyReport/crc32`` is `nil` unless the data passed through the pipeline or was verified (a
+/// clone shares the source's extents and is not read back:
+/// ``CopyReport/VerificationOutcome/sharedExtents``).
 ///
 /// ```swift
 /// let source = try await FileChunks.open("in.img")
