@@ -19,6 +19,9 @@
 /// - a source that may be removed is absent only where its copy is complete;
 /// - once the command returned (the crash point after the last operation) every state is the
 ///   final one on every path (durability).
+///
+/// A scenario whose promise is not old-or-new (a file that grows in place, as `follow` ships
+/// one) gives its own ``rule`` instead, checked in each state.
 struct CrashExplorer {
     var initial: CrashModel
     var operations: [CrashOperation]
@@ -31,6 +34,10 @@ struct CrashExplorer {
     var seed: UInt64 = 0x5EED
     /// The most states checked at one crash point (a bound for the sanitizers' runs).
     var maximumStatesPerPoint = Int.max
+    /// A scenario's own promise, checked in each crash state instead of the rules above: what
+    /// it finds wrong in the state (none: it holds); `returned` for the crash point after the
+    /// last operation.
+    var rule: (@Sendable (_ state: CrashModel, _ returned: Bool) -> [String])?
 
     struct Violation: CustomStringConvertible {
         var point: Int
@@ -68,7 +75,9 @@ struct CrashExplorer {
                 report.states += 1
                 let entries = state.entries()
                 distinct.insert(entries.hashValue)
-                for message in check(entries, initial: initialEntries, final: finalEntries, returned: point == operations.count) {
+                let returned = point == operations.count
+                let messages = rule.map { $0(state, returned) } ?? check(entries, initial: initialEntries, final: finalEntries, returned: returned)
+                for message in messages {
                     report.violations.append(Violation(point: point, lost: lost, message: message))
                 }
                 if report.violations.count > 20 { break }

@@ -25,6 +25,16 @@ struct CrashModel: Hashable {
         return data + [UInt8](repeating: 0, count: size - data.count)
     }
 
+    /// The node a path (relative to the root, components joined by `/`) names in this state.
+    func node(at path: [UInt8]) -> Int? {
+        var node = Self.root
+        for component in path.split(separator: UInt8(ascii: "/")) {
+            guard case .directory(let entries, _)? = nodes[node], let child = entries[Array(component)] else { return nil }
+            node = child
+        }
+        return node
+    }
+
     /// What a path shows in this state: the kind and content a check compares.
     enum Entry: Hashable {
         case file(content: [UInt8], mode: UInt32)

@@ -93,6 +93,11 @@ final class CrashRecorder: @unchecked Sendable {
         CrashRecorder(root: root).initial
     }
 
+    /// The node of the file of `identity` (its device and inode), if the recorder saw it.
+    func node(of identity: FileIdentity) -> Int? {
+        lock.withLock { _ in nodes[Key(device: identity.device, inode: identity.inode)] }
+    }
+
     /// The model with every recorded operation kept.
     var replayed: CrashModel {
         lock.withLock { _ in live }
