@@ -1,0 +1,73 @@
+import Testing
+@testable import Sluice
+import SluiceTestSupport
+
+/// `follow --state`'s durable points through the crash-state explorer (issue 57): a first run
+/// that ships a live file (a durable point after every chunk of 512 bytes) through a rotation
+/// (rename and create, or copytruncate; raw or `-z`) and dies at a durable point (its state's
+/// rename fails, after the destination was written and made durable); the writer writes on (and,
+/// renaming, rotates again); then a restart takes the state up as the command does (lock, open
+/// appending, cut back, resume from the checkpoint) and ships the rest. In every crash state of
+/// the whole trace (``violations(in:returned:_:)``): a state at its name that parses records the
+/// destination, which holds at least the recorded length, whose first bytes are (decompressed,
+/// complete members, with `-z`) exactly the writer's bytes up to the recorded checkpoint, in
+/// order, each once; without a state (or with an empty one) nothing was shipped; once the
+/// restart returned, the destination holds every byte once.
+///
+/// The followed files are the writer's: they live in `log/`, beside the recorder's root `out/`
+/// (the destination `dest` and the state `state`), so the writer's own writes, renames and
+/// truncations stay out of the trace (the recorder leaves out what is outside its root) and
+/// the replay of the trace still reaches what is on disk under the root. What is promised of
+/// them is only what the rule reads: their bytes, in the order the writer wrote them.
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct FollowCrashStateTests {
+    enum Rotation: String { case renameAndCreate = "rename", copytruncate }
+
+    static let chunkSize = 512
+    /// The state whose rename fails in the first run: the first record, then one per chunk,
+    /// so the sixth chunk's (in the file that came with the rotation) is not recorded.
+    static let failingStore = 7
+
+    /// One run of bytes of the writer: a generation (for a copytruncate, the file before its
+    /// truncation and after it are two), its bytes, and where they start in all that was written.
+    struct Segment: Sendable {
+        var identity: FileIdentity
+        var content: [UInt8]
+        var start: Int
+    }
+
+    /// What the rule compares each crash state with.
+    struct Expected: Sendable {
+        var followed: Pathname
+        var destination: Pathname
+        var identity: FileIdentity
+        var destinationNode: Int
+        var compressed: Bool
+        var segments: [Segment]
+        /// Every byte the writer wrote, in order.
+        var stream: [UInt8]
+    }
+
+    struct Unshippable: Error {
+        var reason: String
+    }
+
+    // MARK: Scenarios
+
+    @Test(arguments: [Rotation.renameAndCreate, .copytruncate], [false, true])
+    func followAndRestart(_ rotation: Rotation, compressed: Bool) async throws {
+        let recorded = try await Self.record(rotation, compressed: compressed)
+        CrashStateTests.expectHolds("follow-\(rotation.rawValue)\(compressed ? "-gzip" : "")", recorded)
+    }
+
+    /// `--no-fsync`: the state is replaced durably and the destination never synced, a promise
+    /// that holds through a crash of the process (every call kept), not of the machine.
+    @Test func withoutFsyncOnlyAProcessCrashIsCovered() async throws {
+        let recorded = try await Self.record(.renameAndCreate, compressed: false, synchronizes: false)
+        defer { recorded.scratch.remove() }
+        let report = recorded.explorer.explore()
+        print("crash states: follow-no-fsync points=\(report.points) states=\(report.states) violations=\(report.violations.count) first: \(report.violations.first.map(String.init(describing:)) ?? "none")")
+        #expect(!report.violations.isEmpty, "a machine crash can leave the state ahead of a destination never synced")
+        #expect(report.violations.allSatisfy { !$0.lost.isEmpty }, "\(report.violations.filter(\.lost.isEmpty).prefix(3))")
+    }
+}
