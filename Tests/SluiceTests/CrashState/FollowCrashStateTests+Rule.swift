@@ -37,7 +37,8 @@ extension FollowCrashStateTests {
             let position = try position(of: recorded.checkpoint, in: expected.segments)
             let shipped = try expected.compressed ? gunzip(content[..<length]) : Array(content[..<length])
             if let difference = difference(shipped, Array(expected.stream[..<position])) {
-                messages.append("the destination's first \(length) bytes hold \(shipped.count) bytes, not the \(position) up to the checkpoint: \(difference)")
+                let what = expected.compressed ? "decompress to \(shipped.count) bytes," : "are"
+                messages.append("the destination's first \(length) bytes \(what) not the \(position) bytes written up to the checkpoint: \(difference)")
             }
             if returned {
                 let all = try expected.compressed ? gunzip(content[...]) : content

@@ -70,4 +70,86 @@ struct FollowCrashStateTests {
         #expect(!report.violations.isEmpty, "a machine crash can leave the state ahead of a destination never synced")
         #expect(report.violations.allSatisfy { !$0.lost.isEmpty }, "\(report.violations.filter(\.lost.isEmpty).prefix(3))")
     }
+
+    // MARK: Planted bugs
+
+    /// The first durable point's `fsync` of the destination moved after the state's directory
+    /// `fsync`: the state is durable before the bytes it counts.
+    @Test func plantedStateDurableBeforeTheDestinationIsCaught() async throws {
+        let recorded = try await Self.record(.renameAndCreate, compressed: false)
+        let destination = try #require(Self.destinationNode(recorded))
+        try CrashStateTests.expectCaught("the destination's fsync moved after the state's", recorded) { operations, _ in
+            let sync = try #require(operations.firstIndex { $0.sync == .node(destination) })
+            let stateSync = try #require(operations[sync...].firstIndex { $0.sync == .node(CrashModel.root) })
+            operations.insert(operations.remove(at: sync), at: stateSync)
+        }
+    }
+
+    /// The restart without its cut back: no `ftruncate`, and what it writes goes after the
+    /// bytes the first run wrote past the recorded length (dropping the `ftruncate` alone is not
+    /// that bug: the sink's writes would still go at the recorded length, over the same bytes).
+    @Test func plantedRestartWithoutItsCutBackIsCaught() async throws {
+        let recorded = try await Self.record(.renameAndCreate, compressed: false)
+        let destination = try #require(Self.destinationNode(recorded))
+        try CrashStateTests.expectCaught("the restart's cut back dropped", recorded) { operations, explorer in
+            let cut = try #require(operations.firstIndex { $0.call == "ftruncate" })
+            guard case .size(destination, let length) = operations[cut].effect else { throw Unshippable(reason: "not the destination's") }
+            var before = explorer.initial
+            for operation in operations[..<cut] { before.apply(operation) }
+            let shift = try #require(before.content(of: destination)).count - length
+            #expect(shift > 0, "the first run wrote nothing past the recorded length")
+            operations.remove(at: cut)
+            for index in cut..<operations.count {
+                switch operations[index].effect {
+                case .data(destination, let offset, let bytes): operations[index].effect = .data(node: destination, offset: offset + shift, bytes: bytes)
+                case .size(destination, let size): operations[index].effect = .size(node: destination, size: size + shift)
+                default: break
+                }
+            }
+        }
+    }
+
+    /// The first member's trailer (its CRC-32 and length, the last 8 bytes before the first
+    /// `fsync` of the destination) never written: a member not closed at a durable point.
+    @Test func plantedMemberNotClosedIsCaught() async throws {
+        let recorded = try await Self.record(.renameAndCreate, compressed: true)
+        let destination = try #require(Self.destinationNode(recorded))
+        try CrashStateTests.expectCaught("the first member's trailer not written", recorded) { operations, _ in
+            let sync = try #require(operations.firstIndex { $0.sync == .node(destination) })
+            var end = 0
+            for operation in operations[..<sync] {
+                if case .data(destination, let offset, let bytes) = operation.effect { end = max(end, offset + bytes.count) }
+            }
+            // Each write that reaches into the trailer keeps only its bytes before it.
+            let trailer = end - 8
+            for index in operations[..<sync].indices.reversed() {
+                guard case .data(destination, let offset, let bytes) = operations[index].effect, offset + bytes.count > trailer else { continue }
+                let kept = Array(bytes.prefix(max(0, trailer - offset)))
+                if kept.isEmpty {
+                    operations.remove(at: index)
+                } else {
+                    operations[index].effect = .data(node: destination, offset: offset, bytes: kept)
+                }
+            }
+        }
+    }
+
+    /// The state's temporary file renamed over the state before its `fsync` (the first
+    /// durable point that counts a chunk): a crash can leave the name empty or holding zeros.
+    @Test func plantedStateRenamedBeforeItsSyncIsCaught() async throws {
+        let recorded = try await Self.record(.renameAndCreate, compressed: false)
+        let destination = try #require(Self.destinationNode(recorded))
+        try CrashStateTests.expectCaught("the state's fsync moved after its rename", recorded) { operations, _ in
+            let written = try #require(operations.firstIndex { $0.sync == .node(destination) })
+            let rename = try #require(operations[written...].firstIndex { if case .rename = $0.effect { true } else { false } })
+            let sync = try #require(operations[written..<rename].lastIndex { $0.sync != nil })
+            let directorySync = try #require(operations[rename...].firstIndex { $0.sync == .node(CrashModel.root) })
+            operations.insert(operations.remove(at: sync), at: directorySync)
+        }
+    }
+
+    static func destinationNode(_ recorded: CrashStateTests.Recorded) -> Int? {
+        let identity = try? FileStatus.of(recorded.scratch.appending("out/dest")).identity
+        return identity.flatMap(recorded.recorder.node(of:))
+    }
 }
