@@ -71,6 +71,34 @@ struct FollowCrashStateTests {
         #expect(report.violations.allSatisfy { !$0.lost.isEmpty }, "\(report.violations.filter(\.lost.isEmpty).prefix(3))")
     }
 
+    /// Where the first run dies, and when the writer rotates (the follower's read after which,
+    /// or while no follower runs).
+    struct Variant: Sendable, CustomStringConvertible {
+        var rotation: Rotation
+        var compressed: Bool
+        /// The state whose rename fails (the first record is 1).
+        var failing: Int
+        var rotatingAt: Int
+        var description: String {
+            "follow-\(rotation.rawValue)\(compressed ? "-gzip" : "")-dying-at-\(failing)" + (rotatingAt > 6 ? "-rotated-while-stopped" : "")
+        }
+    }
+
+    /// The restart from other durable points: the first run dies at its first chunk, just
+    /// after the rotation; or at its third chunk, the rotation coming while no follower runs
+    /// (then the writer's second rotation too).
+    @Test(arguments: [
+        Variant(rotation: .renameAndCreate, compressed: false, failing: 2, rotatingAt: 1),
+        Variant(rotation: .renameAndCreate, compressed: true, failing: 4, rotatingAt: .max),
+        Variant(rotation: .copytruncate, compressed: true, failing: 2, rotatingAt: 1),
+        Variant(rotation: .copytruncate, compressed: false, failing: 4, rotatingAt: .max),
+    ])
+    func restartFromAnotherDurablePoint(_ variant: Variant) async throws {
+        let recorded = try await Self.record(
+            variant.rotation, compressed: variant.compressed, failing: variant.failing, rotatingAt: variant.rotatingAt)
+        CrashStateTests.expectHolds(variant.description, recorded)
+    }
+
     // MARK: Planted bugs
 
     /// The first durable point's `fsync` of the destination moved after the state's directory
