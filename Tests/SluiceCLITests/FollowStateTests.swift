@@ -32,6 +32,22 @@ struct FollowStateTests {
         #expect(sandbox.text("out") == Follow.lines(1...2000))
     }
 
+    /// A first run stopped before its first record leaves an empty state and an empty
+    /// destination: the same command runs again, with nothing to refuse.
+    @Test func aRunStoppedBeforeItsFirstRecordRunsAgain() async throws {
+        let sandbox = try Sandbox()
+        try sandbox.write(Follow.lines(1...10), to: "app.log")
+        try sandbox.write("", to: "st")
+        try sandbox.write("", to: "out")
+        let result = try await Self.follow(["-o", "out"], in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(sandbox.text("out") == Follow.lines(1...10))
+        try sandbox.write("kept\n", to: "other")
+        let refused = try await CLI.run(["follow", "--state", "st2", "app.log", "-o", "other", "--until-idle", "100ms"], in: sandbox)
+        #expect(refused.status == 1 && refused.stderr.contains("use --append"), "\(refused.stderr)")
+        #expect(sandbox.text("other") == "kept\n")
+    }
+
     /// A destination missing, replaced, or shorter than recorded: refused, nothing created or
     /// changed; a state of another file, or of another kind of output, too.
     @Test func whatCannotBeTakenUpIsRefused() async throws {

@@ -14,6 +14,10 @@ extension FollowCommand {
         var state: FollowState?
         /// The state file and the destination, never read as generations of the followed file.
         var excluded: Set<FileIdentity> = []
+        /// Whether an existing destination is written on: `--append`, a resumed state, or an
+        /// empty destination beside a state with no record yet (a first run that stopped before
+        /// its first record left both).
+        var appends = false
 
         /// Locks the state file (creating it empty) and checks what it records: the same file,
         /// the same kind of output, and a destination that is the recorded one and holds at
@@ -29,12 +33,14 @@ extension FollowCommand {
             let existing = try? request.output.map { try FileStatus.of($0) }
             if let existing { resumption.excluded.insert(existing.identity) }
             guard let state = resumption.state else {
-                if let output = request.output, existing != nil, !request.appending {
+                resumption.appends = request.appending || (resumption.stateFile != nil && existing?.size == 0)
+                if let output = request.output, existing != nil, !resumption.appends {
                     throw FileError(code: .alreadyExists, operation: .open, path: output, reason: "it exists (use --append to append to it)")
                 }
                 return resumption
             }
             try check(state, request: request, existing: existing)
+            resumption.appends = true
             return resumption
         }
 
@@ -75,13 +81,14 @@ extension FollowCommand {
                 if self.state == nil { try stateFile?.store(state) }
                 return (DescriptorSink(), nil, stateFile == nil ? nil : state)
             }
-            let existed = excluded.count > (stateFile == nil ? 0 : 1)
-            let file = try AppendingFileSink.open(output, appending: request.appending || self.state != nil, executor: executor)
+            let file = try AppendingFileSink.open(output, appending: appends, executor: executor)
             followed.exclude(file.identity)  // never its own output, when beside the followed file
             if let recorded = self.state?.destination {
                 try await file.cutBack(to: recorded.length)
-            } else if !existed, request.shipment.synchronizes {
-                try Descriptor.synchronizeDirectory(output.directory)  // a state never names a file that a crash can take back
+            } else if stateFile != nil, request.shipment.synchronizes {
+                // The first record never names a file, or bytes of it, that a crash can take back.
+                try await file.commit()
+                try Descriptor.synchronizeDirectory(output.directory)
             }
             guard let stateFile else { return (file, file, nil) }
             let state = FollowState(
