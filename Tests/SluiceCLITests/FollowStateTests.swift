@@ -46,6 +46,7 @@ struct FollowStateTests {
         let refused = try await CLI.run(["follow", "--state", "st2", "app.log", "-o", "other", "--until-idle", "100ms"], in: sandbox)
         #expect(refused.status == 1 && refused.stderr.contains("use --append"), "\(refused.stderr)")
         #expect(sandbox.text("other") == "kept\n")
+        #expect(!sandbox.exists("st2"))  // a refused command leaves no state behind
     }
 
     /// A destination missing, replaced, or shorter than recorded: refused, nothing created or

@@ -112,13 +112,23 @@ package final class FollowStateFile: Sendable {
     /// The descriptor that holds the lock, and the file's device and inode.
     private let held: LockedValue<(descriptor: Descriptor, identity: FileIdentity)>
     private let system: SystemCalls
+    /// Whether ``lock(_:system:)`` created the file, and no state was stored since.
+    private let isNew: LockedValue<Bool>
 
     /// The state file's device and inode now.
     package var identity: FileIdentity { held.withLock { $0.identity } }
 
-    private init(path: Pathname, descriptor: Descriptor, identity: FileIdentity, system: SystemCalls) {
+    private init(path: Pathname, descriptor: Descriptor, identity: FileIdentity, isNew: Bool, system: SystemCalls) {
         (self.path, self.system) = (path, system)
         held = LockedValue((descriptor, identity))
+        self.isNew = LockedValue(isNew)
+    }
+
+    /// Removes the state file if this follower created it and stored nothing in it: a command
+    /// refused before its first record leaves nothing behind.
+    package func removeIfNeverStored() {
+        guard isNew.withLock({ $0 }) else { return }
+        _ = path.withCString { unlink($0) }
     }
 
     deinit { try? held.withLock { $0.descriptor }.close(system: system) }
@@ -131,13 +141,20 @@ package final class FollowStateFile: Sendable {
     ///   `read` or `flock` failure with its errno.
     package static func lock(_ path: Pathname, system: SystemCalls = .live) throws(FileError) -> (FollowStateFile, FollowState?) {
         while true {
-            let descriptor = try Descriptor.open(path, O_RDWR | O_CREAT, permissions: 0o600, system: system)
+            var isNew = false
+            let descriptor: Descriptor
+            do { descriptor = try Descriptor.open(path, O_RDWR, system: system) } catch where error.code == .notFound {
+                do { descriptor = try Descriptor.open(path, O_RDWR | O_CREAT | O_EXCL, permissions: 0o600, system: system) } catch where
+                    error.code == .alreadyExists
+                { continue }
+                isNew = true
+            }
             do throws(FileError) {
                 guard let identity = try lockedIdentity(descriptor, path: path) else {
                     try? descriptor.close(system: system)
                     continue  // replaced between the open and the lock: the name holds another now
                 }
-                let file = FollowStateFile(path: path, descriptor: descriptor, identity: identity, system: system)
+                let file = FollowStateFile(path: path, descriptor: descriptor, identity: identity, isNew: isNew, system: system)
                 return (file, try file.read())
             } catch {
                 try? descriptor.close(system: system)
@@ -204,6 +221,7 @@ package final class FollowStateFile: Sendable {
             try? next.close(system: system)
             throw error
         }
+        isNew.withLock { $0 = false }
         try? held.descriptor.close(system: system)
         held = (next, (try? next.status(system: system).identity) ?? held.identity)
         try Descriptor.synchronizeDirectory(path.directory, system: system)

@@ -30,18 +30,28 @@ extension FollowCommand {
                 let (file, state) = try FollowStateFile.lock(path)
                 resumption = Resumption(stateFile: file, state: state, excluded: [file.identity])
             }
+            do {
+                try resumption.check(request)
+            } catch {
+                resumption.stateFile?.removeIfNeverStored()
+                throw error
+            }
+            return resumption
+        }
+
+        /// Checks the destination against the state, and decides whether it is appended to.
+        private mutating func check(_ request: Request) throws {
             let existing = try? request.output.map { try FileStatus.of($0) }
-            if let existing { resumption.excluded.insert(existing.identity) }
-            guard let state = resumption.state else {
-                resumption.appends = request.appending || (resumption.stateFile != nil && existing?.size == 0)
-                if let output = request.output, existing != nil, !resumption.appends {
+            if let existing { excluded.insert(existing.identity) }
+            guard let state else {
+                appends = request.appending || (stateFile != nil && existing?.size == 0)
+                if let output = request.output, existing != nil, !appends {
                     throw FileError(code: .alreadyExists, operation: .open, path: output, reason: "it exists (use --append to append to it)")
                 }
-                return resumption
+                return
             }
-            try check(state, request: request, existing: existing)
-            resumption.appends = true
-            return resumption
+            try Self.check(state, request: request, existing: existing)
+            appends = true
         }
 
         private static func check(_ state: FollowState, request: Request, existing: FileStatus?) throws {

@@ -88,6 +88,7 @@ enum FollowCommand {
                 if !quiet || isLoss(event) { Console.message(event.description) }
             }
         } catch {
+            resumed.stateFile?.removeIfNeverStored()
             Console.message(error.description)
             return ExitStatus.failure
         }
@@ -99,6 +100,7 @@ enum FollowCommand {
             do throws(FileError) {
                 opened = try await resumed.openDestination(request, followed: followed, executor: executor)
             } catch {
+                stateFile?.removeIfNeverStored()
                 Console.message(error.code == .alreadyExists ? error.description + " (use --append to append to it)" : error.description)
                 return ExitStatus.failure
             }
