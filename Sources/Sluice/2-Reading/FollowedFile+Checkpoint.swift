@@ -9,7 +9,7 @@ extension FollowedFile {
     /// chunk durable where it put it acknowledges it (``FollowedFile/acknowledge(_:)``), and
     /// ``FollowedFile/checkpoint`` is the last checkpoint acknowledged: what a resumed follower
     /// (``FollowedFile/open(_:resumingFrom:options:onEvent:)``) starts from, so that nothing is
-    /// shipped twice nor skipped (the article "Exactly once").
+    /// shipped twice nor skipped (<doc:ExactlyOnce>).
     ///
     /// ``encoded`` is a few lines of text, and ``init(encoded:)`` reads them back.
     public struct Checkpoint: Sendable, Hashable {

@@ -1,6 +1,6 @@
 /// `sluice follow`'s consumer: writes each chunk of a ``FollowedFile`` to a sink, raw or
 /// gzip-compressed, and at each durable point makes what it wrote durable, then records where
-/// the follower stood, then acknowledges it (the article "Exactly once").
+/// the follower stood, then acknowledges it (<doc:ExactlyOnce>).
 ///
 /// A durable point comes once ``Options/syncInterval`` has passed since the last one and
 /// something was written since: after a chunk, or, with nothing left to read, when the interval
