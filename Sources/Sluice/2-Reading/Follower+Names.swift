@@ -18,8 +18,9 @@ extension Follower {
     /// The directory's events. A file created or renamed to the name is opened at once. When
     /// more files came to the name than were found there (each renamed on before it could be
     /// opened: two shifts between looks), the missed ones are looked for among the names files
-    /// were renamed to in the same events (``findMissed(among:)``); one that is nowhere (created
-    /// and deleted before it could be opened) is reported as a loss no one can count.
+    /// were renamed to in the same events, then among every file named after the followed one
+    /// (``findMissed(among:)``); one that is nowhere (created and deleted before it could be
+    /// opened) is reported as a loss no one can count.
     func takeEvents() {
         guard let inotify else { return }
         var (appeared, found) = (0, 0)
@@ -46,7 +47,10 @@ extension Follower {
             if event.mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 { report(.nameRemoved(path)) }
         }
         guard appeared > found else { return }
-        let missing = appeared - found - findMissed(among: renamedTo)
+        var missing = appeared - found - findMissed(among: renamedTo)
+        // Renamed on again before these events were read (the follower was away): among every
+        // file named after the followed one.
+        if missing > 0 { missing -= findMissed(among: (try? namesAfterFollowed()) ?? []) }
         if missing > 0 {
             statistics.uncountedLosses += missing
             report(.lost(bytes: 0, reason: .goneBeforeOpened))
@@ -98,7 +102,7 @@ extension Follower {
     }
 
     /// The files that came to the name and were renamed on before they could be opened: among
-    /// the names files were renamed to in the same events, regular files not held, born after
+    /// `names` (those files were renamed to in the same events), regular files not held, born after
     /// every generation held but the newest queued, and before it (when one is queued: the name
     /// may be empty now). Returns how many it queued.
     func findMissed(among names: [Pathname]) -> Int {

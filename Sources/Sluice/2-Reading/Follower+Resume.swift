@@ -50,12 +50,20 @@ extension Follower {
     private func filesNamedAfterFollowed() throws(FileError) -> [Generation] {
         guard let directory else { return [] }
         let excluded = self.excluded.withLock { $0 }
-        return try directory.entryNames().compactMap { candidate in
-            let text = candidate.description
-            guard candidate.bytes.starts(with: name.bytes), !Self.compressedSuffixes.contains(where: { text.hasSuffix($0) }),
-                let generation = try? Generation.open(candidate, in: directory).0, !excluded.contains(generation.fileIdentity)
+        return try namesAfterFollowed().compactMap { candidate in
+            guard let generation = try? Generation.open(candidate, in: directory).0, !excluded.contains(generation.fileIdentity)
             else { return nil }
             return generation
+        }
+    }
+
+    /// The names in the directory that start with the followed name (the name itself included),
+    /// but those of files a rotation compressed.
+    func namesAfterFollowed() throws(FileError) -> [Pathname] {
+        guard let directory else { return [] }
+        return try directory.entryNames().filter { candidate in
+            let text = candidate.description
+            return candidate.bytes.starts(with: name.bytes) && !Self.compressedSuffixes.contains { text.hasSuffix($0) }
         }
     }
 }
