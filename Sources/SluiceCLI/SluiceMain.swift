@@ -52,7 +52,9 @@ struct SluiceMain {
             Pathname(cString: CommandLine.unsafeArgv[index]!).bytes
         }
         reserveStandardDescriptors()
-        let watcher = SignalWatcher(gate: .shared)
+        // follow's last durable point (a member's end, fsync, the state) may take seconds to
+        // write what a sync interval gathered: it is given them; a second signal still exits.
+        let watcher = SignalWatcher(gate: .shared, gracePeriod: arguments.first == Array("follow".utf8) ? 30 : 0.5)
         let finished = DispatchSemaphore(value: 0)
         let result = Mutex<Int32>(ExitStatus.failure)
         // The command's own code (stat, unlink, messages on standard error) runs on a thread of

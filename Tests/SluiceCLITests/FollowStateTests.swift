@@ -24,7 +24,7 @@ struct FollowStateTests {
         let first = try await Self.follow(["-o", "out"], in: sandbox)
         #expect(first.status == 0, "\(first.stderr)")
         let state = try #require(sandbox.text("st"))
-        #expect(state.hasPrefix("sluice-follow-state 1\nfile app.log\ndestination "))
+        #expect(state.hasPrefix("sluice-follow-state 1\nfile \(sandbox.root)/app.log\ndestination "), "\(state)")
         Follow.append("1001\n", to: sandbox.path("out"))  // as a crash leaves bytes written and not recorded
         Follow.append(Follow.lines(1001...2000), to: sandbox.path("app.log"))
         let second = try await Self.follow(["-o", "out"], in: sandbox)
@@ -78,8 +78,13 @@ struct FollowStateTests {
         }
         try sandbox.write(Follow.lines(1...5), to: "other.log")
         let another = try await CLI.run(["follow", "--state", "st", "other.log", "-o", "out", "--until-idle", "100ms"], in: sandbox)
-        #expect(another.status == 1 && another.stderr.contains("follows 'app.log', not 'other.log'"), "\(another.stderr)")
+        #expect(another.status == 1 && another.stderr.contains("app.log', not '\(sandbox.root)/other.log'"), "\(another.stderr)")
         #expect(sandbox.contents("st") == state)
+        for same in ["out", "app.log"] {
+            let result = try await CLI.run(["follow", "--state", same, "app.log", "-o", "out", "--until-idle", "100ms"], in: sandbox)
+            #expect(result.status == 1 && result.stderr.contains("give the state a file of its own"), "\(same): \(result.stderr)")
+        }
+        #expect(sandbox.contents("st") == state && sandbox.contents("out")?.count == 10)
     }
 
     /// A second follower on a state in use is refused; the first, interrupted, makes its last

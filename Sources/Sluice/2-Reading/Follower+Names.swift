@@ -18,7 +18,7 @@ extension Follower {
     /// The directory's events. A file created or renamed to the name is opened at once. When
     /// more files came to the name than were found there (each renamed on before it could be
     /// opened: two shifts between looks), the missed ones are looked for among the names files
-    /// were renamed to in the same events, then among every file named after the followed one
+    /// were renamed to in the same events, then among every file a rotation names after it
     /// (``findMissed(among:)``); one that is nowhere (created and deleted before it could be
     /// opened) is reported as a loss no one can count.
     func takeEvents() {
@@ -50,7 +50,7 @@ extension Follower {
         var missing = appeared - found - findMissed(among: renamedTo)
         // Renamed on again before these events were read (the follower was away): among every
         // file named after the followed one.
-        if missing > 0 { missing -= findMissed(among: (try? namesAfterFollowed()) ?? []) }
+        if missing > 0 { missing -= findMissed(among: (try? rotationNames()) ?? []) }
         if missing > 0 {
             statistics.uncountedLosses += missing
             report(.lost(bytes: 0, reason: .goneBeforeOpened))
@@ -110,7 +110,7 @@ extension Follower {
         let newest = queue.last?.identity
         let older = (newest == nil ? queue : queue.dropLast()).map(\.identity) + ([current] + retired).compactMap { $0?.identity }
         var queued = 0
-        for candidate in Set(names) {
+        for candidate in Set(names) where isRotationName(candidate) {
             guard let generation = try? Generation.open(candidate, in: directory).0,
                 !held.contains(generation.fileIdentity), !excluded.withLock({ $0.contains(generation.fileIdentity) }),
                 newest.map({ generation.identity.isBorn(before: $0) }) ?? true,

@@ -1,38 +1,49 @@
 extension Follower {
-    /// Names of files a rotation compressed: never read as generations.
-    static let compressedSuffixes = [".gz", ".bz2", ".xz", ".zst", ".lz4", ".lzma", ".Z", ".zip", ".br"]
-
     /// Takes up `checkpoint` (``FollowedFile/open(_:resumingFrom:options:onEvent:)`` says what
     /// is found again and how): the generations it names, at their offsets; those gone,
     /// reported lost; after a rename, the files born since, in order.
     func resume(from checkpoint: FollowedFile.Checkpoint) throws(FileError) {
         var candidates = try filesNamedAfterFollowed()
         func take(_ mark: FollowedFile.Checkpoint.Mark) -> Generation? {
-            guard let index = candidates.firstIndex(where: { $0.matches(mark.identity) }) else { return nil }
+            // A change time moves with every write: its first bytes must be the recorded ones too.
+            guard
+                let index = candidates.firstIndex(where: {
+                    $0.matches(mark.identity) && (!mark.identity.birthIsChangeTime || $0.startsWith(mark.fingerprint, path: path))
+                })
+            else { return nil }
             return candidates.remove(at: index)
         }
         var reading: [Generation] = []
         for mark in checkpoint.reading {
             guard let generation = take(mark) else {
-                let bytes = max(0, mark.knownSize - mark.offset)
-                statistics.lostBytes += bytes
-                statistics.uncountedLosses += 1
-                report(.lost(bytes: bytes, reason: .goneWhileStopped))
+                goneWhileStopped(mark)
                 continue
             }
             try generation.restore(mark, path: path)
             reading.append(generation)
         }
         for mark in checkpoint.retired {
-            guard let generation = take(mark) else { continue }
+            guard let generation = take(mark) else {
+                if mark.knownSize > mark.offset { goneWhileStopped(mark) }  // its late bytes, unread
+                continue
+            }
             try generation.restore(mark, path: path)
             if generation.recordedTail == nil { retired.append(generation) }
         }
         let last = checkpoint.reading.last!.identity
         let atName = try? Generation.open(name, in: directory!).0
         if atName.map({ !$0.matches(last) }) ?? true {
-            // Renamed away while no follower ran: what was born at the name since, in order.
-            reading += candidates.filter { last.isBorn(before: $0.identity) }.sorted { $0.identity.isBorn(before: $1.identity) }
+            // Renamed away while no follower ran: what was born at the name since, in order of
+            // birth; a change time orders nothing (a rename changes it), so without birth times
+            // only the file at the name is read, and what came between is reported.
+            let born = candidates.filter { last.isBorn(before: $0.identity) }.sorted { $0.identity.isBorn(before: $1.identity) }
+            if !last.birthIsChangeTime && born.allSatisfy({ !$0.identity.birthIsChangeTime }) {
+                reading += born
+            } else if let atName, !reading.contains(where: { $0.fileIdentity == atName.fileIdentity }) {
+                statistics.uncountedLosses += 1
+                report(.lost(bytes: 0, reason: .goneWhileStopped))
+                reading.append(atName)
+            }
         }
         (retired + reading).forEach(watch)
         guard !reading.isEmpty else {
@@ -45,25 +56,48 @@ extension Follower {
         queue = reading
     }
 
-    /// The regular files in the directory whose names start with the followed name (the name
-    /// itself included), but those compressed and those excluded, opened.
+    /// Reports the file `mark` names as not found again: the bytes it was seen to hold past its
+    /// offset, and what was appended after, which no one can count.
+    private func goneWhileStopped(_ mark: FollowedFile.Checkpoint.Mark) {
+        let bytes = max(0, mark.knownSize - mark.offset)
+        statistics.lostBytes += bytes
+        statistics.uncountedLosses += 1
+        report(.lost(bytes: bytes, reason: .goneWhileStopped))
+    }
+
+    /// The regular files in the directory named as a rotation names the followed one (the name
+    /// itself included; ``isRotationName(_:)``), but those excluded, opened.
     private func filesNamedAfterFollowed() throws(FileError) -> [Generation] {
         guard let directory else { return [] }
         let excluded = self.excluded.withLock { $0 }
-        return try namesAfterFollowed().compactMap { candidate in
+        return try rotationNames().compactMap { candidate in
             guard let generation = try? Generation.open(candidate, in: directory).0, !excluded.contains(generation.fileIdentity)
             else { return nil }
             return generation
         }
     }
 
-    /// The names in the directory that start with the followed name (the name itself included),
-    /// but those of files a rotation compressed.
-    func namesAfterFollowed() throws(FileError) -> [Pathname] {
+    /// The names in the directory that a rotation gives the followed file (``isRotationName(_:)``).
+    func rotationNames() throws(FileError) -> [Pathname] {
         guard let directory else { return [] }
-        return try directory.entryNames().filter { candidate in
-            let text = candidate.description
-            return candidate.bytes.starts(with: name.bytes) && !Self.compressedSuffixes.contains { text.hasSuffix($0) }
+        return try directory.entryNames().filter(isRotationName)
+    }
+
+    /// Whether `candidate` is the followed name, or a name logrotate gives it: `NAME.N` (`rotate`
+    /// with shifts), `NAME-` and a date or a number (`dateext`). Not a compressed one (`.gz`),
+    /// nor `NAME.bak`, `NAME2`, `NAME.state`: files beside it that no rotation made.
+    func isRotationName(_ candidate: Pathname) -> Bool {
+        guard candidate.bytes.starts(with: name.bytes) else { return false }
+        let rest = candidate.bytes.dropFirst(name.bytes.count)
+        guard let separator = rest.first else { return true }
+        let tail = rest.dropFirst()
+        let isDigit = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+        switch separator {
+        case UInt8(ascii: "."): return !tail.isEmpty && tail.allSatisfy(isDigit)
+        case UInt8(ascii: "-"):
+            return tail.first.map(isDigit) ?? false
+                && tail.allSatisfy { isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
+        default: return false
         }
     }
 }
@@ -75,6 +109,12 @@ extension Follower.Generation {
         identity.device == other.device && identity.inode == other.inode
             && (identity.birthIsChangeTime || other.birthIsChangeTime
                 || (identity.birthSeconds, identity.birthNanoseconds) == (other.birthSeconds, other.birthNanoseconds))
+    }
+
+    /// Whether its first `fingerprint.length` bytes have the CRC-32 `fingerprint.crc`.
+    func startsWith(_ fingerprint: (crc: UInt32, length: Int), path: Pathname) -> Bool {
+        guard let first = try? Self.read(descriptor, at: 0, count: fingerprint.length, path: path) else { return false }
+        return first.count == fingerprint.length && CRC32(first).value == fingerprint.crc
     }
 
     /// Takes up where `mark` stood: its offset, the size seen, its first bytes as recorded; the

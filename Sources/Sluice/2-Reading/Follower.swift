@@ -168,7 +168,9 @@ actor Follower {
         guard !queue.isEmpty else { return false }
         if let current {
             guard current.isComplete || now - current.lastGrowth >= options.settleTime else { return false }
-            if current.isComplete { release(current) } else { retired.append(current) }
+            // A copytruncate's copy too: a checkpoint then still names it, and a resumed follower
+            // never takes it for a file born since.
+            retired.append(current)
             // The oldest left is let go once it has nothing unread (else it is read first).
             if retired.count > Self.maximumRetired, let oldest = retired.first, (try? oldest.descriptor.status().size) ?? 0 <= oldest.position {
                 release(retired.removeFirst())

@@ -39,7 +39,7 @@ package struct FollowState: Hashable, Sendable {
     private static let header = "sluice-follow-state 1"
 
     /// The state as text: a line naming the format and its version; `file` and the followed
-    /// name (bytes below 0x21, `%` and 0x7F written `%XX`); `destination` and the device, inode,
+    /// name (bytes below 0x21, `%` and from 0x7F written `%XX`); `destination` and the device, inode,
     /// length and name (so written), or `-`; `gzip` and 0 or 1; then the checkpoint's own lines
     /// (``FollowedFile/Checkpoint/encoded``).
     package var encoded: String {
@@ -73,7 +73,7 @@ package struct FollowState: Hashable, Sendable {
     private static func escape(_ path: Pathname) -> String {
         var text = ""
         for byte in path.bytes {
-            if byte <= 0x20 || byte == UInt8(ascii: "%") || byte == 0x7F {
+            if byte <= 0x20 || byte == UInt8(ascii: "%") || byte >= 0x7F {
                 text += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
             } else {
                 text.unicodeScalars.append(Unicode.Scalar(byte))
@@ -87,7 +87,7 @@ package struct FollowState: Hashable, Sendable {
         var iterator = text.unicodeScalars.makeIterator()
         while let scalar = iterator.next() {
             guard scalar == "%" else {
-                guard scalar.value <= 0xFF else { return nil }
+                guard scalar.value < 0x7F else { return nil }
                 bytes.append(UInt8(scalar.value))
                 continue
             }
@@ -170,7 +170,8 @@ package final class FollowStateFile: Sendable {
             guard error == ErrorNumber(rawValue: EWOULDBLOCK) else { throw FileError(.flock, path: path, errno: error) }
             throw FileError(code: .alreadyExists, operation: .flock, path: path, reason: "another sluice follow is using this state")
         }
-        let held = try descriptor.statusClosingOnFailure(path: path).identity
+        let held: FileIdentity
+        do { held = try descriptor.status().identity } catch { throw FileError.fstat(path: path, errno: error) }
         let named = try? FileStatus.of(path).identity
         return held == named ? held : nil
     }
@@ -199,7 +200,9 @@ package final class FollowStateFile: Sendable {
     ///
     /// - Throws: ``FileError`` of the `open`, `write`, `fsync`, `rename` or directory `fsync`
     ///   with its errno; the state at the name is then the one before (or, for a failed
-    ///   directory `fsync`, either).
+    ///   directory `fsync`, either). A failed replacement leaves `.<name>.new`, which the next
+    ///   one truncates and reuses (removing it would let a crash bring back its content under a
+    ///   name the next replacement creates anew).
     package func store(_ state: FollowState) throws(FileError) {
         try held.withLock { (held) throws(FileError) in try replace(&held, with: state) }
     }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Sluice
 
 extension FollowCommand {
@@ -27,6 +30,10 @@ extension FollowCommand {
         static func take(_ request: Request) throws -> Resumption {
             var resumption = Resumption()
             if let path = request.statePath {
+                let others = [request.file, request.output].compactMap { $0 }
+                let identity = try? FileStatus.of(path).identity
+                let sameFile = others.first { $0 == path || (identity != nil && (try? FileStatus.of($0).identity) == identity) }
+                if let sameFile { throw StateMismatch(description: "--state '\(path)' is '\(sameFile)': give the state a file of its own") }
                 let (file, state) = try FollowStateFile.lock(path)
                 resumption = Resumption(stateFile: file, state: state, excluded: [file.identity])
             }
@@ -57,7 +64,8 @@ extension FollowCommand {
         private static func check(_ state: FollowState, request: Request, existing: FileStatus?) throws {
             let statePath = request.statePath!
             func mismatch(_ text: String) -> StateMismatch { StateMismatch(description: "the state '\(statePath)' \(text)") }
-            guard state.followed == request.file else { throw mismatch("follows '\(state.followed)', not '\(request.file)'") }
+            let followed = absolute(request.file)
+            guard state.followed == followed else { throw mismatch("follows '\(state.followed)', not '\(followed)'") }
             guard state.isCompressed == (request.shipment.compression != nil) else {
                 throw mismatch(state.isCompressed ? "was written with -z: add it" : "was written without -z")
             }
@@ -87,13 +95,16 @@ extension FollowCommand {
         ) async throws(FileError) -> (sink: any ChunkSink, file: AppendingFileSink?, state: FollowState?) {
             let isCompressed = request.shipment.compression != nil
             guard let output = request.output else {
-                let state = FollowState(followed: request.file, destination: nil, isCompressed: isCompressed, checkpoint: followed.checkpoint)
+                let state = FollowState(followed: Self.absolute(request.file), destination: nil, isCompressed: isCompressed, checkpoint: followed.checkpoint)
                 if self.state == nil { try stateFile?.store(state) }
                 return (DescriptorSink(), nil, stateFile == nil ? nil : state)
             }
             let file = try AppendingFileSink.open(output, appending: appends, executor: executor)
             followed.exclude(file.identity)  // never its own output, when beside the followed file
             if let recorded = self.state?.destination {
+                guard file.identity == recorded.identity else {  // replaced since it was checked
+                    throw FileError(code: .unsupported, operation: .open, path: output, reason: "it is not the file the state records")
+                }
                 try await file.cutBack(to: recorded.length)
             } else if stateFile != nil, request.shipment.synchronizes {
                 // The first record never names a file, or bytes of it, that a crash can take back.
@@ -102,10 +113,17 @@ extension FollowCommand {
             }
             guard let stateFile else { return (file, file, nil) }
             let state = FollowState(
-                followed: request.file, destination: .init(path: output, identity: file.identity, length: await file.length), isCompressed: isCompressed,
-                checkpoint: followed.checkpoint)
+                followed: Self.absolute(request.file), destination: .init(path: output, identity: file.identity, length: await file.length),
+                isCompressed: isCompressed, checkpoint: followed.checkpoint)
             if self.state == nil { try stateFile.store(state) }
             return (file, file, state)
+        }
+
+        /// `path` from the root: the state names the followed file wherever the command runs.
+        static func absolute(_ path: Pathname) -> Pathname {
+            guard path.bytes.first != UInt8(ascii: "/"), let directory = getcwd(nil, 0) else { return path }
+            defer { free(directory) }
+            return Pathname(cString: directory).appending(path)
         }
     }
 }

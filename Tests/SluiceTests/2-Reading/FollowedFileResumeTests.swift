@@ -29,16 +29,27 @@ struct FollowedFileResumeTests {
         return (bytes, followed.checkpoint)
     }
 
-    /// Resumes following `path` from `checkpoint` until idle.
-    static func resume(_ path: Pathname, from checkpoint: FollowedFile.Checkpoint) async throws -> Shipped {
+    /// Resumes following `path` from `checkpoint` until idle, acknowledging every chunk; what
+    /// it shipped, and the checkpoint at its end in `last`.
+    static func resume(
+        _ path: Pathname, from checkpoint: FollowedFile.Checkpoint, last: UnsafeMutablePointer<FollowedFile.Checkpoint>? = nil
+    ) async throws -> Shipped {
         let events = Mutex<[FollowedFile.Event]>([])
         let followed = try await FollowedFile.open(path, resumingFrom: checkpoint, options: FollowedFileTests.options()) { event in
             events.withLock { $0.append(event) }
         }
+        var bytes: [UInt8] = []
+        try await withTaskExecutorPreference(followed.preferredExecutor) {
+            for try await piece in followed {
+                bytes += piece.chunk.bytes
+                followed.acknowledge(piece)
+            }
+        }
         var shipped = Shipped()
-        try await FollowedFileTests.collect(followed, into: &shipped.bytes)
+        shipped.bytes = bytes
         shipped.events = events.withLock { $0 }
         shipped.statistics = followed.statistics
+        last?.pointee = followed.checkpoint
         return shipped
     }
 
@@ -195,6 +206,40 @@ struct FollowedFileResumeTests {
                 }
                 #expect(next.chunk.bytes == Array("cd".utf8))
             }
+        }
+    }
+
+    /// A copy of the log made by hand beside it (`app.log.bak`) is no rotation's: after a
+    /// rename, only the files a rotation names are read.
+    @Test func aFileNoRotationNamedIsNotRead() async throws {
+        try await withScratchDirectory { directory in
+            let log = directory.appending("app.log")
+            FollowedFileTests.write("abcdefgh", to: log)
+            let (before, checkpoint) = try await Self.read(1, of: log)
+            FollowedFileTests.write("abcdefgh", to: directory.appending("app.log.bak"))
+            FollowedFileTests.write("x", to: directory.appending("app.log2"))
+            FollowedFileTests.rename(log, directory.appending("app.log.1"))
+            FollowedFileTests.write("new\n", to: log)
+            let after = try await Self.resume(log, from: checkpoint)
+            #expect(String(decoding: before + after.bytes, as: UTF8.self) == "abcdefghnew\n")
+        }
+    }
+
+    /// A copytruncate's copy, read after a resume, is still named by the next checkpoint: when
+    /// the log is then deleted and re-created while stopped, the copy is not read again.
+    @Test func aCopyReadIsNotReadAgainAfterTheNextRotation() async throws {
+        try await withScratchDirectory { directory in
+            let log = directory.appending("app.log")
+            FollowedFileTests.write("abcdefghij", to: log)
+            let (before, first) = try await Self.read(2, of: log)
+            FollowedFileTests.write("abcdefghij", to: directory.appending("app.log.1"))
+            FollowedFileTests.write("new\n", to: log, appending: false)
+            var second = first
+            let middle = try await Self.resume(log, from: first, last: &second)
+            _ = log.withCString { unlink($0) }
+            FollowedFileTests.write("newer\n", to: log)
+            let after = try await Self.resume(log, from: second)
+            #expect(String(decoding: before + middle.bytes + after.bytes, as: UTF8.self) == "abcdefghijnew\nnewer\n")
         }
     }
 }
