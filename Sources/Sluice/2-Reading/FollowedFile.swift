@@ -101,14 +101,14 @@ public struct FollowedFile: AsyncSequence, Sendable {
     /// from `checkpoint`, takes up where a follower stood.
     ///
     /// Resuming from a checkpoint, each generation it names is found again by its device,
-    /// inode and birth time among the files in the directory named after the followed one (the
-    /// rotated `app.log.1`, `app.log-20261207`; not those ending `.gz`, `.xz`, `.zst`, `.bz2`:
-    /// compressed by the rotation, they hold nothing to read as text), and read on from its
-    /// offset. One that is no longer there (deleted or compressed while no follower ran) is
+    /// inode and birth time among the files in the directory that a rotation names after the
+    /// followed one (`app.log.1`, `app.log-20261207`; not `app.log.2.gz`, compressed by the
+    /// rotation, nor `app.log.bak`), and read on from its offset. One that is no longer there (deleted or compressed while no follower ran) is
     /// reported lost (``LossReason/goneWhileStopped``) with the bytes it was seen to hold past
     /// its offset. When the last file to read is no longer the one at the name (it was renamed
-    /// away), the files named after the followed one that were born after it are read too, in
-    /// order of birth, then the file at the name. A file truncated meanwhile (shorter than the
+    /// away), the files with rotation names that were born after it are read too, in order of
+    /// birth, then the file at the name (without birth times, only the file at the name, the
+    /// gap reported). A file truncated meanwhile (shorter than the
     /// offset, or other bytes before it or at its start) is recovered as a copytruncate.
     /// ``Options/startsAtEnd`` applies only without a checkpoint.
     ///
@@ -130,7 +130,8 @@ public struct FollowedFile: AsyncSequence, Sendable {
     }
 
     /// Acknowledges every chunk up to `piece`: its bytes are durable where the consumer put
-    /// them. ``checkpoint`` becomes the checkpoint just after it. Any thread.
+    /// them. ``checkpoint`` becomes the checkpoint just after it (set, not advanced: a chunk
+    /// older than the last acknowledged moves it back). Any thread.
     public func acknowledge(_ piece: FollowedChunk) {
         follower.acknowledged.withLock { $0 = piece.checkpoint }
     }
