@@ -83,20 +83,21 @@ extension Follower {
         return try directory.entryNames().filter(isRotationName)
     }
 
+    /// Names of files a rotation compressed: never read as generations.
+    static let compressedSuffixes = [".gz", ".bz2", ".xz", ".zst", ".lz4", ".lzma", ".Z", ".zip", ".br"]
+
     /// Whether `candidate` is the followed name, or a name logrotate gives it: `NAME.N` (`rotate`
-    /// with shifts), `NAME-` and a date or a number (`dateext`). Not a compressed one (`.gz`),
-    /// nor `NAME.bak`, `NAME2`, `NAME.state`: files beside it that no rotation made.
+    /// with shifts), `NAME-` and a suffix (`dateext`: a date, or what `dateformat` makes), but
+    /// not one a rotation compressed (`.gz`, `.xz`, ...). Not `NAME.bak`, `NAME2`, `NAME.state`:
+    /// files beside it that no rotation made.
     func isRotationName(_ candidate: Pathname) -> Bool {
         guard candidate.bytes.starts(with: name.bytes) else { return false }
         let rest = candidate.bytes.dropFirst(name.bytes.count)
         guard let separator = rest.first else { return true }
         let tail = rest.dropFirst()
-        let isDigit = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
         switch separator {
-        case UInt8(ascii: "."): return !tail.isEmpty && tail.allSatisfy(isDigit)
-        case UInt8(ascii: "-"):
-            return tail.first.map(isDigit) ?? false
-                && tail.allSatisfy { isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
+        case UInt8(ascii: "."): return !tail.isEmpty && tail.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        case UInt8(ascii: "-"): return !tail.isEmpty && !Self.compressedSuffixes.contains { candidate.description.hasSuffix($0) }
         default: return false
         }
     }

@@ -3,11 +3,11 @@
 /// the follower stood, then acknowledges it (<doc:ExactlyOnce>).
 ///
 /// A durable point comes once ``Options/syncInterval`` has passed since the last one and
-/// something was written since: after a chunk, or, with nothing left to read, when the interval
-/// runs out (``FollowedFile/AsyncIterator/next(caughtUpAfter:)``); and at the end. With
-/// compression it ends the gzip member being written (RFC 1952: a gzip file is a series of
-/// members), so the destination is a valid gzip file at every durable point; nothing is written
-/// at a durable point with nothing read. Its order: the member's end, `fsync(2)` of the
+/// something was written since: after a chunk; with nothing left to read, a twentieth of the
+/// interval after the follower caught up (``FollowedFile/AsyncIterator/next(caughtUpAfter:)``);
+/// and at the end. With compression it ends the gzip member being written (RFC 1952: a gzip
+/// file is a series of members), so the destination is a valid gzip file at every durable
+/// point; nothing is written at a durable point with nothing read. Its order: the member's end, `fsync(2)` of the
 /// destination (unless ``Options/synchronizes`` is off), the state replaced (``FollowStateFile``:
 /// temporary, `fsync`, rename, directory `fsync`), then ``FollowedFile/acknowledge(_:)``. A
 /// crash anywhere leaves a state that is never ahead of the durable destination.
@@ -87,8 +87,11 @@ extension FollowShipment {
                 if pending == nil {
                     delivery = try await iterator.next().map { .chunk($0) }
                 } else {
-                    delivery = try await iterator.next(
-                        caughtUpAfter: max(.zero, lastDurablePoint + options.syncInterval - .now))
+                    // Caught up: durable soon (a backlog shipped is then durable as soon as a copy
+                    // would be), but at most twenty times an interval for a writer that appends a
+                    // line at a time.
+                    let due = max(.zero, lastDurablePoint + options.syncInterval - .now)
+                    delivery = try await iterator.next(caughtUpAfter: min(due, options.syncInterval / 20))
                 }
                 switch delivery {
                 case nil:

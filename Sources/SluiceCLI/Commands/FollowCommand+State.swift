@@ -15,7 +15,7 @@ extension FollowCommand {
         var stateFile: FollowStateFile?
         /// The state recorded at the last durable point; `nil` for a first run.
         var state: FollowState?
-        /// The state file and the destination, never read as generations of the followed file.
+        /// The destination, never read as a generation of the followed file.
         var excluded: Set<FileIdentity> = []
         /// Whether an existing destination is written on: `--append`, a resumed state, or an
         /// empty destination beside a state with no record yet (a first run that stopped before
@@ -34,8 +34,10 @@ extension FollowCommand {
                 let identity = try? FileStatus.of(path).identity
                 let sameFile = others.first { $0 == path || (identity != nil && (try? FileStatus.of($0).identity) == identity) }
                 if let sameFile { throw StateMismatch(description: "--state '\(path)' is '\(sameFile)': give the state a file of its own") }
+                // Not excluded by its inode: each record is a new file, and the number of the one
+                // it replaces is free for a new log file (a state's name is no rotation's).
                 let (file, state) = try FollowStateFile.lock(path)
-                resumption = Resumption(stateFile: file, state: state, excluded: [file.identity])
+                resumption = Resumption(stateFile: file, state: state)
             }
             do {
                 try resumption.check(request)
