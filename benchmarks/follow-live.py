@@ -354,7 +354,7 @@ def crash(sluice, gzip_out, kills=20, seconds=30, seed=None, copytruncates=True)
     def rotate(k):
         kind = k % 4 if copytruncates else k % 3 + 1
         events.append(f"{time.monotonic() - begin:7.3f} s: rotation {k} ({['copytruncate', 'rename', 'shift', 'delete'][kind]}) "
-                      f"before line {shared['next'] + BATCH}")
+                      f"before line {shared['next'] + BATCH}, of inode {os.stat(log).st_ino}")
         if kind == 1:  # rename and create, to a name of its own (dateext): nothing is overwritten
             os.rename(log, f"{log}-r{k:03}")
             shared["renames"] += 1
@@ -418,6 +418,10 @@ def crash(sluice, gzip_out, kills=20, seconds=30, seed=None, copytruncates=True)
             shared["copytruncates"] += 1
 
     def on_batch(b):
+        if b and b % (RATE // BATCH) == 0:
+            # After a rotation: the inode at the name (and its birth, as the first line's number).
+            events.append(f"  then line {b * BATCH + 1} on: a new file at the name" if not os.path.exists(log)
+                          else f"  then line {b * BATCH + 1} on: inode {os.stat(log).st_ino} at the name")
         shared["next"] = b * BATCH + 1
 
     def kill_and_check(n):
