@@ -113,6 +113,7 @@ extension Follower {
         for candidate in Set(names) where isRotationName(candidate) {
             guard let generation = try? Generation.open(candidate, in: directory).0,
                 !held.contains(generation.fileIdentity), !excluded.withLock({ $0.contains(generation.fileIdentity) }),
+                !copiesRead.contains(generation.fileIdentity),
                 newest.map({ generation.identity.isBorn(before: $0) }) ?? true,
                 older.allSatisfy({ $0.isBorn(before: generation.identity) })
             else { continue }

@@ -96,6 +96,7 @@ extension Follower {
         generation.fingerprint = try Generation.fingerprint(
             of: generation.descriptor, upTo: Generation.fingerprintLength, path: path)
         if let copy {
+            copiesRead = (copiesRead + [copy.generation.fileIdentity]).suffix(64)
             copy.generation.position = readUpTo
             copy.generation.isComplete = true
             queue.insert(generation, at: 0)

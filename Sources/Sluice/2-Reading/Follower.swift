@@ -49,6 +49,9 @@ actor Follower {
     /// Whether the name or a file is looked at every ``FollowedFile/Options/pollingInterval``:
     /// no inotify, or a file whose own watch could not be had (said once).
     var polls = false
+    /// The copytruncates' copies read, by device and inode (the newest 64): never taken for a
+    /// file that came to the name (``findMissed(among:)``), whose bytes they hold again.
+    var copiesRead: [FileIdentity] = []
     /// Identities (device and inode) of the files not to take for a generation or a copy: the
     /// destination the chunks are written to (``FollowedFile/exclude(_:)``).
     nonisolated let excluded: LockedValue<Set<FileIdentity>>
