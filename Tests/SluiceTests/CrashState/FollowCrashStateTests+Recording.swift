@@ -187,6 +187,9 @@ extension FollowCrashStateTests {
                 followed: log, destination: .init(path: destination, identity: file.identity, length: await file.length),
                 isCompressed: shipment.compression != nil, checkpoint: followed.checkpoint)
             try stateFile.store(state)
+            // The run ends (here by a failed store) and lets go of the state at once, as a process
+            // that ends does: the shipment's task may hold the file a moment longer.
+            defer { stateFile.unlock() }
             try await FollowShipment.ship(
                 followed, to: file, file: file, options: shipment, stateFile: stateFile, state: state)
         }
@@ -213,6 +216,7 @@ extension FollowCrashStateTests {
             let state = FollowState(
                 followed: log, destination: .init(path: destination, identity: file.identity, length: await file.length),
                 isCompressed: shipment.compression != nil, checkpoint: followed.checkpoint)
+            defer { stateFile.unlock() }
             try await FollowShipment.ship(
                 followed, to: file, file: file, options: shipment, stateFile: stateFile, state: state)
         }
