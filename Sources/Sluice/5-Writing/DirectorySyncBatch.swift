@@ -119,12 +119,7 @@ package final class DirectorySyncBatch: Sendable {
                     try handle.synchronize()
                     continue
                 }
-                let descriptor = try Descriptor.open(directory, O_RDONLY | O_DIRECTORY, system: system)
-                try descriptor.closeAfter(system: system) { () throws(FileError) in
-                    do throws(ErrorNumber) { try descriptor.synchronize(system: system) } catch {
-                        throw FileError.fsync(path: directory, errno: error)
-                    }
-                }
+                try Descriptor.synchronizeDirectory(directory, system: system)
             } catch {
                 failures[directory] = error
             }
